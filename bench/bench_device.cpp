@@ -1,0 +1,46 @@
+#include "bench_device.h"
+
+#include <cstring>
+#include <string>
+
+#include "vkpack/core/rng.h"
+
+namespace vkp::bench {
+namespace {
+
+struct State {
+  std::unique_ptr<vk::Instance> instance;
+  std::unique_ptr<vk::Device> device;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+}  // namespace
+
+void open_device(int* argc, char** argv) {
+  int index = 0;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], "--device=", 9) == 0)
+      index = std::stoi(argv[i] + 9);
+    else
+      argv[out++] = argv[i];
+  }
+  *argc = out;
+  state().instance = std::make_unique<vk::Instance>();
+  state().device = std::make_unique<vk::Device>(*state().instance, index);
+}
+
+vk::Device& device() { return *state().device; }
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = rng.uniform(-1.0f, 1.0f);
+  return v;
+}
+
+}  // namespace vkp::bench

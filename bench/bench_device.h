@@ -1,0 +1,38 @@
+// The device the benchmarks run on, chosen with --device=N (default 0), and helpers to
+// time one recording by its device timestamps and the host reference by the clock.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "vkpack/engine/vk/device.h"
+#include "vkpack/engine/vk/instance.h"
+#include "vkpack/engine/vk/memory.h"
+
+namespace vkp::bench {
+
+// Removes --device=N from argv (before benchmark::Initialize sees it) and opens that device.
+void open_device(int* argc, char** argv);
+vk::Device& device();
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed);
+
+// Median seconds of fn() over enough runs to take ~min_seconds (at least 3 runs).
+template <class Fn>
+double host_seconds(Fn&& fn, double min_seconds = 0.3) {
+  std::vector<double> runs;
+  double total = 0;
+  while (runs.size() < 3 || total < min_seconds) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    runs.push_back(s);
+    total += s;
+    if (runs.size() >= 50) break;
+  }
+  std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
+  return runs[runs.size() / 2];
+}
+
+}  // namespace vkp::bench

@@ -1,0 +1,26 @@
+# cmake -DSPV=<file.spv> -DCPP=<out.cpp> -DNAME=<name> -P embed_spirv.cmake
+# Writes <out.cpp> defining vkp::shaders::<name>, the SPIR-V words of <file.spv>.
+file(READ "${SPV}" hex HEX)
+string(LENGTH "${hex}" hex_length)
+math(EXPR remainder "${hex_length} % 8")
+if(hex_length EQUAL 0 OR NOT remainder EQUAL 0)
+  message(FATAL_ERROR "${SPV}: ${hex_length} hex digits is not a whole number of SPIR-V words")
+endif()
+# SPIR-V is little-endian on every host Vulkan runs on: bytes b0 b1 b2 b3 -> 0xb3b2b1b0.
+string(REGEX REPLACE "(..)(..)(..)(..)" "0x\\4\\3\\2\\1u," words "${hex}")
+string(REGEX REPLACE "(0x........u,0x........u,0x........u,0x........u,0x........u,0x........u,)" "\\1\n  " words "${words}")
+math(EXPR count "${hex_length} / 8")
+file(WRITE "${CPP}.tmp"
+"// Generated from ${NAME}.comp by cmake/embed_spirv.cmake; do not edit.
+#include \"vkpack/shaders/spirv.h\"
+namespace vkp::shaders {
+namespace {
+constexpr std::uint32_t kWords[${count}] = {
+  ${words}
+};
+}  // namespace
+extern const Spirv ${NAME};
+const Spirv ${NAME}{\"${NAME}\", kWords};
+}  // namespace vkp::shaders
+")
+file(RENAME "${CPP}.tmp" "${CPP}")

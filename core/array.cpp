@@ -1,0 +1,40 @@
+#include "vkpack/core/array.h"
+
+namespace vkp {
+
+Array::Array(DType dtype, Shape shape)
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      bytes_(static_cast<std::size_t>(shape_.numel()) * size_of(dtype)) {}
+
+Array Array::reshaped(Shape shape) const& {
+  Array copy = *this;
+  return std::move(copy).reshaped(std::move(shape));
+}
+
+Array Array::reshaped(Shape shape) && {
+  if (shape.numel() != shape_.numel())
+    throw Error(ErrorCode::invalid_argument, "cannot reshape " + describe(*this) + " to " +
+                                                 to_string(shape) + ": element counts differ");
+  shape_ = std::move(shape);
+  return std::move(*this);
+}
+
+void Array::check_dtype(DType wanted) const {
+  if (wanted != dtype_)
+    throw Error(ErrorCode::invalid_argument, "array " + describe(*this) + " read as " +
+                                                 std::string(to_string(wanted)));
+}
+
+void Array::check_count(std::size_t count) const {
+  if (static_cast<std::int64_t>(count) != shape_.numel())
+    throw Error(ErrorCode::invalid_argument,
+                "array of shape " + to_string(shape_) + " needs " +
+                    std::to_string(shape_.numel()) + " values, got " + std::to_string(count));
+}
+
+std::string describe(const Array& a) {
+  return std::string(to_string(a.dtype())) + to_string(a.shape());
+}
+
+}  // namespace vkp

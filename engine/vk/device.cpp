@@ -1,0 +1,193 @@
+#include "vkpack/engine/vk/device.h"
+
+#include <algorithm>
+
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/engine/vk/check.h"
+
+namespace vkp::vk {
+namespace {
+
+std::uint32_t pick_compute_family(const InstanceFns& f, const PhysicalDeviceInfo& info) {
+  std::uint32_t count = 0;
+  f.vkGetPhysicalDeviceQueueFamilyProperties(info.handle, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  f.vkGetPhysicalDeviceQueueFamilyProperties(info.handle, &count, families.data());
+  for (std::uint32_t i = 0; i < count; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
+  throw Error(ErrorCode::unsupported, "device " + std::to_string(info.index) + " (" + info.name +
+                                          ") has no compute queue");
+}
+
+}  // namespace
+
+Device::Device(const Instance& instance, int index, DeviceOptions options)
+    : info_(&instance.device(index)),
+      kind_(info_->type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::cpu : DeviceKind::gpu),
+      label_("device " + std::to_string(index) + " (" + info_->name + ")") {
+  const PhysicalDeviceInfo& info = *info_;
+  if (info.api_version < VK_API_VERSION_1_2)
+    throw Error(ErrorCode::unsupported, label_ + " supports Vulkan " + api_version_string(info.api_version) +
+                                            "; vkpack needs 1.2");
+  if (!info.timeline_semaphore)
+    throw Error(ErrorCode::unsupported, label_ + " lacks the timelineSemaphore feature (Vulkan 1.2), which vkpack needs");
+  const InstanceFns& ifn = instance.fns();
+  queue_family_ = pick_compute_family(ifn, info);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = queue_family_;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  v12.timelineSemaphore = VK_TRUE;
+  v12.shaderFloat16 = info.shader_float16;
+  v11.storageBuffer16BitAccess = info.storage_buffer_16bit;
+  v12.pNext = &v11;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &v12;
+  std::vector<const char*> extensions;
+  if (info.portability_subset) extensions.push_back("VK_KHR_portability_subset");
+
+  VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  create.pNext = &features;
+  create.queueCreateInfoCount = 1;
+  create.pQueueCreateInfos = &queue_info;
+  create.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+  create.ppEnabledExtensionNames = extensions.data();
+  VkDevice device = VK_NULL_HANDLE;
+  check(ifn.vkCreateDevice(info.handle, &create, nullptr, &device), "vkCreateDevice");
+  // vkDestroyDevice comes from the instance table, so it is known before loading the rest.
+  device_ = DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
+  fn_ = load_device_fns(ifn, device);
+  fn_.vkGetDeviceQueue(device, queue_family_, 0, &queue_);
+
+  VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type_info.initialValue = 0;
+  VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  semaphore_info.pNext = &type_info;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  check(fn_.vkCreateSemaphore(device, &semaphore_info, nullptr, &semaphore), "vkCreateSemaphore");
+  timeline_ = {device, semaphore, fn_.vkDestroySemaphore};
+
+  ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties_);
+  std::uint64_t largest_local_heap = 0;
+  for (const MemoryHeapInfo& heap : info.heaps)
+    if (heap.device_local) largest_local_heap = std::max(largest_local_heap, heap.bytes);
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    const VkMemoryType& type = memory_properties_.memoryTypes[i];
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    // A small mappable window (the 256 MiB BAR of a discrete GPU) does not count.
+    if ((type.propertyFlags & want) == want && memory_properties_.memoryHeaps[type.heapIndex].size >= largest_local_heap)
+      device_memory_mappable_ = true;
+  }
+
+  const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
+  pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
+}
+
+Device::~Device() {
+  if (device_.get() == VK_NULL_HANDLE) return;
+  fn_.vkDeviceWaitIdle(device_.get());
+  try {
+    pipeline_cache_->save();
+  } catch (const Error& e) {
+    log_warn("{}: pipeline cache not saved: {}", label_, e.what());
+  }
+}
+
+const Kernel& Device::kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization) {
+  std::sort(specialization.begin(), specialization.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  std::string key(spirv.name);
+  for (const SpecConstant& s : specialization) key += "," + std::to_string(s.id) + "=" + std::to_string(s.value);
+  std::lock_guard lock(kernels_mutex_);
+  auto& slot = kernels_[key];
+  if (!slot) {
+    try {
+      slot = std::make_unique<Kernel>(fn_, device_.get(), pipeline_cache_->get(), limits(), spirv,
+                                      std::move(specialization));
+    } catch (...) {
+      kernels_.erase(key);
+      throw;
+    }
+  }
+  return *slot;
+}
+
+std::size_t Device::kernel_count() const {
+  std::lock_guard lock(kernels_mutex_);
+  return kernels_.size();
+}
+
+std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
+  std::lock_guard lock(queue_mutex_);
+  const std::uint64_t value = submitted_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  const VkSemaphore semaphore = timeline_.get();
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.commandBufferCount = static_cast<std::uint32_t>(buffers.size());
+  submit.pCommandBuffers = buffers.data();
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &semaphore;
+  const VkResult result = fn_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
+  check(result, "vkQueueSubmit");
+  submitted_ = value;
+  return value;
+}
+
+void Device::wait(std::uint64_t value) {
+  const VkSemaphore semaphore = timeline_.get();
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore;
+  info.pValues = &value;
+  const VkResult result = fn_.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkWaitSemaphores)");
+  check(result, "vkWaitSemaphores");
+}
+
+bool Device::reached(std::uint64_t value) const {
+  std::uint64_t now = 0;
+  check(fn_.vkGetSemaphoreCounterValue(device_.get(), timeline_.get(), &now), "vkGetSemaphoreCounterValue");
+  return now >= value;
+}
+
+void Device::wait_idle() {
+  std::uint64_t last = 0;
+  {
+    std::lock_guard lock(queue_mutex_);
+    last = submitted_;
+  }
+  wait(last);
+}
+
+int Device::find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                             VkMemoryPropertyFlags preferred) const {
+  int fallback = -1;
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    const VkMemoryPropertyFlags flags = memory_properties_.memoryTypes[i].propertyFlags;
+    if ((flags & required) != required) continue;
+    if ((flags & preferred) == preferred) return static_cast<int>(i);
+    if (fallback < 0) fallback = static_cast<int>(i);
+  }
+  return fallback;
+}
+
+void Device::count_allocation(std::int64_t bytes) {
+  const std::uint64_t now = allocated_.fetch_add(static_cast<std::uint64_t>(bytes)) + static_cast<std::uint64_t>(bytes);
+  std::uint64_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,122 @@
+// Device: one VkDevice on a physical device, with its compute queue, a timeline
+// semaphore that orders its submissions, a pipeline cache and the kernels built so far.
+//
+// Several Devices may be opened on the same physical device; each has its own VkDevice
+// and queue. That is how multi-tower code is tested on one GPU or on lavapipe.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vkpack/engine/vk/handle.h"
+#include "vkpack/engine/vk/instance.h"
+#include "vkpack/engine/vk/kernel.h"
+#include "vkpack/engine/vk/loader.h"
+#include "vkpack/engine/vk/pipeline_cache.h"
+
+namespace vkp::vk {
+
+// Owns the VkDevice; declared first in Device so that it is destroyed last.
+class DeviceOwner {
+ public:
+  DeviceOwner() = default;
+  DeviceOwner(VkDevice device, PFN_vkDestroyDevice destroy) : device_(device), destroy_(destroy) {}
+  DeviceOwner(const DeviceOwner&) = delete;
+  DeviceOwner& operator=(const DeviceOwner&) = delete;
+  DeviceOwner& operator=(DeviceOwner&& other) noexcept {
+    std::swap(device_, other.device_);
+    std::swap(destroy_, other.destroy_);
+    return *this;
+  }
+  ~DeviceOwner() {
+    if (device_ != VK_NULL_HANDLE) destroy_(device_, nullptr);
+  }
+  VkDevice get() const { return device_; }
+
+ private:
+  VkDevice device_ = VK_NULL_HANDLE;
+  PFN_vkDestroyDevice destroy_ = nullptr;
+};
+
+struct DeviceOptions {
+  // Directory of the on-disk pipeline cache; nullopt: default_cache_dir(); "": none.
+  std::optional<std::string> pipeline_cache_dir;
+};
+
+// Which family of kernels suits the device. CPU devices (lavapipe, SwiftShader) run a
+// workgroup as one thread with SIMD lanes, so shared memory and barriers are costly and
+// register blocking wins; GPUs want shared-memory tiles.
+enum class DeviceKind { cpu, gpu };
+
+class Device {
+ public:
+  Device(const Instance& instance, int index, DeviceOptions options = {});
+  ~Device();  // waits for the queue, saves the pipeline cache (a failure is logged)
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const PhysicalDeviceInfo& info() const { return *info_; }
+  const DeviceLimits& limits() const { return info_->limits; }
+  DeviceKind kind() const { return kind_; }
+  // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
+  const std::string& label() const { return label_; }
+
+  VkDevice handle() const { return device_.get(); }
+  const DeviceFns& fn() const { return fn_; }
+  std::uint32_t queue_family() const { return queue_family_; }
+
+  // The kernel for `spirv` with `specialization`, built on first use and kept.
+  const Kernel& kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization = {});
+  std::size_t kernel_count() const;
+  const PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
+
+  // Submits command buffers to the compute queue; returns the timeline value that is
+  // reached when they have completed.
+  std::uint64_t submit(std::span<const VkCommandBuffer> buffers);
+  // Blocks until the timeline reaches `value`. Throws Error(device_lost) naming the device.
+  void wait(std::uint64_t value);
+  bool reached(std::uint64_t value) const;
+  void wait_idle();
+
+  // Memory bookkeeping for arenas: the index of the memory type for `required` flags
+  // (and preferred ones where possible) among `type_bits`, or -1.
+  int find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                       VkMemoryPropertyFlags preferred = 0) const;
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
+  // Device-local memory can be mapped with full capacity (UMA, resizable BAR, lavapipe):
+  // arenas then map it directly instead of staging.
+  bool device_memory_mappable() const { return device_memory_mappable_; }
+  void count_allocation(std::int64_t bytes);
+  std::uint64_t allocated_bytes() const { return allocated_.load(); }
+  std::uint64_t peak_allocated_bytes() const { return peak_.load(); }
+
+ private:
+  const PhysicalDeviceInfo* info_;
+  DeviceKind kind_;
+  std::string label_;
+  DeviceFns fn_;
+  DeviceOwner device_;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::uint32_t queue_family_ = 0;
+  VkPhysicalDeviceMemoryProperties memory_properties_{};
+  bool device_memory_mappable_ = false;
+
+  // Everything below is destroyed before device_.
+  SemaphoreHandle timeline_;
+  std::uint64_t submitted_ = 0;
+  std::mutex queue_mutex_;
+  std::unique_ptr<PipelineCache> pipeline_cache_;
+  mutable std::mutex kernels_mutex_;
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::atomic<std::uint64_t> allocated_{0};
+  std::atomic<std::uint64_t> peak_{0};
+};
+
+}  // namespace vkp::vk

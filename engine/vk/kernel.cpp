@@ -1,0 +1,98 @@
+#include "vkpack/engine/vk/kernel.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/check.h"
+#include "vkpack/engine/vk/instance.h"
+
+namespace vkp::vk {
+namespace {
+
+std::string kernel_name(const shaders::Spirv& spirv, const std::vector<SpecConstant>& spec) {
+  if (spec.empty()) return std::string(spirv.name);
+  std::vector<std::string> parts;
+  for (const SpecConstant& s : spec) parts.push_back(fmt::format("{}={}", s.id, s.value));
+  return fmt::format("{}{{{}}}", spirv.name, fmt::join(parts, ","));
+}
+
+}  // namespace
+
+Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, const DeviceLimits& limits,
+               const shaders::Spirv& spirv, std::vector<SpecConstant> spec)
+    : name_(kernel_name(spirv, spec)), reflection_(reflect_spirv(spirv.words, spirv.name)) {
+  std::sort(spec.begin(), spec.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  std::uint32_t invocations = 1;
+  for (int i = 0; i < 3; ++i) {
+    const SpirvLocalSize& dim = reflection_.local_size[i];
+    local_size_[i] = dim.value;
+    for (const SpecConstant& s : spec)
+      if (dim.spec_id >= 0 && s.id == static_cast<std::uint32_t>(dim.spec_id)) local_size_[i] = s.value;
+    if (local_size_[i] == 0 || local_size_[i] > limits.max_workgroup_size[i])
+      throw Error(ErrorCode::unsupported, "kernel " + name_ + ": workgroup size " + std::to_string(local_size_[i]) +
+                                              " in dimension " + std::to_string(i) + " exceeds the device's " +
+                                              std::to_string(limits.max_workgroup_size[i]));
+    invocations *= local_size_[i];
+  }
+  if (invocations > limits.max_workgroup_invocations)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(invocations) +
+                                            " invocations per workgroup exceed the device's " +
+                                            std::to_string(limits.max_workgroup_invocations));
+  if (reflection_.push_constant_bytes > limits.max_push_constants_bytes)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(reflection_.push_constant_bytes) +
+                                            " bytes of push constants exceed the device's " +
+                                            std::to_string(limits.max_push_constants_bytes));
+  if (reflection_.bindings.size() > limits.max_storage_buffers_per_stage)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds more storage buffers than the device allows");
+
+  std::vector<VkDescriptorSetLayoutBinding> bindings;
+  for (const SpirvBinding& b : reflection_.bindings)
+    bindings.push_back({b.binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_info.bindingCount = static_cast<std::uint32_t>(bindings.size());
+  set_info.pBindings = bindings.data();
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  check(fn.vkCreateDescriptorSetLayout(device, &set_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  set_layout_ = {device, set_layout, fn.vkDestroyDescriptorSetLayout};
+
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, reflection_.push_constant_bytes};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &set_layout;
+  layout_info.pushConstantRangeCount = reflection_.push_constant_bytes > 0 ? 1 : 0;
+  layout_info.pPushConstantRanges = &push;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  check(fn.vkCreatePipelineLayout(device, &layout_info, nullptr, &layout), "vkCreatePipelineLayout");
+  layout_ = {device, layout, fn.vkDestroyPipelineLayout};
+
+  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module_info.codeSize = spirv.words.size_bytes();
+  module_info.pCode = spirv.words.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  check(fn.vkCreateShaderModule(device, &module_info, nullptr, &module), "vkCreateShaderModule");
+  ShaderModuleHandle module_owner(device, module, fn.vkDestroyShaderModule);
+
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<std::uint32_t> values;
+  for (const SpecConstant& s : spec) {
+    entries.push_back({s.id, static_cast<std::uint32_t>(values.size() * 4), 4});
+    values.push_back(s.value);
+  }
+  VkSpecializationInfo spec_info{static_cast<std::uint32_t>(entries.size()), entries.data(),
+                                 values.size() * 4, values.data()};
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = module;
+  info.stage.pName = "main";
+  info.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec_info;
+  info.layout = layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  check(fn.vkCreateComputePipelines(device, cache, 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
+  pipeline_ = {device, pipeline, fn.vkDestroyPipeline};
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,142 @@
+#include "vkpack/engine/vk/kernels/elementwise.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/shaders/embedded.h"
+
+namespace vkp::vk {
+namespace {
+
+// Invocations per workgroup and elements per invocation of unary and binary.
+constexpr std::uint32_t kWorkgroup = 64, kPerInvocation = 4;
+
+std::uint64_t workgroups_for(std::uint64_t n) {
+  const std::uint64_t per_group = std::uint64_t{kWorkgroup} * kPerInvocation;
+  return (n + per_group - 1) / per_group;
+}
+
+void require_u32(std::uint64_t n, std::string_view kernel) {
+  if (n > UINT32_MAX)
+    throw Error(ErrorCode::unsupported, fmt::format("{}: {} elements exceed the 2^32 a kernel indexes", kernel, n));
+}
+
+}  // namespace
+
+std::string_view to_string(UnaryOp op) {
+  constexpr std::string_view names[] = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "square"};
+  return names[static_cast<std::size_t>(op)];
+}
+
+std::string_view to_string(BinaryOp op) {
+  constexpr std::string_view names[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+  return names[static_cast<std::size_t>(op)];
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  const int rank = std::max(a.rank(), b.rank());
+  std::vector<std::int64_t> out(static_cast<std::size_t>(rank));
+  for (int i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.rank() ? 1 : a[i - (rank - a.rank())];
+    const std::int64_t db = i < rank - b.rank() ? 1 : b[i - (rank - b.rank())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("shapes {} and {} do not broadcast: axis {} has {} and {}", to_string(a), to_string(b),
+                              i - rank, da, db));
+    out[static_cast<std::size_t>(i)] = da == 1 ? db : da;
+  }
+  return Shape(std::move(out));
+}
+
+BinaryPush binary_push(const Shape& a, const Shape& b) {
+  const Shape out = broadcast_shapes(a, b);
+  const int rank = out.rank();
+  // Per output axis (outermost first): extent and each operand's element stride.
+  struct Axis {
+    std::int64_t extent, sa, sb;
+  };
+  std::vector<Axis> axes;
+  std::int64_t step_a = 1, step_b = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const std::int64_t da = i < rank - a.rank() ? 1 : a[i - (rank - a.rank())];
+    const std::int64_t db = i < rank - b.rank() ? 1 : b[i - (rank - b.rank())];
+    if (out[i] != 1) axes.push_back({out[i], da == 1 ? 0 : step_a, db == 1 ? 0 : step_b});
+    step_a *= da;
+    step_b *= db;
+  }
+  std::reverse(axes.begin(), axes.end());
+  // Merge an axis into its outer neighbour when both operands step through them as one.
+  std::vector<Axis> merged;
+  for (const Axis& axis : axes) {
+    if (!merged.empty()) {
+      Axis& outer = merged.back();
+      if (outer.sa == axis.sa * axis.extent && outer.sb == axis.sb * axis.extent) {
+        outer = {outer.extent * axis.extent, axis.sa, axis.sb};
+        continue;
+      }
+    }
+    merged.push_back(axis);
+  }
+  if (merged.empty()) merged.push_back({1, 1, 1});  // every extent is 1
+  if (merged.size() > BinaryPush::kMaxRank)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("broadcasting {} with {} needs {} separate axes; the binary kernel handles {}",
+                            to_string(a), to_string(b), merged.size(), BinaryPush::kMaxRank));
+  require_u32(static_cast<std::uint64_t>(out.numel()), "binary");
+  BinaryPush push{};
+  push.n = static_cast<std::uint32_t>(out.numel());
+  push.rank = static_cast<std::uint32_t>(merged.size());
+  for (std::size_t d = 0; d < merged.size(); ++d) {
+    push.dims[d] = static_cast<std::uint32_t>(merged[d].extent);
+    push.stride_a[d] = static_cast<std::uint32_t>(merged[d].sa);
+    push.stride_b[d] = static_cast<std::uint32_t>(merged[d].sb);
+  }
+  return push;
+}
+
+void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y) {
+  require_u32(n, "unary");
+  require_elements(x, n, "unary", "x");
+  require_elements(y, n, "unary", "y");
+  Device& device = recording.device();
+  const Kernel& kernel =
+      device.kernel(shaders::unary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}});
+  recording.dispatch(kernel, {x, y}, UnaryPush{static_cast<std::uint32_t>(n)}, grid_1d(workgroups_for(n), device),
+                     to_string(op));
+}
+
+void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
+            const BufferSlice& b, const BufferSlice& c) {
+  const BinaryPush push = binary_push(a_shape, b_shape);
+  require_elements(a, static_cast<std::uint64_t>(a_shape.numel()), "binary", "a");
+  require_elements(b, static_cast<std::uint64_t>(b_shape.numel()), "binary", "b");
+  require_elements(c, push.n, "binary", "c");
+  Device& device = recording.device();
+  const Kernel& kernel = device.kernel(
+      shaders::binary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, 0}});
+  recording.dispatch(kernel, {a, b, c}, push, grid_1d(workgroups_for(push.n), device), to_string(op));
+}
+
+void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, float scalar,
+                   const BufferSlice& c, bool scalar_first) {
+  require_u32(n, "binary");
+  require_elements(a, n, "binary", "a");
+  require_elements(c, n, "binary", "c");
+  BinaryPush push{};
+  push.n = static_cast<std::uint32_t>(n);
+  push.rank = 1;
+  push.dims[0] = push.n;
+  push.stride_a[0] = push.stride_b[0] = 1;
+  push.scalar = scalar;
+  Device& device = recording.device();
+  const std::uint32_t mode = scalar_first ? 2 : 1;
+  const Kernel& kernel = device.kernel(
+      shaders::binary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, mode}});
+  // The scalar side's binding is not read; bind the tensor operand there too.
+  recording.dispatch(kernel, {a, a, c}, push, grid_1d(workgroups_for(n), device), to_string(op));
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,238 @@
+#include "vkpack/engine/vk/recording.h"
+
+#include <fmt/format.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/engine/vk/check.h"
+#include "vkpack/engine/vk/device.h"
+#include "vkpack/engine/vk/kernel.h"
+
+namespace vkp::vk {
+namespace {
+
+constexpr std::uint32_t kSetsPerPool = 128;
+constexpr std::uint32_t kDescriptorsPerPool = 1024;
+constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags kWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags kReadsAndWrites =
+    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+bool overlaps(VkBuffer buffer, VkDeviceSize begin, VkDeviceSize end, VkBuffer other_buffer, VkDeviceSize other_begin,
+              VkDeviceSize other_end) {
+  return buffer == other_buffer && begin < other_end && other_begin < end;
+}
+
+}  // namespace
+
+Recording::Recording(Device& device, RecordingOptions options) : device_(&device), options_(std::move(options)) {
+  const DeviceFns& fn = device.fn();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.queueFamilyIndex = device.queue_family();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
+  pool_ = {device.handle(), pool, fn.vkDestroyCommandPool};
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  check(fn.vkAllocateCommandBuffers(device.handle(), &alloc, &commands_), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  check(fn.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+  if (options_.timestamps && !device.limits().timestamps) {
+    log_warn("{}: no timestamps on this queue; recording '{}' will not be timed", device.label(), options_.name);
+    options_.timestamps = false;
+  }
+  // Work of earlier submissions on this queue (another replay, an upload) is visible
+  // to this one; host writes made before the submit are visible by the submit itself.
+  barrier();
+  if (options_.timestamps) {
+    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query_capacity_ = 4096;
+    query_info.queryCount = query_capacity_;
+    VkQueryPool queries = VK_NULL_HANDLE;
+    check(fn.vkCreateQueryPool(device.handle(), &query_info, nullptr, &queries), "vkCreateQueryPool");
+    queries_ = {device.handle(), queries, fn.vkDestroyQueryPool};
+    fn.vkCmdResetQueryPool(commands_, queries, 0, query_capacity_);
+    fn.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
+  }
+}
+
+Recording::~Recording() {
+  if (last_submit_ == 0) return;
+  try {
+    device_->wait(last_submit_);
+  } catch (const Error& e) {
+    log_error("recording '{}': {}", options_.name, e.what());
+  }
+}
+
+void Recording::barrier() {
+  VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  memory.srcAccessMask = kWrites;
+  memory.dstAccessMask = kReadsAndWrites;
+  device_->fn().vkCmdPipelineBarrier(commands_, kWorkStages, kWorkStages, 0, 1, &memory, 0, nullptr, 0, nullptr);
+  written_.clear();
+  read_.clear();
+}
+
+void Recording::before_access(std::span<const Range> reads, std::span<const Range> writes) {
+  bool hazard = false;
+  for (const Range& r : reads)
+    for (const Range& w : written_) hazard |= overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
+  for (const Range& r : writes) {
+    for (const Range& w : written_) hazard |= overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
+    for (const Range& w : read_) hazard |= overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
+  }
+  if (hazard) barrier();
+  read_.insert(read_.end(), reads.begin(), reads.end());
+  written_.insert(written_.end(), writes.begin(), writes.end());
+}
+
+VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings) {
+  const DeviceFns& fn = device_->fn();
+  (void)bindings;
+  if (sets_left_ == 0) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = kSetsPerPool;
+    info.poolSizeCount = 1;
+    info.pPoolSizes = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    check(fn.vkCreateDescriptorPool(device_->handle(), &info, nullptr, &pool), "vkCreateDescriptorPool");
+    descriptor_pools_.emplace_back(device_->handle(), pool, fn.vkDestroyDescriptorPool);
+    sets_left_ = kSetsPerPool;
+  }
+  VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  alloc.descriptorPool = descriptor_pools_.back().get();
+  alloc.descriptorSetCount = 1;
+  alloc.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(fn.vkAllocateDescriptorSets(device_->handle(), &alloc, &set), "vkAllocateDescriptorSets");
+  --sets_left_;
+  return set;
+}
+
+void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, std::span<const std::byte> push,
+                         Groups groups, std::string_view label) {
+  VKP_CHECK(!finished_, "dispatch after finish() in recording '" + options_.name + "'");
+  VKP_CHECK(bindings.size() == kernel.bindings().size(),
+            fmt::format("kernel {} has {} bindings, dispatch gave {}", kernel.name(), kernel.bindings().size(),
+                        bindings.size()));
+  VKP_CHECK(push.size() == kernel.push_constant_bytes(),
+            fmt::format("kernel {} takes {} bytes of push constants, dispatch gave {}", kernel.name(),
+                        kernel.push_constant_bytes(), push.size()));
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // empty tensors: nothing to do
+  const DeviceLimits& limits = device_->limits();
+  const std::uint32_t counts[3] = {groups.x, groups.y, groups.z};
+  for (int i = 0; i < 3; ++i)
+    if (counts[i] > limits.max_workgroup_count[i])
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("kernel {} ({}): {} workgroups in dimension {} exceed the device's {}", kernel.name(),
+                              label, counts[i], i, limits.max_workgroup_count[i]));
+  const DeviceFns& fn = device_->fn();
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkWriteDescriptorSet> writes;
+  std::vector<Range> reads, written;
+  infos.reserve(bindings.size());
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    const BufferSlice& b = bindings[i];
+    if (b.size > limits.max_storage_buffer_range)
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("kernel {} ({}): binding {} spans {} bytes; {} allows at most {} per binding "
+                              "(maxStorageBufferRange)",
+                              kernel.name(), label, i, b.size, device_->label(), limits.max_storage_buffer_range));
+    if (b.buffer == VK_NULL_HANDLE || b.size == 0)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {} ({}): binding {} is {}", kernel.name(), label, i,
+                              b.buffer == VK_NULL_HANDLE ? "not a buffer" : "empty (Vulkan binds at least 1 byte)"));
+    infos.push_back({b.buffer, b.offset, b.size});
+    (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
+  }
+  before_access(reads, written);
+  const VkDescriptorSet set = allocate_set(kernel.set_layout(), static_cast<std::uint32_t>(bindings.size()));
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set;
+    w.dstBinding = static_cast<std::uint32_t>(i);
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &infos[i];
+    writes.push_back(w);
+  }
+  fn.vkUpdateDescriptorSets(device_->handle(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  fn.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline());
+  fn.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout(), 0, 1, &set, 0, nullptr);
+  if (!push.empty())
+    fn.vkCmdPushConstants(commands_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                          static_cast<std::uint32_t>(push.size()), push.data());
+  fn.vkCmdDispatch(commands_, groups.x, groups.y, groups.z);
+  labels_.emplace_back(label.empty() ? kernel.name() : std::string(label));
+  if (options_.timestamps) {
+    const auto query = static_cast<std::uint32_t>(labels_.size());
+    if (query >= query_capacity_)
+      throw Error(ErrorCode::unsupported, fmt::format("recording '{}' times at most {} dispatches", options_.name,
+                                                      query_capacity_ - 1));
+    fn.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
+  }
+}
+
+void Recording::copy(const BufferSlice& src, const BufferSlice& dst) {
+  VKP_CHECK(!finished_, "copy after finish() in recording '" + options_.name + "'");
+  if (dst.size < src.size)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("copy of {} bytes into a slice of {} bytes", src.size, dst.size));
+  if (src.size == 0) return;
+  const Range read{src.buffer, src.offset, src.offset + src.size};
+  const Range write{dst.buffer, dst.offset, dst.offset + src.size};
+  before_access({&read, 1}, {&write, 1});
+  const VkBufferCopy region{src.offset, dst.offset, src.size};
+  device_->fn().vkCmdCopyBuffer(commands_, src.buffer, dst.buffer, 1, &region);
+}
+
+void Recording::finish() {
+  VKP_CHECK(!finished_, "recording '" + options_.name + "' finished twice");
+  // Results are read through mappings after the wait: make device writes visible to the host.
+  VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  memory.srcAccessMask = kWrites;
+  memory.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  device_->fn().vkCmdPipelineBarrier(commands_, kWorkStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &memory, 0, nullptr, 0,
+                                     nullptr);
+  check(device_->fn().vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
+  finished_ = true;
+}
+
+std::uint64_t Recording::submit() {
+  VKP_CHECK(finished_, "recording '" + options_.name + "' submitted before finish()");
+  if (last_submit_ != 0) device_->wait(last_submit_);
+  last_submit_ = device_->submit({&commands_, 1});
+  return last_submit_;
+}
+
+void Recording::wait() {
+  if (last_submit_ != 0) device_->wait(last_submit_);
+}
+
+std::vector<KernelTime> Recording::kernel_times() const {
+  std::vector<KernelTime> times;
+  if (!options_.timestamps || last_submit_ == 0 || labels_.empty()) return times;
+  std::vector<std::uint64_t> ticks(labels_.size() + 1);
+  check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0,
+                                            static_cast<std::uint32_t>(ticks.size()), ticks.size() * sizeof(std::uint64_t),
+                                            ticks.data(), sizeof(std::uint64_t),
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const double period = device_->limits().timestamp_period_ns;
+  for (std::size_t i = 0; i < labels_.size(); ++i)
+    times.push_back({labels_[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period});
+  return times;
+}
+
+double Recording::total_ns() const {
+  double total = 0;
+  for (const KernelTime& t : kernel_times()) total += t.ns;
+  return total;
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,107 @@
+// Recording: kernel dispatches and copies recorded into a command buffer once and
+// replayed many times (DESIGN.md section 3).
+//
+// Per replay the host only submits and waits: per-step values (learning rate, step
+// counter, seeds) must live in device buffers, never in the push constants recorded
+// here. Barriers are placed automatically: a command that reads or writes a byte range
+// written since the last barrier (or writes one read since it) gets a barrier first.
+// With timestamps on, each dispatch's device time can be read after a replay.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "vkpack/engine/vk/handle.h"
+#include "vkpack/engine/vk/memory.h"
+
+namespace vkp::vk {
+
+class Device;
+class Kernel;
+
+struct Groups {
+  std::uint32_t x = 1, y = 1, z = 1;
+};
+
+struct KernelTime {
+  std::string label;
+  double ns = 0;  // device time from the end of the previous command to the end of this one
+};
+
+struct RecordingOptions {
+  std::string name;          // for messages
+  bool timestamps = false;   // write a timestamp after every dispatch
+};
+
+class Recording {
+ public:
+  Recording(Device& device, RecordingOptions options = {});
+  ~Recording();  // waits for its last submission
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  // --- recording ---
+  // Binds bindings[i] to binding i of `kernel`. `push` must be exactly the kernel's
+  // push-constant block (its C++ mirror struct). Throws Error(unsupported) when `groups`
+  // exceeds the device's workgroup-count limits or a binding its storage-buffer range.
+  void dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings,
+                std::span<const std::byte> push, Groups groups, std::string_view label = {});
+  template <class Push>
+  void dispatch(const Kernel& kernel, std::initializer_list<BufferSlice> bindings, const Push& push,
+                Groups groups, std::string_view label = {}) {
+    static_assert(std::is_trivially_copyable_v<Push>, "push constants must be a plain struct");
+    dispatch(kernel, std::span<const BufferSlice>(bindings.begin(), bindings.size()),
+             std::as_bytes(std::span<const Push>(&push, 1)), groups, label);
+  }
+  // vkCmdCopyBuffer of src.size bytes; dst.size >= src.size.
+  void copy(const BufferSlice& src, const BufferSlice& dst);
+  // Ends recording; the recording can then be submitted any number of times.
+  void finish();
+
+  // --- replay ---
+  // Submits the recorded commands (after waiting for this recording's previous
+  // submission, since a command buffer is not pending twice); returns the device
+  // timeline value reached on completion.
+  std::uint64_t submit();
+  void wait();
+  void run() {
+    submit();
+    wait();
+  }
+
+  Device& device() const { return *device_; }
+  std::size_t dispatch_count() const { return labels_.size(); }
+  // Device time per dispatch of the last completed replay; needs timestamps on.
+  std::vector<KernelTime> kernel_times() const;
+  // Sum of kernel_times().
+  double total_ns() const;
+
+ private:
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  void before_access(std::span<const Range> reads, std::span<const Range> writes);
+  void barrier();
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings);
+
+  Device* device_;
+  RecordingOptions options_;
+  CommandPoolHandle pool_;
+  VkCommandBuffer commands_ = VK_NULL_HANDLE;  // freed with pool_
+  std::vector<DescriptorPoolHandle> descriptor_pools_;
+  std::uint32_t sets_left_ = 0;
+  QueryPoolHandle queries_;
+  std::uint32_t query_capacity_ = 0;
+  std::vector<std::string> labels_;
+  std::vector<Range> written_, read_;  // since the last barrier
+  bool finished_ = false;
+  std::uint64_t last_submit_ = 0;
+};
+
+}  // namespace vkp::vk

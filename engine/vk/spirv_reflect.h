@@ -1,0 +1,39 @@
+// Minimal SPIR-V reflection: what vkpack needs to build a pipeline from a module and to
+// check that the C++ side agrees with the shader.
+//
+// Reads the descriptor bindings of set 0 (and whether each is read-only, which the
+// recorder uses to place barriers), the push-constant block's size and member offsets
+// (checked against the C++ mirror struct), and the workgroup size with the
+// specialization-constant ids that override it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace vkp::vk {
+
+struct SpirvBinding {
+  std::uint32_t binding = 0;
+  bool readonly = false;   // every declaration of it is NonWritable
+};
+
+struct SpirvLocalSize {
+  std::uint32_t value = 1;       // the default (or the literal size)
+  std::int32_t spec_id = -1;     // the specialization constant that overrides it, if any
+};
+
+struct SpirvReflection {
+  std::vector<SpirvBinding> bindings;             // set 0, sorted by binding, no gaps
+  std::uint32_t push_constant_bytes = 0;          // 0 when the module has none
+  std::vector<std::uint32_t> push_constant_offsets;  // by member
+  std::array<SpirvLocalSize, 3> local_size{};
+};
+
+// Throws Error(bad_data) naming `name` on a malformed module, a binding outside set 0, or
+// gaps in the binding numbers.
+SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_view name);
+
+}  // namespace vkp::vk

@@ -1,0 +1,94 @@
+#version 450
+// gemm_regblock: C = alpha * op(A) * op(B) + beta * C, with op(B) packed by gemm_pack;
+// the path for CPU devices (lavapipe). f32 with f32 accumulation.
+//
+// A CPU device runs a workgroup as one thread whose SIMD lanes are invocations. A load
+// whose address is the same in every lane is one scalar load; one that differs per lane
+// is a loop over the lanes, where a vec4 costs about as much as a scalar. So:
+//   - rows of C belong to the workgroup: op(A) is read in place with uniform scalar
+//     loads (any strides, transposed or not);
+//   - columns belong to lanes, 4 at a time: packed B is read with aligned vec4 loads,
+//     4 x kCols per lane per 4 steps of k, feeding kRows x kCols x 16 FMAs held in
+//     registers.
+// Packing made B's loads aligned and in bounds, its K a multiple of 4 and its padding 0.
+//
+//   op(A)[r][k] at a[batch * stride_a + r * a_row + k * a_k]
+//   packed B: [batch][panel of kWidth = lanes * 4 * kCols columns][K padded][kWidth]
+//   C: M x N, row stride ldc, batch stride stride_c (elements).
+// Launch: (ceil(N / kWidth), ceil(M / kRows), batch). Push constants mirror
+// vkp::vk::GemmRegblockPush.
+layout(local_size_x_id = 0) in;  // lanes
+layout(constant_id = 1) const uint kRows = 16;
+layout(constant_id = 2) const uint kCols = 4;
+
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) readonly buffer B { vec4 b[]; };
+layout(std430, binding = 2) buffer C { float c[]; };
+layout(push_constant) uniform Push {
+  uint m, n, k;
+  uint a_row, a_k;    // element strides of op(A) along rows and along k
+  uint stride_a;      // elements between batches of A (0: one A for all)
+  uint b_batch;       // vec4s between packed batches of B (0: one B for all)
+  uint ldc, stride_c;
+  float alpha, beta;
+} p;
+
+void main() {
+  const uint lanes = gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
+  const uint width4 = lanes * kCols;  // vec4s per packed row of B
+  const uint k_groups = (p.k + 3) / 4;  // of the packed B
+  const uint row0 = gl_WorkGroupID.y * kRows;
+  const uint col0 = gl_WorkGroupID.x * width4 * 4;
+  uint at_b = gl_WorkGroupID.z * p.b_batch + gl_WorkGroupID.x * k_groups * 4 * width4 + lane;
+  // Rows past M read row M-1 and are not stored.
+  uint at_a[kRows];
+  for (uint i = 0; i < kRows; ++i) at_a[i] = gl_WorkGroupID.z * p.stride_a + min(row0 + i, p.m - 1) * p.a_row;
+
+  vec4 acc[kRows][kCols];
+  for (uint i = 0; i < kRows; ++i)
+    for (uint j = 0; j < kCols; ++j) acc[i][j] = vec4(0.0);
+
+  // Full groups of 4 k: every load unconditional, so uniform loads stay scalar.
+  const uint full_groups = p.k / 4;
+  for (uint g = 0; g < full_groups; ++g) {
+    vec4 bv[4][kCols];
+    for (uint s = 0; s < 4; ++s)
+      for (uint j = 0; j < kCols; ++j) bv[s][j] = b[at_b + s * width4 + j * lanes];
+    at_b += 4 * width4;
+    for (uint i = 0; i < kRows; ++i) {
+      const uint at = at_a[i] + 4 * g * p.a_k;
+      const vec4 av = vec4(a[at], a[at + p.a_k], a[at + 2 * p.a_k], a[at + 3 * p.a_k]);
+      for (uint j = 0; j < kCols; ++j)
+        acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
+    }
+  }
+  // The last, partial group: packed B is 0 past K, but A must not be read there (out
+  // of bounds, or inf * 0).
+  if (full_groups < k_groups) {
+    vec4 bv[4][kCols];
+    for (uint s = 0; s < 4; ++s)
+      for (uint j = 0; j < kCols; ++j) bv[s][j] = b[at_b + s * width4 + j * lanes];
+    const uint k0 = 4 * full_groups;
+    for (uint i = 0; i < kRows; ++i) {
+      const uint at = at_a[i] + k0 * p.a_k;
+      const vec4 av = vec4(a[at], k0 + 1 < p.k ? a[at + p.a_k] : 0.0, k0 + 2 < p.k ? a[at + 2 * p.a_k] : 0.0, 0.0);
+      for (uint j = 0; j < kCols; ++j)
+        acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
+    }
+  }
+
+  const uint base_c = gl_WorkGroupID.z * p.stride_c;
+  for (uint i = 0; i < kRows; ++i) {
+    const uint row = row0 + i;
+    if (row >= p.m) break;
+    for (uint j = 0; j < kCols; ++j) {
+      const uint col = col0 + (j * lanes + lane) * 4;
+      for (uint e = 0; e < 4; ++e) {
+        if (col + e >= p.n) break;
+        const uint at = base_c + row * p.ldc + col + e;
+        // beta == 0 never reads C: it may hold NaN from an earlier use of the memory.
+        c[at] = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * c[at];
+      }
+    }
+  }
+}

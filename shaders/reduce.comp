@@ -1,0 +1,37 @@
+#version 450
+// reduce: one invocation per output, a sequential loop over its part of the axis, so
+// the order of every sum is fixed (deterministic, no atomics).
+//   x viewed as [outer, axis, inner]; the axis is cut into chunks of p.chunk;
+//   y[o][s][i] = p.scale * op_{a in chunk s} x[o][a][i],  y is [outer, ceil(axis/chunk), inner]
+// One pass with chunk >= axis reduces the axis; a long axis with few outputs takes two
+// (partials, then their reduction). kOp: 0 sum, 1 max. Push constants mirror
+// vkp::vk::ReducePush.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint kOp = 0;
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push {
+  uint outer;
+  uint axis;
+  uint inner;
+  uint chunk;
+  float scale;
+} p;
+
+void main() {
+  const uint chunks = (p.axis + p.chunk - 1) / p.chunk;
+  const uint out_index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  if (out_index >= p.outer * chunks * p.inner) return;
+  const uint i = out_index % p.inner;
+  const uint s = (out_index / p.inner) % chunks;
+  const uint o = out_index / (p.inner * chunks);
+  const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);
+  uint at = (o * p.axis + begin) * p.inner + i;
+  float acc = kOp == 0 ? 0.0 : x[at];
+  for (uint a = begin; a < end; ++a, at += p.inner) acc = kOp == 0 ? acc + x[at] : max(acc, x[at]);
+  y[out_index] = kOp == 0 ? acc * p.scale : acc;
+}

@@ -1,0 +1,39 @@
+#version 450
+// reduce_rows: the GPU path of reduce for inner == 1 (reducing a contiguous axis): one
+// workgroup per output, its invocations read the chunk with unit stride (coalesced),
+// then combine through a shared-memory tree in a fixed order (deterministic).
+// Same view, output and push constants as reduce (vkp::vk::ReducePush with inner = 1).
+layout(local_size_x_id = 0) in;  // a power of two
+layout(constant_id = 0) const uint kWorkgroup = 256;
+layout(constant_id = 1) const uint kOp = 0;
+
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push {
+  uint outer;
+  uint axis;
+  uint inner;
+  uint chunk;
+  float scale;
+} p;
+
+shared float partial[kWorkgroup];
+
+void main() {
+  const uint chunks = (p.axis + p.chunk - 1) / p.chunk;
+  const uint out_index = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (out_index >= p.outer * chunks) return;  // the whole workgroup: no barrier is skipped
+  const uint s = out_index % chunks, o = out_index / chunks;
+  const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);
+  const uint t = gl_LocalInvocationID.x;
+  const uint row = o * p.axis;
+  float acc = kOp == 0 ? 0.0 : x[row + begin];
+  for (uint a = begin + t; a < end; a += kWorkgroup) acc = kOp == 0 ? acc + x[row + a] : max(acc, x[row + a]);
+  partial[t] = acc;
+  barrier();
+  for (uint width = kWorkgroup / 2; width > 0; width /= 2) {
+    if (t < width) partial[t] = kOp == 0 ? partial[t] + partial[t + width] : max(partial[t], partial[t + width]);
+    barrier();
+  }
+  if (t == 0) y[out_index] = kOp == 0 ? partial[0] * p.scale : partial[0];
+}

@@ -1,0 +1,147 @@
+#include "vkpack/engine/vk/device.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "vk_test_env.h"
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/copy.h"
+#include "vkpack/shaders/embedded.h"
+
+namespace vkp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST_F(VkTest, LimitsComeFromThePhysicalDevice) {
+  const vk::PhysicalDeviceInfo& info = instance().device(device_index());
+  EXPECT_EQ(device().limits().max_storage_buffer_range, info.limits.max_storage_buffer_range);
+  EXPECT_EQ(device().kind(), info.type == VK_PHYSICAL_DEVICE_TYPE_CPU ? vk::DeviceKind::cpu : vk::DeviceKind::gpu);
+  if (info.driver_name == "llvmpipe") {
+    EXPECT_EQ(device().limits().max_storage_buffer_range, 128u << 20);
+  }
+}
+
+// Two VkDevices on one physical device, as towers are tested on one GPU or lavapipe.
+TEST_F(VkTest, SeveralDevicesOnOnePhysicalDeviceWorkIndependently) {
+  vk::Device second(instance(), device_index(), device_options());
+  vk::Arena other(second, vk::MemoryUse::device, "second device");
+  const vk::BufferSlice here = scratch(1000), there = other.allocate(4000, "there");
+  vk::Recording first_work(device()), second_work(second);
+  vk::fill(first_work, here, 1000, 1.0f);
+  vk::fill(second_work, there, 1000, 2.0f);
+  first_work.finish();
+  second_work.finish();
+  second_work.submit();
+  first_work.submit();
+  first_work.wait();
+  second_work.wait();
+  std::vector<float> got(1000);
+  vk::download(second, there, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
+  EXPECT_EQ(download(here, 1000), std::vector<float>(1000, 1.0f));
+}
+
+TEST_F(VkTest, KernelsAreBuiltOncePerSpecialization) {
+  const vk::Kernel& a = device().kernel(shaders::fill, {{0, 64}, {1, 4}});
+  const vk::Kernel& b = device().kernel(shaders::fill, {{1, 4}, {0, 64}});
+  const vk::Kernel& c = device().kernel(shaders::fill, {{0, 32}, {1, 4}});
+  EXPECT_EQ(&a, &b);
+  EXPECT_NE(&a, &c);
+  EXPECT_EQ(a.local_size()[0], 64u);
+  EXPECT_EQ(c.local_size()[0], 32u);
+  EXPECT_EQ(a.name(), "fill{0=64,1=4}");
+}
+
+TEST_F(VkTest, WorkgroupLargerThanTheDeviceAllowsIsAnError) {
+  const std::uint32_t too_many = device().limits().max_workgroup_size[0] + 1;
+  try {
+    device().kernel(shaders::fill, {{0, too_many}, {1, 4}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("kernel fill"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PipelineCache, IsWrittenOnCloseAndReadBack) {
+  const fs::path dir = fs::temp_directory_path() / ("vkpack-cache-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string path;
+  {
+    vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
+    dev.kernel(shaders::unary, {{0, 64}, {1, 4}, {2, 3}});
+    path = dev.pipeline_cache().path();
+  }
+  ASSERT_TRUE(fs::exists(path)) << path;
+  std::ifstream in(path, std::ios::binary);
+  std::uint32_t header[4] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  EXPECT_EQ(header[1], 1u);  // VK_PIPELINE_CACHE_HEADER_VERSION_ONE
+  EXPECT_EQ(header[2], instance().device(device_index()).vendor_id);
+  {
+    vk::Device again(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
+    again.kernel(shaders::unary, {{0, 64}, {1, 4}, {2, 3}});
+  }
+  fs::remove_all(dir);
+}
+
+TEST(PipelineCache, DamagedFileIsIgnored) {
+  const fs::path dir = fs::temp_directory_path() / ("vkpack-cache-damaged-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string path;
+  { path = vk::Device(instance(), device_index(), {.pipeline_cache_dir = dir.string()}).pipeline_cache().path(); }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "not a pipeline cache at all, but long enough......";
+  vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
+  dev.kernel(shaders::fill, {{0, 64}, {1, 4}});
+  fs::remove_all(dir);
+}
+
+TEST_F(VkTest, ArenaCarvesAlignedRangesFromFewBlocks) {
+  vk::Arena a(device(), vk::MemoryUse::device, "carving", 1 << 20);
+  const std::uint64_t before = device().allocated_bytes();
+  const vk::BufferSlice x = a.allocate(100, "x"), y = a.allocate(1000, "y"), z = a.allocate(3 << 20, "big");
+  EXPECT_EQ(x.buffer, y.buffer);
+  EXPECT_EQ(y.offset % vk::Arena::kAlignment, 0u);
+  EXPECT_GE(y.offset, x.offset + 100);
+  EXPECT_NE(z.buffer, x.buffer) << "a request larger than a block gets its own";
+  EXPECT_EQ(a.block_count(), 2u);
+  EXPECT_EQ(a.allocated_bytes(), 100u + 1000u + (3u << 20));
+  EXPECT_EQ(device().allocated_bytes(), before + a.reserved_bytes());
+  EXPECT_GE(device().peak_allocated_bytes(), device().allocated_bytes());
+}
+
+TEST_F(VkTest, OutOfDeviceMemoryNamesTheRequest) {
+  vk::Arena a(device(), vk::MemoryUse::device, "greedy arena");
+  try {
+    a.allocate(std::uint64_t{1} << 44, "weights of an enormous layer");
+    FAIL() << "16 TiB were granted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::out_of_memory);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("greedy arena"), std::string::npos) << message;
+    EXPECT_NE(message.find("weights of an enormous layer"), std::string::npos) << message;
+  }
+}
+
+TEST_F(VkTest, BindingBeyondMaxStorageBufferRangeIsAnError) {
+  const std::uint64_t range = device().limits().max_storage_buffer_range;
+  if (range > (std::uint64_t{1} << 30)) GTEST_SKIP() << "the device's range is too large to exceed cheaply";
+  vk::Arena big(device(), vk::MemoryUse::device, "too big", range + 4096);
+  const vk::BufferSlice slice = big.allocate(range + 4, "oversized");
+  vk::Recording recording(device());
+  try {
+    vk::fill(recording, slice, (range + 4) / 4, 0.0f);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("maxStorageBufferRange"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkp::test

@@ -1,0 +1,181 @@
+// GEMM against a double-precision CPU reference at sizes that are not multiples of any
+// tile, both kernel variants (the CPU path and the GPU path run on any device).
+//
+// Tolerance, per element: |c - ref| <= (k + 4) * 2^-23 * sum_p |alpha a_ip b_pj| (+ |beta c|),
+// the worst-case bound of k-term f32 accumulation with rounding unit 2^-24, doubled.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "reference.h"
+#include "vk_test_env.h"
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/gemm.h"
+
+namespace vkp::test {
+namespace {
+
+struct GemmCase {
+  std::uint32_t m, n, k;
+  bool trans_a, trans_b;
+  vk::KernelChoice choice;
+};
+
+std::string case_name(const ::testing::TestParamInfo<GemmCase>& info) {
+  const GemmCase& c = info.param;
+  return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + (c.trans_a ? "_At" : "") +
+         (c.trans_b ? "_Bt" : "") + (c.choice == vk::KernelChoice::cpu ? "_cpu" : "_gpu");
+}
+
+class GemmTest : public VkTest {
+ protected:
+  // Runs gemm on random data (C starts random too when beta != 0) and checks every
+  // element against the reference.
+  void check(const vk::GemmArgs& args, std::size_t a_count, std::size_t b_count, std::size_t c_count,
+             std::uint64_t seed) {
+    const std::vector<float> a = random_floats(a_count, seed), b = random_floats(b_count, seed + 1);
+    // With beta == 0, C starts as NaN: the kernel must not read it.
+    const std::vector<float> c0 =
+        args.beta != 0 ? random_floats(c_count, seed + 2) : std::vector<float>(c_count, std::nanf(""));
+    const vk::BufferSlice da = upload(a), db = upload(b), dc = upload(c0);
+    const vk::BufferSlice work = arena().allocate(std::max<std::size_t>(vk::gemm_workspace_bytes(args, device()), 4), "work");
+    vk::Recording recording(device(), {.name = "gemm test"});
+    vk::gemm(recording, args, da, db, dc, work);
+    recording.finish();
+    recording.run();
+    const std::vector<float> got = download(dc, c_count);
+    std::vector<double> want(c0.begin(), c0.end()), magnitude;
+    gemm_reference(args, a, b, want, magnitude);
+    const double unit = (args.k + 4) * std::ldexp(1.0, -23);
+    int bad = 0;
+    for (std::size_t i = 0; i < c_count && bad < 5; ++i) {
+      if (magnitude[i] < 0) {  // not written: unchanged
+        if (!(got[i] == c0[i] || (std::isnan(got[i]) && std::isnan(c0[i])))) {
+          ADD_FAILURE() << "C[" << i << "] outside the result changed to " << got[i];
+          ++bad;
+        }
+        continue;
+      }
+      const double tolerance = unit * magnitude[i] + 1e-30;
+      if (!(std::abs(got[i] - want[i]) <= tolerance)) {
+        ADD_FAILURE() << "C[" << i << "] = " << got[i] << ", reference " << want[i] << " (tolerance " << tolerance << ")";
+        ++bad;
+      }
+    }
+  }
+};
+
+class GemmShapes : public GemmTest, public ::testing::WithParamInterface<GemmCase> {};
+
+TEST_P(GemmShapes, MatchesReference) {
+  const GemmCase& p = GetParam();
+  vk::GemmArgs args;
+  args.m = p.m;
+  args.n = p.n;
+  args.k = p.k;
+  args.trans_a = p.trans_a;
+  args.trans_b = p.trans_b;
+  args.choice = p.choice;
+  check(args, std::size_t{p.m} * p.k, std::size_t{p.k} * p.n, std::size_t{p.m} * p.n, p.m * 131 + p.n * 7 + p.k);
+}
+
+std::vector<GemmCase> gemm_cases() {
+  const std::uint32_t shapes[][3] = {{1, 1, 1},     {7, 7, 7},    {63, 65, 7},  {65, 63, 257}, {257, 65, 63},
+                                     {1, 1031, 65}, {1031, 1, 65}, {7, 65, 1031}, {2049, 3, 5}, {3, 2049, 17},
+                                     {5, 3, 2049},  {257, 257, 257}};
+  std::vector<GemmCase> cases;
+  for (const auto& s : shapes)
+    for (int t = 0; t < 4; ++t)
+      for (vk::KernelChoice choice : {vk::KernelChoice::cpu, vk::KernelChoice::gpu})
+        cases.push_back({s[0], s[1], s[2], (t & 1) != 0, (t & 2) != 0, choice});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Awkward, GemmShapes, ::testing::ValuesIn(gemm_cases()), case_name);
+
+class GemmVariants : public GemmTest, public ::testing::WithParamInterface<vk::KernelChoice> {};
+
+TEST_P(GemmVariants, AlphaAndBetaScaleAndAccumulate) {
+  vk::GemmArgs args;
+  args.m = 33;
+  args.n = 70;
+  args.k = 19;
+  args.alpha = -0.75f;
+  args.beta = 1.5f;
+  args.choice = GetParam();
+  check(args, 33 * 19, 19 * 70, 33 * 70, 11);
+}
+
+TEST_P(GemmVariants, StridedBatchesWithPaddedRowsAndASharedOperand) {
+  vk::GemmArgs args;
+  args.m = 9;
+  args.n = 13;
+  args.k = 6;
+  args.batch = 5;
+  args.trans_b = true;
+  args.lda = 8;                 // A rows padded from 6 to 8
+  args.ldc = 15;                // C rows padded from 13 to 15
+  args.stride_a = 9 * 8 + 3;    // gaps between batches
+  args.stride_b = 0;            // one B for every batch
+  args.stride_c = 9 * 15 + 1;
+  args.choice = GetParam();
+  check(args, 5 * (9 * 8 + 3), 13 * 6, 5 * (9 * 15 + 1), 12);
+}
+
+TEST_P(GemmVariants, BatchedTransposedOperands) {
+  vk::GemmArgs args;
+  args.m = 17;
+  args.n = 5;
+  args.k = 66;
+  args.batch = 3;
+  args.trans_a = true;
+  args.trans_b = true;
+  args.choice = GetParam();
+  check(args, 3 * 17 * 66, 3 * 66 * 5, 3 * 17 * 5, 13);
+}
+
+TEST_P(GemmVariants, EmptyKGivesBetaTimesC) {
+  vk::GemmArgs args;
+  args.m = 4;
+  args.n = 5;
+  args.k = 0;
+  args.beta = 0.5f;
+  args.choice = GetParam();
+  check(args, 0, 0, 20, 14);
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, GemmVariants, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
+                         [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
+
+TEST_F(GemmTest, TooSmallOperandIsAnErrorNamingIt) {
+  vk::GemmArgs args;
+  args.m = 4;
+  args.n = 4;
+  args.k = 4;
+  const vk::BufferSlice a = scratch(16), b = scratch(15), c = scratch(16), work = scratch(4096);
+  vk::Recording recording(device());
+  try {
+    vk::gemm(recording, args, a, b, c, work);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("gemm: B holds 15"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(GemmTest, ShortRowStrideAndSmallWorkspaceAreErrors) {
+  vk::GemmArgs args;
+  args.m = 4;
+  args.n = 4;
+  args.k = 4;
+  args.lda = 3;
+  const vk::BufferSlice s = scratch(64);
+  vk::Recording recording(device());
+  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s), Error);
+  args.lda.reset();
+  args.choice = vk::KernelChoice::cpu;
+  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s.sub(0, 4)), Error);
+}
+
+}  // namespace
+}  // namespace vkp::test

@@ -1,0 +1,105 @@
+#include "reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace vkp::test {
+
+void gemm_reference(const vk::GemmArgs& args, const std::vector<float>& a, const std::vector<float>& b,
+                    std::vector<double>& c, std::vector<double>& magnitude) {
+  const std::uint64_t m = args.m, n = args.n, k = args.k;
+  const std::uint64_t lda = args.lda.value_or(args.trans_a ? m : k), ldb = args.ldb.value_or(args.trans_b ? k : n),
+                      ldc = args.ldc.value_or(n);
+  const std::uint64_t sa = args.stride_a.value_or((args.trans_a ? k : m) * lda),
+                      sb = args.stride_b.value_or((args.trans_b ? n : k) * ldb), sc = args.stride_c.value_or(m * ldc);
+  magnitude.assign(c.size(), -1.0);
+  for (std::uint64_t batch = 0; batch < args.batch; ++batch)
+    for (std::uint64_t i = 0; i < m; ++i)
+      for (std::uint64_t j = 0; j < n; ++j) {
+        double sum = 0, mag = 0;
+        for (std::uint64_t p = 0; p < k; ++p) {
+          const double x = a[batch * sa + (args.trans_a ? p * lda + i : i * lda + p)];
+          const double y = b[batch * sb + (args.trans_b ? j * ldb + p : p * ldb + j)];
+          sum += x * y;
+          mag += std::abs(x * y);
+        }
+        double& out = c[batch * sc + i * ldc + j];
+        mag = std::abs(args.alpha) * mag + (args.beta != 0 ? std::abs(args.beta * out) : 0.0);
+        out = args.alpha * sum + (args.beta != 0 ? args.beta * out : 0.0);
+        magnitude[batch * sc + i * ldc + j] = mag;
+      }
+}
+
+double unary_reference(vk::UnaryOp op, double x) {
+  switch (op) {
+    case vk::UnaryOp::relu: return std::max(x, 0.0);
+    case vk::UnaryOp::sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case vk::UnaryOp::tanh: return std::tanh(x);
+    case vk::UnaryOp::exp: return std::exp(x);
+    case vk::UnaryOp::log: return std::log(x);
+    case vk::UnaryOp::sqrt: return std::sqrt(x);
+    case vk::UnaryOp::rsqrt: return 1.0 / std::sqrt(x);
+    case vk::UnaryOp::neg: return -x;
+    case vk::UnaryOp::abs: return std::abs(x);
+    case vk::UnaryOp::square: return x * x;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double binary_reference(vk::BinaryOp op, double x, double y) {
+  switch (op) {
+    case vk::BinaryOp::add: return x + y;
+    case vk::BinaryOp::sub: return x - y;
+    case vk::BinaryOp::mul: return x * y;
+    case vk::BinaryOp::div: return x / y;
+    case vk::BinaryOp::max: return std::max(x, y);
+    case vk::BinaryOp::min: return std::min(x, y);
+    case vk::BinaryOp::pow: return std::pow(x, y);
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<double> broadcast_reference(vk::BinaryOp op, const Shape& a_shape, const std::vector<float>& a,
+                                        const Shape& b_shape, const std::vector<float>& b) {
+  const Shape out = vk::broadcast_shapes(a_shape, b_shape);
+  const int rank = out.rank();
+  std::vector<double> c(static_cast<std::size_t>(out.numel()));
+  std::vector<std::int64_t> index(static_cast<std::size_t>(rank), 0);
+  for (std::size_t flat = 0; flat < c.size(); ++flat) {
+    // index = unravel(flat) over `out`; then each operand's own offset.
+    std::int64_t rest = static_cast<std::int64_t>(flat);
+    for (int d = rank - 1; d >= 0; --d) {
+      index[static_cast<std::size_t>(d)] = rest % out[d];
+      rest /= out[d];
+    }
+    auto offset = [&](const Shape& s) {
+      std::int64_t at = 0;
+      for (int d = 0; d < s.rank(); ++d) {
+        const std::int64_t i = s[d] == 1 ? 0 : index[static_cast<std::size_t>(d + rank - s.rank())];
+        at = at * s[d] + i;
+      }
+      return static_cast<std::size_t>(at);
+    };
+    c[flat] = binary_reference(op, a[offset(a_shape)], b[offset(b_shape)]);
+  }
+  return c;
+}
+
+std::vector<double> reduce_reference(vk::ReduceOp op, std::uint32_t outer, std::uint32_t axis, std::uint32_t inner,
+                                     const std::vector<float>& x) {
+  std::vector<double> y(std::size_t{outer} * inner);
+  for (std::uint32_t o = 0; o < outer; ++o)
+    for (std::uint32_t i = 0; i < inner; ++i) {
+      double acc = op == vk::ReduceOp::max ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (std::uint32_t a = 0; a < axis; ++a) {
+        const double v = x[(std::size_t{o} * axis + a) * inner + i];
+        acc = op == vk::ReduceOp::max ? std::max(acc, v) : acc + v;
+      }
+      if (op == vk::ReduceOp::mean) acc /= axis;
+      y[std::size_t{o} * inner + i] = acc;
+    }
+  return y;
+}
+
+}  // namespace vkp::test

@@ -1,0 +1,75 @@
+// The shaders' push-constant blocks against their C++ mirrors (the static_asserts in the
+// headers check the C++ side; this checks the SPIR-V side), and what reflection reads.
+#include "vkpack/engine/vk/spirv_reflect.h"
+
+#include <gtest/gtest.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/copy.h"
+#include "vkpack/engine/vk/kernels/elementwise.h"
+#include "vkpack/engine/vk/kernels/gemm.h"
+#include "vkpack/engine/vk/kernels/reduce.h"
+#include "vkpack/shaders/embedded.h"
+
+namespace vkp::test {
+namespace {
+
+struct Mirror {
+  const shaders::Spirv* shader;
+  std::uint32_t bytes;
+  std::vector<std::uint32_t> offsets;  // of the block's members, in order
+  std::vector<bool> readonly;          // per binding
+};
+
+// Member offsets of a struct of 4-byte scalars and arrays, from its C++ layout.
+std::vector<std::uint32_t> scalars(std::uint32_t count) {
+  std::vector<std::uint32_t> o;
+  for (std::uint32_t i = 0; i < count; ++i) o.push_back(4 * i);
+  return o;
+}
+
+TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
+  const Mirror mirrors[] = {
+      {&shaders::fill, sizeof(vk::FillPush), scalars(2), {false}},
+      {&shaders::copy, sizeof(vk::CopyPush),
+       {0, 4, 8, 12, offsetof(vk::CopyPush, dims), offsetof(vk::CopyPush, src_strides)}, {true, false}},
+      {&shaders::transpose, sizeof(vk::TransposePush), scalars(2), {true, false}},
+      {&shaders::unary, sizeof(vk::UnaryPush), scalars(1), {true, false}},
+      {&shaders::binary, sizeof(vk::BinaryPush),
+       {0, 4, offsetof(vk::BinaryPush, dims), offsetof(vk::BinaryPush, stride_a), offsetof(vk::BinaryPush, stride_b),
+        offsetof(vk::BinaryPush, scalar)},
+       {true, true, false}},
+      {&shaders::reduce, sizeof(vk::ReducePush), scalars(5), {true, false}},
+      {&shaders::reduce_rows, sizeof(vk::ReducePush), scalars(5), {true, false}},
+      {&shaders::gemm_tiled, sizeof(vk::GemmTiledPush), scalars(11), {true, true, false}},
+      {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(6), {true, false}},
+      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(11), {true, true, false}},
+  };
+  for (const Mirror& m : mirrors) {
+    const vk::SpirvReflection r = vk::reflect_spirv(m.shader->words, m.shader->name);
+    EXPECT_EQ(r.push_constant_bytes, m.bytes) << m.shader->name;
+    EXPECT_EQ(r.push_constant_offsets, m.offsets) << m.shader->name;
+    ASSERT_EQ(r.bindings.size(), m.readonly.size()) << m.shader->name;
+    for (std::size_t i = 0; i < m.readonly.size(); ++i)
+      EXPECT_EQ(r.bindings[i].readonly, m.readonly[i]) << m.shader->name << " binding " << i;
+  }
+}
+
+TEST(SpirvReflect, WorkgroupSizeComesFromItsSpecializationConstant) {
+  const vk::SpirvReflection r = vk::reflect_spirv(shaders::transpose.words, "transpose");
+  EXPECT_EQ(r.local_size[0].spec_id, 0);
+  EXPECT_EQ(r.local_size[1].spec_id, 0);
+  EXPECT_EQ(r.local_size[2].spec_id, -1);
+  EXPECT_EQ(r.local_size[2].value, 1u);
+}
+
+TEST(SpirvReflect, MalformedModuleIsAnError) {
+  const std::uint32_t not_spirv[] = {0x12345678u, 0, 0, 0, 0};
+  EXPECT_THROW(vk::reflect_spirv(not_spirv, "junk"), Error);
+  std::vector<std::uint32_t> truncated(shaders::fill.words.begin(), shaders::fill.words.begin() + 7);
+  truncated[5] = 0xffff0011u;  // the first instruction claims 65535 words
+  EXPECT_THROW(vk::reflect_spirv(truncated, "truncated"), Error);
+}
+
+}  // namespace
+}  // namespace vkp::test

@@ -1,0 +1,75 @@
+#include "vk_test_env.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "vkpack/core/rng.h"
+
+namespace vkp::test {
+namespace {
+
+struct Shared {
+  std::unique_ptr<vk::Instance> instance;
+  std::unique_ptr<vk::Device> device;
+};
+
+Shared& shared() {
+  static Shared s = [] {
+    Shared made;
+    vk::InstanceOptions options;
+    options.validation = true;
+    options.on_message = [](const vk::ValidationMessage& m) {
+      ADD_FAILURE() << "Vulkan " << (m.error ? "validation error" : "validation warning") << ": " << m.text;
+    };
+    made.instance = std::make_unique<vk::Instance>(options);
+    made.device = std::make_unique<vk::Device>(*made.instance, device_index(), device_options());
+    return made;
+  }();
+  return s;
+}
+
+}  // namespace
+
+int device_index() {
+  const char* value = std::getenv("VKPACK_TEST_DEVICE");
+  return value ? std::atoi(value) : 0;
+}
+
+vk::DeviceOptions device_options() { return {.pipeline_cache_dir = VKPACK_TEST_CACHE_DIR}; }
+
+vk::Instance& instance() { return *shared().instance; }
+vk::Device& device() { return *shared().device; }
+
+vk::Arena& VkTest::arena() {
+  if (!arena_) arena_ = std::make_unique<vk::Arena>(device(), vk::MemoryUse::device, "test");
+  return *arena_;
+}
+
+vk::BufferSlice VkTest::upload(std::span<const float> values) {
+  const vk::BufferSlice slice = arena().allocate(std::max<std::size_t>(values.size_bytes(), 4), "test input");
+  vk::upload(device(), slice, std::as_bytes(values));
+  return slice;
+}
+
+vk::BufferSlice VkTest::scratch(std::size_t count) {
+  const std::vector<std::uint32_t> nan(std::max<std::size_t>(count, 1), 0x7fc00001u);
+  const vk::BufferSlice slice = arena().allocate(nan.size() * 4, "test output");
+  vk::upload(device(), slice, std::as_bytes(std::span(nan)));
+  return slice;
+}
+
+std::vector<float> VkTest::download(const vk::BufferSlice& slice, std::size_t count) {
+  std::vector<float> values(count);
+  vk::download(device(), slice, std::as_writable_bytes(std::span(values)));
+  return values;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float low, float high) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = rng.uniform(low, high);
+  return v;
+}
+
+}  // namespace vkp::test

@@ -1,0 +1,44 @@
+// What every Vulkan test shares: one instance with validation on and one device, and a
+// fixture with an arena and upload/download helpers.
+//
+// Any validation message fails the test that was running when it was reported. The
+// device is VKPACK_TEST_DEVICE (an index of `vkpack devices`; default 0), read here.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "vkpack/engine/vk/device.h"
+#include "vkpack/engine/vk/instance.h"
+#include "vkpack/engine/vk/memory.h"
+#include "vkpack/engine/vk/recording.h"
+
+namespace vkp::test {
+
+vk::Instance& instance();
+vk::Device& device();
+// Options for a test's own Device (same pipeline cache directory as device()).
+vk::DeviceOptions device_options();
+int device_index();
+
+class VkTest : public ::testing::Test {
+ protected:
+  vk::Device& device() { return test::device(); }
+  vk::Arena& arena();
+  // A slice holding `values` (at least 4 bytes, so that empty inputs bind).
+  vk::BufferSlice upload(std::span<const float> values);
+  // A slice of `count` floats filled with a NaN pattern: kernels must overwrite it.
+  vk::BufferSlice scratch(std::size_t count);
+  std::vector<float> download(const vk::BufferSlice& slice, std::size_t count);
+
+ private:
+  std::unique_ptr<vk::Arena> arena_;
+};
+
+// Random floats in [low, high), reproducible from `seed`.
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float low = -1.0f, float high = 1.0f);
+
+}  // namespace vkp::test

@@ -1,0 +1,40 @@
+// vkpack: the command-line tool. `vkpack help` lists the subcommands.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "vkpack/core/error.h"
+#include "commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: vkpack <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices [--json]   list every Vulkan device: index, name, type, vendor, driver,\n"
+    "                     API version, memory heaps, subgroup size, storage buffer range\n"
+    "  help               this text\n"
+    "\n"
+    "environment:\n"
+    "  VKPACK_LOG_LEVEL   debug | info | warn | error (default info)\n"
+    "  VKPACK_CACHE_DIR   where compiled pipelines are cached (default ~/.cache/vkpack)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  try {
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "devices") return vkp::tool::devices_command(rest);
+    std::fprintf(stderr, "vkpack: unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
+    return 2;
+  } catch (const vkp::Error& e) {
+    std::fprintf(stderr, "vkpack: %s\n", e.what());
+    return 1;
+  }
+}
