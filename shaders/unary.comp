@@ -1,6 +1,7 @@
 #version 450
 // unary: y[i] = f(x[i]) for i < n, f chosen by the specialization constant kOp
 // (values of vkp::vk::UnaryOp). x and y may be the same buffer range (in place).
+// kVec4: 16-byte aligned x and y, taken a vec4 at a time (see binary.comp).
 // Push constants mirror vkp::vk::UnaryPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -8,22 +9,25 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kPerInvocation = 4;
 layout(constant_id = 2) const uint kOp = 0;
+layout(constant_id = 3) const bool kVec4 = false;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 1) writeonly buffer Y4 { vec4 y4[]; };
 layout(push_constant) uniform Push {
   uint n;
 } p;
 
-float apply(float v) {
+vec4 apply(vec4 v) {
   switch (kOp) {
-    case 0: return max(v, 0.0);                                // relu
+    case 0: return max(v, vec4(0.0));                          // relu
     case 1: {                                                  // sigmoid, no overflow
-      const float e = exp(-abs(v));
-      return v >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+      const vec4 e = exp(-abs(v));
+      return mix(e / (1.0 + e), 1.0 / (1.0 + e), greaterThanEqual(v, vec4(0.0)));
     }
     case 2: {                                                  // tanh, no overflow
-      const float e = exp(-2.0 * abs(v));
+      const vec4 e = exp(-2.0 * abs(v));
       return sign(v) * (1.0 - e) / (1.0 + e);
     }
     case 3: return exp(v);
@@ -39,8 +43,20 @@ float apply(float v) {
 
 void main() {
   const uint base = linear_group() * gl_WorkGroupSize.x * kPerInvocation + gl_LocalInvocationID.x;
+  if (kVec4) {
+    const uint n4 = p.n / 4;
+    for (uint j = 0; j < kPerInvocation; ++j) {
+      const uint q = base + j * gl_WorkGroupSize.x;
+      if (q < n4) {
+        y4[q] = apply(x4[q]);
+      } else if (q == n4) {
+        for (uint i = 4 * n4; i < p.n; ++i) y[i] = apply(vec4(x[i])).x;
+      }
+    }
+    return;
+  }
   for (uint j = 0; j < kPerInvocation; ++j) {
     const uint i = base + j * gl_WorkGroupSize.x;
-    if (i < p.n) y[i] = apply(x[i]);
+    if (i < p.n) y[i] = apply(vec4(x[i])).x;
   }
 }

@@ -147,6 +147,12 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("kernel {} ({}): binding {} is {}", kernel.name(), label, i,
                               b.buffer == VK_NULL_HANDLE ? "not a buffer" : "empty (Vulkan binds at least 1 byte)"));
+    if (b.offset % limits.min_storage_buffer_offset_alignment != 0)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {} ({}): binding {} starts at byte {}, not a multiple of {} "
+                              "(minStorageBufferOffsetAlignment of {})",
+                              kernel.name(), label, i, b.offset, limits.min_storage_buffer_offset_alignment,
+                              device_->label()));
     infos.push_back({b.buffer, b.offset, b.size});
     (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
   }

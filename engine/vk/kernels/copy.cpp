@@ -28,9 +28,10 @@ void fill_bits(Recording& recording, const BufferSlice& dst, std::uint64_t n, st
   if (n > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("fill: {} elements exceed 2^32", n));
   require_elements(dst, n, "fill", "dst");
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::fill, {{0, kWorkgroup}, {1, kPerInvocation}});
-  recording.dispatch(kernel, {dst}, FillPush{static_cast<std::uint32_t>(n), word}, grid_1d(workgroups_for(n), device),
-                     "fill");
+  const bool vec4 = dst.offset % 16 == 0;
+  const Kernel& kernel = device.kernel(shaders::fill, {{0, kWorkgroup}, {1, kPerInvocation}, {2, vec4}});
+  recording.dispatch(kernel, {dst}, FillPush{static_cast<std::uint32_t>(n), word},
+                     grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), "fill");
 }
 
 void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src, const BufferSlice& dst) {

@@ -1,6 +1,7 @@
 #include "vkpack/engine/vk/kernels/elementwise.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,6 +18,13 @@ constexpr std::uint32_t kWorkgroup = 64, kPerInvocation = 4;
 std::uint64_t workgroups_for(std::uint64_t n) {
   const std::uint64_t per_group = std::uint64_t{kWorkgroup} * kPerInvocation;
   return (n + per_group - 1) / per_group;
+}
+
+// The vec4 path of the shaders needs every operand 16-byte aligned.
+bool aligned16(std::initializer_list<BufferSlice> slices) {
+  for (const BufferSlice& s : slices)
+    if (s.offset % 16 != 0) return false;
+  return true;
 }
 
 void require_u32(std::uint64_t n, std::string_view kernel) {
@@ -102,10 +110,11 @@ void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice&
   require_elements(x, n, "unary", "x");
   require_elements(y, n, "unary", "y");
   Device& device = recording.device();
-  const Kernel& kernel =
-      device.kernel(shaders::unary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}});
-  recording.dispatch(kernel, {x, y}, UnaryPush{static_cast<std::uint32_t>(n)}, grid_1d(workgroups_for(n), device),
-                     to_string(op));
+  const bool vec4 = aligned16({x, y});
+  const Kernel& kernel = device.kernel(
+      shaders::unary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, vec4}});
+  recording.dispatch(kernel, {x, y}, UnaryPush{static_cast<std::uint32_t>(n)},
+                     grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }
 
 void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
@@ -115,9 +124,11 @@ void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const Buffe
   require_elements(b, static_cast<std::uint64_t>(b_shape.numel()), "binary", "b");
   require_elements(c, push.n, "binary", "c");
   Device& device = recording.device();
+  const bool vec4 = push.rank == 1 && push.stride_a[0] == 1 && push.stride_b[0] == 1 && aligned16({a, b, c});
   const Kernel& kernel = device.kernel(
-      shaders::binary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, 0}});
-  recording.dispatch(kernel, {a, b, c}, push, grid_1d(workgroups_for(push.n), device), to_string(op));
+      shaders::binary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, 0}, {4, vec4}});
+  recording.dispatch(kernel, {a, b, c}, push, grid_1d(workgroups_for(vec4 ? push.n / 4 + 1 : push.n), device),
+                     to_string(op));
 }
 
 void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, float scalar,
@@ -133,10 +144,14 @@ void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const Buf
   push.scalar = scalar;
   Device& device = recording.device();
   const std::uint32_t mode = scalar_first ? 2 : 1;
-  const Kernel& kernel = device.kernel(
-      shaders::binary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, mode}});
+  const bool vec4 = aligned16({a, c});
+  const Kernel& kernel = device.kernel(shaders::binary, {{0, kWorkgroup},
+                                                         {1, kPerInvocation},
+                                                         {2, static_cast<std::uint32_t>(op)},
+                                                         {3, mode},
+                                                         {4, vec4}});
   // The scalar side's binding is not read; bind the tensor operand there too.
-  recording.dispatch(kernel, {a, a, c}, push, grid_1d(workgroups_for(n), device), to_string(op));
+  recording.dispatch(kernel, {a, a, c}, push, grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }
 
 }  // namespace vkp::vk

@@ -13,7 +13,7 @@
 namespace vkp::test {
 namespace {
 
-constexpr std::size_t kSizes[] = {1, 7, 63, 65, 257, 1031, 100003};
+constexpr std::size_t kSizes[] = {1, 2, 7, 63, 65, 257, 1030, 1031, 100003};  // every n % 4
 
 double tolerance(vk::UnaryOp op) {
   switch (op) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "vk_test_env.h"
+#include "vkpack/core/error.h"
 #include "vkpack/engine/vk/kernels/copy.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
 
@@ -41,6 +42,19 @@ TEST_F(VkTest, DependentKernelsSeeEachOthersWrites) {
   recording.run();
   recording.run();  // the second replay starts from the first's result: fill resets it
   EXPECT_EQ(download(a, n), std::vector<float>(n, 10.0f));
+}
+
+TEST_F(VkTest, MisalignedBindingIsAnErrorNamingTheLimit) {
+  const std::uint64_t alignment = device().limits().min_storage_buffer_offset_alignment;
+  if (alignment <= 4) GTEST_SKIP() << "every 4-byte offset is aligned on this device";
+  const vk::BufferSlice s = scratch(64);
+  vk::Recording recording(device());
+  try {
+    vk::fill(recording, s.sub(4, 60), 15, 1.0f);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("minStorageBufferOffsetAlignment"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(VkTest, CopyMovesBytesBetweenSlices) {
