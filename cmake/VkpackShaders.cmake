@@ -22,7 +22,8 @@ function(vkpack_shaders target)
     set(spv "${out_dir}/${name}.spv")
     set(cpp "${out_dir}/${name}.spv.cpp")
     add_custom_command(
-      OUTPUT "${cpp}"
+      # The depfile names the .raw.spv: it must be the first output.
+      OUTPUT "${raw}" "${spv}" "${cpp}"
       COMMAND "${GLSLANG_VALIDATOR}" --quiet -V --target-env vulkan1.2
               -I${CMAKE_CURRENT_SOURCE_DIR} --depfile "${raw}.d" -o "${raw}" "${comp}"
       COMMAND "${SPIRV_OPT}" -O "${raw}" -o "${spv}"
