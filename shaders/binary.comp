@@ -1,6 +1,6 @@
 #version 450
 // binary: c[i] = f(a[ia(i)], b[ib(i)]) with numpy broadcasting, f chosen by kOp (values
-// of vkp::vk::BinaryOp). The output has `rank` dims (at most 6, after the host merged
+// of vkp::vk::BinaryOp: arithmetic, unary gradients, comparisons, sigmoid cross entropy). The output has `rank` dims (at most 6, after the host merged
 // axes that broadcast alike); stride_a/stride_b are element strides, 0 along broadcast
 // axes. kScalar replaces an operand by p.scalar: 1 = b is the scalar, 2 = a is.
 // Push constants mirror vkp::vk::BinaryPush.
@@ -41,6 +41,12 @@ float power(float x, float y) {
   return mod(y, 2.0) == 1.0 ? -r : r;
 }
 
+float sigmoid(float x) {
+  const float e = exp(-abs(x));
+  return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+
+// u and v as vkp::vk::BinaryOp names them; alpha is p.scalar.
 float apply(float u, float v) {
   switch (kOp) {
     case 0: return u + v;
@@ -50,6 +56,18 @@ float apply(float u, float v) {
     case 4: return max(u, v);
     case 5: return min(u, v);
     case 6: return power(u, v);
+    case 7: return u > 0.0 ? v : 0.0;                              // relu_grad(x, dy)
+    case 8: return v * u * (1.0 - u);                              // sigmoid_grad(y, dy)
+    case 9: return v * (1.0 - u * u);                              // tanh_grad(y, dy)
+    case 10: return v * 0.5 / u;                                   // sqrt_grad(y, dy)
+    case 11: return -0.5 * v * u * u * u;                          // rsqrt_grad(y, dy)
+    case 12: return u > 0.0 ? v : p.scalar * v;                    // leaky_relu_grad(x, dy)
+    case 13: return u > 0.0 ? v : v * p.scalar * exp(u);           // elu_grad(x, dy)
+    case 14: return u > 0.0 ? v : (u < 0.0 ? -v : 0.0);            // abs_grad(x, dy)
+    case 15: return u >= v ? 1.0 : 0.0;                            // greater_equal
+    case 16: return u == v ? 1.0 : 0.0;                            // equal
+    case 17: return max(u, 0.0) - u * v + log(1.0 + exp(-abs(u)));  // sigmoid_xent(x, z)
+    case 18: return sigmoid(u) - v;                                // sigmoid_xent_grad(x, z)
   }
   return u;
 }

@@ -4,8 +4,8 @@
 //   x viewed as [outer, axis, inner]; the axis is cut into chunks of p.chunk;
 //   y[o][s][i] = p.scale * op_{a in chunk s} x[o][a][i],  y is [outer, ceil(axis/chunk), inner]
 // One pass with chunk >= axis reduces the axis; a long axis with few outputs takes two
-// (partials, then their reduction). kOp: 0 sum, 1 max. Push constants mirror
-// vkp::vk::ReducePush.
+// (partials, then their reduction). kOp: 0 sum, 1 max, 2 argmax (one pass; writes the
+// i32 index of the first maximum). Push constants mirror vkp::vk::ReducePush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -14,6 +14,7 @@ layout(constant_id = 1) const uint kOp = 0;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 1) writeonly buffer YI { int y_index[]; };  // argmax's output
 layout(push_constant) uniform Push {
   uint outer;
   uint axis;
@@ -31,6 +32,17 @@ void main() {
   const uint o = out_index / (p.inner * chunks);
   const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);
   uint at = (o * p.axis + begin) * p.inner + i;
+  if (kOp == 2) {
+    float best = x[at];
+    uint best_index = 0;
+    for (uint a = 0; a < end; ++a, at += p.inner)
+      if (x[at] > best) {
+        best = x[at];
+        best_index = a;
+      }
+    y_index[out_index] = int(best_index);
+    return;
+  }
   float acc = kOp == 0 ? 0.0 : x[at];
   for (uint a = begin; a < end; ++a, at += p.inner) acc = kOp == 0 ? acc + x[at] : max(acc, x[at]);
   y[out_index] = kOp == 0 ? acc * p.scale : acc;

@@ -17,6 +17,7 @@ layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(std430, binding = 1) writeonly buffer Y4 { vec4 y4[]; };
 layout(push_constant) uniform Push {
   uint n;
+  float alpha;  // leaky_relu's slope, elu's alpha
 } p;
 
 vec4 apply(vec4 v) {
@@ -37,6 +38,8 @@ vec4 apply(vec4 v) {
     case 7: return -v;
     case 8: return abs(v);
     case 9: return v * v;                                      // square
+    case 10: return mix(p.alpha * v, v, greaterThan(v, vec4(0.0)));                      // leaky_relu
+    case 11: return mix(p.alpha * (exp(min(v, vec4(0.0))) - 1.0), v, greaterThan(v, vec4(0.0)));  // elu
   }
   return v;
 }

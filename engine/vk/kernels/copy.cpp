@@ -36,26 +36,51 @@ void fill_bits(Recording& recording, const BufferSlice& dst, std::uint64_t n, st
 
 void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src, const BufferSlice& dst) {
   const std::size_t rank = args.dims.size();
-  if (rank == 0 || rank > CopyPush::kMaxRank || args.src_strides.size() != rank)
+  const bool dense = args.dst_strides.empty();
+  if (args.src_strides.size() != rank || (!dense && args.dst_strides.size() != rank))
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("copy: {} dims and {} strides; needs 1 to {} of each, as many strides as dims", rank,
-                            args.src_strides.size(), CopyPush::kMaxRank));
-  CopyPush push{};
-  push.rank = static_cast<std::uint32_t>(rank);
-  push.src_offset = args.src_offset;
-  push.dst_offset = args.dst_offset;
-  std::uint64_t n = 1, last = args.src_offset;
+                fmt::format("copy: {} dims, {} source and {} destination strides; needs a stride per dim", rank,
+                            args.src_strides.size(), args.dst_strides.size()));
+  std::vector<std::uint64_t> dst_strides(rank);
+  for (std::size_t d = rank, step = 1; d-- > 0; step *= args.dims[d])
+    dst_strides[d] = dense ? step : args.dst_strides[d];
+  // Drop extents of 1; merge a dim into the one outside it when both sides step through
+  // the pair as one.
+  struct Dim {
+    std::uint64_t extent, src, dst;
+  };
+  std::vector<Dim> dims;
+  std::uint64_t n = 1, src_last = args.src_offset, dst_last = args.dst_offset;
   for (std::size_t d = 0; d < rank; ++d) {
-    push.dims[d] = args.dims[d];
-    push.src_strides[d] = args.src_strides[d];
     n *= args.dims[d];
-    if (args.dims[d] > 0) last += std::uint64_t{args.dims[d] - 1} * args.src_strides[d];
+    if (args.dims[d] == 0) continue;
+    src_last += std::uint64_t{args.dims[d] - 1} * args.src_strides[d];
+    dst_last += std::uint64_t{args.dims[d] - 1} * dst_strides[d];
+    if (args.dims[d] == 1) continue;
+    const Dim dim{args.dims[d], args.src_strides[d], dst_strides[d]};
+    if (!dims.empty() && dims.back().src == dim.src * dim.extent && dims.back().dst == dim.dst * dim.extent)
+      dims.back() = {dims.back().extent * dim.extent, dim.src, dim.dst};
+    else
+      dims.push_back(dim);
   }
   if (n == 0) return;
+  if (dims.empty()) dims.push_back({1, 1, 1});
+  if (dims.size() > CopyPush::kMaxRank)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("copy: the region needs {} separate dims; the kernel handles {}", dims.size(), CopyPush::kMaxRank));
   if (n > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("copy: {} elements exceed 2^32", n));
+  require_elements(src, src_last + 1, "copy", "src");
+  require_elements(dst, dst_last + 1, "copy", "dst");
+  CopyPush push{};
   push.n = static_cast<std::uint32_t>(n);
-  require_elements(src, last + 1, "copy", "src");
-  require_elements(dst, args.dst_offset + n, "copy", "dst");
+  push.rank = static_cast<std::uint32_t>(dims.size());
+  push.src_offset = args.src_offset;
+  push.dst_offset = args.dst_offset;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    push.dims[d] = static_cast<std::uint32_t>(dims[d].extent);
+    push.src_strides[d] = static_cast<std::uint32_t>(dims[d].src);
+    push.dst_strides[d] = static_cast<std::uint32_t>(dims[d].dst);
+  }
   Device& device = recording.device();
   const Kernel& kernel = device.kernel(shaders::copy, {{0, kWorkgroup}, {1, kPerInvocation}});
   recording.dispatch(kernel, {src, dst}, push, grid_1d(workgroups_for(n), device), "copy");
@@ -70,7 +95,7 @@ void transpose(Recording& recording, std::uint32_t batch, std::uint32_t rows, st
   Device& device = recording.device();
   if (resolve(choice, device) == DeviceKind::cpu) {
     // Read src along its columns: dst[b][c][r] = src[b*rows*cols + r*cols + c].
-    copy(recording, {{batch, cols, rows}, {rows * cols, 1, cols}, 0, 0}, src, dst);
+    copy(recording, {{batch, cols, rows}, {rows * cols, 1, cols}, 0, 0, {}}, src, dst);
     return;
   }
   const Kernel& kernel = device.kernel(shaders::transpose, {{0, kTile}});

@@ -26,8 +26,10 @@ struct CopyPush {
   std::uint32_t dst_offset;
   std::uint32_t dims[kMaxRank];
   std::uint32_t src_strides[kMaxRank];
+  std::uint32_t dst_strides[kMaxRank];
 };
-static_assert(sizeof(CopyPush) == 64 && offsetof(CopyPush, dims) == 16 && offsetof(CopyPush, src_strides) == 40);
+static_assert(sizeof(CopyPush) == 88 && offsetof(CopyPush, dims) == 16 && offsetof(CopyPush, src_strides) == 40 &&
+              offsetof(CopyPush, dst_strides) == 64);
 
 // Mirrors the push-constant block of shaders/transpose.comp.
 struct TransposePush {
@@ -40,12 +42,15 @@ static_assert(sizeof(TransposePush) == 8);
 void fill(Recording& recording, const BufferSlice& dst, std::uint64_t n, float value);
 void fill_bits(Recording& recording, const BufferSlice& dst, std::uint64_t n, std::uint32_t word);
 
-// A strided view of src, written densely (row-major over dims) into dst at dst_offset.
+// A strided region of src written to a strided region of dst (element offsets and
+// strides). Adjacent dims that both sides step through contiguously are merged, so the
+// region may have more than 6 dims as long as at most 6 remain; no dims is one element.
 struct StridedCopy {
-  std::vector<std::uint32_t> dims;         // extents, outermost first (1 to 6 of them)
-  std::vector<std::uint32_t> src_strides;  // element strides of src, one per dim
-  std::uint32_t src_offset = 0;            // elements
-  std::uint32_t dst_offset = 0;            // elements
+  std::vector<std::uint32_t> dims;         // extents, outermost first
+  std::vector<std::uint32_t> src_strides;  // one per dim
+  std::uint32_t src_offset = 0;
+  std::uint32_t dst_offset = 0;
+  std::vector<std::uint32_t> dst_strides;  // one per dim; empty: dense row-major
 };
 void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src, const BufferSlice& dst);
 

@@ -35,12 +35,17 @@ void require_u32(std::uint64_t n, std::string_view kernel) {
 }  // namespace
 
 std::string_view to_string(UnaryOp op) {
-  constexpr std::string_view names[] = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "square"};
+  constexpr std::string_view names[] = {"relu", "sigmoid", "tanh",   "exp",        "log", "sqrt",
+                                        "rsqrt", "neg",    "abs", "square", "leaky_relu", "elu"};
   return names[static_cast<std::size_t>(op)];
 }
 
 std::string_view to_string(BinaryOp op) {
-  constexpr std::string_view names[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+  constexpr std::string_view names[] = {
+      "add",          "sub",       "mul",        "div",        "max",           "min",
+      "pow",          "relu_grad", "sigmoid_grad", "tanh_grad", "sqrt_grad",     "rsqrt_grad",
+      "leaky_relu_grad", "elu_grad", "abs_grad",  "greater_equal", "equal",     "sigmoid_xent",
+      "sigmoid_xent_grad"};
   return names[static_cast<std::size_t>(op)];
 }
 
@@ -105,7 +110,8 @@ BinaryPush binary_push(const Shape& a, const Shape& b) {
   return push;
 }
 
-void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y) {
+void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y,
+           float alpha) {
   require_u32(n, "unary");
   require_elements(x, n, "unary", "x");
   require_elements(y, n, "unary", "y");
@@ -113,13 +119,14 @@ void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice&
   const bool vec4 = aligned16({x, y});
   const Kernel& kernel = device.kernel(
       shaders::unary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, vec4}});
-  recording.dispatch(kernel, {x, y}, UnaryPush{static_cast<std::uint32_t>(n)},
+  recording.dispatch(kernel, {x, y}, UnaryPush{static_cast<std::uint32_t>(n), alpha},
                      grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }
 
 void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
-            const BufferSlice& b, const BufferSlice& c) {
-  const BinaryPush push = binary_push(a_shape, b_shape);
+            const BufferSlice& b, const BufferSlice& c, float alpha) {
+  BinaryPush push = binary_push(a_shape, b_shape);
+  push.scalar = alpha;
   require_elements(a, static_cast<std::uint64_t>(a_shape.numel()), "binary", "a");
   require_elements(b, static_cast<std::uint64_t>(b_shape.numel()), "binary", "b");
   require_elements(c, push.n, "binary", "c");

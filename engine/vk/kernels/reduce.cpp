@@ -21,6 +21,7 @@ constexpr std::uint32_t kMinChunk = 256;
 // The chunk length of the first pass: the whole axis when the outputs alone fill the
 // device, otherwise pieces so that outputs x pieces reach kParallelOutputs.
 std::uint32_t first_chunk(const ReduceArgs& args) {
+  if (args.op == ReduceOp::argmax) return std::max(args.axis, 1u);
   const std::uint64_t outputs = std::uint64_t{args.outer} * args.inner;
   if (outputs >= kParallelOutputs || args.axis <= kMinChunk) return std::max(args.axis, 1u);
   const std::uint64_t pieces = (kParallelOutputs + outputs - 1) / outputs;
@@ -33,10 +34,10 @@ std::uint32_t chunks_of(std::uint32_t axis, std::uint32_t chunk) { return (axis 
 void record_pass(Recording& recording, const ReduceArgs& args, std::uint32_t outer, std::uint32_t axis,
                  std::uint32_t chunk, float scale, const BufferSlice& x, const BufferSlice& y) {
   Device& device = recording.device();
-  const std::uint32_t op = args.op == ReduceOp::max ? 1 : 0;
+  const std::uint32_t op = args.op == ReduceOp::argmax ? 2 : args.op == ReduceOp::max ? 1 : 0;
   const ReducePush push{outer, axis, args.inner, chunk, scale};
   const std::uint64_t outputs = std::uint64_t{outer} * chunks_of(axis, chunk) * args.inner;
-  if (args.inner == 1 && resolve(args.choice, device) == DeviceKind::gpu) {
+  if (args.inner == 1 && args.op != ReduceOp::argmax && resolve(args.choice, device) == DeviceKind::gpu) {
     const Kernel& kernel = device.kernel(shaders::reduce_rows, {{0, kRowsWorkgroup}, {1, op}});
     recording.dispatch(kernel, {x, y}, push, grid_1d(outputs, device), "reduce");
   } else {
@@ -63,14 +64,13 @@ ReduceArgs reduce_axis_args(ReduceOp op, const Shape& shape, int axis) {
   for (int i = a + 1; i < shape.rank(); ++i) inner *= shape[i];
   if (shape[a] == 0 && op != ReduceOp::sum)
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("reduce: {} over the empty axis {} of {}", op == ReduceOp::max ? "max" : "mean", axis,
-                            to_string(shape)));
+                fmt::format("reduce: max, mean or argmax over the empty axis {} of {}", axis, to_string(shape)));
   return {op, to_u32(outer, shape), to_u32(shape[a], shape), to_u32(inner, shape)};
 }
 
 ReduceArgs reduce_all_args(ReduceOp op, const Shape& shape) {
   if (shape.numel() == 0 && op != ReduceOp::sum)
-    throw Error(ErrorCode::invalid_argument, "reduce: max or mean of the empty shape " + to_string(shape));
+    throw Error(ErrorCode::invalid_argument, "reduce: max, mean or argmax of the empty shape " + to_string(shape));
   return {op, 1, to_u32(shape.numel(), shape), 1};
 }
 

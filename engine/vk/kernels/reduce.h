@@ -11,7 +11,9 @@
 
 namespace vkp::vk {
 
-enum class ReduceOp { sum, mean, max };
+// argmax writes the i32 index (along the axis) of the first maximum; it always takes
+// one pass of the sequential kernel.
+enum class ReduceOp { sum, mean, max, argmax };
 
 // Mirrors the push-constant block of shaders/reduce.comp and reduce_rows.comp.
 struct ReducePush {
@@ -29,7 +31,7 @@ struct ReduceArgs {
 };
 
 // Over axis `axis` of `shape` (negative counts from the end); Error on a bad axis or
-// an empty axis with max.
+// an empty axis with max, mean or argmax.
 ReduceArgs reduce_axis_args(ReduceOp op, const Shape& shape, int axis);
 // Over every element of `shape`; the output has one element.
 ReduceArgs reduce_all_args(ReduceOp op, const Shape& shape);

@@ -32,9 +32,9 @@ TEST_F(VkTest, StridedCopySlicesPermutesBroadcastsAndConcatenates) {
   const std::uint32_t slice_n = 3 * 5 * 5, perm_n = 9 * 5 * 7, bcast_n = 4 * 9;
   const vk::BufferSlice dd = scratch(slice_n + perm_n + bcast_n);
   vk::Recording recording(device());
-  vk::copy(recording, {{3, 5, 5}, {63, 9, 2}, 1 * 63 + 2 * 9, 0}, ds, dd);
-  vk::copy(recording, {{9, 5, 7}, {1, 63, 9}, 0, slice_n}, ds, dd);
-  vk::copy(recording, {{4, 9}, {0, 1}, 3 * 9, slice_n + perm_n}, ds, dd);
+  vk::copy(recording, {{3, 5, 5}, {63, 9, 2}, 1 * 63 + 2 * 9, 0, {}}, ds, dd);
+  vk::copy(recording, {{9, 5, 7}, {1, 63, 9}, 0, slice_n, {}}, ds, dd);
+  vk::copy(recording, {{4, 9}, {0, 1}, 3 * 9, slice_n + perm_n, {}}, ds, dd);
   recording.finish();
   recording.run();
   const std::vector<float> got = download(dd, slice_n + perm_n + bcast_n);
@@ -49,12 +49,33 @@ TEST_F(VkTest, StridedCopySlicesPermutesBroadcastsAndConcatenates) {
     for (int k = 0; k < 9; ++k) ASSERT_EQ(got[at++], src[static_cast<std::size_t>(3 * 9 + k)]);
 }
 
+// Concatenation along the middle axis: two [2, 3, 4] and [2, 5, 4] tensors into
+// [2, 8, 4] with strided destinations; seven dims of which five merge away.
+TEST_F(VkTest, StridedCopyScattersIntoStridedDestinations) {
+  const std::vector<float> a = random_floats(2 * 3 * 4, 5), b = random_floats(2 * 5 * 4, 6);
+  const vk::BufferSlice da = upload(a), db = upload(b), dd = scratch(2 * 8 * 4);
+  vk::Recording recording(device());
+  vk::copy(recording, {{2, 3, 4}, {12, 4, 1}, 0, 0, {32, 4, 1}}, da, dd);
+  vk::copy(recording, {{1, 2, 1, 5, 1, 4, 1}, {0, 20, 0, 4, 0, 1, 0}, 0, 12, {0, 32, 0, 4, 0, 1, 0}}, db, dd);
+  recording.finish();
+  recording.run();
+  const std::vector<float> got = download(dd, 64);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 4; ++k) {
+        const float want = j < 3 ? a[static_cast<std::size_t>(i * 12 + j * 4 + k)]
+                                 : b[static_cast<std::size_t>(i * 20 + (j - 3) * 4 + k)];
+        ASSERT_EQ(got[static_cast<std::size_t>(i * 32 + j * 4 + k)], want) << i << " " << j << " " << k;
+      }
+}
+
 TEST_F(VkTest, StridedCopyRejectsBadRanksAndShortSources) {
   const vk::BufferSlice s = scratch(8);
   vk::Recording recording(device());
-  EXPECT_THROW(vk::copy(recording, {{2, 2}, {1}, 0, 0}, s, s), Error);
-  EXPECT_THROW(vk::copy(recording, {{1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1}, 0, 0}, s, s), Error);
-  EXPECT_THROW(vk::copy(recording, {{3, 3}, {3, 1}, 0, 0}, s, scratch(9)), Error);
+  EXPECT_THROW(vk::copy(recording, {{2, 2}, {1}, 0, 0, {}}, s, s), Error);
+  EXPECT_THROW(vk::copy(recording, {{2, 2}, {2, 1}, 0, 0, {1}}, s, s), Error);
+  EXPECT_THROW(vk::copy(recording, {{2, 2, 2, 2, 2, 2, 2}, {1, 0, 1, 0, 1, 0, 1}, 0, 0, {}}, s, scratch(128)), Error);
+  EXPECT_THROW(vk::copy(recording, {{3, 3}, {3, 1}, 0, 0, {}}, s, scratch(9)), Error);
 }
 
 class Transpose : public VkTest, public ::testing::WithParamInterface<vk::KernelChoice> {};

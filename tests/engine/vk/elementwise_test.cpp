@@ -36,6 +36,9 @@ double tolerance(vk::BinaryOp op) {
   }
 }
 
+// The alpha the reference (reference.cpp) assumes.
+float alpha_for(vk::UnaryOp op) { return op == vk::UnaryOp::leaky_relu ? 0.2f : 1.0f; }
+
 // Inputs inside the op's domain: positive for log, sqrt and rsqrt.
 std::vector<float> inputs_for(vk::UnaryOp op, std::size_t n, std::uint64_t seed) {
   const bool positive = op == vk::UnaryOp::log || op == vk::UnaryOp::sqrt || op == vk::UnaryOp::rsqrt;
@@ -62,7 +65,7 @@ TEST_P(Unary, MatchesReferenceAtAwkwardSizes) {
     const std::vector<float> x = inputs_for(op, n, n);
     const vk::BufferSlice dx = upload(x), dy = scratch(n);
     vk::Recording recording(device());
-    vk::unary(recording, op, n, dx, dy);
+    vk::unary(recording, op, n, dx, dy, alpha_for(op));
     recording.finish();
     recording.run();
     std::vector<double> want(n);
@@ -76,7 +79,7 @@ TEST_P(Unary, RunsInPlace) {
   const std::vector<float> x = inputs_for(op, 300, 3);
   const vk::BufferSlice d = upload(x);
   vk::Recording recording(device());
-  vk::unary(recording, op, x.size(), d, d);
+  vk::unary(recording, op, x.size(), d, d, alpha_for(op));
   recording.finish();
   recording.run();
   std::vector<double> want(x.size());
@@ -87,7 +90,8 @@ TEST_P(Unary, RunsInPlace) {
 INSTANTIATE_TEST_SUITE_P(
     Ops, Unary,
     ::testing::Values(vk::UnaryOp::relu, vk::UnaryOp::sigmoid, vk::UnaryOp::tanh, vk::UnaryOp::exp, vk::UnaryOp::log,
-                      vk::UnaryOp::sqrt, vk::UnaryOp::rsqrt, vk::UnaryOp::neg, vk::UnaryOp::abs, vk::UnaryOp::square),
+                      vk::UnaryOp::sqrt, vk::UnaryOp::rsqrt, vk::UnaryOp::neg, vk::UnaryOp::abs, vk::UnaryOp::square,
+                      vk::UnaryOp::leaky_relu, vk::UnaryOp::elu),
     [](const auto& p) { return std::string(vk::to_string(p.param)); });
 
 TEST_F(VkTest, SigmoidAndTanhSaturateWithoutOverflow) {

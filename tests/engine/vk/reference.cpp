@@ -43,6 +43,8 @@ double unary_reference(vk::UnaryOp op, double x) {
     case vk::UnaryOp::neg: return -x;
     case vk::UnaryOp::abs: return std::abs(x);
     case vk::UnaryOp::square: return x * x;
+    case vk::UnaryOp::leaky_relu: return x > 0 ? x : 0.2 * x;
+    case vk::UnaryOp::elu: return x > 0 ? x : std::expm1(x);
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -56,6 +58,7 @@ double binary_reference(vk::BinaryOp op, double x, double y) {
     case vk::BinaryOp::max: return std::max(x, y);
     case vk::BinaryOp::min: return std::min(x, y);
     case vk::BinaryOp::pow: return std::pow(x, y);
+    default: break;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }

@@ -32,9 +32,11 @@ TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
   const Mirror mirrors[] = {
       {&shaders::fill, sizeof(vk::FillPush), scalars(2), {false}},
       {&shaders::copy, sizeof(vk::CopyPush),
-       {0, 4, 8, 12, offsetof(vk::CopyPush, dims), offsetof(vk::CopyPush, src_strides)}, {true, false}},
+       {0, 4, 8, 12, offsetof(vk::CopyPush, dims), offsetof(vk::CopyPush, src_strides),
+        offsetof(vk::CopyPush, dst_strides)},
+       {true, false}},
       {&shaders::transpose, sizeof(vk::TransposePush), scalars(2), {true, false}},
-      {&shaders::unary, sizeof(vk::UnaryPush), scalars(1), {true, false}},
+      {&shaders::unary, sizeof(vk::UnaryPush), scalars(2), {true, false}},
       {&shaders::binary, sizeof(vk::BinaryPush),
        {0, 4, offsetof(vk::BinaryPush, dims), offsetof(vk::BinaryPush, stride_a), offsetof(vk::BinaryPush, stride_b),
         offsetof(vk::BinaryPush, scalar)},

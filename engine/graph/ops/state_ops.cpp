@@ -1,0 +1,111 @@
+// Ops that change variables, run after everything else in a step: assign (variable <-
+// value) and apply_optimizer (a fused in-place update). Kernels: a buffer copy,
+// vk::optimizer_update.
+#include <cmath>
+
+#include "vkpack/engine/graph/op_def.h"
+#include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/ops/op_util.h"
+#include "vkpack/engine/vk/kernels/training.h"
+
+namespace vkp::graph {
+namespace {
+
+// A side effect's output: no elements, no storage.
+const TensorType kNothing = f32({0});
+
+const VariableAttrs& variable_of(const Graph& graph, const Node& node, std::size_t input) {
+  const Node& v = graph.node(node.inputs[input]);
+  if (v.op != OpKind::variable) detail::fail("input " + std::to_string(input) + " '" + v.name + "' is not a variable");
+  return std::get<VariableAttrs>(v.attrs);
+}
+
+TensorType infer_assign(const Node&, std::span<const TensorType> in) {
+  if (in[0].dims != in[1].dims || in[0].dtype != in[1].dtype)
+    detail::fail("cannot assign " + to_string(in[1]) + " to a variable of " + to_string(in[0]));
+  return kNothing;
+}
+
+void lower_assign(LowerContext& ctx) { ctx.recording.copy(ctx.in[1], ctx.in[0].sub(0, ctx.in[1].size)); }
+
+RefTensor reference_assign(const Node& node, std::span<const RefTensor* const> in, RefState& state) {
+  state.variables[variable_of(*state.graph, node, 0).var_name] = *in[1];
+  return RefTensor::zeros(kNothing);
+}
+
+TensorType infer_optimizer(const Node& node, std::span<const TensorType> in) {
+  const OptimizerKind kind = std::get<OptimizerAttrs>(node.attrs).kind;
+  for (std::size_t i = 1; i < in.size(); ++i)
+    if (in[i].dims != in[0].dims)
+      detail::fail("input " + std::to_string(i) + " " + to_string(in[i]) + " does not match the variable " +
+                   to_string(in[0]));
+  const std::size_t slots = kind == OptimizerKind::sgd ? 0 : (kind == OptimizerKind::adam || kind == OptimizerKind::adamw) ? 2 : 1;
+  if (in.size() != 2 + slots)
+    detail::fail("takes the variable, its gradient and " + std::to_string(slots) + " slot variables");
+  return kNothing;
+}
+
+void lower_optimizer(LowerContext& ctx) {
+  const OptimizerAttrs& a = ctx.attrs<OptimizerAttrs>();
+  const vk::OptimizerPush push{static_cast<std::uint32_t>(ctx.in_types[0].numel()), a.learning_rate, a.momentum,
+                               a.beta2, a.epsilon, a.weight_decay};
+  const vk::BufferSlice& var = ctx.in[0];
+  vk::optimizer_update(ctx.recording, static_cast<vk::UpdateRule>(a.kind), push, var, ctx.in[1],
+                       ctx.in.size() > 2 ? ctx.in[2] : var, ctx.in.size() > 3 ? ctx.in[3] : var, ctx.scalars);
+}
+
+double word(const RefState& state, std::uint32_t at) { return state.scalars.at(at); }
+
+RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const> in, RefState& state) {
+  const Graph& graph = *state.graph;
+  const OptimizerAttrs& a = std::get<OptimizerAttrs>(node.attrs);
+  RefTensor var = *in[0];
+  RefTensor slot1 = in.size() > 2 ? *in[2] : RefTensor{}, slot2 = in.size() > 3 ? *in[3] : RefTensor{};
+  const double lr = word(state, a.learning_rate), t = word(state, Graph::kStepWord) + 1;
+  for (std::size_t i = 0; i < var.values.size(); ++i) {
+    const double g = in[1]->values[i];
+    double& v = var.values[i];
+    switch (a.kind) {
+      case OptimizerKind::sgd: v -= lr * g; break;
+      case OptimizerKind::momentum:
+      case OptimizerKind::nesterov: {
+        const double mu = word(state, a.momentum);
+        double& m = slot1.values[i];
+        m = mu * m + g;
+        v -= lr * (a.kind == OptimizerKind::nesterov ? g + mu * m : m);
+        break;
+      }
+      case OptimizerKind::adam:
+      case OptimizerKind::adamw: {
+        const double b1 = word(state, a.momentum), b2 = word(state, a.beta2), eps = word(state, a.epsilon);
+        double &m = slot1.values[i], &s = slot2.values[i];
+        m = b1 * m + (1 - b1) * g;
+        s = b2 * s + (1 - b2) * g * g;
+        const double step = lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t));
+        const double old = v;
+        v = old - step * m / (std::sqrt(s) + eps);
+        if (a.kind == OptimizerKind::adamw) v -= lr * word(state, a.weight_decay) * old;
+        break;
+      }
+    }
+  }
+  state.variables[variable_of(graph, node, 0).var_name] = var;
+  if (in.size() > 2) state.variables[variable_of(graph, node, 2).var_name] = slot1;
+  if (in.size() > 3) state.variables[variable_of(graph, node, 3).var_name] = slot2;
+  return RefTensor::zeros(kNothing);
+}
+
+}  // namespace
+
+// Second derivatives through updates are meaningless (grad nullptr).
+extern const OpDef assign_op{OpKind::assign, "assign", infer_assign, nullptr, lower_assign, nullptr, reference_assign, false, true};
+extern const OpDef apply_optimizer_op{OpKind::apply_optimizer, "apply_optimizer", infer_optimizer, nullptr, lower_optimizer, nullptr,
+                                      reference_optimizer, false, true};
+
+Tensor assign(Tensor variable, Tensor value) {
+  if (variable.node().op != OpKind::variable)
+    throw Error(ErrorCode::invalid_argument, "assign: '" + variable.name() + "' is not a variable");
+  return variable.graph().add(OpKind::assign, {variable, value});
+}
+
+}  // namespace vkp::graph

@@ -1,0 +1,47 @@
+// Optimizers: fused in-place update kernels, one per variable, whose hyperparameters
+// (learning rate, momentum, betas, epsilon, weight decay) live in the session's scalar
+// buffer under those names, so callbacks change them between steps. Slot variables are
+// named as in TensorFlow: <var>/Momentum, <var>/Adam, <var>/Adam_1.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/graph.h"
+
+namespace vkp::graph {
+
+using GradientProcessor = std::function<std::vector<GradAndVar>(std::vector<GradAndVar>)>;
+
+class Optimizer {
+ public:
+  // The update ops for these (gradient, variable) pairs; pairs without a gradient are
+  // skipped. Run the returned targets (with the update-ops collection) each step.
+  std::vector<Tensor> apply_gradients(const std::vector<GradAndVar>& grads) const;
+
+  // gradients(cost, trainable variables) -> processors in order -> apply_gradients, plus
+  // the graph's update ops (BatchNorm moving averages): the train op.
+  std::vector<Tensor> minimize(Tensor cost, const std::vector<GradientProcessor>& processors = {}) const;
+
+  OptimizerKind kind() const { return attrs_.kind; }
+
+ private:
+  friend Optimizer sgd(Graph&, float);
+  friend Optimizer momentum(Graph&, float, float, bool);
+  friend Optimizer adam(Graph&, float, float, float, float);
+  friend Optimizer adamw(Graph&, float, float, float, float, float);
+  Optimizer(Graph& graph, OptimizerAttrs attrs) : graph_(&graph), attrs_(attrs) {}
+
+  Graph* graph_;
+  OptimizerAttrs attrs_;
+};
+
+Optimizer sgd(Graph& graph, float learning_rate);
+Optimizer momentum(Graph& graph, float learning_rate, float momentum = 0.9f, bool nesterov = false);
+Optimizer adam(Graph& graph, float learning_rate, float beta1 = 0.9f, float beta2 = 0.999f, float epsilon = 1e-8f);
+// Adam with decoupled weight decay: each step also subtracts lr * weight_decay * var.
+Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float beta1 = 0.9f, float beta2 = 0.999f,
+                float epsilon = 1e-8f);
+
+}  // namespace vkp::graph

@@ -1,0 +1,129 @@
+#include "vkpack/engine/graph/session.h"
+
+#include <bit>
+#include <cstring>
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/device.h"
+
+namespace vkp::graph {
+namespace {
+
+// Words of the scalar buffer: run counter, global step, then hyperparameters.
+constexpr std::uint32_t kScalarWords = 256;
+
+std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                        const std::vector<Tensor>& targets) {
+  std::string key;
+  for (const FeedSpec& f : feeds) key += "f" + std::to_string(f.placeholder.id()) + to_string(f.type);
+  for (const Tensor& t : fetches) key += "o" + std::to_string(t.id());
+  for (const Tensor& t : targets) key += "t" + std::to_string(t.id());
+  return key;
+}
+
+}  // namespace
+
+Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
+    : graph_(&graph),
+      device_(&device),
+      options_(options),
+      variables_(device, graph.seed()),
+      scalar_arena_(device, vk::MemoryUse::upload, "scalars", kScalarWords * 4) {
+  scalars_ = scalar_arena_.allocate(kScalarWords * 4, "scalars");
+  std::memset(scalars_.host, 0, kScalarWords * 4);
+}
+
+Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                          const std::vector<Tensor>& targets) {
+  const std::string key = program_key(feeds, fetches, targets);
+  auto& slot = programs_[key];
+  if (!slot) {
+    try {
+      slot = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
+                     {"program " + std::to_string(programs_.size()), options_.timestamps});
+    } catch (...) {
+      programs_.erase(key);
+      throw;
+    }
+  }
+  return *slot;
+}
+
+void Session::run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs) {
+  sync_hyperparameters();
+  write_word(Graph::kRunWord, static_cast<std::uint32_t>(runs_));
+  write_word(Graph::kStepWord, static_cast<std::uint32_t>(global_step_));
+  program.run(feeds, outputs);
+  ++runs_;
+  if (program.updates_variables()) ++global_step_;
+}
+
+std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& fetches,
+                                const std::vector<Tensor>& targets) {
+  std::vector<FeedSpec> specs;
+  std::vector<Array> values;
+  for (const auto& [tensor, value] : feeds) {
+    specs.push_back({tensor, {value.dtype(), value.shape().dims()}});
+    values.push_back(value);
+  }
+  std::vector<Array> outputs;
+  run_program(program(specs, fetches, targets), values, outputs);
+  return outputs;
+}
+
+std::uint32_t Session::word_of(const std::string& name) const {
+  const auto& hyper = graph_->hyperparameters();
+  for (std::size_t i = 0; i < hyper.size(); ++i)
+    if (hyper[i].first == name) return Graph::kFirstHyperparameterWord + static_cast<std::uint32_t>(i);
+  std::string known;
+  for (const auto& [n, v] : hyper) known += (known.empty() ? "" : ", ") + n;
+  throw Error(ErrorCode::not_found, "no hyperparameter named '" + name + "' (the graph has: " +
+                                        (known.empty() ? "none" : known) + ")");
+}
+
+void Session::sync_hyperparameters() {
+  const auto& hyper = graph_->hyperparameters();
+  if (Graph::kFirstHyperparameterWord + hyper.size() > kScalarWords)
+    throw Error(ErrorCode::unsupported, "more hyperparameters than the scalar buffer holds");
+  for (; hyperparameters_written_ < hyper.size(); ++hyperparameters_written_)
+    write_word(Graph::kFirstHyperparameterWord + static_cast<std::uint32_t>(hyperparameters_written_),
+               std::bit_cast<std::uint32_t>(hyper[hyperparameters_written_].second));
+}
+
+void Session::set_hyperparameter(const std::string& name, float value) {
+  sync_hyperparameters();
+  write_word(word_of(name), std::bit_cast<std::uint32_t>(value));
+}
+
+float Session::hyperparameter(const std::string& name) {
+  sync_hyperparameters();
+  return std::bit_cast<float>(read_word(word_of(name)));
+}
+
+void Session::write_word(std::uint32_t word, std::uint32_t bits) {
+  std::memcpy(scalars_.host + 4 * word, &bits, 4);
+}
+
+std::uint32_t Session::read_word(std::uint32_t word) const {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, scalars_.host + 4 * word, 4);
+  return bits;
+}
+
+void Session::ensure_variable(const std::string& name) {
+  const Tensor v = graph_->find_variable(name);
+  if (!v.valid()) throw Error(ErrorCode::not_found, "the graph has no variable named " + name);
+  variables_.storage(v.node());
+}
+
+Array Session::variable(const std::string& name) {
+  ensure_variable(name);
+  return variables_.read(name);
+}
+
+void Session::set_variable(const std::string& name, const Array& value) {
+  ensure_variable(name);
+  variables_.write(name, value);
+}
+
+}  // namespace vkp::graph

@@ -1,0 +1,84 @@
+// Session: runs a graph on one device. It owns the variables' device storage, the
+// scalar buffer (run counter, global step, hyperparameters) and the programs compiled so
+// far, cached by (feeds and their shapes, fetches, targets).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vkpack/core/array.h"
+#include "vkpack/engine/graph/graph.h"
+#include "vkpack/engine/graph/program.h"
+#include "vkpack/engine/graph/variable_store.h"
+
+namespace vkp::vk {
+class Device;
+}
+
+namespace vkp::graph {
+
+using Feeds = std::vector<std::pair<Tensor, Array>>;
+
+struct SessionOptions {
+  bool timestamps = false;  // compile programs with per-kernel timing
+};
+
+class Session {
+ public:
+  Session(Graph& graph, vk::Device& device, SessionOptions options = {});
+
+  // Computes `fetches` and runs `targets` with `feeds`, compiling a program the first
+  // time this combination (with these feed shapes) is run.
+  std::vector<Array> run(const Feeds& feeds, const std::vector<Tensor>& fetches,
+                         const std::vector<Tensor>& targets = {});
+
+  // The program for these feeds (placeholders and the shapes to be fed), fetches and
+  // targets; with run_program, a loop that allocates nothing per step.
+  Program& program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                   const std::vector<Tensor>& targets = {});
+  // Writes the run counter and global step, runs, and advances them (the global step
+  // only when the program updates variables).
+  void run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs);
+  std::size_t program_count() const { return programs_.size(); }
+
+  // By name (see Graph::hyperparameter); Error(not_found) for unknown names. A
+  // hyperparameter starts at the value the graph gave it.
+  void set_hyperparameter(const std::string& name, float value);
+  float hyperparameter(const std::string& name);
+  std::uint64_t global_step() const { return global_step_; }
+  void set_global_step(std::uint64_t step) { global_step_ = step; }
+  std::uint64_t run_count() const { return runs_; }
+
+  // Variable values by name; variables get storage (and their initial value) the first
+  // time a program uses them, or here.
+  Array variable(const std::string& name);
+  void set_variable(const std::string& name, const Array& value);
+  VariableStore& variables() { return variables_; }
+
+  Graph& graph() { return *graph_; }
+  vk::Device& device() { return *device_; }
+
+ private:
+  // Writes the initial values of hyperparameters the graph made since the last call.
+  void sync_hyperparameters();
+  std::uint32_t word_of(const std::string& name) const;
+  void write_word(std::uint32_t word, std::uint32_t bits);
+  std::uint32_t read_word(std::uint32_t word) const;
+  void ensure_variable(const std::string& name);
+
+  Graph* graph_;
+  vk::Device* device_;
+  SessionOptions options_;
+  VariableStore variables_;
+  vk::Arena scalar_arena_;
+  vk::BufferSlice scalars_;
+  std::uint64_t global_step_ = 0;
+  std::uint64_t runs_ = 0;
+  std::size_t hyperparameters_written_ = 0;
+  std::map<std::string, std::unique_ptr<Program>> programs_;
+};
+
+}  // namespace vkp::graph

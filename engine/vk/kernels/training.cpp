@@ -1,0 +1,36 @@
+#include "vkpack/engine/vk/kernels/training.h"
+
+#include <fmt/format.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/shaders/embedded.h"
+
+namespace vkp::vk {
+
+void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t key, std::uint64_t seed,
+             const BufferSlice& x, const BufferSlice& scalars, const BufferSlice& y) {
+  if (!(rate >= 0.0f && rate < 1.0f))
+    throw Error(ErrorCode::invalid_argument, fmt::format("dropout: rate {} is outside [0, 1)", rate));
+  if (n > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("dropout: {} elements exceed 2^32", n));
+  require_elements(x, n, "dropout", "x");
+  require_elements(y, n, "dropout", "y");
+  const DropoutPush push{static_cast<std::uint32_t>(n), rate, 1.0f / (1.0f - rate), key,
+                         static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  Device& device = recording.device();
+  recording.dispatch(device.kernel(shaders::dropout), {x, scalars, y}, push, grid_1d((n + 63) / 64, device), "dropout");
+}
+
+void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
+                      const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
+                      const BufferSlice& scalars) {
+  require_elements(var, push.n, "optimizer", "variable");
+  require_elements(grad, push.n, "optimizer", "gradient");
+  if (rule != UpdateRule::sgd) require_elements(slot1, push.n, "optimizer", "slot");
+  if (rule == UpdateRule::adam || rule == UpdateRule::adamw) require_elements(slot2, push.n, "optimizer", "slot");
+  Device& device = recording.device();
+  const Kernel& kernel = device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}});
+  recording.dispatch(kernel, {var, grad, slot1, slot2, scalars}, push, grid_1d((push.n + 63) / 64, device),
+                     "optimizer");
+}
+
+}  // namespace vkp::vk

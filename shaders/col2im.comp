@@ -1,0 +1,40 @@
+#version 450
+// col2im: the adjoint of im2col, summing every patch entry back onto the input pixel
+// it came from (the input gradient of a convolution). One invocation per input element
+// gathers over the windows that cover it in a fixed order: deterministic, no atomics.
+//   dx[b][y][x][ch] = sum over (i, j) with oy = (y + pad_top - i * dilation_h) / stride_h
+//                     integral and in [0, oh) (likewise ox) of col[r(b, oy, ox)][g][(i*kw+j)*cg + ch']
+// Launch: (ceil(N*H*W*C / 64), 1, 1) over a 2-D grid (common.glsl).
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "conv.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(std430, binding = 0) readonly buffer Col { float col[]; };
+layout(std430, binding = 1) writeonly buffer Dx { float dx[]; };
+
+void main() {
+  const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  if (index >= p.n * p.h * p.w * p.c) return;
+  const uint cg = p.c / p.groups;
+  const uint k = p.kh * p.kw * cg;
+  const uint ch = index % p.c, xx = (index / p.c) % p.w, y = (index / (p.c * p.w)) % p.h, b = index / (p.c * p.w * p.h);
+  const uint g = ch / cg, chg = ch % cg;
+  float sum = 0.0;
+  for (uint i = 0; i < p.kh; ++i) {
+    const int ty = int(y + p.pad_top) - int(i * p.dilation_h);
+    if (ty < 0 || ty % int(p.stride_h) != 0) continue;
+    const uint oy = uint(ty) / p.stride_h;
+    if (oy >= p.oh) continue;
+    for (uint j = 0; j < p.kw; ++j) {
+      const int tx = int(xx + p.pad_left) - int(j * p.dilation_w);
+      if (tx < 0 || tx % int(p.stride_w) != 0) continue;
+      const uint ox = uint(tx) / p.stride_w;
+      if (ox >= p.ow) continue;
+      const uint row = (b * p.oh + oy) * p.ow + ox;
+      sum += col[row * p.groups * k + g * k + (i * p.kw + j) * cg + chg];
+    }
+  }
+  dx[index] = sum;
+}

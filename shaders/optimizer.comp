@@ -1,0 +1,56 @@
+#version 450
+// optimizer: one fused, in-place update of a variable from its gradient. kKind
+// (vkp::graph::OptimizerKind): 0 sgd, 1 momentum, 2 nesterov, 3 adam, 4 adamw.
+// Hyperparameters are read from the scalar buffer at the word offsets in the push
+// constants, so they change between steps without re-recording; word 1 is the global
+// step t (Adam corrects its bias with t + 1).
+//   sgd       v -= lr g
+//   momentum  m = mu m + g;  v -= lr m                 (TensorFlow's MomentumOptimizer)
+//   nesterov  m = mu m + g;  v -= lr (g + mu m)
+//   adam      m = b1 m + (1-b1) g;  s = b2 s + (1-b2) g^2;
+//             v -= lr sqrt(1 - b2^(t+1)) / (1 - b1^(t+1)) m / (sqrt(s) + eps)
+//   adamw     adam, then v -= lr wd v_old (decoupled weight decay)
+// Push constants mirror vkp::vk::OptimizerPush.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint kKind = 0;
+
+layout(std430, binding = 0) buffer Var { float v[]; };
+layout(std430, binding = 1) readonly buffer Grad { float g[]; };
+layout(std430, binding = 2) buffer Slot1 { float m[]; };  // momentum / adam's first moment
+layout(std430, binding = 3) buffer Slot2 { float s[]; };  // adam's second moment
+layout(std430, binding = 4) readonly buffer Scalars { uint scalars[]; };
+layout(push_constant) uniform Push {
+  uint n;
+  uint lr, momentum, beta2, epsilon, weight_decay;  // word offsets in the scalar buffer
+} p;
+
+float word(uint at) { return uintBitsToFloat(scalars[at]); }
+
+void main() {
+  const uint i = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  if (i >= p.n) return;
+  const float lr = word(p.lr), grad = g[i];
+  if (kKind == 0) {
+    v[i] -= lr * grad;
+  } else if (kKind <= 2) {
+    const float mu = word(p.momentum);
+    const float acc = mu * m[i] + grad;
+    m[i] = acc;
+    v[i] -= lr * (kKind == 2 ? grad + mu * acc : acc);
+  } else {
+    const float b1 = word(p.momentum), b2 = word(p.beta2), eps = word(p.epsilon);
+    const float t = float(scalars[1] + 1u);
+    const float m1 = b1 * m[i] + (1.0 - b1) * grad;
+    const float m2 = b2 * s[i] + (1.0 - b2) * grad * grad;
+    m[i] = m1;
+    s[i] = m2;
+    const float step = lr * sqrt(1.0 - pow(b2, t)) / (1.0 - pow(b1, t));
+    const float old = v[i];
+    float updated = old - step * m1 / (sqrt(m2) + eps);
+    if (kKind == 4) updated -= lr * word(p.weight_decay) * old;
+    v[i] = updated;
+  }
+}

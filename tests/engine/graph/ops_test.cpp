@@ -1,0 +1,190 @@
+// Every op: forward on the device against the reference, its gradient rule against
+// finite differences, the device gradients against the reference gradients (op_check.h).
+// Shapes are awkward on purpose (odd extents, not tile multiples).
+#include <gtest/gtest.h>
+
+#include "op_check.h"
+#include "vkpack/engine/graph/ops.h"
+
+namespace vkp::test {
+namespace {
+
+using namespace vkp::graph;
+using graph::f32;
+using graph::i32;
+
+using Inputs = std::vector<Tensor>;
+
+TEST(Ops, UnaryFunctions) {
+  const std::pair<std::string, std::function<Tensor(Tensor)>> fns[] = {
+      {"relu", [](Tensor x) { return relu(x); }},
+      {"leaky_relu", [](Tensor x) { return leaky_relu(x, 0.1f); }},
+      {"elu", [](Tensor x) { return elu(x, 0.7f); }},
+      {"sigmoid", [](Tensor x) { return sigmoid(x); }},
+      {"tanh", [](Tensor x) { return graph::tanh(x); }},
+      {"exp", [](Tensor x) { return graph::exp(x); }},
+      {"neg", [](Tensor x) { return neg(x); }},
+      {"abs", [](Tensor x) { return graph::abs(x); }},
+      {"square", [](Tensor x) { return square(x); }},
+  };
+  for (const auto& [name, fn] : fns)
+    check_op({.name = name, .inputs = {f32({7, 13})}, .build = [fn = fn](Inputs& in) { return fn(in[0]); }});
+  // Positive inputs for log, sqrt, rsqrt.
+  check_op({.name = "log", .inputs = {f32({65})}, .build = [](Inputs& in) { return graph::log(in[0]); }, .low = 0.5f});
+  check_op({.name = "sqrt", .inputs = {f32({65})}, .build = [](Inputs& in) { return graph::sqrt(in[0]); }, .low = 0.5f});
+  check_op({.name = "rsqrt", .inputs = {f32({65})}, .build = [](Inputs& in) { return rsqrt(in[0]); }, .low = 0.5f});
+}
+
+TEST(Ops, BinaryOperatorsBroadcast) {
+  const std::pair<std::string, std::function<Tensor(Tensor, Tensor)>> fns[] = {
+      {"add", [](Tensor a, Tensor b) { return a + b; }},
+      {"sub", [](Tensor a, Tensor b) { return a - b; }},
+      {"mul", [](Tensor a, Tensor b) { return a * b; }},
+      {"maximum", [](Tensor a, Tensor b) { return maximum(a, b); }},
+      {"minimum", [](Tensor a, Tensor b) { return minimum(a, b); }},
+  };
+  for (const auto& [name, fn] : fns)
+    check_op({.name = name, .inputs = {f32({5, 1, 7}), f32({3, 1})}, .build = [fn = fn](Inputs& in) { return fn(in[0], in[1]); }});
+  check_op({.name = "div",
+            .inputs = {f32({4, 9}), f32({9})},
+            .build = [](Inputs& in) { return in[0] / in[1]; },
+            .low = 0.5f,
+            .high = 2.0f});
+  check_op({.name = "pow",
+            .inputs = {f32({6, 5}), f32({6, 1})},
+            .build = [](Inputs& in) { return graph::pow(in[0], in[1]); },
+            .low = 0.5f,
+            .high = 2.0f,
+            .backward_tolerance = 1e-3});
+  check_op({.name = "bias_add", .inputs = {f32({3, 5, 7}), f32({7})}, .build = [](Inputs& in) { return bias_add(in[0], in[1]); }});
+  check_op({.name = "scalar constant",
+            .inputs = {f32({33})},
+            .build = [](Inputs& in) { return (in[0] * 3.0f) + 0.5f; }});
+  check_op({.name = "sigmoid_cross_entropy",
+            .inputs = {f32({4, 7}), f32({4, 7})},
+            .build = [](Inputs& in) { return sigmoid_cross_entropy(in[0], sigmoid(in[1])); }});
+}
+
+TEST(Ops, Matmul) {
+  check_op({.name = "plain", .inputs = {f32({7, 13}), f32({13, 5})}, .build = [](Inputs& in) { return matmul(in[0], in[1]); }});
+  check_op({.name = "transposed a",
+            .inputs = {f32({13, 7}), f32({13, 5})},
+            .build = [](Inputs& in) { return matmul(in[0], in[1], true, false); }});
+  check_op({.name = "transposed b",
+            .inputs = {f32({7, 13}), f32({5, 13})},
+            .build = [](Inputs& in) { return matmul(in[0], in[1], false, true); }});
+  check_op({.name = "both transposed",
+            .inputs = {f32({13, 7}), f32({5, 13})},
+            .build = [](Inputs& in) { return matmul(in[0], in[1], true, true); }});
+  check_op({.name = "batched",
+            .inputs = {f32({3, 4, 6}), f32({3, 6, 5})},
+            .build = [](Inputs& in) { return matmul(in[0], in[1]); }});
+  check_op({.name = "batched with a shared operand",
+            .inputs = {f32({3, 4, 6}), f32({6, 5})},
+            .build = [](Inputs& in) { return matmul(in[0], in[1]); }});
+}
+
+TEST(Ops, Reductions) {
+  check_op({.name = "sum all", .inputs = {f32({5, 7, 3})}, .build = [](Inputs& in) { return reduce_sum(in[0]); }});
+  check_op({.name = "sum axis", .inputs = {f32({5, 7, 3})}, .build = [](Inputs& in) { return reduce_sum(in[0], {1}); }});
+  check_op({.name = "mean axes keep",
+            .inputs = {f32({5, 7, 3})},
+            .build = [](Inputs& in) { return reduce_mean(in[0], {0, 1}, true); }});
+  check_op({.name = "mean separated axes",
+            .inputs = {f32({5, 7, 3})},
+            .build = [](Inputs& in) { return reduce_mean(in[0], {0, 2}); }});
+  check_op({.name = "max axis", .inputs = {f32({5, 7, 3})}, .build = [](Inputs& in) { return reduce_max(in[0], {-1}); }});
+  check_op({.name = "l2_loss", .inputs = {f32({9, 4})}, .build = [](Inputs& in) { return l2_loss(in[0]); }});
+  check_op({.name = "argmax",
+            .inputs = {f32({6, 11})},
+            .build = [](Inputs& in) { return cast(argmax(in[0], 1), DType::f32); },
+            .check_gradients = false});
+}
+
+TEST(Ops, Shapes) {
+  check_op({.name = "reshape", .inputs = {f32({6, 10})}, .build = [](Inputs& in) { return square(reshape(in[0], {3, -1, 5})); }});
+  check_op({.name = "flatten", .inputs = {f32({2, 3, 5})}, .build = [](Inputs& in) { return flatten(in[0]) * 2.0f; }});
+  check_op({.name = "slice", .inputs = {f32({7, 9})}, .build = [](Inputs& in) { return slice(in[0], {2, 1}, {4, -1}); }});
+  check_op({.name = "concat middle axis",
+            .inputs = {f32({2, 3, 4}), f32({2, 5, 4})},
+            .build = [](Inputs& in) { return concat({in[0], in[1]}, 1); }});
+  check_op({.name = "transpose", .inputs = {f32({3, 4, 5})}, .build = [](Inputs& in) { return transpose(in[0], {2, 0, 1}); }});
+  check_op({.name = "broadcast_to", .inputs = {f32({3, 1})}, .build = [](Inputs& in) { return broadcast_to(in[0], {2, 3, 5}); }});
+  check_op({.name = "pad", .inputs = {f32({3, 4})}, .build = [](Inputs& in) { return pad(in[0], {1, 0}, {2, 3}); }});
+  check_op({.name = "identity", .inputs = {f32({9})}, .build = [](Inputs& in) { return identity(in[0]) * in[0]; }});
+  check_op({.name = "cast to i32 and back",
+            .inputs = {f32({17})},
+            .build = [](Inputs& in) { return cast(cast(in[0] * 10.0f, DType::i32), DType::f32); },
+            .check_gradients = false});
+}
+
+TEST(Ops, Convolutions) {
+  check_op({.name = "conv2d same stride 1",
+            .inputs = {f32({2, 7, 6, 3}), f32({3, 3, 3, 5})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1]); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d valid stride 2",
+            .inputs = {f32({2, 9, 8, 2}), f32({3, 2, 2, 4})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1], {.strides = {2, 2}, .padding = Padding::valid}); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d dilated",
+            .inputs = {f32({1, 9, 9, 2}), f32({3, 3, 2, 3})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1], {.dilations = {2, 2}}); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d grouped",
+            .inputs = {f32({2, 5, 5, 4}), f32({3, 3, 2, 6})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1], {.groups = 2}); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d pointwise",
+            .inputs = {f32({2, 5, 3, 7}), f32({1, 1, 7, 4})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1]); }});
+  check_op({.name = "conv2d_transpose same stride 2",
+            .inputs = {f32({2, 4, 3, 3}), f32({3, 3, 5, 3})},
+            .build = [](Inputs& in) { return conv2d_transpose(in[0], in[1], {.strides = {2, 2}}); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d_transpose valid",
+            .inputs = {f32({1, 3, 4, 2}), f32({2, 3, 3, 2})},
+            .build = [](Inputs& in) {
+              return conv2d_transpose(in[0], in[1], {.strides = {2, 1}, .padding = Padding::valid});
+            },
+            .backward_tolerance = 2e-4});
+}
+
+TEST(Ops, Pooling) {
+  check_op({.name = "max_pool valid",
+            .inputs = {f32({2, 7, 6, 3})},
+            .build = [](Inputs& in) { return max_pool(in[0], {2, 2}, {2, 2}); }});
+  check_op({.name = "max_pool same overlapping",
+            .inputs = {f32({1, 7, 7, 2})},
+            .build = [](Inputs& in) { return max_pool(in[0], {3, 3}, {2, 2}, Padding::same); }});
+  check_op({.name = "avg_pool same",
+            .inputs = {f32({2, 5, 7, 3})},
+            .build = [](Inputs& in) { return avg_pool(in[0], {3, 2}, {2, 2}, Padding::same); }});
+  check_op({.name = "global_avg_pool", .inputs = {f32({3, 5, 4, 6})}, .build = [](Inputs& in) { return global_avg_pool(in[0]); }});
+}
+
+TEST(Ops, Classification) {
+  check_op({.name = "softmax", .inputs = {f32({5, 11})}, .build = [](Inputs& in) { return softmax(in[0]); }});
+  check_op({.name = "log_softmax", .inputs = {f32({3, 4, 7})}, .build = [](Inputs& in) { return log_softmax(in[0]); }});
+  check_op({.name = "sparse_softmax_cross_entropy",
+            .inputs = {f32({9, 10}), i32({9})},
+            .build = [](Inputs& in) { return sparse_softmax_cross_entropy(in[0], in[1]); },
+            .label_range = 10});
+  check_op({.name = "in_top_k 3",
+            .inputs = {f32({33, 10}), i32({33})},
+            .build = [](Inputs& in) { return in_top_k(in[0], in[1], 3); },
+            .label_range = 10,
+            .check_gradients = false});
+  check_op({.name = "accuracy",
+            .inputs = {f32({33, 10}), i32({33})},
+            .build = [](Inputs& in) { return accuracy(in[0], in[1]); },
+            .label_range = 10,
+            .check_gradients = false});
+}
+
+TEST(Ops, DropoutReappliesItsMaskInTheGradient) {
+  check_op({.name = "dropout", .inputs = {f32({31, 17})}, .build = [](Inputs& in) { return dropout(in[0], 0.3f); }});
+}
+
+}  // namespace
+}  // namespace vkp::test
