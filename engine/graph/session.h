@@ -57,6 +57,8 @@ class Session {
   Array variable(const std::string& name);
   void set_variable(const std::string& name, const Array& value);
   VariableStore& variables() { return variables_; }
+  // The scalar buffer programs of this session read (for compile()).
+  const vk::BufferSlice& scalars() const { return scalars_; }
 
   Graph& graph() { return *graph_; }
   vk::Device& device() { return *device_; }

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "op_check.h"
+#include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/variables.h"
 
 namespace vkp::test {
 namespace {
@@ -184,6 +187,50 @@ TEST(Ops, Classification) {
 
 TEST(Ops, DropoutReappliesItsMaskInTheGradient) {
   check_op({.name = "dropout", .inputs = {f32({31, 17})}, .build = [](Inputs& in) { return dropout(in[0], 0.3f); }});
+}
+
+
+TEST(Ops, BatchNormTrainingUsesBatchStatistics) {
+  check_op({.name = "BatchNorm training",
+            .inputs = {f32({4, 3, 5, 6})},
+            .build = [](Inputs& in) { return BatchNorm("bn", in[0]) * 1.5f; },
+            .forward_tolerance = 1e-4,
+            .gradient_tolerance = 1e-4,
+            .backward_tolerance = 1e-3});
+}
+
+TEST(Ops, BatchNormInferenceUsesMovingAverages) {
+  check_op({.name = "BatchNorm inference",
+            .inputs = {f32({7, 6})},
+            .build = [](Inputs& in) {
+              TowerContext inference(in[0].graph(), "", 0, false);
+              return BatchNorm("bn", in[0], {.epsilon = 0.5f});
+            }});
+}
+
+TEST(Ops, RegularizeCostSumsMatchingVariables) {
+  check_op({.name = "regularize_cost",
+            .inputs = {f32({3, 4})},
+            .build = [](Inputs& in) {
+              const Tensor y = FullyConnected("fc", in[0], 5, {.bias_initializer = constant(0.3f)});
+              return y * 0.0f + regularize_cost(in[0].graph(), ".*/W", l2_regularizer(0.5f)) +
+                     regularize_cost(in[0].graph(), "fc/b", l2_regularizer(2.0f));
+            },
+            .check_gradients = false});
+}
+
+TEST(Ops, GradientProcessorsClipAndScale) {
+  check_op({.name = "clip_by_global_norm",
+            .inputs = {f32({6}), f32({4})},
+            .build = [](Inputs& in) {
+              Graph& g = in[0].graph();
+              const Tensor a = get_variable(g, "a", {6}, constant(2.0f)), b = get_variable(g, "b", {4}, constant(-1.0f));
+              const Tensor cost = reduce_sum(mul(a, in[0])) + reduce_sum(mul(b, in[1]));
+              std::vector<GradAndVar> pairs = {{gradients(cost, {a})[0], a}, {gradients(cost, {b})[0], b}};
+              pairs = scale_gradients(clip_by_global_norm(pairs, 0.5f), "b", 3.0f);
+              return concat({pairs[0].first, pairs[1].first}, 0);
+            },
+            .check_gradients = false});
 }
 
 }  // namespace
