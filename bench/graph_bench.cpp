@@ -5,8 +5,10 @@
 //   2. training throughput (samples/s) at batch 128 of an MLP 784-256-256-10 against
 //      the same step written by hand with Eigen on the host, and of a small convnet,
 //      with the share of device time per kernel family (timestamps).
-// Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N]
+// Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N] [--top=N]
 #include <Eigen/Core>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -41,54 +43,84 @@ Array random_array(DType dtype, Shape shape, std::uint64_t seed, std::int64_t cl
 
 // --- 1. host overhead ---
 
-void host_overhead(int steps) {
-  Graph g(1);
-  const Tensor x = placeholder(g, "x", f32({1, 4}));
-  const Tensor labels = placeholder(g, "labels", i32({1}));
-  const Tensor logits = FullyConnected("fc", x, 4);
-  const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(logits, labels));
-  const std::vector<Tensor> train = sgd(g, 0.01f).minimize(loss);
-  Session session(g, device());
-  const std::vector<FeedSpec> specs = {{x, f32({1, 4})}, {labels, i32({1})}};
-  const std::vector<Array> feeds = {random_array(DType::f32, Shape{1, 4}, 1), random_array(DType::i32, Shape{1}, 2, 4)};
-  std::vector<Array> out;
-  Program& program = session.program(specs, {loss}, train);
-  for (int i = 0; i < 20; ++i) session.run_program(program, feeds, out);
-  auto start = Clock::now();
-  for (int i = 0; i < steps; ++i) session.run_program(program, feeds, out);
-  const double replay = seconds_since(start) / steps;
+struct Cost {
+  double wall = 0;  // seconds per call
+  double cpu = 0;   // seconds of this thread's CPU per call: the host's own work, not the
+                    // wait for the device (a blocking wait uses no CPU)
+};
 
-  // The same number of dispatches, recorded anew every step (a fresh command buffer and
-  // descriptor sets), then submitted and waited for: what a framework that does not
-  // keep recordings pays per step on top of the replay.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Cost per call of fn, after a warm-up.
+template <class Fn>
+Cost per_call(int calls, Fn&& fn) {
+  for (int i = 0; i < std::min(calls, 20); ++i) fn();
+  const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  for (int i = 0; i < calls; ++i) fn();
+  return {seconds_since(start) / calls, (thread_cpu_seconds() - cpu_start) / calls};
+}
+
+void host_overhead(int steps) {
+  // An almost empty graph: y = x + 1 on 4 floats, one dispatch.
+  Graph g(1);
+  const Tensor x = placeholder(g, "x", f32({4}));
+  const Tensor y = x + 1.0f;
+  Session session(g, device());
+  const std::vector<FeedSpec> specs = {{x, f32({4})}};
+  const std::vector<Array> feeds = {random_array(DType::f32, Shape{4}, 1)};
+  std::vector<Array> out;
+  Program& program = session.program(specs, {y});
+  const Cost replay = per_call(steps, [&] { session.run_program(program, feeds, out); });
+
+  // The same dispatch recorded anew every step (command buffer, descriptor set), fed,
+  // submitted, waited for and read back through the same mapped memory.
   vk::Arena arena(device(), vk::MemoryUse::device, "rerecord");
-  const vk::BufferSlice a = arena.allocate(64, "a"), b = arena.allocate(64, "b");
-  const std::size_t dispatches = program.dispatch_count();
-  auto record_and_run = [&] {
+  const vk::BufferSlice in = arena.allocate(16, "x"), result = arena.allocate(16, "y");
+  const Cost rerecord = per_call(steps, [&] {
+    std::memcpy(in.host, feeds[0].bytes().data(), 16);
     vk::Recording recording(device());
-    for (std::size_t i = 0; i < dispatches; ++i) vk::binary_scalar(recording, vk::BinaryOp::add, 16, i % 2 ? a : b, 1.0f, i % 2 ? b : a);
+    vk::binary_scalar(recording, vk::BinaryOp::add, 4, in, 1.0f, result);
     recording.finish();
     recording.run();
+    std::memcpy(out[0].bytes().data(), result.host, 16);
+  });
+  const Cost compiled = per_call(std::max(1, steps / 10), [&] {
+    auto fresh = compile(g, specs, {y}, {}, device(), session.variables(), session.scalars(), {"fresh"});
+    fresh->run(feeds, out);
+  });
+
+  // A tiny training step (FC 4 -> 4, softmax cross entropy, SGD), for scale.
+  Graph tg(2);
+  const Tensor tx = placeholder(tg, "x", f32({1, 4}));
+  const Tensor labels = placeholder(tg, "labels", i32({1}));
+  const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc", tx, 4), labels));
+  const std::vector<Tensor> train = sgd(tg, 0.01f).minimize(loss);
+  Session train_session(tg, device());
+  const std::vector<Array> train_feeds = {random_array(DType::f32, Shape{1, 4}, 1), random_array(DType::i32, Shape{1}, 2, 4)};
+  Program& step = train_session.program({{tx, f32({1, 4})}, {labels, i32({1})}}, {loss}, train);
+  const Cost train_replay = per_call(steps, [&] { train_session.run_program(step, train_feeds, out); });
+  const Cost train_compiled = per_call(std::max(1, steps / 10), [&] {
+    auto fresh = compile(tg, {{tx, f32({1, 4})}, {labels, i32({1})}}, {loss}, train, device(), train_session.variables(),
+                         train_session.scalars(), {"fresh"});
+    fresh->run(train_feeds, out);
+  });
+
+  std::printf("host overhead per step (%d steps): wall time, and this thread's CPU time\n", steps);
+  std::printf("  %-52s %8s %8s %s\n", "", "wall us", "cpu us", "cpu vs replay");
+  auto row = [&](const char* what, const Cost& c) {
+    std::printf("  %-52s %8.1f %8.1f %6.1fx\n", what, c.wall * 1e6, c.cpu * 1e6, c.cpu / replay.cpu);
   };
-  for (int i = 0; i < 20; ++i) record_and_run();
-  start = Clock::now();
-  for (int i = 0; i < steps; ++i) record_and_run();
-  const double rerecord = seconds_since(start) / steps;
-
-  const int compile_steps = std::max(1, steps / 20);
-  start = Clock::now();
-  for (int i = 0; i < compile_steps; ++i) {
-    auto fresh = compile(g, specs, {loss}, train, device(), session.variables(), session.scalars(), {"fresh"});
-    (void)fresh;
-  }
-  const double compile_time = seconds_since(start) / compile_steps;
-
-  std::printf("host overhead of a tiny training step (%zu dispatches), %d steps\n", dispatches, steps);
-  std::printf("  %-44s %10.1f us\n", "replay a recorded program (feed+submit+wait+fetch)", replay * 1e6);
-  std::printf("  %-44s %10.1f us   replay is %.1fx cheaper\n", "record the same dispatches again, then run", rerecord * 1e6,
-              rerecord / replay);
-  std::printf("  %-44s %10.1f us   replay is %.0fx cheaper\n\n", "compile the program (plan, allocate, record)",
-              compile_time * 1e6, compile_time / replay);
+  row("y = x + 1 replayed (feed, submit, wait, fetch)", replay);
+  row("y = x + 1 recorded again every step", rerecord);
+  row("y = x + 1 compiled every step (plan, allocate, record)", compiled);
+  row("tiny training step (FC 4x4, xent, SGD) replayed", train_replay);
+  row("tiny training step compiled and recorded every step", train_compiled);
+  std::printf("  (the training step has %zu dispatches)\n\n", step.dispatch_count());
 }
 
 // --- 2. throughput ---
@@ -97,7 +129,10 @@ struct StepStats {
   double step_seconds = 0;
   double device_seconds = 0;
   std::map<std::string, double> family_seconds;
+  std::vector<std::pair<double, std::string>> slowest;  // (seconds, "index label") of the last step
 };
+
+int g_top = 0;  // --top=N: also list the N slowest dispatches
 
 std::string family_of(const std::string& label) {
   static const std::map<std::string, std::string> families = {
@@ -122,6 +157,10 @@ StepStats measure(Session& session, Program& program, const std::vector<Array>& 
     }
   }
   s.step_seconds = seconds_since(start) / steps;
+  const std::vector<vk::KernelTime> last = program.kernel_times();
+  for (std::size_t i = 0; i < last.size(); ++i)
+    s.slowest.emplace_back(last[i].ns * 1e-9, "#" + std::to_string(i) + " " + last[i].label);
+  std::sort(s.slowest.rbegin(), s.slowest.rend());
   return s;
 }
 
@@ -133,6 +172,9 @@ void print_stats(const char* name, int batch, const StepStats& s, double flops_p
   std::sort(rows.rbegin(), rows.rend());
   for (const auto& [seconds, family] : rows)
     std::printf("  %-16s %5.1f%%  %8.2f ms\n", family.c_str(), 100 * seconds / s.device_seconds, seconds * 1e3);
+  for (int i = 0; i < g_top && i < static_cast<int>(s.slowest.size()); ++i)
+    std::printf("    slowest %-24s %8.2f ms\n", s.slowest[static_cast<std::size_t>(i)].second.c_str(),
+                s.slowest[static_cast<std::size_t>(i)].first * 1e3);
 }
 
 // The MLP step by hand on the host: forward, softmax cross entropy, backward, SGD.
@@ -221,6 +263,7 @@ int main(int argc, char** argv) {
   int steps = 20;
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::atoi(argv[i] + 8);
+    else if (std::strncmp(argv[i], "--top=", 6) == 0) vkp::bench::g_top = std::atoi(argv[i] + 6);
   vkp::bench::open_device(&argc, argv);
   std::printf("device: %s\n\n", vkp::bench::device().label().c_str());
   vkp::bench::host_overhead(std::max(steps * 50, 200));

@@ -1,27 +1,33 @@
 #version 450
 // col2im: the adjoint of im2col, summing every patch entry back onto the input pixel
 // it came from (the input gradient of a convolution). One invocation per input element
-// gathers over the windows that cover it in a fixed order: deterministic, no atomics.
+// (kWidth channels of one pixel: 4 when cg % 4 == 0) gathers over the windows that cover
+// it in a fixed order: deterministic, no atomics.
 //   dx[b][y][x][ch] = sum over (i, j) with oy = (y + pad_top - i * dilation_h) / stride_h
 //                     integral and in [0, oh) (likewise ox) of col[r(b, oy, ox)][g][(i*kw+j)*cg + ch']
-// Launch: (ceil(N*H*W*C / 64), 1, 1) over a 2-D grid (common.glsl).
+// Launch: 1-D over N*H*W*C / kWidth items.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "conv.glsl"
 
 layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
 
 layout(std430, binding = 0) readonly buffer Col { float col[]; };
+layout(std430, binding = 0) readonly buffer Col4 { vec4 col4[]; };
 layout(std430, binding = 1) writeonly buffer Dx { float dx[]; };
+layout(std430, binding = 1) writeonly buffer Dx4 { vec4 dx4[]; };
 
 void main() {
   const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-  if (index >= p.n * p.h * p.w * p.c) return;
+  if (index >= p.n * p.h * p.w * p.c / kWidth) return;
   const uint cg = p.c / p.groups;
   const uint k = p.kh * p.kw * cg;
-  const uint ch = index % p.c, xx = (index / p.c) % p.w, y = (index / (p.c * p.w)) % p.h, b = index / (p.c * p.w * p.h);
+  const uint element = index * kWidth;  // the first channel of this item
+  const uint ch = element % p.c, xx = (element / p.c) % p.w, y = (element / (p.c * p.w)) % p.h;
+  const uint b = element / (p.c * p.w * p.h);
   const uint g = ch / cg, chg = ch % cg;
-  float sum = 0.0;
+  vec4 sum = vec4(0.0);
   for (uint i = 0; i < p.kh; ++i) {
     const int ty = int(y + p.pad_top) - int(i * p.dilation_h);
     if (ty < 0 || ty % int(p.stride_h) != 0) continue;
@@ -32,9 +38,15 @@ void main() {
       if (tx < 0 || tx % int(p.stride_w) != 0) continue;
       const uint ox = uint(tx) / p.stride_w;
       if (ox >= p.ow) continue;
-      const uint row = (b * p.oh + oy) * p.ow + ox;
-      sum += col[row * p.groups * k + g * k + (i * p.kw + j) * cg + chg];
+      const uint at = ((b * p.oh + oy) * p.ow + ox) * p.groups * k + g * k + (i * p.kw + j) * cg + chg;
+      if (kWidth == 4)
+        sum += col4[at / 4];
+      else
+        sum.x += col[at];
     }
   }
-  dx[index] = sum;
+  if (kWidth == 4)
+    dx4[index] = sum;
+  else
+    dx[index] = sum.x;
 }

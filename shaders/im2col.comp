@@ -3,30 +3,39 @@
 //   col[r][g][(i * kw + j) * cg + ch] = x[b][y][x][g * cg + ch]  (0 where (y, x) is padding)
 // with r = (b * oh + oy) * ow + ox, y = oy * stride_h - pad_top + i * dilation_h, and
 // likewise x; cg = c / groups. col is [N*OH*OW, groups * KH*KW*cg].
-// Launch: (ceil(groups*KH*KW*cg / 64), rows over y and z): each workgroup fills part of
-// one row, so the row's decomposition is the same in every lane.
+// One invocation moves one tap's channels kWidth at a time (4 when cg % 4 == 0: whole
+// vec4s, which a CPU device loads for the price of one float). Launch: 1-D over
+// rows * groups*KH*KW * cg / kWidth items.
 #extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
 #include "conv.glsl"
 
 layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) writeonly buffer Col { float col[]; };
+layout(std430, binding = 1) writeonly buffer Col4 { vec4 col4[]; };
 
 void main() {
-  const uint cg = p.c / p.groups;
-  const uint k = p.kh * p.kw * cg;  // columns per group
-  const uint column = gl_GlobalInvocationID.x;
-  if (column >= p.groups * k) return;
-  const uint row = gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y;
-  if (row >= p.n * p.oh * p.ow) return;
+  const uint cg = p.c / p.groups, vectors = cg / kWidth;
+  const uint per_row = p.groups * p.kh * p.kw * vectors;
+  const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  if (index >= p.n * p.oh * p.ow * per_row) return;
+  const uint row = index / per_row, item = index % per_row;
+  const uint v = item % vectors, tap = item / vectors;  // tap = (g * kh + i) * kw + j
+  const uint j = tap % p.kw, i = (tap / p.kw) % p.kh, g = tap / (p.kw * p.kh);
   const uint ox = row % p.ow, oy = (row / p.ow) % p.oh, b = row / (p.ow * p.oh);
-  const uint g = column / k, within = column % k;
-  const uint ch = within % cg, j = (within / cg) % p.kw, i = within / (cg * p.kw);
   const int y = int(oy * p.stride_h + i * p.dilation_h) - int(p.pad_top);
   const int xx = int(ox * p.stride_w + j * p.dilation_w) - int(p.pad_left);
-  float v = 0.0;
-  if (y >= 0 && y < int(p.h) && xx >= 0 && xx < int(p.w))
-    v = x[((b * p.h + uint(y)) * p.w + uint(xx)) * p.c + g * cg + ch];
-  col[row * p.groups * k + column] = v;
+  const bool inside = y >= 0 && y < int(p.h) && xx >= 0 && xx < int(p.w);
+  // Element offsets: the source channel run and its place in the row (multiples of
+  // kWidth, so vec4 indices are these / 4).
+  const uint from = ((b * p.h + uint(max(y, 0))) * p.w + uint(max(xx, 0))) * p.c + g * cg + v * kWidth;
+  const uint to = row * p.groups * p.kh * p.kw * cg + tap * cg + v * kWidth;
+  if (kWidth == 4)
+    col4[to / 4] = inside ? x4[from / 4] : vec4(0.0);
+  else
+    col[to] = inside ? x[from] : 0.0;
 }

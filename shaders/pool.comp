@@ -1,21 +1,26 @@
 #version 450
 // pool: max or average over windows of NHWC images. kMode 0: max; 1: average over the
 // window's positions inside the image (padding not counted, as TensorFlow).
-// kGrad: the gradient instead, dx from x and dy: one invocation per input element
-// gathers over the windows that cover it, in a fixed order (deterministic). For max the
+// kGrad: the gradient instead, dx from x and dy: one invocation per input item gathers
+// over the windows that cover it, in a fixed order (deterministic). For max the
 // gradient goes to the first maximum of each window in scan order.
+// An invocation takes kWidth channels of one pixel: 4 (vec4s) when c % 4 == 0.
 // Push constants mirror vkp::vk::PoolPush. Launch: 1-D over the output (forward) or the
-// input (gradient) elements.
+// input (gradient) items.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const bool kGrad = false;
+layout(constant_id = 2) const uint kWidth = 1;  // 1 or 4
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer Dy { float dy[]; };  // unused by the forward pass
+layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
+layout(std430, binding = 1) readonly buffer Dy { float dy[]; };  // the gradient only
+layout(std430, binding = 1) readonly buffer Dy4 { vec4 dy4[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_[]; };
+layout(std430, binding = 2) writeonly buffer Out4 { vec4 out4[]; };
 layout(push_constant) uniform Push {
   uint n, h, w, c;
   uint oh, ow;
@@ -24,7 +29,17 @@ layout(push_constant) uniform Push {
   uint pad_top, pad_left;
 } p;
 
-// The window of output (b, oy, ox) clipped to the image: [y0, y1) x [x0, x1).
+// kWidth channels starting at element `at` (a multiple of kWidth).
+vec4 load_x(uint at) { return kWidth == 4 ? x4[at / 4] : vec4(x[at]); }
+vec4 load_dy(uint at) { return kWidth == 4 ? dy4[at / 4] : vec4(dy[at]); }
+void store(uint at, vec4 v) {
+  if (kWidth == 4)
+    out4[at / 4] = v;
+  else
+    out_[at] = v.x;
+}
+
+// The window of output (oy, ox) clipped to the image: [y0, y1) x [x0, x1).
 void window(uint oy, uint ox, out int y0, out int y1, out int x0, out int x1) {
   y0 = int(oy * p.stride_h) - int(p.pad_top);
   x0 = int(ox * p.stride_w) - int(p.pad_left);
@@ -36,60 +51,70 @@ void window(uint oy, uint ox, out int y0, out int y1, out int x0, out int x1) {
 
 uint at(uint b, uint y, uint xx, uint ch) { return ((b * p.h + y) * p.w + xx) * p.c + ch; }
 
-// The flat index of the first maximum of a window.
-uint argmax(uint b, uint ch, int y0, int y1, int x0, int x1) {
-  uint best = at(b, uint(y0), uint(x0), ch);
+// Per channel, the pixel (y * w + x) of the first maximum of a window, and its value.
+uvec4 argmax(uint b, uint ch, int y0, int y1, int x0, int x1, out vec4 best) {
+  best = load_x(at(b, uint(y0), uint(x0), ch));
+  uvec4 where = uvec4(uint(y0) * p.w + uint(x0));
   for (int y = y0; y < y1; ++y)
-    for (int xx = x0; xx < x1; ++xx)
-      if (x[at(b, uint(y), uint(xx), ch)] > x[best]) best = at(b, uint(y), uint(xx), ch);
-  return best;
+    for (int xx = x0; xx < x1; ++xx) {
+      const vec4 v = load_x(at(b, uint(y), uint(xx), ch));
+      const bvec4 better = greaterThan(v, best);
+      best = mix(best, v, better);
+      where = mix(where, uvec4(uint(y) * p.w + uint(xx)), better);
+    }
+  return where;
 }
 
-void forward(uint index) {
-  const uint ch = index % p.c, ox = (index / p.c) % p.ow, oy = (index / (p.c * p.ow)) % p.oh;
-  const uint b = index / (p.c * p.ow * p.oh);
+void forward(uint element) {
+  const uint ch = element % p.c, ox = (element / p.c) % p.ow, oy = (element / (p.c * p.ow)) % p.oh;
+  const uint b = element / (p.c * p.ow * p.oh);
   int y0, y1, x0, x1;
   window(oy, ox, y0, y1, x0, x1);
   if (kMode == 0) {
-    out_[index] = x[argmax(b, ch, y0, y1, x0, x1)];
+    vec4 best;
+    argmax(b, ch, y0, y1, x0, x1, best);
+    store(element, best);
     return;
   }
-  float sum = 0.0;
+  vec4 sum = vec4(0.0);
   for (int y = y0; y < y1; ++y)
-    for (int xx = x0; xx < x1; ++xx) sum += x[at(b, uint(y), uint(xx), ch)];
-  out_[index] = sum / float((y1 - y0) * (x1 - x0));
+    for (int xx = x0; xx < x1; ++xx) sum += load_x(at(b, uint(y), uint(xx), ch));
+  store(element, sum / float((y1 - y0) * (x1 - x0)));
 }
 
-void backward(uint index) {
-  const uint ch = index % p.c, xx = (index / p.c) % p.w, y = (index / (p.c * p.w)) % p.h;
-  const uint b = index / (p.c * p.w * p.h);
+void backward(uint element) {
+  const uint ch = element % p.c, xx = (element / p.c) % p.w, y = (element / (p.c * p.w)) % p.h;
+  const uint b = element / (p.c * p.w * p.h);
   // Outputs whose window covers (y, xx): oy * stride - pad <= y < oy * stride - pad + kh.
   const int top = int(y + p.pad_top), left = int(xx + p.pad_left);
   const int oy0 = max(0, (top - int(p.kh) + int(p.stride_h)) / int(p.stride_h));
   const int oy1 = min(int(p.oh), top / int(p.stride_h) + 1);
   const int ox0 = max(0, (left - int(p.kw) + int(p.stride_w)) / int(p.stride_w));
   const int ox1 = min(int(p.ow), left / int(p.stride_w) + 1);
-  float sum = 0.0;
+  const uint pixel = y * p.w + xx;
+  vec4 sum = vec4(0.0);
   for (int oy = oy0; oy < oy1; ++oy)
     for (int ox = ox0; ox < ox1; ++ox) {
       int y0, y1, x0, x1;
       window(uint(oy), uint(ox), y0, y1, x0, x1);
       if (int(y) < y0 || int(y) >= y1 || int(xx) < x0 || int(xx) >= x1) continue;
-      const float g = dy[((b * p.oh + uint(oy)) * p.ow + uint(ox)) * p.c + ch];
+      const vec4 g = load_dy(((b * p.oh + uint(oy)) * p.ow + uint(ox)) * p.c + ch);
       if (kMode == 0) {
-        if (argmax(b, ch, y0, y1, x0, x1) == index) sum += g;
+        vec4 best;
+        sum += mix(vec4(0.0), g, equal(argmax(b, ch, y0, y1, x0, x1, best), uvec4(pixel)));
       } else {
         sum += g / float((y1 - y0) * (x1 - x0));
       }
     }
-  out_[index] = sum;
+  store(element, sum);
 }
 
 void main() {
-  const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-  if (index >= (kGrad ? p.n * p.h * p.w * p.c : p.n * p.oh * p.ow * p.c)) return;
+  const uint item = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  const uint elements = kGrad ? p.n * p.h * p.w * p.c : p.n * p.oh * p.ow * p.c;
+  if (item * kWidth >= elements) return;
   if (kGrad)
-    backward(index);
+    backward(item * kWidth);
   else
-    forward(index);
+    forward(item * kWidth);
 }

@@ -44,6 +44,10 @@ enum class OpKind : std::uint8_t {
   dropout,
   assign,                  // variable <- value (a side effect)
   apply_optimizer,         // fused in-place optimizer update (a side effect)
+  bn_stats,                // per-channel mean and biased variance [2, C]
+  batch_norm,              // (x - mean) / sqrt(var + eps) * gamma + beta, per channel
+  bn_grad_sums,            // per-channel sum dy and sum dy * xhat [2, C]
+  bn_grad_input,           // the input gradient of batch_norm
   count_,                  // number of kinds, not an op
 };
 
@@ -148,6 +152,13 @@ struct DropoutAttrs {
   std::uint32_t key = 0;  // which random stream: the same key gives the same mask
 };
 
+struct BatchNormAttrs {
+  float epsilon = 1e-5f;
+  // The statistics input is x's own batch statistics (bn_stats of x): the input
+  // gradient then includes their dependence on x, and the statistics get none.
+  bool batch_stats = true;
+};
+
 enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw };
 
 // Offsets of the optimizer's hyperparameters in the session's scalar buffer.
@@ -162,6 +173,6 @@ struct OptimizerAttrs {
 
 using Attrs = std::variant<NoAttrs, PlaceholderAttrs, ConstantAttrs, VariableAttrs, UnaryAttrs, BinaryAttrs, MatmulAttrs, ReduceAttrs,
                            AxisAttrs, DimsAttrs, SliceAttrs, PadAttrs, TransposeAttrs, CastAttrs, Conv2DAttrs,
-                           PoolAttrs, SoftmaxAttrs, InTopKAttrs, DropoutAttrs, OptimizerAttrs>;
+                           PoolAttrs, SoftmaxAttrs, InTopKAttrs, DropoutAttrs, OptimizerAttrs, BatchNormAttrs>;
 
 }  // namespace vkp::graph

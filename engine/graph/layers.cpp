@@ -81,8 +81,9 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
   const std::int64_t c = channels(x, name);
-  const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : Tensor();
-  const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones()) : Tensor();
+  const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
+  const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones())
+                               : constant(g, initial_value(ones(), Shape{c}, 0, "gamma"), "gamma");
   Tensor moving_mean, moving_var;
   {
     VariableScope mean_scope(g, "mean");
@@ -92,22 +93,18 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     VariableScope var_scope(g, "variance");
     moving_var = get_variable(g, "EMA", {c}, ones(), false);
   }
-  Tensor mean, variance;
+  Tensor y;
   if (g.tower().is_training) {
-    std::vector<int> axes;
-    for (int i = 0; i + 1 < x.rank(); ++i) axes.push_back(i);
-    mean = reduce_mean(x, axes);
-    variance = reduce_mean(square(sub(x, mean)), axes);
+    const Tensor stats = bn_stats(x);
+    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true);
     // moving = moving * momentum + batch * (1 - momentum), after the step.
+    const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c}), variance = reshape(slice(stats, {1, 0}, {1, c}), {c});
     g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
     g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
   } else {
-    mean = moving_mean;
-    variance = moving_var;
+    const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
+    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false);
   }
-  Tensor y = mul(sub(x, mean), rsqrt(variance + o.epsilon));
-  if (gamma.valid()) y = mul(y, gamma);
-  if (beta.valid()) y = add(y, beta);
   return identity(y, "output");
 }
 

@@ -107,6 +107,14 @@ Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels);
 Tensor in_top_k(Tensor predictions, Tensor targets, std::int64_t k = 1);
 Tensor accuracy(Tensor logits, Tensor labels);  // mean of in_top_k(.., 1)
 
+// --- normalization (channels last) ---
+// [.., C] -> [2, C]: per-channel mean and biased variance over every other axis.
+Tensor bn_stats(Tensor x);
+// (x - mean) / sqrt(var + epsilon) * gamma + beta with stats [2, C] = (mean, var) and
+// gamma, beta [C]. batch_stats: stats is bn_stats(x) (training), so the gradient of x
+// accounts for it; otherwise they are fixed (inference, moving averages).
+Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats);
+
 // --- randomness ---
 // Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate); the
 // mask comes from (graph seed, a key of this op, run counter), so the gradient applies

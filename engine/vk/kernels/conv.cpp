@@ -11,22 +11,25 @@ std::uint64_t im2col_elements(const ConvPush& g) {
   return std::uint64_t{g.n} * g.oh * g.ow * g.kh * g.kw * g.c;
 }
 
+namespace {
+
+// Channels per invocation: whole vec4s when every group's channel run is 4-aligned.
+std::uint32_t width_of(const ConvPush& g, const BufferSlice& a, const BufferSlice& b) {
+  return (g.c / g.groups) % 4 == 0 && a.offset % 16 == 0 && b.offset % 16 == 0 ? 4 : 1;
+}
+
+}  // namespace
+
 void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col) {
   require_elements(x, std::uint64_t{geometry.n} * geometry.h * geometry.w * geometry.c, "im2col", "x");
   require_elements(col, im2col_elements(geometry), "im2col", "col");
-  const std::uint64_t columns = std::uint64_t{geometry.kh} * geometry.kw * geometry.c;
-  const std::uint64_t rows = std::uint64_t{geometry.n} * geometry.oh * geometry.ow;
-  if (rows == 0 || columns == 0) return;
+  const std::uint32_t width = width_of(geometry, x, col);
+  const std::uint64_t items = im2col_elements(geometry) / width;
+  if (items == 0) return;
+  if (im2col_elements(geometry) > UINT32_MAX)
+    throw Error(ErrorCode::unsupported, "im2col: " + std::to_string(im2col_elements(geometry)) + " elements exceed 2^32");
   Device& device = recording.device();
-  // Rows over y, then z when there are more than y takes.
-  const std::uint64_t y = std::min<std::uint64_t>(rows, device.limits().max_workgroup_count[1]);
-  const std::uint64_t z = (rows + y - 1) / y;
-  if (z > device.limits().max_workgroup_count[2])
-    throw Error(ErrorCode::unsupported, "im2col: " + std::to_string(rows) + " output pixels exceed what " +
-                                            device.label() + " launches");
-  recording.dispatch(device.kernel(shaders::im2col), {x, col}, geometry,
-                     {static_cast<std::uint32_t>((columns + 63) / 64), static_cast<std::uint32_t>(y),
-                      static_cast<std::uint32_t>(z)},
+  recording.dispatch(device.kernel(shaders::im2col, {{0, width}}), {x, col}, geometry, grid_1d((items + 63) / 64, device),
                      "im2col");
 }
 
@@ -34,8 +37,10 @@ void col2im(Recording& recording, const ConvPush& geometry, const BufferSlice& c
   const std::uint64_t n = std::uint64_t{geometry.n} * geometry.h * geometry.w * geometry.c;
   require_elements(col, im2col_elements(geometry), "col2im", "col");
   require_elements(dx, n, "col2im", "dx");
+  const std::uint32_t width = width_of(geometry, col, dx);
   Device& device = recording.device();
-  recording.dispatch(device.kernel(shaders::col2im), {col, dx}, geometry, grid_1d((n + 63) / 64, device), "col2im");
+  recording.dispatch(device.kernel(shaders::col2im, {{0, width}}), {col, dx}, geometry,
+                     grid_1d((n / width + 63) / 64, device), "col2im");
 }
 
 }  // namespace vkp::vk

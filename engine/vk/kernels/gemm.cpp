@@ -60,8 +60,16 @@ Blocking blocking_for(const GemmArgs& args) {
   Blocking b{16, 4};
   if (args.m <= 4) b.rows = 4;
   else if (args.m <= 8) b.rows = 8;
-  if (args.n <= 32) b.cols = 1;
-  else if (args.n <= 64) b.cols = 2;
+  // Column panels of 32, 64, 96 or 128: the widest whose padding of N is least.
+  std::uint64_t least = UINT64_MAX;
+  for (std::uint32_t cols = 4; cols >= 1; --cols) {
+    const std::uint64_t width = kLanes * 4 * cols;
+    const std::uint64_t waste = div_up(args.n, static_cast<std::uint32_t>(width)) * width - args.n;
+    if (waste < least) {
+      least = waste;
+      b.cols = cols;
+    }
+  }
   auto groups = [&] { return std::uint64_t{div_up(args.m, b.rows)} * div_up(args.n, b.width()) * args.batch; };
   while (groups() < kMinWorkgroups && (b.rows > 4 || b.cols > 1)) {
     if (b.rows > 4) b.rows /= 2;

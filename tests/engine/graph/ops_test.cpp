@@ -138,6 +138,19 @@ TEST(Ops, Convolutions) {
             .inputs = {f32({2, 5, 5, 4}), f32({3, 3, 2, 6})},
             .build = [](Inputs& in) { return conv2d(in[0], in[1], {.groups = 2}); },
             .backward_tolerance = 2e-4});
+  // Channel runs of 4: the vec4 paths of im2col and col2im.
+  check_op({.name = "conv2d 8 channels",
+            .inputs = {f32({2, 5, 6, 8}), f32({3, 3, 8, 3})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1], {.strides = {2, 1}}); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d grouped 4 channels per group",
+            .inputs = {f32({1, 6, 5, 8}), f32({3, 3, 4, 6})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1], {.groups = 2}); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d_transpose to 8 channels",
+            .inputs = {f32({2, 3, 3, 4}), f32({3, 3, 8, 4})},
+            .build = [](Inputs& in) { return conv2d_transpose(in[0], in[1], {.strides = {2, 2}}); },
+            .backward_tolerance = 2e-4});
   check_op({.name = "conv2d pointwise",
             .inputs = {f32({2, 5, 3, 7}), f32({1, 1, 7, 4})},
             .build = [](Inputs& in) { return conv2d(in[0], in[1]); }});
@@ -163,6 +176,13 @@ TEST(Ops, Pooling) {
   check_op({.name = "avg_pool same",
             .inputs = {f32({2, 5, 7, 3})},
             .build = [](Inputs& in) { return avg_pool(in[0], {3, 2}, {2, 2}, Padding::same); }});
+  // Channels in fours: the vec4 path.
+  check_op({.name = "max_pool 8 channels",
+            .inputs = {f32({2, 5, 6, 8})},
+            .build = [](Inputs& in) { return max_pool(in[0], {3, 2}, {2, 2}, Padding::same); }});
+  check_op({.name = "avg_pool 4 channels",
+            .inputs = {f32({1, 7, 5, 4})},
+            .build = [](Inputs& in) { return avg_pool(in[0], {2, 3}, {1, 2}); }});
   check_op({.name = "global_avg_pool", .inputs = {f32({3, 5, 4, 6})}, .build = [](Inputs& in) { return global_avg_pool(in[0]); }});
 }
 
@@ -194,6 +214,20 @@ TEST(Ops, BatchNormTrainingUsesBatchStatistics) {
   check_op({.name = "BatchNorm training",
             .inputs = {f32({4, 3, 5, 6})},
             .build = [](Inputs& in) { return BatchNorm("bn", in[0]) * 1.5f; },
+            .forward_tolerance = 1e-4,
+            .gradient_tolerance = 1e-4,
+            .backward_tolerance = 1e-3});
+}
+
+TEST(Ops, BatchNormStatisticsAndFixedStatistics) {
+  check_op({.name = "bn_stats", .inputs = {f32({5, 3, 7})}, .build = [](Inputs& in) { return bn_stats(in[0]); }});
+  // stats = (m, v^2 + 0.5) keeps the variance positive.
+  check_op({.name = "batch_norm with fixed statistics",
+            .inputs = {f32({6, 4}), f32({1, 4}), f32({1, 4}), f32({4}), f32({4})},
+            .build = [](Inputs& in) {
+              const Tensor stats = concat({in[1], square(in[2]) + 0.5f}, 0);
+              return batch_norm(in[0], stats, in[3], in[4], 1e-3f, /*batch_stats=*/false);
+            },
             .forward_tolerance = 1e-4,
             .gradient_tolerance = 1e-4,
             .backward_tolerance = 1e-3});

@@ -1,0 +1,82 @@
+#include "vkpack/engine/vk/kernels/batch_norm.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/shaders/embedded.h"
+
+namespace vkp::vk {
+namespace {
+
+constexpr std::uint64_t kParallel = 4096;  // partial reductions worth running at once
+
+std::uint64_t chunk_rows(std::uint64_t m, std::uint64_t c) {
+  const std::uint64_t chunks = std::clamp<std::uint64_t>(kParallel / std::max<std::uint64_t>(c, 1), 1, std::max<std::uint64_t>(m, 1));
+  return (m + chunks - 1) / chunks;
+}
+
+std::uint32_t checked_n(std::uint64_t m, std::uint64_t c) {
+  if (m * c > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("batch_norm: {} x {} elements exceed 2^32", m, c));
+  return static_cast<std::uint32_t>(m * c);
+}
+
+void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
+            const BufferSlice& dy, const BufferSlice& stats, const BufferSlice& out, const BufferSlice& workspace) {
+  const std::uint32_t n = checked_n(m, c);
+  const std::uint64_t chunk = chunk_rows(m, c), chunks = (m + chunk - 1) / chunk;
+  require_elements(x, n, "batch_norm", "x");
+  require_elements(out, 2ull * c, "batch_norm", "output statistics");
+  require_elements(workspace, chunks * c * 3, "batch_norm", "workspace");
+  if (n == 0) return;
+  Device& device = recording.device();
+  const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), eps};
+  const BufferSlice partial = workspace.sub(0, chunks * c * 12);
+  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 0}}), {x, dy, stats, partial, out}, push,
+                     grid_1d((chunks * c + 63) / 64, device), "batch_norm_reduce");
+  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 1}}), {x, dy, stats, partial, out}, push,
+                     grid_1d((c + 63) / 64, device), "batch_norm_reduce");
+}
+
+}  // namespace
+
+std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c) {
+  const std::uint64_t chunk = chunk_rows(m, c);
+  return std::max<std::uint64_t>((m + chunk - 1) / chunk * c * 12, 16);
+}
+
+void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, const BufferSlice& x,
+                      const BufferSlice& stats, const BufferSlice& workspace) {
+  reduce(recording, 0, m, c, 0.0f, x, x, x, stats, workspace);
+}
+
+void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
+                          const BufferSlice& stats, const BufferSlice& dy, const BufferSlice& sums,
+                          const BufferSlice& workspace) {
+  require_elements(dy, m * c, "batch_norm", "dy");
+  require_elements(stats, 2ull * c, "batch_norm", "statistics");
+  reduce(recording, 1, m, c, eps, x, dy, stats, sums, workspace);
+}
+
+void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m, std::uint32_t c, float eps,
+                      const BufferSlice& x, const BufferSlice& stats, const BufferSlice& gamma,
+                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out) {
+  const std::uint32_t n = checked_n(m, c);
+  require_elements(x, n, "batch_norm", "x");
+  require_elements(stats, 2ull * c, "batch_norm", "statistics");
+  require_elements(gamma, c, "batch_norm", "gamma");
+  if (mode == BatchNormMode::forward) require_elements(beta, c, "batch_norm", "beta");
+  if (mode != BatchNormMode::forward) require_elements(dy, n, "batch_norm", "dy");
+  if (mode == BatchNormMode::grad_batch_statistics) require_elements(sums, 2ull * c, "batch_norm", "sums");
+  require_elements(out, n, "batch_norm", "output");
+  if (n == 0) return;
+  const bool vec4 = c % 4 == 0 && x.offset % 16 == 0 && out.offset % 16 == 0 && dy.offset % 16 == 0;
+  Device& device = recording.device();
+  const Kernel& kernel = device.kernel(shaders::batch_norm, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}});
+  const std::uint64_t items = vec4 ? n / 4 : n;
+  recording.dispatch(kernel, {x, stats, gamma, beta, dy, sums, out}, BatchNormPush{n, c, 0, eps},
+                     grid_1d((items + 63) / 64, device), "batch_norm");
+}
+
+}  // namespace vkp::vk
