@@ -1,0 +1,42 @@
+// AugmentImageComponent: applies image augmentors to one component of every datapoint.
+//
+// Datapoint k (counted from reset_state(), across epochs) is augmented with
+// Rng(seed, k): the same seed gives the same augmented data, and augment_component()
+// gives MultiThreadMapData the very same function, so that augmenting on worker
+// threads (ordered) yields exactly what AugmentImageComponent yields on one thread.
+#pragma once
+
+#include <cstdint>
+
+#include "vkpack/dataflow/augmentor_list.h"
+#include "vkpack/dataflow/dataflow.h"
+#include "vkpack/dataflow/multi_thread_map_data.h"
+
+namespace vkp::dataflow {
+
+class AugmentImageComponent : public DataFlow {
+ public:
+  // The augmentors are applied in order to component `index`.
+  AugmentImageComponent(DataFlowPtr df, std::vector<AugmentorPtr> augmentors, std::size_t index = 0,
+                        std::uint64_t seed = 0);
+
+  std::optional<std::size_t> size() const override { return df_->size(); }
+
+ protected:
+  void on_reset_state() override;
+  void on_start_epoch() override { df_->start_epoch(); }
+  std::optional<Datapoint> on_next() override;
+
+ private:
+  DataFlowPtr df_;
+  AugmentorList augmentors_;
+  std::size_t index_;
+  std::uint64_t seed_;
+  std::uint64_t count_ = 0;  // datapoints augmented since reset_state()
+};
+
+// For MultiThreadMapData (with MultiThreadMapOptions::seed): applies `augmentors` in
+// order to component `index` with the Rng the runner hands over.
+RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::size_t index = 0);
+
+}  // namespace vkp::dataflow

@@ -1,0 +1,303 @@
+// Image augmentors and AugmentImageComponent.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "test_flows.h"
+#include "vkpack/dataflow/augment_image_component.h"
+#include "vkpack/dataflow/geometric_augmentors.h"
+#include "vkpack/dataflow/photometric_augmentors.h"
+
+namespace vkp::dataflow {
+namespace {
+
+using namespace vkp::dataflow::test;
+
+// [h, w, c] i32 image whose element (y, x, k) is 100 * (y * w + x) + k + 1 (never 0).
+Array numbered(std::int64_t h, std::int64_t w, std::int64_t c) {
+  Array a(DType::i32, Shape{h, w, c});
+  std::span<std::int32_t> p = a.data<std::int32_t>();
+  for (std::int64_t i = 0; i < h * w * c; ++i) p[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(100 * (i / c) + i % c + 1);
+  return a;
+}
+
+std::int32_t at(const Array& a, std::int64_t y, std::int64_t x, std::int64_t k) {
+  const Shape& s = a.shape();
+  return a.data<std::int32_t>()[static_cast<std::size_t>((y * s[1] + x) * s[2] + k)];
+}
+
+Array random_f32(Shape shape, std::uint64_t seed, float lo = 0, float hi = 1) {
+  Array a(DType::f32, std::move(shape));
+  Rng rng(seed);
+  for (float& v : a.data<float>()) v = rng.uniform(lo, hi);
+  return a;
+}
+
+template <class T>
+std::vector<T> values(const Array& a) {
+  return std::vector<T>(a.data<T>().begin(), a.data<T>().end());
+}
+
+TEST(Flip, MirrorsHorizontallyAndVerticallyKeepingChannels) {
+  Rng rng(0);
+  const Array image = numbered(3, 4, 2);
+  const Array h = Flip(FlipAxis::horizontal, 1.0).apply(image, rng);
+  const Array v = Flip(FlipAxis::vertical, 1.0).apply(image, rng);
+  for (std::int64_t y = 0; y < 3; ++y)
+    for (std::int64_t x = 0; x < 4; ++x)
+      for (std::int64_t k = 0; k < 2; ++k) {
+        EXPECT_EQ(at(h, y, x, k), at(image, y, 3 - x, k));
+        EXPECT_EQ(at(v, y, x, k), at(image, 2 - y, x, k));
+      }
+  EXPECT_EQ(values<std::int32_t>(Flip(FlipAxis::horizontal, 0.0).apply(image, rng)), values<std::int32_t>(image));
+}
+
+TEST(Flip, FlipsAboutHalfTheTimeAndWorksOnRank2U8) {
+  Array image = Array::from<std::uint8_t>(Shape{1, 3}, std::vector<std::uint8_t>{1, 2, 3});
+  const Flip flip(FlipAxis::horizontal);
+  Rng rng(3);
+  int flipped = 0;
+  for (int i = 0; i < 1000; ++i) flipped += flip.apply(image, rng).data<std::uint8_t>()[0] == 3;
+  EXPECT_GT(flipped, 430);
+  EXPECT_LT(flipped, 570);
+}
+
+TEST(RandomCrop, TakesEveryWindowPositionAndOnlyThose) {
+  const Array image = numbered(5, 6, 1);
+  const RandomCrop crop(3, 2);
+  Rng rng(1);
+  std::set<std::pair<std::int64_t, std::int64_t>> origins;
+  for (int i = 0; i < 500; ++i) {
+    const Array out = crop.apply(image, rng);
+    ASSERT_EQ(out.shape(), (Shape{3, 2, 1}));
+    const std::int64_t origin = (at(out, 0, 0, 0) - 1) / 100, top = origin / 6, left = origin % 6;
+    for (std::int64_t y = 0; y < 3; ++y)
+      for (std::int64_t x = 0; x < 2; ++x) EXPECT_EQ(at(out, y, x, 0), at(image, top + y, left + x, 0));
+    origins.insert({top, left});
+  }
+  EXPECT_EQ(origins.size(), 3u * 5u);
+}
+
+TEST(RandomCrop, AWindowLargerThanTheImageIsAnError) {
+  Rng rng(0);
+  const std::string message =
+      error_message([&] { RandomCrop(8, 8).apply(numbered(5, 6, 1), rng); }, ErrorCode::invalid_argument);
+  EXPECT_NE(message.find("RandomCrop: cannot take a 8 x 8 window from image i32[5, 6, 1]"), std::string::npos) << message;
+}
+
+TEST(CenterCrop, TakesTheMiddle) {
+  Rng rng(0);
+  const Array out = CenterCrop(3, 2).apply(numbered(5, 5, 1), rng);
+  EXPECT_EQ(at(out, 0, 0, 0), at(numbered(5, 5, 1), 1, 1, 0));
+  EXPECT_EQ(at(out, 2, 1, 0), at(numbered(5, 5, 1), 3, 2, 0));
+}
+
+// Shift by building the padded image, then cropping at the offsets the Rng gives.
+Array shift_reference(const Array& image, std::int64_t pad, std::int64_t h, std::int64_t w, std::int32_t fill, Rng rng) {
+  const Shape& s = image.shape();
+  const std::int64_t ph = s[0] + 2 * pad, pw = s[1] + 2 * pad;
+  const auto top = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(ph - h + 1)));
+  const auto left = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(pw - w + 1)));
+  Array out(DType::i32, Shape{h, w, s[2]});
+  std::span<std::int32_t> o = out.data<std::int32_t>();
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x)
+      for (std::int64_t k = 0; k < s[2]; ++k) {
+        const std::int64_t sy = top + y - pad, sx = left + x - pad;
+        const bool inside = sy >= 0 && sy < s[0] && sx >= 0 && sx < s[1];
+        o[static_cast<std::size_t>((y * w + x) * s[2] + k)] = inside ? at(image, sy, sx, k) : fill;
+      }
+  return out;
+}
+
+TEST(Shift, MatchesPaddingThenCroppingForEveryOffset) {
+  const Array image = numbered(7, 5, 3);
+  for (const auto& [pad, h, w, fill] : {std::tuple{2, 7, 5, 0}, {1, 7, 5, 9}, {4, 6, 6, 0}, {1, 3, 4, 9}, {3, 9, 9, -2}, {9, 7, 5, 0}}) {
+    const Shift shift(pad, h, w, static_cast<float>(fill));
+    Rng rng(static_cast<std::uint64_t>(pad));
+    for (int i = 0; i < 200; ++i) {
+      const Array want = shift_reference(image, pad, h, w, fill, rng);
+      EXPECT_EQ(values<std::int32_t>(shift.apply(image, rng)), values<std::int32_t>(want)) << pad << " " << i;
+    }
+  }
+}
+
+TEST(Shift, FarShiftsGiveOnlyTheFill) {
+  Rng rng(0);
+  // pad 10 around a 2 x 2 image: most 2 x 2 windows miss it.
+  int empty = 0;
+  for (int i = 0; i < 100; ++i) {
+    const Array out = Shift(10, 2, 2).apply(numbered(2, 2, 1), rng);
+    empty += values<std::int32_t>(out) == std::vector<std::int32_t>(4, 0);
+  }
+  EXPECT_GT(empty, 50);
+}
+
+TEST(Resize, BilinearAtPixelCentres) {
+  Rng rng(0);
+  const Array row = Array::from<float>(Shape{1, 2, 1}, std::vector<float>{0, 10});
+  const Array out = Resize(1, 4).apply(row, rng);
+  EXPECT_EQ(values<float>(out), (std::vector<float>{0, 2.5f, 7.5f, 10}));
+  const Array image = random_f32(Shape{5, 7, 3}, 4);
+  EXPECT_EQ(values<float>(Resize(5, 7).apply(image, rng)), values<float>(image));
+  const Array down = Resize(2, 2).apply(random_f32(Shape{4, 4, 1}, 5), rng);
+  EXPECT_EQ(down.shape(), (Shape{2, 2, 1}));
+}
+
+TEST(Resize, U8IsRoundedAndConstantImagesStayConstant) {
+  Rng rng(0);
+  Array flat(DType::u8, Shape{3, 3});
+  for (std::uint8_t& v : flat.data<std::uint8_t>()) v = 77;
+  const Array big = Resize(7, 5).apply(flat, rng);
+  EXPECT_EQ(big.shape(), (Shape{7, 5}));
+  for (std::uint8_t v : big.data<std::uint8_t>()) EXPECT_EQ(v, 77);
+  const Array pair = Array::from<std::uint8_t>(Shape{1, 2}, std::vector<std::uint8_t>{0, 3});
+  EXPECT_EQ(values<std::uint8_t>(Resize(1, 4).apply(pair, rng)), (std::vector<std::uint8_t>{0, 1, 2, 3}));
+}
+
+TEST(Brightness, ShiftsAllPixelsByOneDrawAndClampsU8) {
+  Rng rng(2);
+  const Array image = random_f32(Shape{4, 4, 3}, 1);
+  const Array out = Brightness(0.5f).apply(image, rng);
+  const float d = out.data<float>()[0] - image.data<float>()[0];
+  EXPECT_LE(std::abs(d), 0.5f);
+  for (std::size_t i = 0; i < 48; ++i) EXPECT_NEAR(out.data<float>()[i] - image.data<float>()[i], d, 1e-6f);
+  Array bright(DType::u8, Shape{2, 2, 1});
+  for (std::uint8_t& v : bright.data<std::uint8_t>()) v = 250;
+  bool clamped = false;
+  for (int i = 0; i < 20; ++i) clamped |= Brightness(100).apply(bright, rng).data<std::uint8_t>()[0] == 255;
+  EXPECT_TRUE(clamped);
+}
+
+TEST(Contrast, KeepsEachChannelsMean) {
+  Rng rng(3);
+  const Array image = random_f32(Shape{6, 5, 2}, 8);
+  const Array out = Contrast(0.5f, 1.5f).apply(image, rng);
+  for (std::size_t k = 0; k < 2; ++k) {
+    double before = 0, after = 0;
+    for (std::size_t i = k; i < 60; i += 2) {
+      before += image.data<float>()[i];
+      after += out.data<float>()[i];
+    }
+    EXPECT_NEAR(before, after, 1e-4);
+  }
+  EXPECT_NE(values<float>(out), values<float>(image));
+}
+
+TEST(MeanVarianceNormalize, GivesZeroMeanUnitVarianceAsF32) {
+  Rng rng(0);
+  Array image(DType::u8, Shape{8, 8, 3});
+  Rng fill(9);
+  for (std::uint8_t& v : image.data<std::uint8_t>()) v = static_cast<std::uint8_t>(fill.below(256));
+  const Array out = MeanVarianceNormalize().apply(image, rng);
+  EXPECT_EQ(out.dtype(), DType::f32);
+  const std::vector<float> v = values<float>(out);
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double var = 0;
+  for (float x : v) var += (x - mean) * (x - mean);
+  EXPECT_NEAR(mean, 0, 1e-5);
+  EXPECT_NEAR(var / static_cast<double>(v.size()), 1, 1e-4);
+  Array flat(DType::f32, Shape{2, 2});
+  const Array normalised_flat = MeanVarianceNormalize(false).apply(flat, rng);
+  for (float x : normalised_flat.data<float>()) EXPECT_EQ(x, 0.0f);
+}
+
+TEST(GaussianNoise, HasTheAskedSpread) {
+  Rng rng(4);
+  const Array zero(DType::f32, Shape{64, 64, 1});
+  const std::vector<float> v = values<float>(GaussianNoise(0.25f).apply(zero, rng));
+  double sum = 0, sq = 0;
+  for (float x : v) {
+    sum += x;
+    sq += x * x;
+  }
+  const double n = static_cast<double>(v.size());
+  EXPECT_NEAR(sum / n, 0, 0.02);
+  EXPECT_NEAR(std::sqrt(sq / n), 0.25, 0.01);
+}
+
+TEST(ToFloat, ScalesAndNormalisesPerChannel) {
+  Rng rng(0);
+  const Array image = Array::from<std::uint8_t>(Shape{1, 2, 2}, std::vector<std::uint8_t>{0, 255, 51, 102});
+  const std::vector<float> unit = values<float>(ToFloat().apply(image, rng));
+  const std::vector<float> want{0, 1, 0.2f, 0.4f};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(unit[i], want[i], 1e-6f);
+  const std::vector<float> out = values<float>(ToFloat(1.0f, {10, 20}, {2, 4}).apply(image, rng));
+  EXPECT_EQ(out, (std::vector<float>{-5, 58.75f, 20.5f, 20.5f}));
+  EXPECT_THROW(ToFloat(1.0f, {1, 2, 3}).apply(image, rng), Error);
+}
+
+TEST(AugmentorList, AppliesInOrderAndRejectsNonImages) {
+  Rng rng(0);
+  const AugmentorList list({std::make_shared<CenterCrop>(2, 2), std::make_shared<Flip>(FlipAxis::horizontal, 1.0)});
+  const Array out = list.apply(numbered(4, 4, 1), rng);
+  EXPECT_EQ(at(out, 0, 0, 0), at(numbered(4, 4, 1), 1, 2, 0));
+  const std::string message =
+      error_message([&] { list.apply(Array(DType::i32, Shape{4}), rng); }, ErrorCode::invalid_argument);
+  EXPECT_NE(message.find("CenterCrop: expects an image [H, W, C] or [H, W], got i32[4]"), std::string::npos) << message;
+}
+
+TEST(RandomApplyAug, AppliesWithTheGivenProbability) {
+  Rng rng(6);
+  const RandomApplyAug never(std::make_shared<Flip>(FlipAxis::vertical, 1.0), 0.0);
+  const RandomApplyAug half(std::make_shared<Flip>(FlipAxis::vertical, 1.0), 0.5);
+  const Array image = numbered(2, 1, 1);
+  EXPECT_EQ(values<std::int32_t>(never.apply(image, rng)), values<std::int32_t>(image));
+  int applied = 0;
+  for (int i = 0; i < 1000; ++i) applied += at(half.apply(image, rng), 0, 0, 0) != at(image, 0, 0, 0);
+  EXPECT_GT(applied, 430);
+  EXPECT_LT(applied, 570);
+}
+
+TEST(RandomChooseAug, PicksByWeight) {
+  Rng rng(7);
+  const RandomChooseAug choose({std::make_shared<Flip>(FlipAxis::vertical, 1.0), std::make_shared<Flip>(FlipAxis::horizontal, 1.0)},
+                               {0, 1});
+  const Array image = numbered(2, 2, 1);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(at(choose.apply(image, rng), 0, 0, 0), at(image, 0, 1, 0));
+}
+
+std::vector<AugmentorPtr> cifar_style() {
+  return {std::make_shared<Shift>(2, 6, 6), std::make_shared<Flip>(FlipAxis::horizontal),
+          std::make_shared<Brightness>(0.1f)};
+}
+
+DataFlowPtr images(int n) {
+  std::vector<Datapoint> list;
+  for (int i = 0; i < n; ++i) list.push_back({random_f32(Shape{6, 6, 3}, static_cast<std::uint64_t>(i)), scalar(i)});
+  return std::make_unique<DataFromList>(std::move(list), false);
+}
+
+std::vector<std::vector<float>> image_epoch(DataFlow& df) {
+  std::vector<std::vector<float>> out;
+  for (const Datapoint& dp : df.epoch()) out.push_back(values<float>(dp[0]));
+  return out;
+}
+
+TEST(AugmentImageComponent, IsDeterministicFromTheSeedAndDiffersAcrossEpochs) {
+  AugmentImageComponent a(images(20), cifar_style(), 0, 5), b(images(20), cifar_style(), 0, 5),
+      c(images(20), cifar_style(), 0, 6);
+  a.reset_state();
+  b.reset_state();
+  c.reset_state();
+  const auto first = image_epoch(a);
+  EXPECT_EQ(first, image_epoch(b));
+  EXPECT_NE(first, image_epoch(c));
+  EXPECT_NE(first, image_epoch(a));
+  EXPECT_EQ(a.size(), 20u);
+}
+
+TEST(AugmentImageComponent, WorkerThreadsGiveTheSameImages) {
+  AugmentImageComponent serial(images(40), cifar_style(), 0, 11);
+  MultiThreadMapData parallel(images(40), augment_component(cifar_style(), 0),
+                              {.num_threads = 3, .buffer_size = 8, .ordered = true, .chunk = 2, .seed = 11});
+  serial.reset_state();
+  parallel.reset_state();
+  EXPECT_EQ(image_epoch(serial), image_epoch(parallel));
+  EXPECT_EQ(image_epoch(serial), image_epoch(parallel));
+}
+
+}  // namespace
+}  // namespace vkp::dataflow
