@@ -1,8 +1,9 @@
 #version 450
 // dropout: y[i] = x[i] * scale where u(i) >= rate, else 0, with u(i) uniform in [0, 1)
-// from Philox: word 0 of philox4x32((i, run, key, 0), seed) >> 8, times 2^-24. `run`
-// is word 0 of the scalar buffer (the session's run counter), so each step draws a new
-// mask, and the gradient (the same op on dy, same key) applies the same mask.
+// from Philox: word 0 of philox4x32((i, step, key, 0), seed) >> 8, times 2^-24. `step`
+// is word 1 of the scalar buffer (the global step), so each step draws a new mask, the
+// gradient (the same op on dy, same key) applies the same mask, and a resumed run draws
+// the masks of the uninterrupted one.
 // Push constants mirror vkp::vk::DropoutPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -23,7 +24,7 @@ layout(push_constant) uniform Push {
 void main() {
   const uint i = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
   if (i >= p.n) return;
-  const uint bits = philox4x32(uvec4(i, scalars[0], p.key, 0u), uvec2(p.seed_lo, p.seed_hi)).x;
+  const uint bits = philox4x32(uvec4(i, scalars[1], p.key, 0u), uvec2(p.seed_lo, p.seed_hi)).x;
   const float u = float(bits >> 8) * (1.0 / 16777216.0);
   y[i] = u >= p.rate ? x[i] * p.scale : 0.0;
 }

@@ -117,8 +117,8 @@ Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsil
 
 // --- randomness ---
 // Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate); the
-// mask comes from (graph seed, a key of this op, run counter), so the gradient applies
-// the same mask.
+// mask comes from (graph seed, a key of this op, global step), so the gradient applies
+// the same mask. Identity outside training (TowerContext).
 Tensor dropout(Tensor x, float rate);
 
 // --- state ---

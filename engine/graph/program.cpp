@@ -145,10 +145,12 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
     const Node& node = graph.node(id);
     const OpDef& def = op_def(node.op);
     owner[static_cast<std::size_t>(id)] = def.view ? owner[static_cast<std::size_t>(node.inputs[0])] : id;
-    const bool persistent = node.op == OpKind::variable || node.op == OpKind::constant;
-    if (!def.view && !persistent && !def.side_effect) {
+    // Variables, constants and feeds have storage of their own; the rest is planned.
+    const bool own_storage =
+        node.op == OpKind::variable || node.op == OpKind::constant || node.op == OpKind::placeholder;
+    if (!def.view && !own_storage && !def.side_effect) {
       tensor_at[id] = lifetimes.size();
-      lifetimes.push_back({node.op == OpKind::placeholder ? 0 : step, step, bytes_of(types[static_cast<std::size_t>(id)])});
+      lifetimes.push_back({step, step, bytes_of(types[static_cast<std::size_t>(id)])});
     }
     if (def.workspace) {
       std::vector<TensorType> in;
@@ -182,7 +184,12 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
     p->activations_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name, p->plan_.arena_bytes);
     base = p->activations_->allocate(p->plan_.arena_bytes, "activations");
   }
-  p->constants_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name + " constants");
+  std::uint64_t constant_bytes = 0;
+  for (int id : schedule)
+    if (graph.node(id).op == OpKind::constant)
+      constant_bytes += std::get<ConstantAttrs>(graph.node(id).attrs).value.nbytes() + 2 * vk::Arena::kAlignment;
+  p->constants_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name + " constants",
+                                              std::max<std::uint64_t>(constant_bytes, vk::Arena::kAlignment));
   std::map<int, vk::BufferSlice> persistent;
   for (int id : schedule) {
     const Node& node = graph.node(id);
@@ -194,81 +201,107 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
       persistent[id] = slice;
     }
   }
-  auto slice_of = [&](int id) -> vk::BufferSlice {
+  // Input buffers, one set per variant; written through their mapping, or through
+  // staging copies recorded at the start of each variant.
+  const int variants = std::max(1, options.variants);
+  std::map<int, std::size_t> feed_index;
+  for (std::size_t i = 0; i < feeds.size(); ++i) feed_index[feeds[i].placeholder.id()] = i;
+  std::uint64_t feed_bytes = 0;
+  for (const FeedSpec& f : feeds) feed_bytes += bytes_of(f.type) + vk::Arena::kAlignment;
+  std::vector<std::vector<vk::BufferSlice>> inputs(static_cast<std::size_t>(variants));
+  if (!feeds.empty()) {
+    p->inputs_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name + " inputs",
+                                             feed_bytes * static_cast<std::uint64_t>(variants));
+    for (auto& set : inputs)
+      for (const FeedSpec& f : feeds) set.push_back(p->inputs_->allocate(bytes_of(f.type), f.placeholder.name()));
+  }
+  auto slice_of = [&](int id, int variant) -> vk::BufferSlice {
     const int o = owner[static_cast<std::size_t>(id)];
     if (const auto it = persistent.find(o); it != persistent.end()) return it->second;
+    if (const auto it = feed_index.find(o); it != feed_index.end())
+      return inputs[static_cast<std::size_t>(variant)][it->second];
     const std::size_t index = tensor_at.at(o);
     return base.sub(p->plan_.offsets[index], lifetimes[index].bytes);
   };
 
-  p->recording_ = std::make_unique<vk::Recording>(device, vk::RecordingOptions{options.name, options.timestamps});
-  vk::Recording& rec = *p->recording_;
-  // Feeds and fetches: through their mapping, or through staging copies at the ends.
-  const bool mapped = base.host != nullptr || p->plan_.arena_bytes == 0;
-  std::uint64_t feed_bytes = 0, fetch_bytes = 0;
-  for (const FeedSpec& f : feeds) feed_bytes += bytes_of(f.type) + vk::Arena::kAlignment;
+  const bool mapped = !p->inputs_ || p->inputs_->host_visible();
+  if (!mapped)
+    p->upload_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::upload, options.name + " feeds",
+                                             feed_bytes * static_cast<std::uint64_t>(variants));
+  std::uint64_t fetch_bytes = 0;
   for (const Tensor& t : fetches) fetch_bytes += bytes_of(types[static_cast<std::size_t>(t.id())]) + vk::Arena::kAlignment;
-  if (!mapped && !feeds.empty())
-    p->upload_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::upload, options.name + " feeds", feed_bytes);
-  if (!mapped && !fetches.empty())
-    p->readback_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::readback, options.name + " fetches", fetch_bytes);
   for (const FeedSpec& f : feeds) {
     p->feeds_.push_back(f);
     p->feed_names_.push_back(f.placeholder.name());
-    const bool used = owner[static_cast<std::size_t>(f.placeholder.id())] >= 0;
-    const vk::BufferSlice dst = used ? slice_of(f.placeholder.id()) : vk::BufferSlice{};
-    if (!used) {
-      p->feed_host_.push_back(nullptr);  // fed but not needed: accepted and ignored
-    } else if (mapped) {
-      p->feed_host_.push_back(dst.host);
-    } else {
-      const vk::BufferSlice stage = p->upload_->allocate(dst.size, f.placeholder.name());
-      rec.copy(stage, dst);
-      p->feed_host_.push_back(stage.host);
-    }
   }
-  for (int step = 0; step < steps; ++step) {
-    const int id = schedule[static_cast<std::size_t>(step)];
-    const Node& node = graph.node(id);
-    const OpDef& def = op_def(node.op);
-    if (def.lower == nullptr) continue;
-    std::vector<TensorType> in_types;
-    std::vector<vk::BufferSlice> in;
-    for (int input : node.inputs) {
-      in_types.push_back(types[static_cast<std::size_t>(input)]);
-      in.push_back(slice_of(input));
-    }
-    const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id);
-    const vk::BufferSlice workspace =
-        workspace_at.count(id) ? base.sub(p->plan_.offsets[workspace_at[id]], workspace_bytes[static_cast<std::size_t>(id)])
-                               : vk::BufferSlice{};
-    LowerContext ctx{rec, graph, node, in_types, types[static_cast<std::size_t>(id)], in, out, workspace, scalars};
-    try {
-      def.lower(ctx);
-    } catch (const Error& e) {
-      throw Error(e.code(), node.name + ": " + e.what());
-    }
-    if (node.op == OpKind::apply_optimizer) p->updates_variables_ = true;
-  }
-  for (const Tensor& t : fetches) {
-    const TensorType& type = types[static_cast<std::size_t>(t.id())];
-    p->fetch_types_.push_back(type);
-    const vk::BufferSlice src = slice_of(t.id());
-    if (src.host != nullptr) {
+  std::vector<vk::BufferSlice> fetch_stage(fetches.size());
+  for (std::size_t i = 0; i < fetches.size(); ++i) {
+    const Tensor& t = fetches[i];
+    p->fetch_types_.push_back(types[static_cast<std::size_t>(t.id())]);
+    const vk::BufferSlice src = slice_of(t.id(), 0);
+    const bool direct = src.host != nullptr && feed_index.count(owner[static_cast<std::size_t>(t.id())]) == 0;
+    if (direct) {
       p->fetch_host_.push_back(src.host);
-    } else {
-      if (!p->readback_)
-        p->readback_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::readback, options.name + " fetches", fetch_bytes);
-      const vk::BufferSlice stage = p->readback_->allocate(src.size, t.name());
-      rec.copy(src, stage);
-      p->fetch_host_.push_back(stage.host);
+      continue;
     }
+    // A feed fetched back, or device memory the host cannot map: copy it out at the end.
+    if (!p->readback_)
+      p->readback_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::readback, options.name + " fetches", fetch_bytes);
+    fetch_stage[i] = p->readback_->allocate(src.size, t.name());
+    p->fetch_host_.push_back(fetch_stage[i].host);
   }
-  rec.finish();
+
+  for (int variant = 0; variant < variants; ++variant) {
+    p->recordings_.push_back(std::make_unique<vk::Recording>(
+        device, vk::RecordingOptions{options.name + (variants > 1 ? " variant " + std::to_string(variant) : ""),
+                                     options.timestamps}));
+    vk::Recording& rec = *p->recordings_.back();
+    std::vector<std::byte*> hosts;
+    for (std::size_t i = 0; i < feeds.size(); ++i) {
+      const vk::BufferSlice dst = inputs[static_cast<std::size_t>(variant)][i];
+      if (mapped) {
+        hosts.push_back(dst.host);
+      } else {
+        const vk::BufferSlice stage = p->upload_->allocate(dst.size, feeds[i].placeholder.name());
+        rec.copy(stage, dst);
+        hosts.push_back(stage.host);
+      }
+    }
+    p->feed_host_.push_back(std::move(hosts));
+    for (int step = 0; step < steps; ++step) {
+      const int id = schedule[static_cast<std::size_t>(step)];
+      const Node& node = graph.node(id);
+      const OpDef& def = op_def(node.op);
+      if (def.lower == nullptr) continue;
+      std::vector<TensorType> in_types;
+      std::vector<vk::BufferSlice> in;
+      for (int input : node.inputs) {
+        in_types.push_back(types[static_cast<std::size_t>(input)]);
+        in.push_back(slice_of(input, variant));
+      }
+      const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id, variant);
+      const vk::BufferSlice workspace =
+          workspace_at.count(id)
+              ? base.sub(p->plan_.offsets[workspace_at[id]], workspace_bytes[static_cast<std::size_t>(id)])
+              : vk::BufferSlice{};
+      LowerContext ctx{rec, graph, node, in_types, types[static_cast<std::size_t>(id)], in, out, workspace, scalars};
+      try {
+        def.lower(ctx);
+      } catch (const Error& e) {
+        throw Error(e.code(), node.name + ": " + e.what());
+      }
+      if (node.op == OpKind::apply_optimizer) p->updates_variables_ = true;
+    }
+    for (std::size_t i = 0; i < fetches.size(); ++i)
+      if (fetch_stage[i].buffer != VK_NULL_HANDLE) rec.copy(slice_of(fetches[i].id(), variant), fetch_stage[i]);
+    rec.finish();
+  }
   return p;
 }
 
-void Program::run(std::span<const Array> feeds, std::vector<Array>& outputs) {
+void Program::write_feeds(std::span<const Array> feeds, int variant) {
+  VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
+  VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
   if (feeds.size() != feeds_.size())
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
@@ -278,15 +311,33 @@ void Program::run(std::span<const Array> feeds, std::vector<Array>& outputs) {
     if (a.dtype() != want.dtype || a.shape().dims() != want.dims)
       throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[i] + "' is " + describe(a) +
                                                    "; this program was compiled for " + to_string(want));
-    if (feed_host_[i] != nullptr) std::memcpy(feed_host_[i], a.bytes().data(), a.nbytes());
+    std::memcpy(feed_host_[static_cast<std::size_t>(variant)][i], a.bytes().data(), a.nbytes());
   }
-  recording_->run();
+}
+
+void Program::submit(int variant) {
+  VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)]->wait();
+  recordings_[static_cast<std::size_t>(variant)]->submit();
+  pending_ = variant;
+  last_variant_ = variant;
+}
+
+void Program::wait(std::vector<Array>& outputs) {
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)]->wait();
+  pending_ = -1;
   outputs.resize(fetch_types_.size());
   for (std::size_t i = 0; i < fetch_types_.size(); ++i) {
     const TensorType& t = fetch_types_[i];
     if (outputs[i].dtype() != t.dtype || outputs[i].shape().dims() != t.dims) outputs[i] = Array(t.dtype, t.shape());
     std::memcpy(outputs[i].bytes().data(), fetch_host_[i], outputs[i].nbytes());
   }
+}
+
+void Program::run(std::span<const Array> feeds, std::vector<Array>& outputs) {
+  write_feeds(feeds, 0);
+  submit(0);
+  wait(outputs);
 }
 
 }  // namespace vkp::graph

@@ -24,6 +24,10 @@ struct FeedSpec {
 struct CompileOptions {
   std::string name = "program";
   bool timestamps = false;  // per-kernel device times (Program::kernel_times)
+  // Copies of the input buffers, each with its own recording of the whole step: with
+  // 2, the host writes the next step's feeds into one while the other runs
+  // (StagingInput).
+  int variants = 1;
 };
 
 class Program {
@@ -33,15 +37,23 @@ class Program {
   // its shape changes: a steady training loop allocates nothing here).
   void run(std::span<const Array> feeds, std::vector<Array>& outputs);
 
+  // The same in parts, for overlapping the host with the device: write the feeds of a
+  // variant's input buffers (never those of a submitted, unfinished run), submit that
+  // variant (after the previous submission has finished), wait for it and read fetches.
+  void write_feeds(std::span<const Array> feeds, int variant = 0);
+  void submit(int variant = 0);
+  void wait(std::vector<Array>& outputs);
+  int variants() const { return static_cast<int>(recordings_.size()); }
+
   const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
   const std::vector<FeedSpec>& feeds() const { return feeds_; }
   const MemoryPlan& memory_plan() const { return plan_; }
   // Node ids in execution order.
   const std::vector<int>& schedule() const { return schedule_; }
   bool updates_variables() const { return updates_variables_; }
-  std::size_t dispatch_count() const { return recording_->dispatch_count(); }
+  std::size_t dispatch_count() const { return recordings_[0]->dispatch_count(); }
   // Device time per kernel of the last run; needs CompileOptions::timestamps.
-  std::vector<vk::KernelTime> kernel_times() const { return recording_->kernel_times(); }
+  std::vector<vk::KernelTime> kernel_times() const { return recordings_[static_cast<std::size_t>(last_variant_)]->kernel_times(); }
 
  private:
   friend std::unique_ptr<Program> compile(const Graph&, const std::vector<FeedSpec>&, const std::vector<Tensor>&,
@@ -50,16 +62,18 @@ class Program {
   Program() = default;
 
   std::vector<FeedSpec> feeds_;
-  std::vector<std::byte*> feed_host_;     // where run() writes each feed
+  std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
   std::vector<TensorType> fetch_types_;
   std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
   std::vector<std::string> feed_names_;
   std::vector<int> schedule_;
   MemoryPlan plan_;
   bool updates_variables_ = false;
-  // Declared before the recording, which refers to their buffers.
-  std::unique_ptr<vk::Arena> activations_, constants_, upload_, readback_;
-  std::unique_ptr<vk::Recording> recording_;
+  int pending_ = -1;       // the submitted variant not yet waited for
+  int last_variant_ = 0;
+  // Declared before the recordings, which refer to their buffers.
+  std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_;
+  std::vector<std::unique_ptr<vk::Recording>> recordings_;
 };
 
 // Compiles `fetches` and `targets` (side effects, run after what they depend on) of

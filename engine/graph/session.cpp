@@ -13,8 +13,8 @@ namespace {
 constexpr std::uint32_t kScalarWords = 256;
 
 std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                        const std::vector<Tensor>& targets) {
-  std::string key;
+                        const std::vector<Tensor>& targets, int variants) {
+  std::string key = "v" + std::to_string(variants);
   for (const FeedSpec& f : feeds) key += "f" + std::to_string(f.placeholder.id()) + to_string(f.type);
   for (const Tensor& t : fetches) key += "o" + std::to_string(t.id());
   for (const Tensor& t : targets) key += "t" + std::to_string(t.id());
@@ -34,13 +34,13 @@ Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
 }
 
 Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                          const std::vector<Tensor>& targets) {
-  const std::string key = program_key(feeds, fetches, targets);
+                          const std::vector<Tensor>& targets, int variants) {
+  const std::string key = program_key(feeds, fetches, targets, variants);
   auto& slot = programs_[key];
   if (!slot) {
     try {
       slot = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
-                     {"program " + std::to_string(programs_.size()), options_.timestamps});
+                     {"program " + std::to_string(programs_.size()), options_.timestamps, variants});
     } catch (...) {
       programs_.erase(key);
       throw;
@@ -50,10 +50,20 @@ Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<
 }
 
 void Session::run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs) {
+  program.write_feeds(feeds, 0);
+  submit_program(program, 0);
+  wait_program(program, outputs);
+}
+
+void Session::submit_program(Program& program, int variant) {
   sync_hyperparameters();
   write_word(Graph::kRunWord, static_cast<std::uint32_t>(runs_));
   write_word(Graph::kStepWord, static_cast<std::uint32_t>(global_step_));
-  program.run(feeds, outputs);
+  program.submit(variant);
+}
+
+void Session::wait_program(Program& program, std::vector<Array>& outputs) {
+  program.wait(outputs);
   ++runs_;
   if (program.updates_variables()) ++global_step_;
 }

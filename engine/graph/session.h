@@ -37,11 +37,17 @@ class Session {
 
   // The program for these feeds (placeholders and the shapes to be fed), fetches and
   // targets; with run_program, a loop that allocates nothing per step.
+  // `variants` > 1 double-buffers the feeds (CompileOptions::variants).
   Program& program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                   const std::vector<Tensor>& targets = {});
+                   const std::vector<Tensor>& targets = {}, int variants = 1);
   // Writes the run counter and global step, runs, and advances them (the global step
   // only when the program updates variables).
   void run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs);
+  // run_program in two halves, so that the host can write the other variant's feeds
+  // (Program::write_feeds) while the device runs: submit a variant whose feeds are
+  // written, then wait for it.
+  void submit_program(Program& program, int variant);
+  void wait_program(Program& program, std::vector<Array>& outputs);
   std::size_t program_count() const { return programs_.size(); }
 
   // By name (see Graph::hyperparameter); Error(not_found) for unknown names. A

@@ -55,8 +55,8 @@ Arena::Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block
   std::uint64_t heap = 0;
   for (const MemoryHeapInfo& h : device.info().heaps) heap = std::max(heap, h.bytes);
   block_bytes_ = block_bytes != 0 ? block_bytes
-                                  : std::min<VkDeviceSize>({VkDeviceSize{256} << 20, limits.max_memory_allocation_size,
-                                                            std::max<VkDeviceSize>(heap / 4, 1 << 20)});
+                                  : std::min<VkDeviceSize>({VkDeviceSize{32} << 20, limits.max_memory_allocation_size,
+                                                            std::max<VkDeviceSize>(heap / 16, 1 << 20)});
 }
 
 Arena::~Arena() {

@@ -48,7 +48,8 @@ class Arena {
   static constexpr VkDeviceSize kAlignment = 256;
 
   // `name` appears in error messages ("arena 'program train' ..."). block_bytes = 0
-  // picks min(256 MiB, maxMemoryAllocationSize, 1/4 of the heap).
+  // picks min(32 MiB, maxMemoryAllocationSize, 1/16 of the heap); a larger request
+  // gets a block of its own size.
   Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block_bytes = 0);
   ~Arena();
   Arena(const Arena&) = delete;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "vkpack/core/atomic_file.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/engine/vk/check.h"
@@ -65,25 +66,9 @@ void PipelineCache::save() const {
   std::vector<char> data(size);
   check(fn_->vkGetPipelineCacheData(device_, cache_.get(), &size, data.data()), "vkGetPipelineCacheData");
   data.resize(size);
-  namespace fs = std::filesystem;
   std::error_code ec;
-  fs::create_directories(fs::path(path_).parent_path(), ec);
-  const std::string temporary = path_ + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) {
-      fs::remove(temporary, ec);
-      throw Error(ErrorCode::io, "cannot write pipeline cache " + temporary);
-    }
-  }
-  fs::rename(temporary, path_, ec);
-  if (ec) {
-    const std::string reason = ec.message();
-    fs::remove(temporary, ec);
-    throw Error(ErrorCode::io, "cannot rename pipeline cache to " + path_ + ": " + reason);
-  }
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  write_file_atomically(path_, std::string_view(data.data(), data.size()));
 }
 
 }  // namespace vkp::vk

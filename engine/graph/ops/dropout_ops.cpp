@@ -1,5 +1,6 @@
-// dropout with a counter-based mask: (graph seed, the op's key, the run counter) fix
-// each element's draw, so the gradient reapplies the same mask without storing it.
+// dropout with a counter-based mask: (graph seed, the op's key, the global step) fix
+// each element's draw, so the gradient reapplies the same mask without storing it, and
+// a run resumed from a checkpoint draws the masks the uninterrupted run would have.
 // Kernel: vk::dropout.
 #include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/op_def.h"
@@ -30,11 +31,11 @@ void lower_dropout(LowerContext& ctx) {
 RefTensor reference_dropout(const Node& node, std::span<const RefTensor* const> in, RefState& state) {
   const DropoutAttrs& a = std::get<DropoutAttrs>(node.attrs);
   RefTensor out = *in[0];
-  const auto run = static_cast<std::uint32_t>(state.scalars.at(Graph::kRunWord));
+  const auto step = static_cast<std::uint32_t>(state.scalars.at(Graph::kStepWord));
   const float scale = 1.0f / (1.0f - a.rate);
   for (std::size_t i = 0; i < out.values.size(); ++i) {
     const std::uint32_t bits =
-        philox4x32({static_cast<std::uint32_t>(i), run, a.key, 0},
+        philox4x32({static_cast<std::uint32_t>(i), step, a.key, 0},
                    {static_cast<std::uint32_t>(state.seed), static_cast<std::uint32_t>(state.seed >> 32)})[0];
     const float u = static_cast<float>(bits >> 8) * 0x1.0p-24f;
     out.values[i] = u >= a.rate ? out.values[i] * scale : 0.0;

@@ -18,7 +18,7 @@ struct DropoutPush {
 };
 static_assert(sizeof(DropoutPush) == 24);
 
-// y = x * mask / (1 - rate), the mask drawn from (seed, key, scalars[0]).
+// y = x * mask / (1 - rate), the mask drawn from (seed, key, scalars[1], the global step).
 void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t key, std::uint64_t seed,
              const BufferSlice& x, const BufferSlice& scalars, const BufferSlice& y);
 

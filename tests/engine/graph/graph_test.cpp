@@ -9,6 +9,7 @@
 #include "vkpack/engine/graph/autodiff.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/program.h"
 #include "vkpack/engine/graph/session.h"
 #include "vkpack/engine/graph/variables.h"
 
@@ -159,6 +160,39 @@ TEST(Graph, GradientsOfNonScalarCostOrThroughStopGradient) {
   const std::vector<Tensor> none = gradients(reduce_sum(stop_gradient(x) * x), {x});
   EXPECT_TRUE(none[0].valid());  // through the second factor only
   EXPECT_FALSE(gradients(reduce_sum(stop_gradient(x)), {x})[0].valid());
+}
+
+}  // namespace
+}  // namespace vkp::test
+
+namespace vkp::test {
+namespace {
+
+using namespace vkp::graph;
+
+// Two variants of one program: the host writes the next feeds into one while the other
+// runs (StagingInput), and each run sees its own feeds.
+TEST(Program, VariantsDoubleBufferTheFeeds) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", f32({1000}));
+  const Tensor y = x * 2.0f;
+  Session session(g, device());
+  const std::vector<Tensor> fetches = {y, x};
+  std::unique_ptr<Program> p = compile(g, {{x, f32({1000})}}, fetches, {}, device(), session.variables(),
+                                       session.scalars(), {.name = "staged", .variants = 2});
+  ASSERT_EQ(p->variants(), 2);
+  std::vector<Array> out;
+  const std::vector<float> a = random_floats(1000, 1), b = random_floats(1000, 2);
+  const Array fa = Array::from<float>(Shape{1000}, a), fb = Array::from<float>(Shape{1000}, b);
+  p->write_feeds(std::span(&fa, 1), 0);
+  p->submit(0);
+  p->write_feeds(std::span(&fb, 1), 1);  // while variant 0 may still run
+  p->wait(out);
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[0].data<float>()[i], 2.0f * a[i]);
+  EXPECT_EQ(std::vector<float>(out[1].data<float>().begin(), out[1].data<float>().end()), a);
+  p->submit(1);
+  p->wait(out);
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[0].data<float>()[i], 2.0f * b[i]);
 }
 
 }  // namespace

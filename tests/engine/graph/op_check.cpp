@@ -78,10 +78,10 @@ void check_op(const OpCheck& c) {
     ASSERT_TRUE(grads[i].valid()) << "no gradient for input " << i;
     fetched.push_back(grads[i]);
   }
-  // Random ops draw from the run counter: the reference uses the device run's.
+  // Random ops draw from the global step: the reference uses the device run's.
   auto state_at_run = [&] {
     graph::RefState s = graph::RefState::initial(g);
-    s.scalars[graph::Graph::kRunWord] = static_cast<double>(session.run_count());
+    s.scalars[graph::Graph::kStepWord] = static_cast<double>(session.global_step());
     return s;
   };
   graph::RefState grad_state = state_at_run();

@@ -1,0 +1,104 @@
+#include "vkpack/callbacks/checkpoint.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "vkpack/core/atomic_file.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/core/safetensors.h"
+
+namespace vkp::callbacks {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kIndex = "checkpoint";
+
+// model-<step>.safetensors files of a directory, oldest first.
+std::vector<std::pair<std::int64_t, fs::path>> checkpoints_in(const fs::path& dir) {
+  static const std::regex name(R"(model-(\d+)\.safetensors)");
+  std::vector<std::pair<std::int64_t, fs::path>> found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string file = e.path().filename().string();
+    if (std::regex_match(file, m, name)) found.emplace_back(std::stoll(m[1].str()), e.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+CheckpointInfo session_info(graph::Session& session, int epoch) {
+  CheckpointInfo info;
+  info.global_step = static_cast<std::int64_t>(session.global_step());
+  info.epoch = epoch;
+  for (const auto& [name, initial] : session.graph().hyperparameters()) info.hyperparameters[name] = session.hyperparameter(name);
+  return info;
+}
+
+std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
+                            int max_to_keep) {
+  TensorFile file;
+  for (const graph::Tensor& v : session.graph().variables()) {
+    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
+    file.tensors.emplace_back(name, session.variable(name));
+  }
+  file.metadata["format"] = "vkpack checkpoint 1";
+  file.metadata["global_step"] = std::to_string(info.global_step);
+  file.metadata["epoch"] = std::to_string(info.epoch);
+  for (const auto& [name, value] : info.hyperparameters) file.metadata["hyperparameter/" + name] = fmt::format("{}", value);
+  const fs::path path = fs::path(dir) / ("model-" + std::to_string(info.global_step) + ".safetensors");
+  write_safetensors(path.string(), file);
+  // The index names the newest and every kept file, TensorFlow's `checkpoint` layout.
+  std::vector<std::pair<std::int64_t, fs::path>> kept = checkpoints_in(dir);
+  while (max_to_keep > 0 && static_cast<int>(kept.size()) > max_to_keep) {
+    std::error_code ec;
+    fs::remove(kept.front().second, ec);
+    kept.erase(kept.begin());
+  }
+  std::string index = "model_checkpoint_path: \"" + path.filename().string() + "\"\n";
+  for (const auto& [step, p] : kept) index += "all_model_checkpoint_paths: \"" + p.filename().string() + "\"\n";
+  write_file_atomically((fs::path(dir) / kIndex).string(), index);
+  return path.string();
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / kIndex);
+  if (!in) return {};
+  std::string line;
+  static const std::regex latest(R"(model_checkpoint_path: \"(.*)\")");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, latest)) return (fs::path(dir) / m[1].str()).string();
+  }
+  return {};
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  TensorFile file = read_safetensors(path);
+  Checkpoint c;
+  for (auto& [name, value] : file.tensors) c.variables.emplace(name, std::move(value));
+  auto number = [&](const char* key) -> std::int64_t {
+    const auto it = file.metadata.find(key);
+    if (it == file.metadata.end()) return 0;
+    try {
+      return std::stoll(it->second);
+    } catch (const std::exception&) {
+      throw Error(ErrorCode::bad_data, path + ": metadata " + key + " is '" + it->second + "', not a number");
+    }
+  };
+  c.info.global_step = number("global_step");
+  c.info.epoch = static_cast<int>(number("epoch"));
+  for (const auto& [key, value] : file.metadata)
+    if (key.rfind("hyperparameter/", 0) == 0) c.info.hyperparameters[key.substr(15)] = std::stof(value);
+  return c;
+}
+
+}  // namespace vkp::callbacks

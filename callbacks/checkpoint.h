@@ -1,0 +1,44 @@
+// Checkpoints: model-<global_step>.safetensors files in a directory, each holding every
+// variable of a session (trainable ones, optimizer slots, moving averages) with the
+// global step, the epoch and the hyperparameters in its metadata, and a `checkpoint`
+// file naming the latest, as TensorFlow's saver keeps them. Files are written to a
+// temporary name, flushed and renamed, so a crash or a full disk never leaves a broken
+// checkpoint and the previous one stays intact.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vkpack/core/array.h"
+#include "vkpack/engine/graph/session.h"
+
+namespace vkp::callbacks {
+
+struct CheckpointInfo {
+  std::int64_t global_step = 0;
+  int epoch = 0;                                 // the last epoch completed
+  std::map<std::string, float> hyperparameters;  // by name
+};
+
+struct Checkpoint {
+  std::map<std::string, Array> variables;
+  CheckpointInfo info;
+};
+
+// Saves every variable of the graph, updates `checkpoint`, and deletes the oldest
+// model-*.safetensors beyond max_to_keep (0 keeps all). Returns the file's path.
+std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
+                            int max_to_keep);
+
+// The checkpoint the directory's `checkpoint` file names, or empty when there is none.
+std::string latest_checkpoint(const std::string& dir);
+
+// Reads a checkpoint file; Error naming it when missing or corrupt.
+Checkpoint load_checkpoint(const std::string& path);
+
+// The info of the session as it is now (global step, hyperparameters; `epoch` given).
+CheckpointInfo session_info(graph::Session& session, int epoch);
+
+}  // namespace vkp::callbacks

@@ -1,0 +1,40 @@
+#include "vkpack/callbacks/monitors.h"
+
+#include "vkpack/core/error.h"
+
+namespace vkp::callbacks {
+
+Monitors::Monitors(std::vector<MonitorPtr> monitors) : monitors_(std::move(monitors)) {}
+
+void Monitors::on_setup_graph() {
+  for (const MonitorPtr& m : monitors_) m->setup(trainer());
+}
+
+void Monitors::put_scalar(const std::string& name, double value) {
+  const std::int64_t step = trainer().global_step();
+  latest_[name] = value;
+  history_[name].emplace_back(step, value);
+  for (const MonitorPtr& m : monitors_) m->process_scalar(name, value, step);
+}
+
+double Monitors::get_latest(const std::string& name) const {
+  const auto it = latest_.find(name);
+  if (it == latest_.end()) throw Error(ErrorCode::not_found, "no statistic named '" + name + "' has been put yet");
+  return it->second;
+}
+
+const std::vector<std::pair<std::int64_t, double>>& Monitors::get_history(const std::string& name) const {
+  const auto it = history_.find(name);
+  if (it == history_.end()) throw Error(ErrorCode::not_found, "no statistic named '" + name + "' has been put yet");
+  return it->second;
+}
+
+void Monitors::on_trigger_epoch() {
+  for (const MonitorPtr& m : monitors_) m->trigger_epoch();
+}
+
+void Monitors::on_after_train() {
+  for (const MonitorPtr& m : monitors_) m->close();
+}
+
+}  // namespace vkp::callbacks

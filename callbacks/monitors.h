@@ -1,0 +1,60 @@
+// Monitors: where training statistics go. A Monitors group is itself a callback; the
+// trainer and other callbacks put scalars into it, and each Monitor in the group
+// receives them: JSONWriter (stats.json), ScalarPrinter (the log), TFEventWriter
+// (TensorBoard event files).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkpack/callbacks/callback.h"
+
+namespace vkp::callbacks {
+
+// One destination of statistics. Hooks are called by the Monitors group that owns it.
+class Monitor {
+ public:
+  virtual ~Monitor() = default;
+  // Called from the group's setup_graph: the trainer (logger_dir, global_step, ...).
+  virtual void setup(TrainerView& trainer) { trainer_ = &trainer; }
+  // A scalar, with the global step it belongs to.
+  virtual void process_scalar(const std::string& name, double value, std::int64_t step) = 0;
+  // At the end of every epoch (after the epoch's scalars are in).
+  virtual void trigger_epoch() {}
+  virtual void close() {}
+
+ protected:
+  TrainerView& trainer() const { return *trainer_; }
+
+ private:
+  TrainerView* trainer_ = nullptr;
+};
+
+using MonitorPtr = std::shared_ptr<Monitor>;
+
+class Monitors : public Callback {
+ public:
+  explicit Monitors(std::vector<MonitorPtr> monitors);
+
+  // Records a scalar at the current global step and hands it to every monitor.
+  void put_scalar(const std::string& name, double value);
+  // The latest value put under `name`; Error(not_found) naming it when none was.
+  double get_latest(const std::string& name) const;
+  bool has(const std::string& name) const { return latest_.count(name) > 0; }
+  // Every value put under `name`, in order, with its step.
+  const std::vector<std::pair<std::int64_t, double>>& get_history(const std::string& name) const;
+
+ protected:
+  void on_setup_graph() override;
+  void on_trigger_epoch() override;
+  void on_after_train() override;
+
+ private:
+  std::vector<MonitorPtr> monitors_;
+  std::map<std::string, double> latest_;
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> history_;
+};
+
+}  // namespace vkp::callbacks

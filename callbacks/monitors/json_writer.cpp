@@ -1,0 +1,109 @@
+#include "vkpack/callbacks/monitors/json_writer.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "vkpack/core/atomic_file.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+
+namespace vkp::callbacks {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad() || !in.is_open()) throw Error(ErrorCode::io, path + ": cannot read the existing statistics");
+  return text;
+}
+
+// Why `stats` is not a list of per-epoch objects with an integer epoch_num; empty if it is.
+std::string problem_with(const nlohmann::json& stats) {
+  if (stats.is_discarded()) return "it is not valid JSON";
+  if (!stats.is_array()) return "it is not a JSON list";
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    const nlohmann::json& entry = stats[i];
+    if (!entry.is_object() || !entry.contains("epoch_num") || !entry["epoch_num"].is_number_integer())
+      return "entry " + std::to_string(i) + " is not an object with an integer \"epoch_num\"";
+  }
+  return {};
+}
+
+// "<path>.<MMDD-HHMMSS>", numbered if that exists too: tensorpack's backup name.
+std::string backup_name(const std::string& path) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, ".%m%d-%H%M%S", &local);
+  const std::string base = path + stamp;
+  std::string name = base;
+  for (int n = 1; std::filesystem::exists(name); ++n) name = base + "." + std::to_string(n);
+  return name;
+}
+
+}  // namespace
+
+void JSONWriter::setup(TrainerView& trainer) {
+  Monitor::setup(trainer);
+  path_.clear();
+  entries_.clear();
+  epoch_.clear();
+  if (trainer.logger_dir().empty()) {
+    log_warn("logger directory was not set. Ignore JSONWriter.");
+    return;
+  }
+  path_ = (std::filesystem::path(trainer.logger_dir()) / kFileName).string();
+  if (std::filesystem::exists(path_)) load_existing(trainer.starting_epoch());
+}
+
+void JSONWriter::load_existing(int starting_epoch) {
+  if (starting_epoch <= 1) {
+    back_up("training starts at epoch 1, so it belongs to an earlier run");
+    return;
+  }
+  const nlohmann::json stats = nlohmann::json::parse(read_text(path_), nullptr, /*allow_exceptions=*/false);
+  if (const std::string problem = problem_with(stats); !problem.empty()) {
+    back_up(problem);
+    return;
+  }
+  // Epochs from starting_epoch on are being trained again: their old entries go.
+  for (const nlohmann::json& entry : stats)
+    if (entry["epoch_num"].get<std::int64_t>() < starting_epoch) entries_.push_back(entry.dump());
+  log_info("Found existing JSON inside {}, will append to it (keeping {} of its {} epochs).",
+           std::filesystem::path(path_).parent_path().string(), entries_.size(), stats.size());
+}
+
+void JSONWriter::back_up(const std::string& reason) {
+  const std::string backup = backup_name(path_);
+  std::error_code error;
+  std::filesystem::rename(path_, backup, error);
+  if (error) throw Error(ErrorCode::io, path_ + ": cannot back it up to " + backup + ": " + error.message());
+  log_warn("{}: {}; moved it to {} and starting a new one.", path_, reason, backup);
+}
+
+void JSONWriter::process_scalar(const std::string& name, double value, std::int64_t) {
+  if (!path_.empty()) epoch_[name] = value;
+}
+
+void JSONWriter::trigger_epoch() {
+  if (path_.empty()) return;
+  nlohmann::json entry = nlohmann::json::object();
+  for (const auto& [name, value] : epoch_) entry[name] = value;
+  entry["epoch_num"] = trainer().epoch_num();
+  entry["global_step"] = trainer().global_step();
+  entries_.push_back(entry.dump());
+  epoch_.clear();
+
+  std::string text = "[\n";
+  for (std::size_t i = 0; i < entries_.size(); ++i) text += entries_[i] + (i + 1 < entries_.size() ? ",\n" : "\n");
+  text += "]\n";
+  write_file_atomically(path_, text);
+}
+
+}  // namespace vkp::callbacks

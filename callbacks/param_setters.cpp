@@ -1,0 +1,84 @@
+#include "vkpack/callbacks/param_setters.h"
+
+#include <algorithm>
+
+#include "vkpack/callbacks/monitors.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+
+namespace vkp::callbacks {
+
+float HyperParamSetter::current() const { return trainer().session().hyperparameter(param_); }
+
+void HyperParamSetter::apply(int coming_epoch) {
+  const std::optional<float> value = value_to_set(coming_epoch);
+  if (!value || *value == current()) return;
+  trainer().session().set_hyperparameter(param_, *value);
+  log_info("{} set to {:.6g} at global step {}", param_, *value, trainer().global_step());
+}
+
+ScheduledHyperParamSetter::ScheduledHyperParamSetter(std::string param,
+                                                     std::vector<std::pair<std::int64_t, float>> schedule,
+                                                     Interpolation interpolation, bool step_based)
+    : HyperParamSetter(std::move(param)),
+      schedule_(std::move(schedule)),
+      interpolation_(interpolation),
+      step_based_(step_based) {
+  if (schedule_.empty()) throw Error(ErrorCode::invalid_argument, "ScheduledHyperParamSetter: the schedule is empty");
+  for (std::size_t i = 1; i < schedule_.size(); ++i)
+    if (schedule_[i].first <= schedule_[i - 1].first)
+      throw Error(ErrorCode::invalid_argument, "ScheduledHyperParamSetter: schedule points must increase");
+}
+
+std::optional<float> ScheduledHyperParamSetter::value_to_set(int coming_epoch) {
+  // Schedules in steps look at the coming step, the global step.
+  const std::int64_t at = step_based_ ? trainer().global_step() : coming_epoch;
+  if (at < schedule_.front().first) return std::nullopt;
+  const auto next = std::upper_bound(schedule_.begin(), schedule_.end(), at,
+                                     [](std::int64_t v, const auto& point) { return v < point.first; });
+  const auto& [x0, y0] = *(next - 1);
+  if (interpolation_ == Interpolation::none || next == schedule_.end()) return y0;
+  const auto& [x1, y1] = *next;
+  const double t = static_cast<double>(at - x0) / static_cast<double>(x1 - x0);
+  return static_cast<float>(y0 + t * (y1 - y0));
+}
+
+void ScheduledHyperParamSetter::on_trigger_step() {
+  if (step_based_) apply(trainer().epoch_num());
+}
+
+HyperParamSetterWithFunc::HyperParamSetterWithFunc(std::string param, std::function<float(int, float)> fn)
+    : HyperParamSetter(std::move(param)), fn_(std::move(fn)) {}
+
+std::optional<float> HyperParamSetterWithFunc::value_to_set(int coming_epoch) { return fn_(coming_epoch, current()); }
+
+StatMonitorParamSetter::StatMonitorParamSetter(std::string param, std::string stat, std::function<float(float)> value_fn,
+                                               double threshold, int last_k, bool reverse)
+    : HyperParamSetter(std::move(param)),
+      stat_(std::move(stat)),
+      value_fn_(std::move(value_fn)),
+      threshold_(threshold),
+      last_k_(last_k),
+      reverse_(reverse) {}
+
+std::optional<float> StatMonitorParamSetter::value_to_set(int) {
+  const Monitors& m = trainer().monitors();
+  if (!m.has(stat_)) return std::nullopt;
+  const auto& history = m.get_history(stat_);
+  const int epoch = trainer().epoch_num();
+  if (static_cast<int>(history.size()) <= last_k_ || epoch - last_changed_ <= last_k_) return std::nullopt;
+  // Improvement of the last k values over the best before them.
+  const auto split = history.end() - last_k_;
+  double before = split[-1].second, recent = split->second;
+  for (auto it = history.begin(); it != split; ++it)
+    before = reverse_ ? std::max(before, it->second) : std::min(before, it->second);
+  for (auto it = split; it != history.end(); ++it)
+    recent = reverse_ ? std::max(recent, it->second) : std::min(recent, it->second);
+  const double gain = reverse_ ? recent - before : before - recent;
+  if (gain > threshold_) return std::nullopt;
+  last_changed_ = epoch;
+  log_info("{} has not improved by more than {} in {} epochs", stat_, threshold_, last_k_);
+  return value_fn_(current());
+}
+
+}  // namespace vkp::callbacks

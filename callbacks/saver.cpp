@@ -1,0 +1,71 @@
+#include "vkpack/callbacks/saver.h"
+
+#include <filesystem>
+
+#include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/callbacks/monitors.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+
+namespace vkp::callbacks {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string directory_or_log(const std::string& dir, const TrainerView& trainer, const std::string& who) {
+  const std::string out = dir.empty() ? trainer.logger_dir() : dir;
+  if (out.empty())
+    throw Error(ErrorCode::invalid_argument, who + " needs a checkpoint directory: give one, or train with a log directory");
+  return out;
+}
+
+}  // namespace
+
+ModelSaver::ModelSaver(int max_to_keep, std::string checkpoint_dir)
+    : max_to_keep_(max_to_keep), dir_(std::move(checkpoint_dir)) {
+  chief_only_ = true;
+}
+
+void ModelSaver::on_setup_graph() {
+  dir_ = directory_or_log(dir_, trainer(), "ModelSaver");
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw Error(ErrorCode::io, "ModelSaver cannot create " + dir_ + ": " + ec.message());
+}
+
+void ModelSaver::on_trigger_epoch() {
+  CheckpointInfo info = session_info(trainer().session(), trainer().epoch_num());
+  info.global_step = trainer().global_step();
+  last_saved_ = save_checkpoint(trainer().session(), dir_, info, max_to_keep_);
+  log_info("model saved to {}", last_saved_);
+}
+
+MinSaver::MinSaver(std::string stat, bool reverse, std::string filename, std::string checkpoint_dir)
+    : stat_(std::move(stat)), reverse_(reverse), filename_(std::move(filename)), dir_(std::move(checkpoint_dir)) {
+  chief_only_ = true;
+  if (filename_.empty()) filename_ = std::string(reverse_ ? "max-" : "min-") + stat_ + ".safetensors";
+}
+
+void MinSaver::on_setup_graph() { dir_ = directory_or_log(dir_, trainer(), reverse_ ? "MaxSaver" : "MinSaver"); }
+
+void MinSaver::on_trigger_epoch() {
+  Monitors& m = trainer().monitors();
+  if (!m.has(stat_)) {
+    log_warn("{}: no statistic '{}' this epoch", reverse_ ? "MaxSaver" : "MinSaver", stat_);
+    return;
+  }
+  const double value = m.get_latest(stat_);
+  if (best_ && (reverse_ ? value <= *best_ : value >= *best_)) return;
+  best_ = value;
+  const std::string latest = latest_checkpoint(dir_);
+  if (latest.empty())
+    throw Error(ErrorCode::not_found, "MinSaver/MaxSaver found no checkpoint in " + dir_ + ": put a ModelSaver before it");
+  const fs::path target = fs::path(dir_) / filename_, temporary = target.string() + ".tmp";
+  std::error_code ec;
+  fs::copy_file(latest, temporary, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(temporary, target, ec);
+  if (ec) throw Error(ErrorCode::io, "cannot copy " + latest + " to " + target.string() + ": " + ec.message());
+  log_info("{} {} = {}: saved {}", reverse_ ? "best (max)" : "best (min)", stat_, value, target.string());
+}
+
+}  // namespace vkp::callbacks

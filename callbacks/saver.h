@@ -1,0 +1,54 @@
+// Savers: ModelSaver writes a checkpoint (checkpoint.h) at the end of every epoch and
+// keeps the newest max_to_keep; MinSaver and MaxSaver keep a copy of the checkpoint at
+// which a statistic was best (min-<stat>.safetensors, max-<stat>.safetensors). Chief only.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "vkpack/callbacks/callback.h"
+
+namespace vkp::callbacks {
+
+class ModelSaver : public Callback {
+ public:
+  // checkpoint_dir empty: the trainer's log directory.
+  explicit ModelSaver(int max_to_keep = 10, std::string checkpoint_dir = {});
+  const std::string& last_saved() const { return last_saved_; }
+
+ protected:
+  void on_setup_graph() override;
+  void on_trigger_epoch() override;
+
+ private:
+  int max_to_keep_;
+  std::string dir_;
+  std::string last_saved_;
+};
+
+class MinSaver : public Callback {
+ public:
+  // After every epoch, when `stat` (a monitored scalar) is the smallest so far (the
+  // largest with `reverse`), copies the newest checkpoint to `filename` (default
+  // min-<stat>.safetensors) in checkpoint_dir (default: the log directory). Put it after
+  // the ModelSaver and the callback that computes the statistic.
+  explicit MinSaver(std::string stat, bool reverse = false, std::string filename = {}, std::string checkpoint_dir = {});
+
+ protected:
+  void on_setup_graph() override;
+  void on_trigger_epoch() override;
+
+ private:
+  std::string stat_;
+  bool reverse_;
+  std::string filename_, dir_;
+  std::optional<double> best_;
+};
+
+class MaxSaver : public MinSaver {
+ public:
+  explicit MaxSaver(std::string stat, std::string filename = {}, std::string checkpoint_dir = {})
+      : MinSaver(std::move(stat), true, std::move(filename), std::move(checkpoint_dir)) {}
+};
+
+}  // namespace vkp::callbacks

@@ -1,0 +1,143 @@
+// Trains an MLP or a convnet on Fashion-MNIST (Debian's dataset-fashion-mnist) on one
+// Vulkan device, tensorpack style: QueueInput, InferenceRunner on the test split after
+// every epoch, ModelSaver, a learning-rate schedule, ProgressBar, statistics in
+// train_log/<name>/ (stats.json, TensorBoard events, log.log).
+//
+//   fashion_mnist --model conv --epochs 8          see --help
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "models.h"
+#include "vkpack/callbacks/inference_runner.h"
+#include "vkpack/callbacks/monitors.h"
+#include "vkpack/callbacks/param_setters.h"
+#include "vkpack/callbacks/saver.h"
+#include "vkpack/callbacks/trackers.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/engine/vk/device.h"
+#include "vkpack/train/logger_dir.h"
+#include "vkpack/train/tower_trainer.h"
+#include "vkpack/train/train_config.h"
+
+namespace {
+
+constexpr const char* kHelp =
+    "usage: fashion_mnist [options]\n"
+    "\n"
+    "Trains a classifier of Fashion-MNIST on a Vulkan device and reports the test accuracy\n"
+    "after every epoch.\n"
+    "\n"
+    "options:\n"
+    "  --model mlp|conv     the model: an MLP 784-256-256-10, or conv3x3x32-BN-relu-pool,\n"
+    "                       conv3x3x64-BN-relu-pool, FC128, dropout, FC10 (default mlp)\n"
+    "  --epochs N           epochs to train (default 10)\n"
+    "  --batch N            batch size (default 128)\n"
+    "  --steps N            steps per epoch (default: the whole train split)\n"
+    "  --lr X               initial learning rate of Adam (default 0.001); divided by 3\n"
+    "                       at 60% and by 10 at 85% of the epochs\n"
+    "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
+    "  --logdir DIR         log directory (default train_log/fashion_mnist-<model>)\n"
+    "  --resume             continue from the log directory's latest checkpoint; without\n"
+    "                       it an existing log directory is backed up first\n"
+    "  --data DIR           Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)\n"
+    "  --seed N             seed of initial values, shuffling and dropout (default 1)\n"
+    "  --help               this text\n";
+
+struct Options {
+  std::string model = "mlp", logdir, data;
+  int epochs = 10, device = 0;
+  std::int64_t batch = 128, steps = 0;
+  float lr = 1e-3f;
+  std::uint64_t seed = 1;
+  bool resume = false;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw vkp::Error(vkp::ErrorCode::invalid_argument, arg + " needs a value; see --help");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kHelp, stdout);
+      std::exit(0);
+    } else if (arg == "--model") o.model = value();
+    else if (arg == "--epochs") o.epochs = std::stoi(value());
+    else if (arg == "--batch") o.batch = std::stoll(value());
+    else if (arg == "--steps") o.steps = std::stoll(value());
+    else if (arg == "--lr") o.lr = std::stof(value());
+    else if (arg == "--device") o.device = std::stoi(value());
+    else if (arg == "--logdir") o.logdir = value();
+    else if (arg == "--data") o.data = value();
+    else if (arg == "--seed") o.seed = std::stoull(value());
+    else if (arg == "--resume") o.resume = true;
+    else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
+  }
+  if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
+  if (o.logdir.empty()) o.logdir = "train_log/fashion_mnist-" + o.model;
+  return o;
+}
+
+int run(const Options& o) {
+  using namespace vkp;
+  const examples::Architecture architecture = examples::parse_architecture(o.model);
+  train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
+  vk::Instance instance;
+  vk::Device device(instance, o.device);
+  log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device.label());
+
+  train::TrainConfig config;
+  config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr);
+  config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed, o.data);
+  config.steps_per_epoch = o.steps;
+  config.max_epoch = o.epochs;
+  config.logger_dir = logdir.path();
+  // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85% (points that fall on the
+  // same epoch in short runs are dropped).
+  std::vector<std::pair<std::int64_t, float>> schedule{{1, o.lr}};
+  for (const auto& [fraction, value] : {std::pair{0.6, o.lr / 3}, std::pair{0.85, o.lr / 10}}) {
+    const auto epoch = static_cast<std::int64_t>(fraction * o.epochs) + 1;
+    if (epoch > schedule.back().first) schedule.emplace_back(epoch, value);
+  }
+  config.callbacks = {
+      std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
+      std::make_shared<callbacks::ModelSaver>(3),
+      std::make_shared<callbacks::InferenceRunner>(
+          examples::fashion_mnist_batches(false, o.batch, 0, o.data),
+          std::vector<callbacks::InferencerPtr>{
+              std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}),
+              std::make_shared<callbacks::ClassificationError>("incorrect_vector", "validation_error")}),
+      std::make_shared<callbacks::MaxSaver>("validation_accuracy"),
+      std::make_shared<callbacks::ThroughputTracker>(),
+      std::make_shared<callbacks::PeakMemoryTracker>(),
+      std::make_shared<callbacks::EstimatedTimeLeft>(),
+  };
+  if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
+  train::SimpleTrainer trainer(device, o.seed);
+  train::launch_train_with_config(std::move(config), trainer);
+
+  const auto& accuracy = trainer.monitors().get_history("validation_accuracy");
+  std::printf("\nepoch  test accuracy\n");
+  for (std::size_t e = 0; e < accuracy.size(); ++e)
+    std::printf("%5zu  %.4f\n", e + static_cast<std::size_t>(trainer.starting_epoch()), accuracy[e].second);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const vkp::Error& e) {
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,157 @@
+// Test doubles for the monitors: a TrainerView whose progress the test sets, a
+// temporary logger directory, and a capture of the log.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "vkpack/callbacks/monitors.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+
+namespace vkp::callbacks::fakes {
+
+// Progress is plain fields; the graph, session and predictors are absent (monitors must
+// not need them) and throw.
+class FakeTrainer : public TrainerView {
+ public:
+  std::int64_t global_step_ = 0;
+  int epoch_num_ = 1;
+  int starting_epoch_ = 1;
+  int max_epoch_ = 10;
+  std::int64_t steps_per_epoch_ = 100;
+  std::string logger_dir_;
+
+  std::int64_t global_step() const override { return global_step_; }
+  int epoch_num() const override { return epoch_num_; }
+  std::int64_t local_step() const override { return global_step_ % steps_per_epoch_; }
+  std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
+  int starting_epoch() const override { return starting_epoch_; }
+  int max_epoch() const override { return max_epoch_; }
+  graph::Graph& graph() override { throw absent("graph"); }
+  graph::Session& session() override { throw absent("session"); }
+  Monitors& monitors() override { throw absent("monitors"); }
+  const std::string& logger_dir() const override { return logger_dir_; }
+  bool is_chief() const override { return true; }
+  PredictFn predictor(const std::vector<std::string>&, const std::vector<std::string>&) override {
+    throw absent("predictor");
+  }
+  std::uint64_t device_memory_bytes() const override { return 0; }
+  std::uint64_t peak_device_memory_bytes() const override { return 0; }
+  std::int64_t samples_per_step() const override { return 32; }
+  std::vector<std::string> input_names() const override { return {}; }
+  graph::Tensor cost() const override { return {}; }
+
+ private:
+  static Error absent(const std::string& what) {
+    return Error(ErrorCode::not_found, "FakeTrainer has no " + what + "; a monitor must not ask for it");
+  }
+};
+
+// A fresh directory under the system's temporary directory, removed at the end.
+class TempDir {
+ public:
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("vkpack_monitors_" + std::to_string(getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() { std::filesystem::remove_all(path_); }
+
+  std::string str() const { return path_.string(); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  // Names in the directory, sorted.
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// While alive, a file may grow to at most `bytes`: a write past it fails (EFBIG) as on a
+// full disk. Unprivileged, unlike mounting a small file system.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &previous_);
+    rlimit limit = previous_;
+    limit.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &previous_);
+    std::signal(SIGXFSZ, previous_handler_);
+  }
+
+ private:
+  rlimit previous_{};
+  void (*previous_handler_)(int) = nullptr;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Log lines at or above info, with their time prefix ("[1122 14:03:59] ") removed, while
+// alive; stderr stays as it was.
+class LogCapture {
+ public:
+  struct Line {
+    LogLevel level;
+    std::string text;
+  };
+  LogCapture() : previous_level_(logger().level()) {
+    logger().set_level(LogLevel::info);
+    id_ = logger().add_sink([this](LogLevel level, std::string_view line) {
+      const std::size_t end = line.find("] ");
+      std::string_view text = end == std::string_view::npos ? line : line.substr(end + 2);
+      if (level != LogLevel::info) text.remove_prefix(4);  // "WRN ", "ERR ", "DBG "
+      lines_.push_back({level, std::string(text)});
+    });
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  ~LogCapture() {
+    logger().remove_sink(id_);
+    logger().set_level(previous_level_);
+  }
+  const std::vector<Line>& lines() const { return lines_; }
+  std::vector<std::string> texts(LogLevel level) const {
+    std::vector<std::string> out;
+    for (const Line& l : lines_)
+      if (l.level == level) out.push_back(l.text);
+    return out;
+  }
+
+ private:
+  LogLevel previous_level_;
+  int id_ = 0;
+  std::vector<Line> lines_;
+};
+
+}  // namespace vkp::callbacks::fakes

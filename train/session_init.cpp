@@ -1,0 +1,61 @@
+#include "vkpack/train/session_init.h"
+
+#include <filesystem>
+
+#include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+
+namespace vkp::train {
+
+void restore_variables(graph::Session& session, const std::map<std::string, Array>& values, bool ignore_mismatch,
+                       const std::string& source) {
+  graph::Graph& g = session.graph();
+  int restored = 0;
+  for (const auto& [name, value] : values) {
+    const graph::Tensor v = g.find_variable(name);
+    std::string problem;
+    if (!v.valid()) problem = "the graph has no variable " + name;
+    else if (value.dtype() != v.dtype() || value.shape().dims() != v.dims())
+      problem = "variable " + name + " is " + graph::to_string(v.type()) + " in the graph, " + describe(value) + " in " + source;
+    if (!problem.empty()) {
+      if (!ignore_mismatch) throw Error(ErrorCode::invalid_argument, problem + " (restore with ignore_mismatch to skip)");
+      log_warn("{}: skipped", problem);
+      continue;
+    }
+    session.set_variable(name, value);
+    ++restored;
+  }
+  for (const graph::Tensor& v : g.variables()) {
+    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
+    if (!values.count(name)) log_warn("variable {} is not in {}; it keeps its initial value", name, source);
+  }
+  log_info("restored {} variables from {}", restored, source);
+}
+
+void DictRestore::init(graph::Session& session) { restore_variables(session, values_, ignore_mismatch_, "a dictionary"); }
+
+void SaverRestore::init(graph::Session& session) {
+  const callbacks::Checkpoint c = callbacks::load_checkpoint(path_);
+  restore_variables(session, c.variables, ignore_mismatch_, path_);
+  session.set_global_step(static_cast<std::uint64_t>(c.info.global_step));
+  for (const auto& [name, value] : c.info.hyperparameters) {
+    bool known = false;
+    for (const auto& [n, initial] : session.graph().hyperparameters()) known |= n == name;
+    if (known) session.set_hyperparameter(name, value);
+  }
+}
+
+std::shared_ptr<SessionInit> SmartInit(const std::string& path, bool ignore_mismatch) {
+  namespace fs = std::filesystem;
+  std::string file = path;
+  if (fs::is_directory(path)) {
+    file = callbacks::latest_checkpoint(path);
+    if (file.empty()) throw Error(ErrorCode::not_found, "no checkpoint in " + path + " (its `checkpoint` file is missing)");
+  } else if (!fs::exists(path)) {
+    throw Error(ErrorCode::io, "checkpoint " + path + " does not exist");
+  }
+  return std::make_shared<SaverRestore>(file, ignore_mismatch);
+}
+
+}  // namespace vkp::train

@@ -1,0 +1,66 @@
+#include "vkpack/train/tower_trainer.h"
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/variables.h"
+
+namespace vkp::train {
+
+void TowerTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
+                               OptimizerFn optimizer) {
+  specs_ = inputs;
+  tower_ = std::move(tower);
+  std::vector<graph::Tensor> placeholders;
+  for (const InputSpec& s : specs_) placeholders.push_back(graph::placeholder(graph_, s.name, s.type));
+  graph::Tensor cost;
+  {
+    graph::TowerContext training(graph_, "", 0, true);
+    cost = tower_(placeholders);
+  }
+  if (!cost.valid() || cost.type().numel() != 1)
+    throw Error(ErrorCode::invalid_argument, "the tower function must return the cost, a scalar; it returned " +
+                                                 (cost.valid() ? graph::to_string(cost.type()) : std::string("nothing")));
+  const std::vector<graph::Tensor> train_op = optimizer(graph_).minimize(cost);
+  set_step(std::move(placeholders), std::move(source), train_op, cost);
+}
+
+callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& input_names,
+                                             const std::vector<std::string>& output_names) {
+  if (!tower_) throw Error(ErrorCode::invalid_argument, "predictor: setup_graph has not run");
+  if (!inference_built_) {
+    graph::TowerContext inference(graph_, kInferenceTower, 0, false);
+    graph::VariableScope reuse(graph_, "", graph::Reuse::yes);
+    std::vector<graph::Tensor> placeholders;
+    for (const InputSpec& s : specs_) {
+      placeholders.push_back(graph::placeholder(graph_, s.name, s.type));
+      inference_inputs_[s.name] = placeholders.back();
+    }
+    tower_(placeholders);
+    inference_built_ = true;
+  }
+  std::vector<graph::Tensor> in, out;
+  for (const std::string& name : input_names) {
+    const auto it = inference_inputs_.find(name);
+    if (it == inference_inputs_.end()) throw Error(ErrorCode::not_found, "predictor: the model has no input " + name);
+    in.push_back(it->second);
+  }
+  for (const std::string& name : output_names) {
+    try {
+      out.push_back(graph_.find(std::string(kInferenceTower) + "/" + name));
+    } catch (const Error&) {
+      throw Error(ErrorCode::not_found, "predictor: the tower function made no tensor named '" + name +
+                                            "'; name it with identity(t, \"" + name + "\")");
+    }
+  }
+  graph::Session* session = &this->session();
+  return [session, in, out](const std::vector<Array>& values) {
+    if (values.size() != in.size())
+      throw Error(ErrorCode::invalid_argument, "predictor takes " + std::to_string(in.size()) + " inputs, got " +
+                                                   std::to_string(values.size()));
+    graph::Feeds feeds;
+    for (std::size_t i = 0; i < in.size(); ++i) feeds.emplace_back(in[i], values[i]);
+    return session->run(feeds, out);
+  };
+}
+
+}  // namespace vkp::train

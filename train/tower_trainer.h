@@ -1,0 +1,52 @@
+// TowerTrainer: a trainer built from a tower function (ModelDesc::build_graph): the
+// training tower and the optimizer make the step, and an inference tower on the same
+// variables serves predictors. SimpleTrainer trains one tower on one device; the
+// multi-device trainers derive from TowerTrainer too, so that changing trainers is a
+// one-line change in user code.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/train/model_desc.h"
+#include "vkpack/train/trainer.h"
+
+namespace vkp::train {
+
+using TowerFn = std::function<graph::Tensor(const std::vector<graph::Tensor>& inputs)>;
+using OptimizerFn = std::function<graph::Optimizer(graph::Graph&)>;
+
+class TowerTrainer : public Trainer {
+ public:
+  using Trainer::Trainer;
+
+  // Placeholders for `inputs`, the tower function on them under a training
+  // TowerContext, the optimizer's minimize of its cost: the step.
+  virtual void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
+                           OptimizerFn optimizer);
+
+  // Feeds inputs and fetches outputs of the inference tower ("InferenceTower/<name>"),
+  // built once on first use, which shares every variable with training.
+  callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names) override;
+
+ protected:
+  std::vector<InputSpec> specs_;
+  TowerFn tower_;
+
+ private:
+  std::map<std::string, graph::Tensor> inference_inputs_;  // by input name
+  bool inference_built_ = false;
+};
+
+class SimpleTrainer : public TowerTrainer {
+ public:
+  using TowerTrainer::TowerTrainer;
+};
+
+// The inference tower's name prefix.
+inline constexpr const char* kInferenceTower = "InferenceTower";
+
+}  // namespace vkp::train

@@ -1,0 +1,61 @@
+#include "vkpack/train/train_config.h"
+
+#include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/callbacks/monitors/json_writer.h"
+#include "vkpack/callbacks/monitors/scalar_printer.h"
+#include "vkpack/callbacks/monitors/tf_event_writer.h"
+#include "vkpack/callbacks/progress_bar.h"
+#include "vkpack/callbacks/summary.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/train/tower_trainer.h"
+
+namespace vkp::train {
+
+std::vector<callbacks::CallbackPtr> default_callbacks() {
+  return {std::make_shared<callbacks::MovingAverageSummary>(), std::make_shared<callbacks::ProgressBar>()};
+}
+
+std::vector<callbacks::MonitorPtr> default_monitors() {
+  return {std::make_shared<callbacks::TFEventWriter>(), std::make_shared<callbacks::JSONWriter>(),
+          std::make_shared<callbacks::ScalarPrinter>()};
+}
+
+TrainConfig AutoResumeTrainConfig(TrainConfig config) {
+  if (config.logger_dir.empty()) return config;
+  const std::string latest = callbacks::latest_checkpoint(config.logger_dir);
+  if (latest.empty()) return config;
+  const callbacks::Checkpoint c = callbacks::load_checkpoint(latest);
+  log_info("resuming from {}: epoch {} ended at global step {}", latest, c.info.epoch, c.info.global_step);
+  config.session_init = std::make_shared<SaverRestore>(latest);
+  config.starting_epoch = c.info.epoch + 1;
+  config.starting_global_step = c.info.global_step;
+  return config;
+}
+
+void launch_train_with_config(TrainConfig config, TowerTrainer& trainer) {
+  if (!config.model) throw Error(ErrorCode::invalid_argument, "TrainConfig has no model");
+  InputSourcePtr source = config.data;
+  if (!source) {
+    if (!config.dataflow) throw Error(ErrorCode::invalid_argument, "TrainConfig needs a dataflow or an input source");
+    source = std::make_shared<QueueInput>(std::move(config.dataflow));
+  }
+  std::shared_ptr<ModelDesc> model = config.model;
+  trainer.setup_graph(
+      model->inputs(), source, [model](const std::vector<graph::Tensor>& in) { return model->build_graph(in); },
+      [model](graph::Graph& g) { return model->optimizer(g); });
+  TrainOptions o;
+  o.callbacks = config.callbacks;
+  const std::vector<callbacks::CallbackPtr> extra = config.extra_callbacks ? *config.extra_callbacks : default_callbacks();
+  o.callbacks.insert(o.callbacks.end(), extra.begin(), extra.end());
+  o.monitors = config.monitors ? *config.monitors : default_monitors();
+  o.session_init = config.session_init;
+  o.steps_per_epoch = config.steps_per_epoch;
+  o.starting_epoch = config.starting_epoch;
+  o.max_epoch = config.max_epoch;
+  o.starting_global_step = config.starting_global_step;
+  o.logger_dir = config.logger_dir;
+  trainer.train(std::move(o));
+}
+
+}  // namespace vkp::train

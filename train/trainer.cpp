@@ -1,0 +1,193 @@
+#include "vkpack/train/trainer.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/engine/vk/device.h"
+
+namespace vkp::train {
+
+Trainer::Trainer(vk::Device& device, std::uint64_t seed)
+    : graph_(seed), device_(&device), session_(std::make_unique<graph::Session>(graph_, device)) {}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source, std::vector<graph::Tensor> targets,
+                       graph::Tensor cost) {
+  inputs_ = std::move(inputs);
+  source_ = std::move(source);
+  targets_ = std::move(targets);
+  cost_ = cost;
+  program_ = nullptr;
+}
+
+callbacks::Monitors& Trainer::monitors() {
+  if (!monitors_) throw Error(ErrorCode::invalid_argument, "the trainer's monitors exist once train() has started");
+  return *monitors_;
+}
+
+callbacks::PredictFn Trainer::predictor(const std::vector<std::string>&, const std::vector<std::string>&) {
+  throw Error(ErrorCode::unsupported, "this trainer has no tower function to build an inference tower from; use a "
+                                      "TowerTrainer (SimpleTrainer), or build one in the graph and run the session");
+}
+
+std::vector<std::string> Trainer::input_names() const {
+  std::vector<std::string> names;
+  for (const graph::Tensor& t : inputs_) names.push_back(t.name());
+  return names;
+}
+
+std::uint64_t Trainer::device_memory_bytes() const { return device_->allocated_bytes(); }
+std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_allocated_bytes(); }
+
+void Trainer::setup(TrainOptions& o) {
+  logger_dir_ = o.logger_dir;
+  starting_epoch_ = o.starting_epoch;
+  max_epoch_ = o.max_epoch;
+  if (source_) {
+    std::vector<InputSpec> specs;
+    for (const graph::Tensor& t : inputs_) specs.push_back({t.name(), t.type()});
+    source_->setup(specs);
+    for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
+  }
+  steps_per_epoch_ = o.steps_per_epoch;
+  if (steps_per_epoch_ <= 0) {
+    if (!source_ || !source_->size())
+      throw Error(ErrorCode::invalid_argument, "steps_per_epoch is not set and the input's size is unknown");
+    steps_per_epoch_ = static_cast<std::int64_t>(*source_->size());
+  }
+  global_step_ = o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_;
+  monitors_ = std::make_shared<callbacks::Monitors>(o.monitors);
+  callbacks_.clear();
+  for (const callbacks::CallbackPtr& cb : o.callbacks)
+    if (!cb->chief_only() || is_chief()) callbacks_.push_back(cb);
+  callbacks_.push_back(monitors_);  // last, so that its epoch trigger sees every epoch scalar
+  monitors_->setup_graph(*this);
+  hooked_fetches_.clear();
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    if (cb != monitors_) cb->setup_graph(*this);
+    for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
+  }
+  if (o.session_init) o.session_init->init(*session_);
+}
+
+void Trainer::train(TrainOptions options) {
+  std::exception_ptr failure;
+  try {
+    setup(options);
+    for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_train();
+    run_epochs();
+  } catch (const callbacks::StopTraining& stop) {
+    log_info("training stops: {}", stop.what());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  run_after_train(failure);
+}
+
+void Trainer::run_epochs() {
+  for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
+    for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_epoch();
+    for (local_step_ = 0; local_step_ < steps_per_epoch_; ++local_step_) {
+      for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_run();
+      session_->set_global_step(static_cast<std::uint64_t>(global_step_));
+      delivered_ = false;
+      run_step();
+      ++global_step_;
+      if (!delivered_ && !hooked_fetches_.empty())
+        throw Error(ErrorCode::invalid_argument, "run_step did not run the callbacks' fetches; run the step with "
+                                                 "run_hooked()");
+      for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_step();
+    }
+    for (const callbacks::CallbackPtr& cb : callbacks_) cb->after_epoch();
+    for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_epoch();
+  }
+  --epoch_num_;
+}
+
+void Trainer::run_after_train(std::exception_ptr failure) {
+  // after_train runs for every callback whatever happened; the first error wins.
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    try {
+      cb->after_train();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (program_ != nullptr) {
+    std::vector<Array> discard;
+    try {
+      if (staged_) program_->wait(discard);  // a staged upload never waits on its own
+    } catch (...) {
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+graph::Program& Trainer::step_program(const std::vector<Array>& batch) {
+  bool same = program_ != nullptr;
+  for (std::size_t i = 0; same && i < batch.size(); ++i)
+    same = batch[i].shape().dims() == program_->feeds()[i].type.dims;
+  if (same) return *program_;
+  std::vector<graph::FeedSpec> specs;
+  samples_per_step_ = batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
+  for (std::size_t i = 0; i < batch.size(); ++i) specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
+  std::vector<graph::Tensor> fetches = hooked_fetches_;
+  if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
+  program_ = &session_->program(specs, fetches, targets_, source_->staging_buffers());
+  return *program_;
+}
+
+void Trainer::deliver_fetched(std::span<const Array> values) {
+  std::size_t at = 0;
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    const std::size_t n = cb->fetches().size();
+    cb->after_run(values.subspan(at, n));
+    at += n;
+  }
+  delivered_ = true;
+}
+
+void Trainer::run_step() {
+  if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
+  if (source_->staging_buffers() > 1) {
+    // Double buffering: this step's inputs are already in buffers variant_; write the
+    // next step's into the other ones while this step runs.
+    if (!staged_) {
+      const std::vector<Array> batch = source_->next_batch();
+      step_program(batch).write_feeds(batch, variant_);
+    }
+    session_->submit_program(*program_, variant_);
+    const std::vector<Array> next = source_->next_batch();
+    for (std::size_t i = 0; i < next.size(); ++i)
+      if (next[i].shape().dims() != program_->feeds()[i].type.dims)
+        throw Error(ErrorCode::invalid_argument, "StagingInput needs batches of one shape; input '" +
+                                                     inputs_[i].name() + "' changed to " + describe(next[i]));
+    program_->write_feeds(next, 1 - variant_);
+    session_->wait_program(*program_, outputs_);
+    staged_ = true;
+    variant_ = 1 - variant_;
+  } else {
+    const std::vector<Array> batch = source_->next_batch();
+    session_->run_program(step_program(batch), batch, outputs_);
+  }
+  const std::size_t first = cost_.valid() ? 1 : 0;
+  last_cost_ = cost_.valid() ? static_cast<double>(outputs_[0].data<float>()[0]) : std::nan("");
+  deliver_fetched(std::span<const Array>(outputs_).subspan(first));
+}
+
+std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
+                                       const std::vector<graph::Tensor>& targets) {
+  if (delivered_) return session_->run(feeds, fetches, targets);  // the callbacks had this step's values
+  std::vector<graph::Tensor> all = fetches;
+  all.insert(all.end(), hooked_fetches_.begin(), hooked_fetches_.end());
+  std::vector<Array> values = session_->run(feeds, all, targets);
+  deliver_fetched(std::span<const Array>(values).subspan(fetches.size()));
+  values.resize(fetches.size());
+  return values;
+}
+
+}  // namespace vkp::train

@@ -1,0 +1,115 @@
+// Trainer: the loop every trainer shares (tensorpack's Trainer):
+//   setup_graph of every callback, session_init, before_train,
+//   epochs of steps (before_run, run_step, after_run, trigger_step),
+//   after_epoch, trigger_epoch, and after_train always, also after an exception;
+// StopTraining ends the loop cleanly. The base class runs anything that runs in a loop:
+// a subclass may override run_step (a GAN alternating two optimizers), and a graph built
+// by hand trains through set_step without a ModelDesc.
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkpack/callbacks/callback.h"
+#include "vkpack/callbacks/monitors.h"
+#include "vkpack/engine/graph/graph.h"
+#include "vkpack/engine/graph/session.h"
+#include "vkpack/train/input_source.h"
+#include "vkpack/train/session_init.h"
+
+namespace vkp::vk {
+class Device;
+}
+
+namespace vkp::train {
+
+struct TrainOptions {
+  std::vector<callbacks::CallbackPtr> callbacks;
+  std::vector<callbacks::MonitorPtr> monitors;
+  std::shared_ptr<SessionInit> session_init;
+  std::int64_t steps_per_epoch = 0;  // 0: the input source's size
+  int starting_epoch = 1;
+  int max_epoch = 99999;
+  std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
+  std::string logger_dir;                  // empty: write no files
+};
+
+class Trainer : public callbacks::TrainerView {
+ public:
+  // Trains on `device`; `seed` drives the graph's random initial values and masks.
+  explicit Trainer(vk::Device& device, std::uint64_t seed = 0);
+  ~Trainer() override;
+
+  // The step the default run_step runs: feeds `inputs` (placeholders) from `source`,
+  // runs `targets` (the train op) and fetches `cost` (may be an invalid Tensor).
+  void set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source, std::vector<graph::Tensor> targets,
+                graph::Tensor cost);
+  void train(TrainOptions options);
+
+  // One training step. The default feeds the next batch, runs the train op with every
+  // callback's fetches, and hands the values to after_run.
+  virtual void run_step();
+
+  // For a run_step of one's own: runs `targets` with `feeds` and, the first time in a
+  // step, the callbacks' fetches (their values go to after_run); returns `fetches`'.
+  std::vector<Array> run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
+                                const std::vector<graph::Tensor>& targets);
+  // The cost of the last default step (NaN when there is none).
+  double last_cost() const { return last_cost_; }
+
+  // --- TrainerView ---
+  std::int64_t global_step() const override { return global_step_; }
+  int epoch_num() const override { return epoch_num_; }
+  std::int64_t local_step() const override { return local_step_; }
+  std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
+  int starting_epoch() const override { return starting_epoch_; }
+  int max_epoch() const override { return max_epoch_; }
+  graph::Graph& graph() override { return graph_; }
+  graph::Session& session() override { return *session_; }
+  callbacks::Monitors& monitors() override;
+  const std::string& logger_dir() const override { return logger_dir_; }
+  bool is_chief() const override { return true; }
+  callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names) override;
+  std::uint64_t device_memory_bytes() const override;
+  std::uint64_t peak_device_memory_bytes() const override;
+  std::int64_t samples_per_step() const override { return samples_per_step_; }
+  std::vector<std::string> input_names() const override;
+  graph::Tensor cost() const override { return cost_; }
+  vk::Device& device() { return *device_; }
+
+ protected:
+  graph::Graph graph_;
+
+ private:
+  void setup(TrainOptions& options);
+  void run_epochs();
+  void run_after_train(std::exception_ptr failure);
+  graph::Program& step_program(const std::vector<Array>& batch);
+  void deliver_fetched(std::span<const Array> values);
+
+  vk::Device* device_;
+  std::unique_ptr<graph::Session> session_;
+  std::vector<callbacks::CallbackPtr> callbacks_;
+  std::shared_ptr<callbacks::Monitors> monitors_;
+  std::vector<graph::Tensor> hooked_fetches_;  // every callback's, in callback order
+
+  // The default step.
+  std::vector<graph::Tensor> inputs_, targets_;
+  graph::Tensor cost_;
+  InputSourcePtr source_;
+  graph::Program* program_ = nullptr;
+  int variant_ = 0;          // the input buffers of the next submission (staging)
+  bool staged_ = false;      // the next batch is already written
+  std::vector<Array> outputs_;
+  bool delivered_ = false;   // this step handed the callbacks their values
+
+  std::int64_t global_step_ = 0, local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
+  int epoch_num_ = 0, starting_epoch_ = 1, max_epoch_ = 0;
+  double last_cost_ = 0;
+  std::string logger_dir_;
+};
+
+}  // namespace vkp::train
