@@ -47,7 +47,7 @@ void CheckNumerics::on_after_run(std::span<const Array> values) {
     if (const std::int64_t bad = non_finite(values[i]); bad > 0)
       throw Error(ErrorCode::bad_data, "CheckNumerics: " + labels_[i] + " has " + std::to_string(bad) +
                                            " NaN or infinite value(s) at global step " +
-                                           std::to_string(trainer().global_step() + 1));
+                                           std::to_string(trainer().global_step()));
 }
 
 void CheckNumerics::check_variables() const {

@@ -27,6 +27,14 @@ std::string timestamp() {
   return text;
 }
 
+// <dir>.<time>, with a counter when that exists too (two runs in one second).
+std::string unused_name(const std::string& dir) {
+  const std::string base = dir + "." + timestamp();
+  std::string name = base;
+  for (int i = 1; fs::exists(name); ++i) name = base + "-" + std::to_string(i);
+  return name;
+}
+
 DirAction prompt(const std::string& dir) {
   if (isatty(STDIN_FILENO) == 0)
     throw Error(ErrorCode::invalid_argument, "log directory " + dir + " exists and stdin is not a terminal: choose an "
@@ -56,13 +64,13 @@ LoggerDir::LoggerDir(const std::string& dir, DirAction action) : path_(dir) {
       case DirAction::keep: break;
       case DirAction::remove: fs::remove_all(dir, ec); break;
       case DirAction::backup: {
-        const std::string backup = dir + "." + timestamp();
+        const std::string backup = unused_name(dir);
         fs::rename(dir, backup, ec);
         if (ec) throw Error(ErrorCode::io, "cannot back up " + dir + " to " + backup + ": " + ec.message());
         log_info("backed up the old log directory to {}", backup);
         break;
       }
-      case DirAction::fresh: path_ = dir + "." + timestamp(); break;
+      case DirAction::fresh: path_ = unused_name(dir); break;
       case DirAction::ask: break;
     }
     if (ec) throw Error(ErrorCode::io, "cannot prepare log directory " + dir + ": " + ec.message());

@@ -96,10 +96,12 @@ void Trainer::run_epochs() {
       session_->set_global_step(static_cast<std::uint64_t>(global_step_));
       delivered_ = false;
       run_step();
-      ++global_step_;
-      if (!delivered_ && !hooked_fetches_.empty())
-        throw Error(ErrorCode::invalid_argument, "run_step did not run the callbacks' fetches; run the step with "
-                                                 "run_hooked()");
+      if (!delivered_) {
+        if (!hooked_fetches_.empty())
+          throw Error(ErrorCode::invalid_argument, "run_step did not run the callbacks' fetches; run the step with "
+                                                   "run_hooked()");
+        deliver_fetched({});
+      }
       for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_step();
     }
     for (const callbacks::CallbackPtr& cb : callbacks_) cb->after_epoch();
@@ -142,6 +144,9 @@ graph::Program& Trainer::step_program(const std::vector<Array>& batch) {
 }
 
 void Trainer::deliver_fetched(std::span<const Array> values) {
+  // The step has run: after_run sees its global step counted, as in tensorpack, where
+  // the step counter is the first callback.
+  ++global_step_;
   std::size_t at = 0;
   for (const callbacks::CallbackPtr& cb : callbacks_) {
     const std::size_t n = cb->fetches().size();

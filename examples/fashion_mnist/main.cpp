@@ -63,18 +63,33 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw vkp::Error(vkp::ErrorCode::invalid_argument, arg + " needs a value; see --help");
       return argv[++i];
     };
+    // A number, or an error naming the option.
+    auto number = [&](auto convert) {
+      const std::string text = value();
+      try {
+        std::size_t used = 0;
+        const auto v = convert(text, &used);
+        if (used == text.size()) return v;
+      } catch (const std::exception&) {
+      }
+      throw vkp::Error(vkp::ErrorCode::invalid_argument, arg + " takes a number, not '" + text + "'");
+    };
+    const auto to_int = [](const std::string& t, std::size_t* n) { return std::stoi(t, n); };
+    const auto to_i64 = [](const std::string& t, std::size_t* n) { return std::stoll(t, n); };
+    const auto to_u64 = [](const std::string& t, std::size_t* n) { return std::stoull(t, n); };
+    const auto to_float = [](const std::string& t, std::size_t* n) { return std::stof(t, n); };
     if (arg == "--help" || arg == "-h") {
       std::fputs(kHelp, stdout);
       std::exit(0);
     } else if (arg == "--model") o.model = value();
-    else if (arg == "--epochs") o.epochs = std::stoi(value());
-    else if (arg == "--batch") o.batch = std::stoll(value());
-    else if (arg == "--steps") o.steps = std::stoll(value());
-    else if (arg == "--lr") o.lr = std::stof(value());
-    else if (arg == "--device") o.device = std::stoi(value());
+    else if (arg == "--epochs") o.epochs = number(to_int);
+    else if (arg == "--batch") o.batch = number(to_i64);
+    else if (arg == "--steps") o.steps = number(to_i64);
+    else if (arg == "--lr") o.lr = number(to_float);
+    else if (arg == "--device") o.device = number(to_int);
     else if (arg == "--logdir") o.logdir = value();
     else if (arg == "--data") o.data = value();
-    else if (arg == "--seed") o.seed = std::stoull(value());
+    else if (arg == "--seed") o.seed = number(to_u64);
     else if (arg == "--resume") o.resume = true;
     else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }

@@ -96,8 +96,10 @@ TEST(PipelineCache, DamagedFileIsIgnored) {
   std::string path;
   { path = vk::Device(instance(), device_index(), {.pipeline_cache_dir = dir.string()}).pipeline_cache().path(); }
   std::ofstream(path, std::ios::binary | std::ios::trunc) << "not a pipeline cache at all, but long enough......";
-  vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
-  dev.kernel(shaders::fill, {{0, 64}, {1, 4}});
+  {
+    vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
+    dev.kernel(shaders::fill, {{0, 64}, {1, 4}});
+  }  // the device writes its cache when it goes
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,282 @@
+// Callbacks in real training runs of the tiny model: hyperparameter setters reach the
+// device, periodic wrappers fire when they should, CheckNumerics names what went bad,
+// InferenceRunner agrees with a predictor, MinSaver keeps the best checkpoint, and
+// tensor callbacks see the step's values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "train_fixtures.h"
+#include "vk_test_env.h"
+#include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/callbacks/inference_runner.h"
+#include "vkpack/callbacks/monitors.h"
+#include "vkpack/callbacks/param_setters.h"
+#include "vkpack/callbacks/periodic.h"
+#include "vkpack/callbacks/saver.h"
+#include "vkpack/callbacks/tensor_callbacks.h"
+#include "vkpack/callbacks/trackers.h"
+#include "vkpack/core/error.h"
+#include "vkpack/dataflow/data_from_list.h"
+#include "vkpack/engine/graph/ops.h"
+#include "vkpack/train/tower_trainer.h"
+
+namespace vkp::test {
+namespace {
+
+using callbacks::TrainerView;
+using Interp = callbacks::ScheduledHyperParamSetter::Interpolation;
+
+// Records the learning rate at the start of every epoch.
+std::shared_ptr<callbacks::Callback> lr_recorder(std::vector<float>& out) {
+  auto f = std::make_shared<Hooks>();
+  f->before_epoch = [&out](TrainerView& t) { out.push_back(t.session().hyperparameter("learning_rate")); };
+  return f;
+}
+
+std::vector<float> train_with(std::vector<callbacks::CallbackPtr> cbs, int epochs, std::size_t steps = 2) {
+  std::vector<float> lrs;
+  cbs.push_back(lr_recorder(lrs));
+  train::TrainConfig config = tiny_config(steps, epochs);
+  config.callbacks = std::move(cbs);
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  return lrs;
+}
+
+TEST(HyperParamSetters, ScheduleWithoutInterpolation) {
+  auto s = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.2f}, {3, 0.02f}});
+  EXPECT_EQ(train_with({s}, 4), (std::vector<float>{0.2f, 0.2f, 0.02f, 0.02f}));
+}
+
+TEST(HyperParamSetters, ScheduleWithLinearInterpolation) {
+  auto s = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rate", std::vector<std::pair<std::int64_t, float>>{{2, 0.1f}, {4, 0.3f}}, Interp::linear);
+  const std::vector<float> lrs = train_with({s}, 5);
+  ASSERT_EQ(lrs.size(), 5u);
+  EXPECT_FLOAT_EQ(lrs[0], 0.1f);  // before the first point: the model's own value
+  EXPECT_FLOAT_EQ(lrs[1], 0.1f);
+  EXPECT_FLOAT_EQ(lrs[2], 0.2f);
+  EXPECT_FLOAT_EQ(lrs[3], 0.3f);
+  EXPECT_FLOAT_EQ(lrs[4], 0.3f);
+}
+
+TEST(HyperParamSetters, StepBasedScheduleChangesWithinAnEpoch) {
+  auto s = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rate", std::vector<std::pair<std::int64_t, float>>{{0, 0.0f}, {8, 0.8f}}, Interp::linear, true);
+  std::vector<float> per_step;
+  auto f = std::make_shared<Hooks>();
+  f->before_run = [&per_step](TrainerView& t) { per_step.push_back(t.session().hyperparameter("learning_rate")); };
+  train_with({s, f}, 2, 4);
+  ASSERT_EQ(per_step.size(), 8u);
+  for (std::size_t k = 0; k < 8; ++k) EXPECT_NEAR(per_step[k], 0.1f * static_cast<float>(k), 1e-6f) << "step " << k;
+}
+
+TEST(HyperParamSetters, WithFuncHalvesEveryEpoch) {
+  auto s = std::make_shared<callbacks::HyperParamSetterWithFunc>("learning_rate",
+                                                                 [](int, float current) { return current * 0.5f; });
+  EXPECT_EQ(train_with({s}, 3), (std::vector<float>{0.05f, 0.025f, 0.0125f}));
+}
+
+TEST(HyperParamSetters, StatMonitorReducesOnAPlateau) {
+  // The statistic falls once, then stays: with last_k = 2 the setter halves after epoch
+  // 4 (two epochs without gain) and again three epochs later.
+  const double stat[] = {1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  auto f = std::make_shared<Hooks>();
+  f->trigger_epoch = [&stat](TrainerView& t) { t.monitors().put_scalar("val", stat[t.epoch_num() - 1]); };
+  auto s = std::make_shared<callbacks::StatMonitorParamSetter>("learning_rate", "val",
+                                                               [](float v) { return v * 0.5f; }, 0.01, 2);
+  EXPECT_EQ(train_with({f, s}, 7),
+            (std::vector<float>{0.1f, 0.1f, 0.1f, 0.1f, 0.05f, 0.05f, 0.05f}));
+}
+
+TEST(HyperParamSetters, AZeroLearningRateFreezesTheVariables) {
+  // The value reaches the update kernels: with momentum, lr 0 leaves variables as they are.
+  auto s = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.1f}, {2, 0.0f}});
+  std::vector<Array> weights;
+  auto f = std::make_shared<Hooks>();
+  f->before_epoch = [&weights](TrainerView& t) { weights.push_back(t.session().variable("fc1/W")); };
+  f->after_train = [&weights](TrainerView& t) { weights.push_back(t.session().variable("fc1/W")); };
+  train_with({s, f}, 3);
+  ASSERT_EQ(weights.size(), 4u);
+  EXPECT_NE(0, std::memcmp(weights[0].bytes().data(), weights[1].bytes().data(), weights[0].nbytes()));
+  EXPECT_EQ(0, std::memcmp(weights[1].bytes().data(), weights[3].bytes().data(), weights[1].nbytes()));
+}
+
+TEST(HyperParamSetters, UnknownHyperparameterIsNamed) {
+  auto s = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rte", std::vector<std::pair<std::int64_t, float>>{{1, 0.2f}});
+  try {
+    train_with({s}, 1);
+    FAIL() << "a misspelt hyperparameter was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("learning_rte"), std::string::npos) << e.what();
+  }
+}
+
+class CountTriggers : public callbacks::Callback {
+ public:
+  std::vector<std::int64_t> at;
+
+ protected:
+  void on_trigger() override { at.push_back(trainer().global_step()); }
+};
+
+TEST(Periodic, TriggerEveryKStepsAndEpochs) {
+  auto by_step = std::make_shared<CountTriggers>();
+  auto by_epoch = std::make_shared<CountTriggers>();
+  train_with({std::make_shared<callbacks::PeriodicTrigger>(by_step, 3),
+              std::make_shared<callbacks::PeriodicTrigger>(by_epoch, 0, 2, /*before_train=*/true)},
+             4, 2);
+  EXPECT_EQ(by_step->at, (std::vector<std::int64_t>{3, 6}));
+  EXPECT_EQ(by_epoch->at, (std::vector<std::int64_t>{0, 4, 8}));
+}
+
+TEST(Periodic, EnableCallbackIfAndPeriodicCallback) {
+  auto odd = std::make_shared<CountTriggers>();
+  auto every3 = std::make_shared<CountTriggers>();
+  train_with({std::make_shared<callbacks::EnableCallbackIf>(
+                  odd, [](const TrainerView& t) { return t.epoch_num() % 2 == 1; }),
+              std::make_shared<callbacks::PeriodicCallback>(every3, 3)},
+             5, 2);
+  EXPECT_EQ(odd->at, (std::vector<std::int64_t>{2, 6, 10}));
+  EXPECT_EQ(every3->at, (std::vector<std::int64_t>{2, 8}));
+}
+
+TEST(CheckNumerics, NamesTheCostAndTheStep) {
+  // A NaN bias after the last relu makes the next step's cost NaN.
+  train::TrainConfig config = tiny_config(2, 3);
+  auto poison = std::make_shared<Hooks>();
+  poison->trigger_step = [](TrainerView& t) {
+    if (t.global_step() != 3) return;
+    Array b = t.session().variable("fc1/b");
+    b.data<float>()[1] = std::nanf("");
+    t.session().set_variable("fc1/b", b);
+  };
+  config.callbacks = {poison, std::make_shared<callbacks::CheckNumerics>()};
+  train::SimpleTrainer trainer(device());
+  try {
+    train::launch_train_with_config(std::move(config), trainer);
+    FAIL() << "a NaN cost went unnoticed";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cost"), std::string::npos) << what;
+    EXPECT_NE(what.find("global step 4"), std::string::npos) << what;
+  }
+}
+
+TEST(CheckNumerics, NamesTheVariableAndTheStep) {
+  // A NaN input: relu hides it from the cost, but the gradients carry it into the
+  // first layer's variables, which a period of 1 checks after every step.
+  std::vector<dataflow::Datapoint> batches = tiny_batches(4);
+  batches[2][0].data<float>()[5] = std::nanf("");
+  train::TrainConfig config = tiny_config(4, 1);
+  config.data = std::make_shared<train::FeedInput>(std::make_unique<dataflow::DataFromList>(batches, false));
+  config.callbacks = {std::make_shared<callbacks::CheckNumerics>(1)};
+  train::SimpleTrainer trainer(device());
+  try {
+    train::launch_train_with_config(std::move(config), trainer);
+    FAIL() << "a NaN input trained on";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("variable fc0/"), std::string::npos) << what;
+    EXPECT_NE(what.find("global step 3"), std::string::npos) << what;
+  }
+}
+
+TEST(InferenceRunner, AgreesWithThePredictor) {
+  train::TrainConfig config = tiny_config(4, 2);
+  config.callbacks = {std::make_shared<callbacks::InferenceRunner>(
+      tiny_flow(3, 10, 99), std::vector<callbacks::InferencerPtr>{
+                                std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}),
+                                std::make_shared<callbacks::ClassificationError>()})};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+
+  const callbacks::PredictFn predict = trainer.predictor({"x", "label"}, {"cost", "incorrect_vector"});
+  double cost = 0, wrong = 0;
+  for (const dataflow::Datapoint& dp : tiny_batches(3, 10, 99)) {
+    const std::vector<Array> out = predict({dp[0], dp[1]});
+    cost += out[0].data<float>()[0] / 3.0;
+    for (int i = 0; i < 10; ++i) wrong += out[1].data<float>()[i] / 30.0;
+  }
+  const callbacks::Monitors& m = trainer.monitors();
+  EXPECT_NEAR(m.get_latest("validation_cost"), cost, 1e-5);
+  EXPECT_NEAR(m.get_latest("validation_error"), wrong, 1e-9);
+  EXPECT_NEAR(m.get_latest("validation_accuracy"), 1.0 - wrong, 1e-5);
+  EXPECT_EQ(m.get_history("validation_cost").size(), 2u);
+}
+
+TEST(Savers, MinSaverKeepsTheBestEpoch) {
+  const std::string dir = temp_dir("minsaver");
+  const double stat[] = {0.5, 0.3, 0.4};
+  auto f = std::make_shared<Hooks>();
+  f->trigger_epoch = [&stat](TrainerView& t) { t.monitors().put_scalar("val", stat[t.epoch_num() - 1]); };
+  train::TrainConfig config = tiny_config(2, 3);
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::ModelSaver>(2), f,
+                      std::make_shared<callbacks::MinSaver>("val")};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+
+  const callbacks::Checkpoint best = callbacks::load_checkpoint(dir + "/min-val.safetensors");
+  EXPECT_EQ(best.info.epoch, 2);
+  EXPECT_EQ(best.info.global_step, 4);
+  const callbacks::Checkpoint two = callbacks::load_checkpoint(dir + "/model-4.safetensors");
+  const Array& a = best.variables.at("fc1/W");
+  const Array& b = two.variables.at("fc1/W");
+  EXPECT_EQ(0, std::memcmp(a.bytes().data(), b.bytes().data(), a.nbytes()));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/model-2.safetensors"));  // max_to_keep 2
+  EXPECT_TRUE(std::filesystem::exists(dir + "/model-6.safetensors"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TensorCallbacks, ProcessTensorsSeesTheStepsCost) {
+  std::vector<float> seen, costs;
+  train::TrainConfig config = tiny_config(3, 2);
+  train::SimpleTrainer trainer(device());
+  auto f = std::make_shared<Hooks>();
+  f->trigger_step = [&costs, &trainer](TrainerView&) { costs.push_back(static_cast<float>(trainer.last_cost())); };
+  config.callbacks = {std::make_shared<callbacks::ProcessTensors>(
+                          std::vector<std::string>{"cost"},
+                          [&seen](std::span<const Array> v) { seen.push_back(v[0].data<float>()[0]); }),
+                      f};
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_EQ(seen.size(), 6u);
+  EXPECT_EQ(seen, costs);
+}
+
+TEST(TensorCallbacks, RunOpRunsItsTargets) {
+  // RunOp resets fc1/b to zeros at every epoch's end: the final bias is zero.
+  train::TrainConfig config = tiny_config(2, 2);
+  config.callbacks = {std::make_shared<callbacks::RunOp>(
+      [](graph::Graph& g) {
+        const graph::Tensor b = g.find_variable("fc1/b");
+        return std::vector<graph::Tensor>{graph::assign(b, graph::scalar(g, 0.0f) * b)};
+      },
+      /*run_before=*/false)};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  const Array b = trainer.session().variable("fc1/b");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(b.data<float>()[i], 0.0f);
+}
+
+TEST(Trackers, PutThroughputAndPeakMemory) {
+  train::TrainConfig config = tiny_config(3, 2);
+  config.callbacks = {std::make_shared<callbacks::ThroughputTracker>(),
+                      std::make_shared<callbacks::PeakMemoryTracker>()};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  const callbacks::Monitors& m = trainer.monitors();
+  EXPECT_GT(m.get_latest("Throughput (steps/sec)"), 0.0);
+  EXPECT_NEAR(m.get_latest("Throughput (samples/sec)") / m.get_latest("Throughput (steps/sec)"), 16.0, 1e-6);
+  EXPECT_GE(m.get_latest("PeakMemory(MB)") * (1 << 20), static_cast<double>(trainer.device_memory_bytes()));
+  EXPECT_EQ(m.get_history("PeakMemory(MB)").size(), 2u);
+}
+
+}  // namespace
+}  // namespace vkp::test

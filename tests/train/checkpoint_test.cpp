@@ -1,0 +1,248 @@
+// Checkpoints of a trained session: what is saved is every variable bit for bit (read
+// back by our reader and by an independent parse of the safetensors layout), old ones
+// are pruned, bad files and mismatched variables are errors that name them, and the log
+// directory's actions do what they say.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "train_fixtures.h"
+#include "vk_test_env.h"
+#include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/engine/graph/variables.h"
+#include "vkpack/train/logger_dir.h"
+#include "vkpack/train/session_init.h"
+#include "vkpack/train/tower_trainer.h"
+
+namespace vkp::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool same_bits(const Array& a, const Array& b) {
+  return a.dtype() == b.dtype() && a.shape().dims() == b.shape().dims() &&
+         std::memcmp(a.bytes().data(), b.bytes().data(), a.nbytes()) == 0;
+}
+
+std::vector<std::string> variable_names(graph::Graph& g) {
+  std::vector<std::string> names;
+  for (const graph::Tensor& v : g.variables()) names.push_back(std::get<graph::VariableAttrs>(v.node().attrs).var_name);
+  return names;
+}
+
+class Checkpoints : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("checkpoint");
+    trainer_ = std::make_unique<train::SimpleTrainer>(device(), 5);
+    train::launch_train_with_config(tiny_config(3, 2), *trainer_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string dir_;
+  std::unique_ptr<train::SimpleTrainer> trainer_;
+};
+
+TEST_F(Checkpoints, RoundTripEveryVariableBitForBit) {
+  graph::Session& s = trainer_->session();
+  s.set_hyperparameter("learning_rate", 0.0625f);
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+  EXPECT_EQ(fs::path(path).filename(), "model-6.safetensors");
+  EXPECT_EQ(callbacks::latest_checkpoint(dir_), path);
+
+  const callbacks::Checkpoint c = callbacks::load_checkpoint(path);
+  const std::vector<std::string> names = variable_names(trainer_->graph());
+  EXPECT_EQ(c.variables.size(), names.size());
+  bool has_slot = false;
+  for (const std::string& name : names) {
+    ASSERT_TRUE(c.variables.count(name)) << name;
+    EXPECT_TRUE(same_bits(c.variables.at(name), s.variable(name))) << name;
+    has_slot |= name.find("/Momentum") != std::string::npos;
+  }
+  EXPECT_TRUE(has_slot) << "optimizer slots are saved too";
+  EXPECT_TRUE(c.variables.count("bn/mean/EMA")) << "moving averages are saved too";
+  EXPECT_EQ(c.info.global_step, 6);
+  EXPECT_EQ(c.info.epoch, 2);
+  EXPECT_EQ(c.info.hyperparameters.at("learning_rate"), 0.0625f);
+}
+
+TEST_F(Checkpoints, FileLayoutIsSafetensors) {
+  // An independent reader of the format: u64 little-endian header size, a JSON header
+  // of {name: {dtype, shape, data_offsets}}, then the data, packed in order.
+  graph::Session& s = trainer_->session();
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+  const std::string file = read_all(path);
+  ASSERT_GE(file.size(), 8u);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(file[static_cast<std::size_t>(i)]);
+  ASSERT_LE(8 + n, file.size());
+  const nlohmann::json header = nlohmann::json::parse(file.substr(8, n));
+  EXPECT_EQ(header.at("__metadata__").at("global_step"), "6");
+  const std::size_t data = 8 + n;
+  std::uint64_t covered = 0;
+  for (const std::string& name : variable_names(trainer_->graph())) {
+    const nlohmann::json& t = header.at(name);
+    const Array expected = s.variable(name);
+    EXPECT_EQ(t.at("dtype"), "F32") << name;
+    EXPECT_EQ(t.at("shape").get<std::vector<std::int64_t>>(), expected.shape().dims()) << name;
+    const auto offsets = t.at("data_offsets").get<std::vector<std::uint64_t>>();
+    ASSERT_EQ(offsets[1] - offsets[0], expected.nbytes()) << name;
+    EXPECT_EQ(0, std::memcmp(file.data() + data + offsets[0], expected.bytes().data(), expected.nbytes())) << name;
+    covered += offsets[1] - offsets[0];
+  }
+  EXPECT_EQ(data + covered, file.size());
+}
+
+TEST_F(Checkpoints, KeepsTheNewestMaxToKeep) {
+  graph::Session& s = trainer_->session();
+  for (int step : {10, 20, 30, 40}) {
+    s.set_global_step(static_cast<std::uint64_t>(step));
+    callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, step / 10), 2);
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"checkpoint", "model-30.safetensors", "model-40.safetensors"}));
+  EXPECT_EQ(callbacks::latest_checkpoint(dir_), dir_ + "/model-40.safetensors");
+  EXPECT_EQ(callbacks::load_checkpoint(callbacks::latest_checkpoint(dir_)).info.epoch, 4);
+}
+
+TEST_F(Checkpoints, MissingAndCorruptFilesAreNamed) {
+  const std::string missing = dir_ + "/model-1.safetensors";
+  try {
+    callbacks::load_checkpoint(missing);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+  }
+  graph::Session& s = trainer_->session();
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+  const std::string whole = read_all(path);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(whole.data(), static_cast<std::streamsize>(whole.size() - 10));
+  try {
+    callbacks::load_checkpoint(path);
+    FAIL() << "a truncated checkpoint loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(train::SmartInit(dir_ + "/nothing-here"), Error);
+  fs::create_directories(dir_ + "/empty");
+  try {
+    train::SmartInit(dir_ + "/empty");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Checkpoints, SaverRestoreRestoresVariablesStepAndHyperparameters) {
+  graph::Session& s = trainer_->session();
+  s.set_hyperparameter("learning_rate", 0.03f);
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+
+  train::SimpleTrainer fresh(device(), 77);  // other initial values
+  train::TrainConfig config = tiny_config(3, 0);  // no epochs: build, restore, stop
+  config.session_init = train::SmartInit(dir_);
+  train::launch_train_with_config(std::move(config), fresh);
+  for (const std::string& name : variable_names(trainer_->graph()))
+    EXPECT_TRUE(same_bits(fresh.session().variable(name), s.variable(name))) << name;
+  EXPECT_EQ(fresh.session().global_step(), 6u);
+  EXPECT_EQ(fresh.session().hyperparameter("learning_rate"), 0.03f);
+  (void)path;
+}
+
+TEST_F(Checkpoints, MismatchNamesTheVariableUnlessIgnored) {
+  graph::Session& s = trainer_->session();
+  std::map<std::string, Array> values;
+  values.emplace("fc0/W", Array(DType::f32, Shape{6, 9}));  // [6, 8] in the graph
+  values.emplace("fc1/b", Array(DType::f32, Shape{3}));
+  try {
+    train::DictRestore(values).init(s);
+    FAIL() << "a [6, 9] value restored a [6, 8] variable";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fc0/W"), std::string::npos) << e.what();
+  }
+  values.emplace("no/such/var", Array(DType::f32, Shape{1}));
+  const Array before = s.variable("fc0/W");
+  train::DictRestore(values, /*ignore_mismatch=*/true).init(s);
+  EXPECT_TRUE(same_bits(s.variable("fc0/W"), before));
+  const Array b = s.variable("fc1/b");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(b.data<float>()[i], 0.0f);  // Array zero-fills
+  values.erase("fc0/W");
+  try {
+    train::DictRestore(values).init(s);
+    FAIL() << "a variable the graph lacks was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no/such/var"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LoggerDir, ActionsOnAnExistingDirectory) {
+  const std::string dir = temp_dir("logdir");
+  auto write = [](const std::string& path) { std::ofstream(path) << "old"; };
+  write(dir + "/old.txt");
+  { train::LoggerDir keep(dir, train::DirAction::keep); }
+  EXPECT_TRUE(fs::exists(dir + "/old.txt"));
+  {
+    train::LoggerDir d(dir, train::DirAction::remove);
+    EXPECT_FALSE(fs::exists(dir + "/old.txt"));
+    log_info("a line for log.log");
+  }
+  EXPECT_NE(read_all(dir + "/log.log").find("a line for log.log"), std::string::npos);
+  write(dir + "/old.txt");
+  std::string fresh_path;
+  {
+    train::LoggerDir fresh(dir, train::DirAction::fresh);
+    fresh_path = fresh.path();
+    EXPECT_NE(fresh_path, dir);
+    EXPECT_TRUE(fs::exists(dir + "/old.txt"));
+  }
+  {
+    train::LoggerDir backup(dir, train::DirAction::backup);
+    EXPECT_FALSE(fs::exists(dir + "/old.txt"));
+  }
+  bool backed_up = false;
+  for (const auto& e : fs::directory_iterator(fs::path(dir).parent_path())) {
+    const std::string p = e.path().string();
+    if (p.rfind(dir + ".", 0) == 0 && p != fresh_path) backed_up |= fs::exists(p + "/old.txt");
+  }
+  EXPECT_TRUE(backed_up);
+  EXPECT_EQ(train::parse_dir_action("k"), train::DirAction::keep);
+  EXPECT_EQ(train::parse_dir_action("new"), train::DirAction::fresh);
+  EXPECT_THROW(train::parse_dir_action("x"), Error);
+  for (const auto& e : fs::directory_iterator(fs::path(dir).parent_path()))
+    if (e.path().string().rfind(dir, 0) == 0) fs::remove_all(e.path());
+}
+
+TEST(LoggerDir, AskWithoutATerminalIsAnError) {
+  const std::string dir = temp_dir("logdir-ask");
+  std::ofstream(dir + "/old.txt") << "old";
+  ASSERT_NE(std::freopen("/dev/null", "r", stdin), nullptr);  // never a terminal here
+  try {
+    train::LoggerDir d(dir, train::DirAction::ask);
+    FAIL() << "asked without a terminal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a terminal"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(dir + "/old.txt"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vkp::test

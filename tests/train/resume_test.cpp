@@ -1,0 +1,112 @@
+// A run that crashes and is resumed with AutoResumeTrainConfig ends bit for bit where an
+// uninterrupted run ends: variables, optimizer slots, moving averages, global step,
+// hyperparameters and dropout masks all come back; stats.json keeps the epochs before
+// the crash and appends the rest.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "train_fixtures.h"
+#include "vk_test_env.h"
+#include "vkpack/callbacks/monitors/json_writer.h"
+#include "vkpack/callbacks/param_setters.h"
+#include "vkpack/callbacks/saver.h"
+#include "vkpack/core/error.h"
+#include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/variables.h"
+#include "vkpack/train/tower_trainer.h"
+
+namespace vkp::test {
+namespace {
+
+// Adam: its slots and its bias correction, which counts steps, must both survive.
+class TinyAdamModel : public TinyModel {
+ public:
+  graph::Optimizer optimizer(graph::Graph& g) override { return graph::adam(g, 0.01f); }
+};
+
+class CrashAt : public callbacks::Callback {
+ public:
+  explicit CrashAt(std::int64_t step) : step_(step) {}
+
+ protected:
+  void on_trigger_step() override {
+    if (trainer().global_step() == step_) throw Error(ErrorCode::device_lost, "simulated crash");
+  }
+
+ private:
+  std::int64_t step_;
+};
+
+train::TrainConfig config_for(const std::string& dir, int epochs, std::vector<callbacks::CallbackPtr> extra = {}) {
+  train::TrainConfig config = tiny_config(3, epochs);
+  config.model = std::make_shared<TinyAdamModel>();
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::ModelSaver>(3),
+                      std::make_shared<callbacks::ScheduledHyperParamSetter>(
+                          "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.02f}, {3, 0.005f}})};
+  for (auto& cb : extra) config.callbacks.push_back(cb);
+  config.monitors = std::vector<callbacks::MonitorPtr>{std::make_shared<callbacks::JSONWriter>()};
+  return config;
+}
+
+std::map<std::string, Array> all_variables(train::Trainer& t) {
+  std::map<std::string, Array> out;
+  for (const graph::Tensor& v : t.graph().variables()) {
+    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
+    out.emplace(name, t.session().variable(name));
+  }
+  return out;
+}
+
+TEST(Resume, CrashedAndResumedRunEqualsAnUninterruptedOne) {
+  const std::string a = temp_dir("resume-a"), b = temp_dir("resume-b");
+  train::SimpleTrainer whole(device(), 11);
+  train::launch_train_with_config(config_for(a, 4), whole);
+
+  {  // crashes in epoch 3, after epoch 2's checkpoint
+    train::SimpleTrainer first(device(), 11);
+    EXPECT_THROW(train::launch_train_with_config(config_for(b, 4, {std::make_shared<CrashAt>(8)}), first), Error);
+  }
+  train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config_for(b, 4));
+  EXPECT_EQ(resumed_config.starting_epoch, 3);
+  EXPECT_EQ(resumed_config.starting_global_step, 6);
+  // The same seed, as a restarted script has: dropout masks derive from it and the global
+  // step. A variable the checkpoint failed to set would keep its initial value.
+  train::SimpleTrainer resumed(device(), 11);
+  train::launch_train_with_config(std::move(resumed_config), resumed);
+
+  EXPECT_EQ(resumed.global_step(), whole.global_step());
+  EXPECT_EQ(resumed.session().hyperparameter("learning_rate"), whole.session().hyperparameter("learning_rate"));
+  const auto expected = all_variables(whole), got = all_variables(resumed);
+  ASSERT_EQ(expected.size(), got.size());
+  for (const auto& [name, value] : expected) {
+    const Array& other = got.at(name);
+    EXPECT_EQ(0, std::memcmp(value.bytes().data(), other.bytes().data(), value.nbytes())) << name;
+  }
+
+  std::ifstream in(b + "/stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(in);
+  ASSERT_EQ(stats.size(), 4u);
+  for (int e = 0; e < 4; ++e) {
+    EXPECT_EQ(stats[e].at("epoch_num"), e + 1);
+    EXPECT_EQ(stats[e].at("global_step"), 3 * (e + 1));
+  }
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
+}
+
+TEST(Resume, NothingToResumeLeavesTheConfigAlone) {
+  const std::string dir = temp_dir("resume-none");
+  const train::TrainConfig c = train::AutoResumeTrainConfig(config_for(dir, 4));
+  EXPECT_EQ(c.starting_epoch, 1);
+  EXPECT_EQ(c.session_init, nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vkp::test
