@@ -28,11 +28,11 @@ callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& inp
                                              const std::vector<std::string>& output_names) {
   if (!tower_) throw Error(ErrorCode::invalid_argument, "predictor: setup_graph has not run");
   if (!inference_built_) {
-    graph::TowerContext inference(graph_, kInferenceTower, 0, false);
-    graph::VariableScope reuse(graph_, "", graph::Reuse::yes);
+    graph::TowerContext inference(graph(), kInferenceTower, 0, false);
+    graph::VariableScope reuse(graph(), "", graph::Reuse::yes);
     std::vector<graph::Tensor> placeholders;
     for (const InputSpec& s : specs_) {
-      placeholders.push_back(graph::placeholder(graph_, s.name, s.type));
+      placeholders.push_back(graph::placeholder(graph(), s.name, s.type));
       inference_inputs_[s.name] = placeholders.back();
     }
     tower_(placeholders);
@@ -46,7 +46,7 @@ callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& inp
   }
   for (const std::string& name : output_names) {
     try {
-      out.push_back(graph_.find(std::string(kInferenceTower) + "/" + name));
+      out.push_back(graph().find(std::string(kInferenceTower) + "/" + name));
     } catch (const Error&) {
       throw Error(ErrorCode::not_found, "predictor: the tower function made no tensor named '" + name +
                                             "'; name it with identity(t, \"" + name + "\")");

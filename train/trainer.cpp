@@ -24,6 +24,11 @@ void Trainer::set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source,
   program_ = nullptr;
 }
 
+InputSource& Trainer::input_source() {
+  if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no input source: call set_step first");
+  return *source_;
+}
+
 callbacks::Monitors& Trainer::monitors() {
   if (!monitors_) throw Error(ErrorCode::invalid_argument, "the trainer's monitors exist once train() has started");
   return *monitors_;
@@ -71,7 +76,7 @@ void Trainer::setup(TrainOptions& o) {
     if (cb != monitors_) cb->setup_graph(*this);
     for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
   }
-  if (o.session_init) o.session_init->init(*session_);
+  if (o.session_init) o.session_init->init(session());
 }
 
 void Trainer::train(TrainOptions options) {
@@ -93,7 +98,7 @@ void Trainer::run_epochs() {
     for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_epoch();
     for (local_step_ = 0; local_step_ < steps_per_epoch_; ++local_step_) {
       for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_run();
-      session_->set_global_step(static_cast<std::uint64_t>(global_step_));
+      session().set_global_step(static_cast<std::uint64_t>(global_step_));
       delivered_ = false;
       run_step();
       if (!delivered_) {
@@ -186,10 +191,10 @@ void Trainer::run_step() {
 
 std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
                                        const std::vector<graph::Tensor>& targets) {
-  if (delivered_) return session_->run(feeds, fetches, targets);  // the callbacks had this step's values
+  if (delivered_) return session().run(feeds, fetches, targets);  // the callbacks had this step's values
   std::vector<graph::Tensor> all = fetches;
   all.insert(all.end(), hooked_fetches_.begin(), hooked_fetches_.end());
-  std::vector<Array> values = session_->run(feeds, all, targets);
+  std::vector<Array> values = session().run(feeds, all, targets);
   deliver_fetched(std::span<const Array>(values).subspan(fetches.size()));
   values.resize(fetches.size());
   return values;

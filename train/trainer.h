@@ -81,6 +81,16 @@ class Trainer : public callbacks::TrainerView {
   vk::Device& device() { return *device_; }
 
  protected:
+  // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
+  InputSource& input_source();
+  const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
+  // Hands this step's values of hooked_fetches() to the callbacks' after_run.
+  void deliver_fetched(std::span<const Array> values);
+  void set_step_result(std::int64_t samples, double cost) {
+    samples_per_step_ = samples;
+    last_cost_ = cost;
+  }
+
   graph::Graph graph_;
 
  private:
@@ -88,7 +98,6 @@ class Trainer : public callbacks::TrainerView {
   void run_epochs();
   void run_after_train(std::exception_ptr failure);
   graph::Program& step_program(const std::vector<Array>& batch);
-  void deliver_fetched(std::span<const Array> values);
 
   vk::Device* device_;
   std::unique_ptr<graph::Session> session_;

@@ -19,6 +19,7 @@
 #include "vkpack/core/log.h"
 #include "vkpack/engine/vk/device.h"
 #include "vkpack/train/logger_dir.h"
+#include "vkpack/train/multi_device_trainer.h"
 #include "vkpack/train/tower_trainer.h"
 #include "vkpack/train/train_config.h"
 
@@ -39,6 +40,10 @@ constexpr const char* kHelp =
     "  --lr X               initial learning rate of Adam (default 0.001); divided by 3\n"
     "                       at 60% and by 10 at 85% of the epochs\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
+    "  --devices I,J,...    train data-parallel on these devices, one tower each (an index\n"
+    "                       may repeat); each step takes a batch per tower, and an epoch\n"
+    "                       is one pass over the train split\n"
+    "  --trainer NAME       with --devices: replicated (default), ps or async\n"
     "  --logdir DIR         log directory (default train_log/fashion_mnist-<model>)\n"
     "  --resume             continue from the log directory's latest checkpoint; without\n"
     "                       it an existing log directory is backed up first\n"
@@ -47,7 +52,8 @@ constexpr const char* kHelp =
     "  --help               this text\n";
 
 struct Options {
-  std::string model = "mlp", logdir, data;
+  std::string model = "mlp", logdir, data, trainer = "replicated";
+  std::vector<int> devices;
   int epochs = 10, device = 0;
   std::int64_t batch = 128, steps = 0;
   float lr = 1e-3f;
@@ -87,6 +93,24 @@ Options parse(int argc, char** argv) {
     else if (arg == "--steps") o.steps = number(to_i64);
     else if (arg == "--lr") o.lr = number(to_float);
     else if (arg == "--device") o.device = number(to_int);
+    else if (arg == "--devices") {
+      const std::string list = value();
+      std::size_t at = 0;
+      while (at <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, comma - at);
+        std::size_t used = 0;
+        int index = -1;
+        try {
+          index = std::stoi(item, &used);
+        } catch (const std::exception&) {
+        }
+        if (item.empty() || used != item.size() || index < 0)
+          throw vkp::Error(vkp::ErrorCode::invalid_argument, "--devices takes indices like 0,1 or 0,0; not '" + list + "'");
+        o.devices.push_back(index);
+        at = comma + 1;
+      }
+    } else if (arg == "--trainer") o.trainer = value();
     else if (arg == "--logdir") o.logdir = value();
     else if (arg == "--data") o.data = value();
     else if (arg == "--seed") o.seed = number(to_u64);
@@ -103,13 +127,30 @@ int run(const Options& o) {
   const examples::Architecture architecture = examples::parse_architecture(o.model);
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
-  vk::Device device(instance, o.device);
-  log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device.label());
+  const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
+  const auto towers = static_cast<std::int64_t>(devices.size());
+  // The trainer: SimpleTrainer, or a multi-device one; nothing else changes.
+  std::unique_ptr<vk::Device> device;
+  std::unique_ptr<train::TowerTrainer> trainer;
+  if (o.devices.empty()) {
+    device = std::make_unique<vk::Device>(instance, o.device);
+    log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device->label());
+    trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
+  } else {
+    const towers::Reduction reduction = towers::parse_reduction(o.trainer);
+    if (reduction == towers::Reduction::replicated)
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance, devices, o.seed);
+    else if (reduction == towers::Reduction::parameter_server)
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance, devices, o.seed);
+    else
+      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(instance, devices, o.seed);
+  }
 
   train::TrainConfig config;
   config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr);
   config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed, o.data);
-  config.steps_per_epoch = o.steps;
+  // An epoch is one pass over the train split, whatever the number of towers.
+  config.steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
   // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85% (points that fall on the
@@ -133,13 +174,12 @@ int run(const Options& o) {
       std::make_shared<callbacks::EstimatedTimeLeft>(),
   };
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
-  train::SimpleTrainer trainer(device, o.seed);
-  train::launch_train_with_config(std::move(config), trainer);
+  train::launch_train_with_config(std::move(config), *trainer);
 
-  const auto& accuracy = trainer.monitors().get_history("validation_accuracy");
+  const auto& accuracy = trainer->monitors().get_history("validation_accuracy");
   std::printf("\nepoch  test accuracy\n");
   for (std::size_t e = 0; e < accuracy.size(); ++e)
-    std::printf("%5zu  %.4f\n", e + static_cast<std::size_t>(trainer.starting_epoch()), accuracy[e].second);
+    std::printf("%5zu  %.4f\n", e + static_cast<std::size_t>(trainer->starting_epoch()), accuracy[e].second);
   return 0;
 }
 

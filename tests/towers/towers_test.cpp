@@ -1,0 +1,261 @@
+// Towers on several VkDevices of the test device: K towers on K batches reach the
+// variables one tower reaches on the concatenated batch; with BatchNorm (statistics
+// per tower, as in tensorpack) they match one graph holding K towers on the slices;
+// unequal batches are weighted; parameter server matches replicated; async applies
+// each tower's gradient in turn; towers that differ are refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "vk_test_env.h"
+#include "vkpack/core/error.h"
+#include "vkpack/core/rng.h"
+#include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/layers.h"
+#include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/variables.h"
+#include "vkpack/towers/host_average.h"
+#include "vkpack/towers/towers.h"
+
+namespace vkp::test {
+namespace {
+
+using namespace graph;
+
+// Devices for up to three towers, each its own VkDevice on the test's physical device,
+// closed before the instance (see TowersTest).
+std::vector<std::unique_ptr<vk::Device>> opened;
+
+std::vector<vk::Device*> devices(int count) {
+  while (static_cast<int>(opened.size()) < count)
+    opened.push_back(std::make_unique<vk::Device>(instance(), device_index(), device_options()));
+  std::vector<vk::Device*> out;
+  for (int k = 0; k < count; ++k) out.push_back(opened[static_cast<std::size_t>(k)].get());
+  return out;
+}
+
+class TowersTest : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() { opened.clear(); }
+};
+
+// x f32 [?, 5] -> FC 7 (relu) [-> BatchNorm] -> FC 3; mean cross entropy.
+Tensor model(const Tensor& x, const Tensor& label, bool batch_norm) {
+  Tensor h = FullyConnected("fc0", x, 7);
+  if (batch_norm) h = BatchNorm("bn", h);
+  h = relu(h);
+  const Tensor logits = FullyConnected("fc1", h, 3);
+  return reduce_mean(sparse_softmax_cross_entropy(logits, label));
+}
+
+towers::Tower build(Graph& g, bool batch_norm) {
+  const Tensor x = placeholder(g, "x", f32({kUnknown, 5}));
+  const Tensor label = placeholder(g, "label", i32({kUnknown}));
+  return {{x, label}, model(x, label, batch_norm)};
+}
+
+Optimizer make_optimizer(Graph& g) { return momentum(g, 0.2f, 0.9f); }
+
+// `steps` batches of `rows` datapoints.
+std::vector<std::vector<Array>> data(int steps, std::int64_t rows, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::vector<Array>> out;
+  for (int s = 0; s < steps; ++s) {
+    Array x(DType::f32, Shape{rows, 5}), label(DType::i32, Shape{rows});
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const auto k = static_cast<std::int32_t>(rng.below(3));
+      label.data<std::int32_t>()[static_cast<std::size_t>(i)] = k;
+      for (int d = 0; d < 5; ++d)
+        x.data<float>()[static_cast<std::size_t>(i * 5 + d)] = (d == k ? 1.5f : 0.0f) + rng.normal();
+    }
+    out.push_back({std::move(x), std::move(label)});
+  }
+  return out;
+}
+
+// Rows [begin, end) of a batch.
+std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end) {
+  std::vector<Array> out;
+  for (const Array& a : batch) {
+    const std::int64_t row_bytes = static_cast<std::int64_t>(a.nbytes()) / a.shape()[0];
+    std::vector<std::int64_t> dims = a.shape().dims();
+    dims[0] = end - begin;
+    Array part(a.dtype(), Shape(dims));
+    std::memcpy(part.bytes().data(), a.bytes().data() + begin * row_bytes, static_cast<std::size_t>((end - begin) * row_bytes));
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+std::vector<std::string> names_of(const Graph& g) {
+  std::vector<std::string> names;
+  for (const Tensor& v : g.variables()) names.push_back(std::get<VariableAttrs>(v.node().attrs).var_name);
+  return names;
+}
+
+void expect_close(Session& a, Session& b, const std::vector<std::string>& names, float tolerance) {
+  for (const std::string& name : names) {
+    const Array x = a.variable(name), y = b.variable(name);
+    ASSERT_EQ(x.shape().dims(), y.shape().dims()) << name;
+    float worst = 0;
+    for (std::size_t i = 0; i < x.data<float>().size(); ++i)
+      worst = std::max(worst, std::abs(x.data<float>()[i] - y.data<float>()[i]));
+    EXPECT_LE(worst, tolerance) << name;
+  }
+}
+
+// The reference: one graph on one device holding `splits.size()` towers on slices of
+// the batch (one slice: the plain single-tower step), cost = batch-weighted mean.
+struct Reference {
+  Graph g{3};
+  std::unique_ptr<Session> session;
+  std::vector<Tensor> inputs, train;
+
+  Reference(const std::vector<std::int64_t>& sizes, bool batch_norm) {
+    std::int64_t total = 0;
+    for (std::int64_t s : sizes) total += s;
+    Tensor cost;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      TowerContext tower(g, "tower" + std::to_string(k), static_cast<int>(k), true);
+      VariableScope reuse(g, "", k == 0 ? Reuse::inherit : Reuse::yes);
+      const Tensor x = placeholder(g, "x", f32({sizes[k], 5}));
+      const Tensor label = placeholder(g, "label", i32({sizes[k]}));
+      inputs.push_back(x);
+      inputs.push_back(label);
+      const Tensor c = model(x, label, batch_norm) * static_cast<float>(static_cast<double>(sizes[k]) / total);
+      cost = k == 0 ? c : cost + c;
+    }
+    train = make_optimizer(g).minimize(cost);
+    session = std::make_unique<Session>(g, device());
+  }
+  void step(const std::vector<Array>& batch, const std::vector<std::int64_t>& sizes, std::uint64_t global_step) {
+    Feeds feeds;
+    std::int64_t at = 0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const std::vector<Array> part = rows(batch, at, at + sizes[k]);
+      feeds.emplace_back(inputs[2 * k], part[0]);
+      feeds.emplace_back(inputs[2 * k + 1], part[1]);
+      at += sizes[k];
+    }
+    session->set_global_step(global_step);
+    session->run(feeds, {}, train);
+  }
+};
+
+// K towers with per-tower batch sizes `sizes` against the reference.
+void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes, bool batch_norm,
+             bool reference_splits) {
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) total += s;
+  const auto steps = data(20, total, 17);
+  towers::Towers t(devices(static_cast<int>(sizes.size())), [&](Graph& g, int) { return build(g, batch_norm); },
+                   make_optimizer, {.reduction = reduction, .seed = 3});
+  Reference ref(reference_splits ? sizes : std::vector<std::int64_t>{total}, batch_norm);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    std::vector<std::vector<Array>> batches;
+    std::int64_t at = 0;
+    for (std::int64_t n : sizes) {
+      batches.push_back(rows(steps[s], at, at + n));
+      at += n;
+    }
+    const double cost = t.step(batches, s);
+    EXPECT_TRUE(std::isfinite(cost));
+    ref.step(steps[s], reference_splits ? sizes : std::vector<std::int64_t>{total}, s);
+  }
+  std::vector<std::string> compared;
+  for (const std::string& name : names_of(t.graph(0)))
+    if (name.find("EMA") == std::string::npos) compared.push_back(name);  // per-tower statistics
+  EXPECT_GE(compared.size(), 8u);  // weights, biases and their momentum slots
+  // 20 steps of float32 reduced in another order: differences stay near rounding.
+  expect_close(t.session(0), *ref.session, compared, 2e-5f);
+  for (int k = 1; k < t.size(); ++k) expect_close(t.session(k), t.session(0), t.trainable_names(), 0.0f);
+}
+
+TEST_F(TowersTest, TwoReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
+  compare(towers::Reduction::replicated, {8, 8}, false, false);
+}
+
+TEST_F(TowersTest, ThreeReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
+  compare(towers::Reduction::replicated, {5, 5, 5}, false, false);
+}
+
+TEST_F(TowersTest, UnequalBatchesAreWeightedBySize) { compare(towers::Reduction::replicated, {3, 9}, false, false); }
+
+TEST_F(TowersTest, BatchNormTowersEqualOneGraphOfTowersOnTheSlices) {
+  compare(towers::Reduction::replicated, {6, 10}, true, true);
+}
+
+TEST_F(TowersTest, ParameterServerEqualsReplicated) {
+  compare(towers::Reduction::parameter_server, {4, 12}, false, false);
+  compare(towers::Reduction::parameter_server, {6, 6, 6}, true, true);
+}
+
+TEST_F(TowersTest, AsyncAppliesEachTowersGradientInTurn) {
+  // With SGD, one async step from w is w - lr * scale * (g0 + g1), both gradients taken
+  // at w; the reference computes them on one device.
+  const float lr = 0.3f, scale = 0.5f;
+  auto sgd_optimizer = [lr](Graph& g) { return sgd(g, lr); };
+  towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
+                   {.reduction = towers::Reduction::async, .seed = 9, .async_scale = scale});
+  const auto batches = data(2, 6, 5);
+  Graph g(9);
+  const towers::Tower ref = build(g, false);
+  const std::vector<Tensor> vars = g.trainable_variables();
+  const std::vector<Tensor> grads = gradients(ref.cost, vars);
+  Session s(g, device());
+  std::vector<std::vector<Array>> before, g0, g1;
+  for (const Tensor& v : vars) before.push_back({s.variable(std::get<VariableAttrs>(v.node().attrs).var_name)});
+  const std::vector<Array> r0 = s.run({{ref.inputs[0], batches[0][0]}, {ref.inputs[1], batches[0][1]}}, grads);
+  const std::vector<Array> r1 = s.run({{ref.inputs[0], batches[1][0]}, {ref.inputs[1], batches[1][1]}}, grads);
+  t.step(batches, 0);
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    const std::string& name = std::get<VariableAttrs>(vars[i].node().attrs).var_name;
+    for (int k = 0; k < 2; ++k) {
+      const Array got = t.session(k).variable(name);
+      for (std::size_t j = 0; j < got.data<float>().size(); ++j) {
+        const float expected = before[i][0].data<float>()[j] - lr * scale * (r0[i].data<float>()[j] + r1[i].data<float>()[j]);
+        EXPECT_NEAR(got.data<float>()[j], expected, 1e-5f) << name << "[" << j << "] on tower " << k;
+      }
+    }
+  }
+}
+
+TEST_F(TowersTest, RefusesTowersWithOtherVariables) {
+  try {
+    towers::Towers t(devices(2),
+                     [](Graph& g, int k) {
+                       towers::Tower tw = build(g, false);
+                       if (k == 1) tw.cost = tw.cost + reduce_sum(get_variable(g, "extra", {2}, ones()));
+                       return tw;
+                     },
+                     make_optimizer);
+    FAIL() << "towers with different variables were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("extra"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tower 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TowersTest, StepChecksTheBatchCount) {
+  towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
+  const auto one = data(1, 4, 1);
+  EXPECT_THROW(t.step(one, 0), Error);
+}
+
+TEST(HostAverage, WeightedSumMatchesADoubleReference) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{65537}, std::size_t{300001}}) {
+    const std::vector<float> a = random_floats(n, 1), b = random_floats(n, 2), c = random_floats(n, 3);
+    const std::vector<const float*> in{a.data(), b.data(), c.data()};
+    const std::vector<float> w{0.25f, 0.5f, 0.25f};
+    std::vector<float> out(n, NAN);
+    towers::weighted_sum(in, w, out.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double expected = 0.25 * a[i] + 0.5 * b[i] + 0.25 * c[i];
+      ASSERT_NEAR(out[i], expected, 1e-6) << "n " << n << " at " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vkp::test

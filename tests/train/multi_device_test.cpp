@@ -1,0 +1,96 @@
+// The multi-device trainers in full training runs: a one-line change from SimpleTrainer
+// trains the tiny model on two VkDevices, keeps the towers equal, lets hyperparameter
+// setters reach every tower, saves tower 0's state, and names a missing device.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "train_fixtures.h"
+#include "vk_test_env.h"
+#include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/callbacks/param_setters.h"
+#include "vkpack/callbacks/saver.h"
+#include "vkpack/core/error.h"
+#include "vkpack/train/multi_device_trainer.h"
+
+namespace vkp::test {
+namespace {
+
+bool same_bits(const Array& a, const Array& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.bytes().data(), b.bytes().data(), a.nbytes()) == 0;
+}
+
+void expect_towers_equal(train::MultiDeviceTrainer& trainer) {
+  towers::Towers& t = trainer.towers();
+  for (const std::string& name : t.trainable_names())
+    for (int k = 1; k < t.size(); ++k)
+      EXPECT_TRUE(same_bits(t.session(k).variable(name), t.session(0).variable(name))) << name << " on tower " << k;
+}
+
+TEST(MultiDeviceTrainer, ReplicatedTrainsAndKeepsTowersEqual) {
+  const std::string dir = temp_dir("multi-device");
+  train::TrainConfig config = tiny_config(6, 4);
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::ModelSaver>(2)};
+  train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_EQ(trainer.global_step(), 24);  // 6 steps, each of one batch per tower
+  EXPECT_EQ(trainer.samples_per_step(), 32);
+  EXPECT_LT(trainer.last_cost(), 0.4);
+  expect_towers_equal(trainer);
+  const callbacks::Checkpoint c = callbacks::load_checkpoint(callbacks::latest_checkpoint(dir));
+  EXPECT_EQ(c.info.global_step, 24);
+  EXPECT_TRUE(same_bits(c.variables.at("fc0/W"), trainer.session().variable("fc0/W")));
+  EXPECT_TRUE(c.variables.count("fc0/W/Momentum"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MultiDeviceTrainer, HyperparametersReachEveryTower) {
+  // A learning rate of 0 from epoch 2 freezes the variables of both towers: tower 1's
+  // change within epoch 1 (steps 1 to 2) and not after it (steps 2 to 6).
+  train::TrainConfig config = tiny_config(2, 3);
+  auto freeze = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.1f}, {2, 0.0f}});
+  std::vector<Array> tower1;
+  train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
+  auto look = std::make_shared<Hooks>();
+  look->trigger_step = [&](callbacks::TrainerView& t) {
+    if (t.global_step() == 1 || t.global_step() == 2 || t.global_step() == 6)
+      tower1.push_back(trainer.towers().session(1).variable("fc1/W"));
+  };
+  config.callbacks = {freeze, look};
+  train::launch_train_with_config(std::move(config), trainer);
+  ASSERT_EQ(tower1.size(), 3u);
+  EXPECT_FALSE(same_bits(tower1[0], tower1[1]));
+  EXPECT_TRUE(same_bits(tower1[1], tower1[2]));
+}
+
+TEST(MultiDeviceTrainer, ParameterServerAndAsyncTrain) {
+  for (int mode = 0; mode < 2; ++mode) {
+    train::TrainConfig config = tiny_config(6, 4);
+    std::unique_ptr<train::MultiDeviceTrainer> trainer;
+    if (mode == 0)
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(
+          instance(), std::vector<int>{device_index(), device_index()}, 3, device_options());
+    else
+      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(
+          instance(), std::vector<int>{device_index(), device_index()}, 3, 0.5f, device_options());
+    train::launch_train_with_config(std::move(config), *trainer);
+    EXPECT_LT(trainer->last_cost(), 0.4) << (mode == 0 ? "parameter server" : "async");
+    expect_towers_equal(*trainer);
+  }
+}
+
+TEST(MultiDeviceTrainer, NamesAMissingDevice) {
+  try {
+    train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), 97}, 0, device_options());
+    FAIL() << "device 97 opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("97"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkp::test

@@ -1,0 +1,28 @@
+#include "vkpack/towers/host_average.h"
+
+#include "vkpack/core/error.h"
+
+namespace vkp::towers {
+
+void weighted_sum(std::span<const float* const> inputs, std::span<const float> weights, float* out, std::size_t n) {
+  VKP_CHECK(inputs.size() == weights.size() && !inputs.empty(), "weighted_sum: one weight per input");
+  const auto count = static_cast<std::ptrdiff_t>(n);
+  // Below ~64K elements the threads cost more than they save.
+  constexpr std::ptrdiff_t kChunk = 1 << 14;
+#pragma omp parallel for schedule(static) if (count > 4 * kChunk)
+  for (std::ptrdiff_t begin = 0; begin < count; begin += kChunk) {
+    const std::ptrdiff_t end = std::min(count, begin + kChunk);
+    const float w0 = weights[0];
+    const float* in0 = inputs[0];
+#pragma omp simd
+    for (std::ptrdiff_t i = begin; i < end; ++i) out[i] = w0 * in0[i];
+    for (std::size_t k = 1; k < inputs.size(); ++k) {
+      const float w = weights[k];
+      const float* in = inputs[k];
+#pragma omp simd
+      for (std::ptrdiff_t i = begin; i < end; ++i) out[i] += w * in[i];
+    }
+  }
+}
+
+}  // namespace vkp::towers

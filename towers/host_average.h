@@ -1,0 +1,14 @@
+// Host-side gradient averaging: out = sum_k weight[k] * in[k], element by element, the
+// towers summed in a fixed order (tower 0 first) so that the result does not depend on
+// thread count or timing. OpenMP splits the elements; each thread's inner loop is
+// vectorised.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace vkp::towers {
+
+void weighted_sum(std::span<const float* const> inputs, std::span<const float> weights, float* out, std::size_t n);
+
+}  // namespace vkp::towers

@@ -1,0 +1,114 @@
+// Towers: one tower function replicated over several Vulkan devices for data-parallel
+// training (tensorpack's multi-GPU trainers, DESIGN.md section 5). Tower k is the tower
+// function's graph built in a Graph of its own on devices[k] (which may be another
+// VkDevice on the same physical device) and run by a Session there; every tower takes its
+// own batch. A step computes each tower's gradients, copies them to the host, averages
+// them weighted by batch size in a fixed order, and applies the result:
+//   replicated        every tower applies the averaged gradients to its own variables
+//                     (the same update everywhere, so the copies stay equal)
+//   parameter_server  tower 0 holds the master variables and optimizer state and applies
+//                     the average; the other towers receive the new parameters
+//   async             tower 0's master applies each tower's gradient (times async_scale)
+//                     in turn, without averaging; the others receive the parameters
+// Variables start from tower 0's values (broadcast_variables). A user can drive the
+// towers in a loop of their own; the multi-device trainers of train/ do it for them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkpack/core/array.h"
+#include "vkpack/engine/graph/graph.h"
+#include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/session.h"
+
+namespace vkp::vk {
+class Device;
+}
+
+namespace vkp::towers {
+
+// What a tower function built in one tower's graph.
+struct Tower {
+  std::vector<graph::Tensor> inputs;  // placeholders, fed from that tower's batch
+  graph::Tensor cost;                 // a scalar
+};
+
+enum class Reduction { replicated, parameter_server, async };
+Reduction parse_reduction(const std::string& name);  // "replicated", "ps", "async"
+const char* to_string(Reduction r);
+
+struct TowerOptions {
+  Reduction reduction = Reduction::replicated;
+  // Tower k's graph is seeded seed + k, so that dropout masks differ between towers;
+  // initial values come from tower 0 anyway.
+  std::uint64_t seed = 0;
+  float async_scale = 1.0f;
+};
+
+// Device time and host time of the parts of the last step, in seconds.
+struct StepTimes {
+  double compute = 0;  // forward and backward on every tower, gradients read back
+  double reduce = 0;   // host averaging
+  double apply = 0;    // updates applied and parameters distributed
+};
+
+class Towers {
+ public:
+  // Builds tower k in graph(k): the placeholders and the cost, under a training
+  // TowerContext of index k.
+  using BuildFn = std::function<Tower(graph::Graph& graph, int index)>;
+  using OptimizerFn = std::function<graph::Optimizer(graph::Graph& graph)>;
+
+  // Error(invalid_argument) when towers differ in their trainable variables (names,
+  // types or order), naming the first difference.
+  Towers(std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
+         TowerOptions options = {});
+  ~Towers();
+
+  int size() const { return static_cast<int>(towers_.size()); }
+  Reduction reduction() const { return options_.reduction; }
+  graph::Graph& graph(int k);
+  graph::Session& session(int k);
+  const Tower& tower(int k) const;
+  // The trainable variables, in the order gradients are reduced.
+  const std::vector<std::string>& trainable_names() const { return names_; }
+
+  // Every variable of tower `from` (slots and moving averages too) into every other
+  // tower that has it.
+  void broadcast_variables(int from = 0);
+  // Tower 0's hyperparameters into the other towers that have them.
+  void broadcast_hyperparameters();
+
+  // One step at `global_step`: tower k is fed batches[k] (in the order of its inputs;
+  // towers may take different batch sizes). `fetches` are tensors of graph(0) whose
+  // values for tower 0's batch land in `fetched`. Returns the cost averaged over the
+  // towers weighted by batch size. A steady loop allocates nothing here.
+  double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
+              const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
+  double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step);
+
+  const StepTimes& last_times() const { return times_; }
+
+ private:
+  struct Replica;
+
+  graph::Program& gradient_program(int k, const std::vector<Array>& batch, const std::vector<graph::Tensor>& fetches);
+  void apply(int k, std::span<const Array> gradients);
+  void send_parameters();
+
+  TowerOptions options_;
+  std::vector<std::unique_ptr<Replica>> towers_;
+  std::vector<std::string> names_;   // trainable variables
+  std::vector<Array> averaged_;      // by variable
+  std::vector<Array> scaled_;        // async: one tower's scaled gradients
+  std::vector<const float*> inputs_;
+  std::vector<float> weights_;
+  StepTimes times_;
+};
+
+}  // namespace vkp::towers

@@ -1,0 +1,78 @@
+#include "vkpack/train/multi_device_trainer.h"
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/graph/ops.h"
+
+namespace vkp::train {
+
+detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices,
+                                     const vk::DeviceOptions& options) {
+  if (indices.empty()) throw Error(ErrorCode::invalid_argument, "a multi-device trainer needs at least one device");
+  for (int index : indices) opened.push_back(std::make_unique<vk::Device>(instance, index, options));
+}
+
+MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& device_indices,
+                                       towers::Reduction reduction, std::uint64_t seed,
+                                       vk::DeviceOptions device_options, float async_scale)
+    : OpenedDevices(instance, device_indices, device_options), TowerTrainer(*opened.front(), seed) {
+  options_.reduction = reduction;
+  options_.seed = seed;
+  options_.async_scale = async_scale;
+}
+
+MultiDeviceTrainer::~MultiDeviceTrainer() = default;
+
+void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
+                                     OptimizerFn optimizer) {
+  specs_ = inputs;
+  tower_ = std::move(tower);
+  std::vector<vk::Device*> list;
+  for (const auto& d : opened) list.push_back(d.get());
+  towers_ = std::make_unique<towers::Towers>(
+      list,
+      [this](graph::Graph& g, int) {
+        towers::Tower t;
+        for (const InputSpec& s : specs_) t.inputs.push_back(graph::placeholder(g, s.name, s.type));
+        t.cost = tower_(t.inputs);
+        return t;
+      },
+      optimizer, options_);
+  const towers::Tower& first = towers_->tower(0);
+  set_step(first.inputs, std::move(source), {}, first.cost);
+}
+
+towers::Towers& MultiDeviceTrainer::towers() {
+  if (!towers_) throw Error(ErrorCode::invalid_argument, "the towers exist once setup_graph has run");
+  return *towers_;
+}
+
+graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : graph_; }
+graph::Session& MultiDeviceTrainer::session() { return towers_ ? towers_->session(0) : Trainer::session(); }
+
+std::uint64_t MultiDeviceTrainer::device_memory_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& d : opened) total += d->allocated_bytes();
+  return total;
+}
+
+std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& d : opened) total += d->peak_allocated_bytes();
+  return total;
+}
+
+void MultiDeviceTrainer::run_step() {
+  towers::Towers& t = towers();
+  if (local_step() == 0) t.broadcast_variables(0);
+  batches_.resize(static_cast<std::size_t>(t.size()));
+  std::int64_t samples = 0;
+  for (std::vector<Array>& batch : batches_) {
+    batch = input_source().next_batch();
+    samples += batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
+  }
+  const double cost = t.step(batches_, static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched_);
+  set_step_result(samples, cost);
+  deliver_fetched(fetched_);
+}
+
+}  // namespace vkp::train

@@ -1,0 +1,87 @@
+// Data-parallel trainers over several Vulkan devices (tensorpack's multi-GPU trainers):
+// each device runs a tower on its own batch and towers::Towers reduces the gradients.
+// Changing trainers is a one-line change:
+//
+//   vkp::train::SimpleTrainer trainer(device);
+//   vkp::train::SyncMultiDeviceTrainerReplicated trainer(instance, {0, 1});
+//
+// Devices are `vkpack devices` indices; an index may repeat (each entry opens its own
+// VkDevice), which is how several towers run on one GPU or on lavapipe. The batch of a
+// step is one batch per tower from the input source. Callbacks see tower 0: its graph,
+// its session (checkpoints, hyperparameters), its values of their fetches. Variables
+// are broadcast from tower 0 at the start of every epoch, so what a callback or a
+// restore wrote there reaches every tower and BatchNorm averages cannot drift.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "vkpack/engine/vk/device.h"
+#include "vkpack/towers/towers.h"
+#include "vkpack/train/tower_trainer.h"
+
+namespace vkp::vk {
+class Instance;
+}
+
+namespace vkp::train {
+
+namespace detail {
+// Opened before the Trainer base, which needs the first device.
+struct OpenedDevices {
+  OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices, const vk::DeviceOptions& options);
+  std::vector<std::unique_ptr<vk::Device>> opened;
+};
+}  // namespace detail
+
+class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
+ public:
+  MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, towers::Reduction reduction,
+                     std::uint64_t seed = 0, vk::DeviceOptions device_options = {}, float async_scale = 1.0f);
+  ~MultiDeviceTrainer() override;
+
+  void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
+                   OptimizerFn optimizer) override;
+  void run_step() override;
+
+  graph::Graph& graph() override;
+  graph::Session& session() override;
+  std::uint64_t device_memory_bytes() const override;
+  std::uint64_t peak_device_memory_bytes() const override;
+  int tower_count() const { return static_cast<int>(opened.size()); }
+  // Exists once setup_graph has run.
+  towers::Towers& towers();
+
+ private:
+  towers::TowerOptions options_;
+  std::unique_ptr<towers::Towers> towers_;
+  std::vector<std::vector<Array>> batches_;
+  std::vector<Array> fetched_;
+};
+
+// Every device holds all variables and applies the averaged gradients.
+class SyncMultiDeviceTrainerReplicated : public MultiDeviceTrainer {
+ public:
+  SyncMultiDeviceTrainerReplicated(const vk::Instance& instance, const std::vector<int>& devices,
+                                   std::uint64_t seed = 0, vk::DeviceOptions device_options = {})
+      : MultiDeviceTrainer(instance, devices, towers::Reduction::replicated, seed, std::move(device_options)) {}
+};
+
+// The first device holds the master variables and optimizer state and applies the
+// averaged gradients; the others receive the parameters every step.
+class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
+ public:
+  SyncMultiDeviceTrainerParameterServer(const vk::Instance& instance, const std::vector<int>& devices,
+                                        std::uint64_t seed = 0, vk::DeviceOptions device_options = {})
+      : MultiDeviceTrainer(instance, devices, towers::Reduction::parameter_server, seed, std::move(device_options)) {}
+};
+
+// Each tower's gradients, times `scale`, are applied to the master in turn, unaveraged.
+class AsyncMultiDeviceTrainer : public MultiDeviceTrainer {
+ public:
+  AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, std::uint64_t seed = 0,
+                          float scale = 1.0f, vk::DeviceOptions device_options = {})
+      : MultiDeviceTrainer(instance, devices, towers::Reduction::async, seed, std::move(device_options), scale) {}
+};
+
+}  // namespace vkp::train
