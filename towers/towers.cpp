@@ -182,6 +182,12 @@ void Towers::apply(int k, std::span<const Array> gradients) {
   r.session->submit_program(*r.apply_program, 0);
 }
 
+void Towers::set_cross_reduce(CrossReduce reduce) {
+  if (reduce && options_.reduction == Reduction::async)
+    throw Error(ErrorCode::unsupported, "async towers cannot be reduced across processes");
+  cross_reduce_ = std::move(reduce);
+}
+
 void Towers::send_parameters() {
   for (const std::string& name : names_) {
     const Array value = session(0).variable(name);
@@ -235,6 +241,7 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
       for (int k = 0; k < n; ++k) inputs_[static_cast<std::size_t>(k)] = towers_[static_cast<std::size_t>(k)]->outputs[1 + i].data<float>().data();
       weighted_sum(inputs_, weights_, averaged_[i].data<float>().data(), averaged_[i].shape().numel());
     }
+    if (cross_reduce_) cross_reduce_(averaged_, total, cost);
   }
   times_.reduce = seconds_since(start);
 

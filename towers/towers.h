@@ -53,7 +53,7 @@ struct TowerOptions {
 // Device time and host time of the parts of the last step, in seconds.
 struct StepTimes {
   double compute = 0;  // forward and backward on every tower, gradients read back
-  double reduce = 0;   // host averaging
+  double reduce = 0;   // host averaging (and across processes)
   double apply = 0;    // updates applied and parameters distributed
 };
 
@@ -94,6 +94,12 @@ class Towers {
 
   const StepTimes& last_times() const { return times_; }
 
+  // Across processes (DistributedTrainer): called every step with this process's
+  // averaged gradients (by trainable variable), its sample count and its mean cost; it
+  // must leave in them the same quantities over all processes. Not with async.
+  using CrossReduce = std::function<void(std::span<Array> gradients, double& samples, double& cost)>;
+  void set_cross_reduce(CrossReduce reduce);
+
  private:
   struct Replica;
 
@@ -104,6 +110,7 @@ class Towers {
   TowerOptions options_;
   std::vector<std::unique_ptr<Replica>> towers_;
   std::vector<std::string> names_;   // trainable variables
+  CrossReduce cross_reduce_;
   std::vector<Array> averaged_;      // by variable
   std::vector<Array> scaled_;        // async: one tower's scaled gradients
   std::vector<const float*> inputs_;
