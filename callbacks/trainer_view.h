@@ -45,6 +45,12 @@ class TrainerView {
   // variables, fed and fetched by tensor name as the tower function named them.
   virtual PredictFn predictor(const std::vector<std::string>& input_names,
                               const std::vector<std::string>& output_names) = 0;
+  // One predictor per tower, each on its tower's device, all with tower 0's variables as
+  // they are now (data-parallel inference). One tower: {predictor(...)}.
+  virtual std::vector<PredictFn> tower_predictors(const std::vector<std::string>& input_names,
+                                                  const std::vector<std::string>& output_names) {
+    return {predictor(input_names, output_names)};
+  }
   // Device memory (bytes) the trainer holds now and at most so far.
   virtual std::uint64_t device_memory_bytes() const = 0;
   virtual std::uint64_t peak_device_memory_bytes() const = 0;

@@ -46,6 +46,16 @@ towers::Towers& MultiDeviceTrainer::towers() {
   return *towers_;
 }
 
+std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std::vector<std::string>& input_names,
+                                                                       const std::vector<std::string>& output_names) {
+  towers::Towers& t = towers();
+  std::vector<callbacks::PredictFn> out;
+  for (int k = 0; k < t.size(); ++k) out.push_back(predictor_in(t.graph(k), t.session(k), input_names, output_names));
+  // After the inference towers exist, so that their variables get the values too.
+  t.broadcast_variables(0);
+  return out;
+}
+
 graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : graph_; }
 graph::Session& MultiDeviceTrainer::session() { return towers_ ? towers_->session(0) : Trainer::session(); }
 

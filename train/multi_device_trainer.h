@@ -44,6 +44,10 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
                    OptimizerFn optimizer) override;
   void run_step() override;
 
+  // A predictor per tower after copying tower 0's variables to every tower.
+  std::vector<callbacks::PredictFn> tower_predictors(const std::vector<std::string>& input_names,
+                                                     const std::vector<std::string>& output_names) override;
+
   graph::Graph& graph() override;
   graph::Session& session() override;
   std::uint64_t device_memory_bytes() const override;

@@ -26,40 +26,46 @@ void TowerTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSource
 
 callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& input_names,
                                              const std::vector<std::string>& output_names) {
+  return predictor_in(graph(), session(), input_names, output_names);
+}
+
+callbacks::PredictFn TowerTrainer::predictor_in(graph::Graph& g, graph::Session& session,
+                                                const std::vector<std::string>& input_names,
+                                                const std::vector<std::string>& output_names) {
   if (!tower_) throw Error(ErrorCode::invalid_argument, "predictor: setup_graph has not run");
-  if (!inference_built_) {
-    graph::TowerContext inference(graph(), kInferenceTower, 0, false);
-    graph::VariableScope reuse(graph(), "", graph::Reuse::yes);
+  std::map<std::string, graph::Tensor>& inputs = inference_inputs_[&g];
+  if (inputs.empty()) {
+    graph::TowerContext inference(g, kInferenceTower, 0, false);
+    graph::VariableScope reuse(g, "", graph::Reuse::yes);
     std::vector<graph::Tensor> placeholders;
     for (const InputSpec& s : specs_) {
-      placeholders.push_back(graph::placeholder(graph(), s.name, s.type));
-      inference_inputs_[s.name] = placeholders.back();
+      placeholders.push_back(graph::placeholder(g, s.name, s.type));
+      inputs[s.name] = placeholders.back();
     }
     tower_(placeholders);
-    inference_built_ = true;
   }
   std::vector<graph::Tensor> in, out;
   for (const std::string& name : input_names) {
-    const auto it = inference_inputs_.find(name);
-    if (it == inference_inputs_.end()) throw Error(ErrorCode::not_found, "predictor: the model has no input " + name);
+    const auto it = inputs.find(name);
+    if (it == inputs.end()) throw Error(ErrorCode::not_found, "predictor: the model has no input " + name);
     in.push_back(it->second);
   }
   for (const std::string& name : output_names) {
     try {
-      out.push_back(graph().find(std::string(kInferenceTower) + "/" + name));
+      out.push_back(g.find(std::string(kInferenceTower) + "/" + name));
     } catch (const Error&) {
       throw Error(ErrorCode::not_found, "predictor: the tower function made no tensor named '" + name +
                                             "'; name it with identity(t, \"" + name + "\")");
     }
   }
-  graph::Session* session = &this->session();
-  return [session, in, out](const std::vector<Array>& values) {
+  graph::Session* run = &session;
+  return [run, in, out](const std::vector<Array>& values) {
     if (values.size() != in.size())
       throw Error(ErrorCode::invalid_argument, "predictor takes " + std::to_string(in.size()) + " inputs, got " +
                                                    std::to_string(values.size()));
     graph::Feeds feeds;
     for (std::size_t i = 0; i < in.size(); ++i) feeds.emplace_back(in[i], values[i]);
-    return session->run(feeds, out);
+    return run->run(feeds, out);
   };
 }
 

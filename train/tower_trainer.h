@@ -33,12 +33,18 @@ class TowerTrainer : public Trainer {
                                  const std::vector<std::string>& output_names) override;
 
  protected:
+  // The same in any graph built by tower_ (a tower of a multi-device trainer), run by
+  // `session`.
+  callbacks::PredictFn predictor_in(graph::Graph& graph, graph::Session& session,
+                                    const std::vector<std::string>& input_names,
+                                    const std::vector<std::string>& output_names);
+
   std::vector<InputSpec> specs_;
   TowerFn tower_;
 
  private:
-  std::map<std::string, graph::Tensor> inference_inputs_;  // by input name
-  bool inference_built_ = false;
+  // By graph: its inference tower's placeholders by input name, once built.
+  std::map<const graph::Graph*, std::map<std::string, graph::Tensor>> inference_inputs_;
 };
 
 class SimpleTrainer : public TowerTrainer {

@@ -9,9 +9,12 @@
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/checkpoint.h"
+#include "vkpack/callbacks/data_parallel_inference.h"
+#include "vkpack/callbacks/monitors.h"
 #include "vkpack/callbacks/param_setters.h"
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/core/error.h"
+#include "vkpack/dataflow/data_from_list.h"
 #include "vkpack/train/multi_device_trainer.h"
 
 namespace vkp::test {
@@ -80,6 +83,40 @@ TEST(MultiDeviceTrainer, ParameterServerAndAsyncTrain) {
     EXPECT_LT(trainer->last_cost(), 0.4) << (mode == 0 ? "parameter server" : "async");
     expect_towers_equal(*trainer);
   }
+}
+
+TEST(MultiDeviceTrainer, DataParallelInferenceEqualsInferenceOnOneTower) {
+  // Both runners see the same variables at the end of every epoch: their statistics
+  // agree to rounding (the towers are other devices of the same kind, in another order).
+  auto inferencers = [] {
+    return std::vector<callbacks::InferencerPtr>{
+        std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}, "one"),
+        std::make_shared<callbacks::ClassificationError>("incorrect_vector", "one_error")};
+  };
+  auto parallel = [] {
+    return std::vector<callbacks::InferencerPtr>{
+        std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}, "towers"),
+        std::make_shared<callbacks::ClassificationError>("incorrect_vector", "towers_error")};
+  };
+  train::TrainConfig config = tiny_config(4, 2);
+  // 5 batches of unequal sizes over 3 towers: one round of 3, one of 2.
+  std::vector<dataflow::Datapoint> validation = tiny_batches(4, 10, 42);
+  validation.push_back(tiny_batches(1, 3, 43)[0]);
+  auto flow = [&validation] { return std::make_unique<dataflow::DataFromList>(validation, false); };
+  config.callbacks = {std::make_shared<callbacks::InferenceRunner>(flow(), inferencers()),
+                      std::make_shared<callbacks::DataParallelInferenceRunner>(flow(), parallel())};
+  train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index(), device_index()}, 4,
+                                                  device_options());
+  train::launch_train_with_config(std::move(config), trainer);
+  const callbacks::Monitors& m = trainer.monitors();
+  for (const char* stat : {"_cost", "_accuracy"}) {
+    const auto& one = m.get_history(std::string("one") + stat);
+    const auto& towers = m.get_history(std::string("towers") + stat);
+    ASSERT_EQ(one.size(), 2u);
+    ASSERT_EQ(towers.size(), 2u);
+    for (int e = 0; e < 2; ++e) EXPECT_NEAR(one[e].second, towers[e].second, 1e-6) << stat << " epoch " << e + 1;
+  }
+  EXPECT_EQ(m.get_latest("one_error"), m.get_latest("towers_error"));
 }
 
 TEST(MultiDeviceTrainer, NamesAMissingDevice) {
