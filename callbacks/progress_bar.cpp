@@ -54,8 +54,15 @@ std::string ProgressBar::line() const {
 }
 
 void ProgressBar::on_trigger_step() {
-  if (!terminal_) return;
   const auto now = std::chrono::steady_clock::now();
+  if (!terminal_) {
+    // A log file gets a line every 30 s of a long epoch, not a redraw every step.
+    if (now - last_draw_ < std::chrono::seconds(30) || trainer().local_step() + 1 >= trainer().steps_per_epoch()) return;
+    last_draw_ = now;
+    std::fprintf(stderr, "%s\n", line().c_str());
+    std::fflush(stderr);
+    return;
+  }
   if (now - last_draw_ < std::chrono::milliseconds(100) && trainer().local_step() + 1 < trainer().steps_per_epoch()) return;
   last_draw_ = now;
   std::fprintf(stderr, "\r%s", line().c_str());

@@ -1,7 +1,7 @@
 // ProgressBar: a tqdm-like line on stderr for each epoch:
 //   Epoch 3 [ 234/469]  50% |######    | 00:12<00:11, 19.50it/s, cost=0.341
-// redrawn in place on a terminal (at most 10 times a second), printed once at the end of
-// the epoch otherwise. `names` are scalar tensors fetched every step and shown.
+// redrawn in place on a terminal (at most 10 times a second); into a file or pipe, a line
+// every 30 s and one at the end of the epoch. `names` are scalar tensors fetched every step and shown.
 #pragma once
 
 #include <chrono>
