@@ -7,9 +7,10 @@ namespace vkp::towers {
 void weighted_sum(std::span<const float* const> inputs, std::span<const float> weights, float* out, std::size_t n) {
   VKP_CHECK(inputs.size() == weights.size() && !inputs.empty(), "weighted_sum: one weight per input");
   const auto count = static_cast<std::ptrdiff_t>(n);
-  // Below ~64K elements the threads cost more than they save.
-  constexpr std::ptrdiff_t kChunk = 1 << 14;
-#pragma omp parallel for schedule(static) if (count > 4 * kChunk)
+  // One thread streams a few GB/s, so below ~1M elements (a fraction of a millisecond)
+  // waking the other threads costs more than it saves, the more so on a busy machine.
+  constexpr std::ptrdiff_t kChunk = 1 << 14, kParallel = 1 << 20;
+#pragma omp parallel for schedule(static) if (count >= kParallel)
   for (std::ptrdiff_t begin = 0; begin < count; begin += kChunk) {
     const std::ptrdiff_t end = std::min(count, begin + kChunk);
     const float w0 = weights[0];

@@ -1,5 +1,6 @@
 #include "vkpack/towers/towers.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "vkpack/core/error.h"
@@ -48,6 +49,10 @@ struct Towers::Replica {
   graph::Program* program = nullptr;
   std::vector<std::vector<std::int64_t>> fed_dims;
   std::vector<int> fetch_ids;
+  // With buckets: the segment of `program` that delivers each variable's gradient, and
+  // the next segment to wait for in this step.
+  std::vector<int> segment_of;
+  int next_segment = 0;
   graph::Program* apply_program = nullptr;
   std::vector<Array> outputs;  // cost, gradients, then the extra fetches
   std::vector<Array> none;
@@ -57,6 +62,10 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
                TowerOptions options)
     : options_(options) {
   if (devices.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the device list is empty");
+  if (options_.bucket_bytes > 0 && options_.reduction == Reduction::async)
+    throw Error(ErrorCode::unsupported,
+                "Towers: bucket_bytes needs replicated or parameter-server reduction; async applies each "
+                "tower's gradients whole, without averaging");
   for (std::size_t k = 0; k < devices.size(); ++k) {
     auto r = std::make_unique<Replica>();
     r->graph = std::make_unique<graph::Graph>(options_.seed + k);
@@ -113,6 +122,7 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
     const graph::Tensor v = towers_[0]->graph->find_variable(name);
     averaged_.emplace_back(DType::f32, Shape(v.type().dims));
     if (options_.reduction == Reduction::async) scaled_.emplace_back(DType::f32, Shape(v.type().dims));
+    all_variables_.push_back(static_cast<int>(all_variables_.size()));
   }
   broadcast_variables(0);
   log_info("{} towers, {} gradient reduction, {} trainable variables", size(), to_string(options_.reduction),
@@ -167,19 +177,102 @@ graph::Program& Towers::gradient_program(int k, const std::vector<Array>& batch,
   all.insert(all.end(), fetches.begin(), fetches.end());
   r.fetch_ids.clear();
   for (const graph::Tensor& t : fetches) r.fetch_ids.push_back(t.id());
-  r.program = &r.session->program(specs, all, r.updates);
+  // Gradients are fetches 1 .. names_.size(); with buckets they arrive in segments.
+  graph::FetchSegments segments;
+  if (options_.bucket_bytes > 0) {
+    for (std::size_t i = 0; i < names_.size(); ++i) segments.fetches.push_back(1 + static_cast<int>(i));
+    segments.bucket_bytes = options_.bucket_bytes;
+  }
+  r.program = &r.session->program(specs, all, r.updates, 1, segments);
+  r.segment_of.assign(names_.size(), -1);
+  for (int s = 0; s < r.program->segment_count(); ++s)
+    for (int f : r.program->segment_fetches(s)) r.segment_of[static_cast<std::size_t>(f - 1)] = s;
   return *r.program;
 }
 
-void Towers::apply(int k, std::span<const Array> gradients) {
+graph::Program& Towers::apply_program(int k) {
   Replica& r = *towers_[static_cast<std::size_t>(k)];
   if (r.apply_program == nullptr) {
     std::vector<graph::FeedSpec> specs;
     for (const graph::Tensor& p : r.gradient_inputs) specs.push_back({p, p.type()});
     r.apply_program = &r.session->program(specs, {}, r.apply_ops);
   }
-  r.apply_program->write_feeds(gradients, 0);
-  r.session->submit_program(*r.apply_program, 0);
+  return *r.apply_program;
+}
+
+void Towers::submit_apply(int k) { session(k).submit_program(apply_program(k), 0); }
+
+void Towers::write_gradient_feeds(std::span<const int> variables) {
+  for (int k = 0; k < size(); ++k)
+    if (applies(k))
+      for (int i : variables)
+        apply_program(k).write_feed(static_cast<std::size_t>(i), averaged_[static_cast<std::size_t>(i)], 0);
+}
+
+void Towers::reduce_bucket(std::span<const int> variables, bool write_feeds) {
+  const int n = size();
+  inputs_.resize(static_cast<std::size_t>(n));
+  for (int i : variables) {
+    for (int k = 0; k < n; ++k)
+      inputs_[static_cast<std::size_t>(k)] =
+          towers_[static_cast<std::size_t>(k)]->outputs[1 + static_cast<std::size_t>(i)].data<float>().data();
+    Array& out = averaged_[static_cast<std::size_t>(i)];
+    weighted_sum(inputs_, weights_, out.data<float>().data(), out.shape().numel());
+  }
+  if (write_feeds) write_gradient_feeds(variables);
+}
+
+double Towers::reduce_gradients(std::span<const double> samples, double total) {
+  const int n = size();
+  const bool averaging = options_.reduction != Reduction::async;
+  const bool bucketed = averaging && options_.bucket_bytes > 0;
+  // Across processes the averages change after the last bucket: feed them only then.
+  const bool feed_early = averaging && !cross_reduce_;
+  if (bucketed) {
+    // Tower 0's buckets set the order; another tower's program may cut its segments
+    // elsewhere (another schedule), so wait there for every segment up to the one
+    // holding the bucket's last gradient.
+    const graph::Program& first = *towers_[0]->program;
+    for (int s = 0; s < first.segment_count(); ++s) {
+      bucket_.clear();
+      for (int f : first.segment_fetches(s)) bucket_.push_back(f - 1);
+      for (int k = 0; k < n; ++k) {
+        Replica& r = *towers_[static_cast<std::size_t>(k)];
+        int need = -1;
+        for (int i : bucket_) need = std::max(need, r.segment_of[static_cast<std::size_t>(i)]);
+        for (; r.next_segment <= need; ++r.next_segment) r.program->wait_segment(r.next_segment, r.outputs);
+      }
+      const auto start = Clock::now();
+      reduce_bucket(bucket_, feed_early);
+      const double spent = seconds_since(start);
+      times_.reduce += spent;
+      times_.exposed_reduce = spent;  // only the last bucket's averaging is not overlapped
+    }
+    times_.buckets = first.segment_count();
+  }
+  for (int k = 0; k < n; ++k) {
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    r.session->wait_program(*r.program, r.outputs);
+  }
+  double cost = 0;
+  for (int k = 0; k < n; ++k)
+    cost += samples[static_cast<std::size_t>(k)] / total *
+            towers_[static_cast<std::size_t>(k)]->outputs[0].data<float>()[0];
+  if (!averaging) return cost;
+
+  const auto start = Clock::now();
+  if (!bucketed) {
+    reduce_bucket(all_variables_, feed_early);
+    times_.buckets = 1;
+  }
+  if (cross_reduce_) {
+    cross_reduce_(averaged_, total, cost);
+    write_gradient_feeds(all_variables_);
+  }
+  const double spent = seconds_since(start);
+  times_.reduce += spent;
+  times_.exposed_reduce = bucketed ? times_.exposed_reduce + spent : spent;
+  return cost;
 }
 
 void Towers::set_cross_reduce(CrossReduce reduce) {
@@ -208,49 +301,35 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
                                                  std::to_string(batches.size()) + " batches");
   if (options_.reduction == Reduction::replicated) broadcast_hyperparameters();
 
-  // Forward and backward everywhere at once: submit every tower, then wait for each.
+  // Forward and backward everywhere at once: submit every tower, then wait for each
+  // (bucket by bucket with bucket_bytes, averaging each bucket as it arrives).
+  times_ = {};
   auto start = Clock::now();
   std::vector<double> samples(static_cast<std::size_t>(n));
+  double total = 0;
   for (int k = 0; k < n; ++k) {
     const std::vector<Array>& batch = batches[static_cast<std::size_t>(k)];
     graph::Program& p = gradient_program(k, batch, k == 0 ? fetches : std::vector<graph::Tensor>{});
     samples[static_cast<std::size_t>(k)] =
         batch.empty() || batch[0].shape().rank() == 0 ? 1.0 : static_cast<double>(batch[0].shape()[0]);
+    total += samples[static_cast<std::size_t>(k)];
     p.write_feeds(batch, 0);
     session(k).set_global_step(global_step);
     session(k).submit_program(p, 0);
+    towers_[static_cast<std::size_t>(k)]->next_segment = 0;
   }
-  for (int k = 0; k < n; ++k) {
-    Replica& r = *towers_[static_cast<std::size_t>(k)];
-    r.session->wait_program(*r.program, r.outputs);
-  }
-  times_.compute = seconds_since(start);
-
-  double total = 0, cost = 0;
-  for (double s : samples) total += s;
   weights_.resize(static_cast<std::size_t>(n));
-  for (int k = 0; k < n; ++k) {
+  for (int k = 0; k < n; ++k)
     weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples[static_cast<std::size_t>(k)] / total);
-    cost += samples[static_cast<std::size_t>(k)] / total * towers_[static_cast<std::size_t>(k)]->outputs[0].data<float>()[0];
-  }
-
-  start = Clock::now();
-  if (options_.reduction != Reduction::async) {
-    inputs_.resize(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < names_.size(); ++i) {
-      for (int k = 0; k < n; ++k) inputs_[static_cast<std::size_t>(k)] = towers_[static_cast<std::size_t>(k)]->outputs[1 + i].data<float>().data();
-      weighted_sum(inputs_, weights_, averaged_[i].data<float>().data(), averaged_[i].shape().numel());
-    }
-    if (cross_reduce_) cross_reduce_(averaged_, total, cost);
-  }
-  times_.reduce = seconds_since(start);
+  const double cost = reduce_gradients(samples, total);
+  times_.compute = seconds_since(start) - times_.reduce;
 
   start = Clock::now();
   switch (options_.reduction) {
     case Reduction::replicated:
       for (int k = 0; k < n; ++k) {
         session(k).set_global_step(global_step);
-        apply(k, averaged_);
+        submit_apply(k);
       }
       for (int k = 0; k < n; ++k) {
         Replica& r = *towers_[static_cast<std::size_t>(k)];
@@ -259,7 +338,7 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
       break;
     case Reduction::parameter_server:
       session(0).set_global_step(global_step);
-      apply(0, averaged_);
+      submit_apply(0);
       session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
       send_parameters();
       break;
@@ -274,7 +353,8 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
                        scaled_[i].data<float>().data(), scaled_[i].shape().numel());
         }
         session(0).set_global_step(global_step);
-        apply(0, scaled_);
+        apply_program(0).write_feeds(scaled_, 0);
+        submit_apply(0);
         session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
       }
       send_parameters();

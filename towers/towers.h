@@ -48,13 +48,23 @@ struct TowerOptions {
   // initial values come from tower 0 anyway.
   std::uint64_t seed = 0;
   float async_scale = 1.0f;
+  // 0: each tower's gradient program runs to completion, then every gradient is
+  // averaged (the synchronous path). Otherwise gradients are reduced in buckets of at
+  // least this many bytes, in the order backward computes them (late layers first):
+  // the host averages a bucket as soon as every tower has computed it, while backward
+  // of earlier layers goes on. Both paths give bitwise the same results. Not with async.
+  std::size_t bucket_bytes = 0;
 };
 
-// Device time and host time of the parts of the last step, in seconds.
+// Host wall time of the parts of the last step, in seconds; they add up to the step.
 struct StepTimes {
-  double compute = 0;  // forward and backward on every tower, gradients read back
-  double reduce = 0;   // host averaging (and across processes)
+  double compute = 0;  // forward and backward on every tower, gradients read back (less `reduce` done meanwhile)
+  double reduce = 0;   // averaging on the host, across processes, and into the applying towers' inputs
+  // The part of `reduce` after the last bucket of gradients had arrived: what overlap
+  // with backward did not hide (all of `reduce` on the synchronous path).
+  double exposed_reduce = 0;
   double apply = 0;    // updates applied and parameters distributed
+  int buckets = 0;     // gradient buckets averaged (1 on the synchronous path, 0 with async)
 };
 
 class Towers {
@@ -96,7 +106,9 @@ class Towers {
 
   // Across processes (DistributedTrainer): called every step with this process's
   // averaged gradients (by trainable variable), its sample count and its mean cost; it
-  // must leave in them the same quantities over all processes. Not with async.
+  // must leave in them the same quantities over all processes. Not with async. With
+  // buckets it is still called once a step, after the last bucket (gradients of all
+  // variables), so bucketing only overlaps the local averaging with backward.
   using CrossReduce = std::function<void(std::span<Array> gradients, double& samples, double& cost)>;
   void set_cross_reduce(CrossReduce reduce);
 
@@ -104,7 +116,15 @@ class Towers {
   struct Replica;
 
   graph::Program& gradient_program(int k, const std::vector<Array>& batch, const std::vector<graph::Tensor>& fetches);
-  void apply(int k, std::span<const Array> gradients);
+  graph::Program& apply_program(int k);
+  bool applies(int k) const { return options_.reduction == Reduction::replicated || k == 0; }
+  // Waits for every tower's gradients and averages them, bucket by bucket or at once;
+  // leaves the averages in averaged_ and in the applying towers' gradient feeds (only
+  // after cross_reduce_, where one is set). Returns the weighted mean cost.
+  double reduce_gradients(std::span<const double> samples, double total);
+  void reduce_bucket(std::span<const int> variables, bool write_feeds);
+  void write_gradient_feeds(std::span<const int> variables);
+  void submit_apply(int k);
   void send_parameters();
 
   TowerOptions options_;
@@ -115,6 +135,8 @@ class Towers {
   std::vector<Array> scaled_;        // async: one tower's scaled gradients
   std::vector<const float*> inputs_;
   std::vector<float> weights_;
+  std::vector<int> all_variables_;  // 0 .. names_.size() - 1: the synchronous path's one bucket
+  std::vector<int> bucket_;         // variables of the bucket being reduced
   StepTimes times_;
 };
 

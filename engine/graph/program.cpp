@@ -114,6 +114,62 @@ std::uint64_t bytes_of(const TensorType& t) {
   return std::max<std::uint64_t>(static_cast<std::uint64_t>(t.numel()) * size_of(t.dtype), 4);
 }
 
+// The buckets of CompileOptions::segments and the schedule step after which each one is
+// complete (nondecreasing, since buckets follow the schedule).
+struct SegmentPlan {
+  std::vector<std::vector<int>> buckets;  // fetch indices
+  std::vector<int> end_step;
+};
+
+SegmentPlan plan_segments(const Graph& graph, const std::vector<int>& schedule, const std::vector<Tensor>& fetches,
+                          const std::vector<TensorType>& types, const std::vector<int>& owner,
+                          const FetchSegments& options) {
+  SegmentPlan plan;
+  if (options.empty()) return plan;
+  if (options.bucket_bytes == 0)
+    throw Error(ErrorCode::invalid_argument, "fetch segments: bucket_bytes is 0; give the smallest bucket in bytes");
+  if (options.fetches.empty())
+    throw Error(ErrorCode::invalid_argument, "fetch segments: bucket_bytes is " + std::to_string(options.bucket_bytes) +
+                                                 " but no fetch is segmented");
+  std::map<int, int> step_of;
+  for (int step = 0; step < static_cast<int>(schedule.size()); ++step)
+    step_of[schedule[static_cast<std::size_t>(step)]] = step;
+  std::vector<char> seen(fetches.size(), 0);
+  std::vector<std::pair<int, int>> order;  // (step computing it, fetch index)
+  for (int i : options.fetches) {
+    if (i < 0 || i >= static_cast<int>(fetches.size()))
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("fetch segments: fetch index {} is out of range (the program has {} fetches)", i,
+                              fetches.size()));
+    const Tensor& t = fetches[static_cast<std::size_t>(i)];
+    if (seen[static_cast<std::size_t>(i)]++)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("fetch segments: fetch {} ('{}') is listed twice", i, t.name()));
+    // The host reads a segment's fetches while later segments run, and those may
+    // update variables (optimizers, moving averages): a variable's value would depend
+    // on timing.
+    if (graph.node(owner[static_cast<std::size_t>(t.id())]).op == OpKind::variable)
+      throw Error(ErrorCode::invalid_argument,
+                  "fetch segments: '" + t.name() +
+                      "' is a variable's storage, which the program may update after the segment; fetch a "
+                      "computed tensor (identity) or leave it out of the segments");
+    order.emplace_back(step_of.at(t.id()), i);
+  }
+  std::sort(order.begin(), order.end());
+  std::uint64_t filled = 0;
+  for (const auto& [step, i] : order) {
+    if (filled == 0) {
+      plan.buckets.emplace_back();
+      plan.end_step.push_back(step);
+    }
+    plan.buckets.back().push_back(i);
+    plan.end_step.back() = step;
+    filled += bytes_of(types[static_cast<std::size_t>(fetches[static_cast<std::size_t>(i)].id())]);
+    if (filled >= options.bucket_bytes) filled = 0;
+  }
+  return plan;
+}
+
 }  // namespace
 
 std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>& feeds,
@@ -169,6 +225,7 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
   for (const Tensor& t : fetches)
     if (const auto it = tensor_at.find(owner[static_cast<std::size_t>(t.id())]); it != tensor_at.end())
       lifetimes[it->second].last = steps;
+  const SegmentPlan segments = plan_segments(graph, schedule, fetches, types, owner, options.segments);
   const std::uint64_t range = device.limits().max_storage_buffer_range;
   for (const auto& [id, index] : tensor_at)
     if (lifetimes[index].bytes > range)
@@ -251,11 +308,25 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
     p->fetch_host_.push_back(fetch_stage[i].host);
   }
 
+  p->segments_ = segments.buckets;
+  std::vector<char> segmented(fetches.size(), 0);
+  for (const std::vector<int>& bucket : segments.buckets)
+    for (int i : bucket) segmented[static_cast<std::size_t>(i)] = 1;
+  if (!segments.buckets.empty()) p->delivered_.assign(fetches.size(), 0);
+
   for (int variant = 0; variant < variants; ++variant) {
-    p->recordings_.push_back(std::make_unique<vk::Recording>(
-        device, vk::RecordingOptions{options.name + (variants > 1 ? " variant " + std::to_string(variant) : ""),
-                                     options.timestamps}));
-    vk::Recording& rec = *p->recordings_.back();
+    auto& recordings = p->recordings_.emplace_back();
+    auto start_recording = [&] {
+      std::string name = options.name;
+      if (variants > 1) name += " variant " + std::to_string(variant);
+      if (!segments.buckets.empty()) name += " segment " + std::to_string(recordings.size());
+      recordings.push_back(std::make_unique<vk::Recording>(device, vk::RecordingOptions{name, options.timestamps}));
+      return recordings.back().get();
+    };
+    vk::Recording* rec = start_recording();
+    auto copy_out = [&](std::size_t i) {
+      if (fetch_stage[i].buffer != VK_NULL_HANDLE) rec->copy(slice_of(fetches[i].id(), variant), fetch_stage[i]);
+    };
     std::vector<std::byte*> hosts;
     for (std::size_t i = 0; i < feeds.size(); ++i) {
       const vk::BufferSlice dst = inputs[static_cast<std::size_t>(variant)][i];
@@ -263,38 +334,49 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
         hosts.push_back(dst.host);
       } else {
         const vk::BufferSlice stage = p->upload_->allocate(dst.size, feeds[i].placeholder.name());
-        rec.copy(stage, dst);
+        rec->copy(stage, dst);
         hosts.push_back(stage.host);
       }
     }
     p->feed_host_.push_back(std::move(hosts));
+    std::size_t bucket = 0;
     for (int step = 0; step < steps; ++step) {
       const int id = schedule[static_cast<std::size_t>(step)];
       const Node& node = graph.node(id);
       const OpDef& def = op_def(node.op);
-      if (def.lower == nullptr) continue;
-      std::vector<TensorType> in_types;
-      std::vector<vk::BufferSlice> in;
-      for (int input : node.inputs) {
-        in_types.push_back(types[static_cast<std::size_t>(input)]);
-        in.push_back(slice_of(input, variant));
+      if (def.lower != nullptr) {
+        std::vector<TensorType> in_types;
+        std::vector<vk::BufferSlice> in;
+        for (int input : node.inputs) {
+          in_types.push_back(types[static_cast<std::size_t>(input)]);
+          in.push_back(slice_of(input, variant));
+        }
+        const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id, variant);
+        const vk::BufferSlice workspace =
+            workspace_at.count(id)
+                ? base.sub(p->plan_.offsets[workspace_at[id]], workspace_bytes[static_cast<std::size_t>(id)])
+                : vk::BufferSlice{};
+        LowerContext ctx{*rec, graph, node, in_types, types[static_cast<std::size_t>(id)], in, out, workspace, scalars};
+        try {
+          def.lower(ctx);
+        } catch (const Error& e) {
+          throw Error(e.code(), node.name + ": " + e.what());
+        }
+        if (node.op == OpKind::apply_optimizer) p->updates_variables_ = true;
       }
-      const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id, variant);
-      const vk::BufferSlice workspace =
-          workspace_at.count(id)
-              ? base.sub(p->plan_.offsets[workspace_at[id]], workspace_bytes[static_cast<std::size_t>(id)])
-              : vk::BufferSlice{};
-      LowerContext ctx{rec, graph, node, in_types, types[static_cast<std::size_t>(id)], in, out, workspace, scalars};
-      try {
-        def.lower(ctx);
-      } catch (const Error& e) {
-        throw Error(e.code(), node.name + ": " + e.what());
+      // A bucket is complete: end its segment with the copies of its fetches (its
+      // submission signals the timeline) and go on in the next command buffer.
+      for (; bucket < segments.end_step.size() && segments.end_step[bucket] == step; ++bucket) {
+        for (int i : segments.buckets[bucket]) copy_out(static_cast<std::size_t>(i));
+        rec->finish();
+        rec = start_recording();
       }
-      if (node.op == OpKind::apply_optimizer) p->updates_variables_ = true;
     }
     for (std::size_t i = 0; i < fetches.size(); ++i)
-      if (fetch_stage[i].buffer != VK_NULL_HANDLE) rec.copy(slice_of(fetches[i].id(), variant), fetch_stage[i]);
-    rec.finish();
+      if (!segmented[i]) copy_out(i);
+    rec->finish();
+    auto& in_order = p->in_order_.emplace_back();
+    for (const auto& r : recordings) in_order.push_back(r.get());
   }
   return p;
 }
@@ -305,33 +387,76 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
   if (feeds.size() != feeds_.size())
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
-  for (std::size_t i = 0; i < feeds.size(); ++i) {
-    const Array& a = feeds[i];
-    const TensorType& want = feeds_[i].type;
-    if (a.dtype() != want.dtype || a.shape().dims() != want.dims)
-      throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[i] + "' is " + describe(a) +
-                                                   "; this program was compiled for " + to_string(want));
-    std::memcpy(feed_host_[static_cast<std::size_t>(variant)][i], a.bytes().data(), a.nbytes());
-  }
+  for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
+}
+
+void Program::write_feed(std::size_t index, const Array& value, int variant) {
+  VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
+  VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
+  VKP_CHECK(index < feeds_.size(), fmt::format("feed {} of a program of {} feeds", index, feeds_.size()));
+  const TensorType& want = feeds_[index].type;
+  if (value.dtype() != want.dtype || value.shape().dims() != want.dims)
+    throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[index] + "' is " + describe(value) +
+                                                 "; this program was compiled for " + to_string(want));
+  std::memcpy(feed_host_[static_cast<std::size_t>(variant)][index], value.bytes().data(), value.nbytes());
 }
 
 void Program::submit(int variant) {
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
-  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)]->wait();
-  recordings_[static_cast<std::size_t>(variant)]->submit();
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
+  auto& recordings = recordings_[static_cast<std::size_t>(variant)];
+  if (recordings.size() == 1)
+    recordings[0]->submit();
+  else
+    vk::Recording::submit_in_order(in_order_[static_cast<std::size_t>(variant)]);
+  std::fill(delivered_.begin(), delivered_.end(), 0);
   pending_ = variant;
   last_variant_ = variant;
 }
 
+void Program::copy_fetch(std::size_t i, std::vector<Array>& outputs) const {
+  const TensorType& t = fetch_types_[i];
+  if (outputs[i].dtype() != t.dtype || outputs[i].shape().dims() != t.dims) outputs[i] = Array(t.dtype, t.shape());
+  std::memcpy(outputs[i].bytes().data(), fetch_host_[i], outputs[i].nbytes());
+}
+
+void Program::wait_segment(int s, std::vector<Array>& outputs) {
+  VKP_CHECK(s >= 0 && s < segment_count(), fmt::format("segment {} of a program of {} segments", s, segment_count()));
+  VKP_CHECK(pending_ >= 0, "wait_segment without a submitted run");
+  recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(s)]->wait();
+  outputs.resize(fetch_types_.size());
+  for (int i : segments_[static_cast<std::size_t>(s)]) {
+    copy_fetch(static_cast<std::size_t>(i), outputs);
+    delivered_[static_cast<std::size_t>(i)] = 1;
+  }
+}
+
 void Program::wait(std::vector<Array>& outputs) {
-  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)]->wait();
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
   pending_ = -1;
   outputs.resize(fetch_types_.size());
-  for (std::size_t i = 0; i < fetch_types_.size(); ++i) {
-    const TensorType& t = fetch_types_[i];
-    if (outputs[i].dtype() != t.dtype || outputs[i].shape().dims() != t.dims) outputs[i] = Array(t.dtype, t.shape());
-    std::memcpy(outputs[i].bytes().data(), fetch_host_[i], outputs[i].nbytes());
+  for (std::size_t i = 0; i < fetch_types_.size(); ++i)
+    if (delivered_.empty() || !delivered_[i]) copy_fetch(i, outputs);
+  std::fill(delivered_.begin(), delivered_.end(), 0);
+}
+
+bool Program::finished() const {
+  return pending_ < 0 || recordings_[static_cast<std::size_t>(pending_)].back()->done();
+}
+
+std::size_t Program::dispatch_count() const {
+  std::size_t n = 0;
+  for (const auto& r : recordings_[0]) n += r->dispatch_count();
+  return n;
+}
+
+std::vector<vk::KernelTime> Program::kernel_times() const {
+  std::vector<vk::KernelTime> times;
+  for (const auto& r : recordings_[static_cast<std::size_t>(last_variant_)]) {
+    std::vector<vk::KernelTime> part = r->kernel_times();
+    times.insert(times.end(), part.begin(), part.end());
   }
+  return times;
 }
 
 void Program::run(std::span<const Array> feeds, std::vector<Array>& outputs) {

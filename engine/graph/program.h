@@ -21,6 +21,19 @@ struct FeedSpec {
   TensorType type;  // concrete: the shape that will be fed
 };
 
+// Fetches wanted as soon as they are computed, before the rest of the program has run
+// (Towers reduces gradients this way while backward goes on, DESIGN.md section 5).
+// `fetches` (indices into compile's fetches) are packed, in the order the schedule
+// computes them, into buckets of at least `bucket_bytes` (the last may hold less); the
+// recording is cut into one command buffer per bucket, each ending right after the
+// node that computes its bucket's last tensor, plus a tail with the rest of the
+// program. Empty: one command buffer, as without segments.
+struct FetchSegments {
+  std::vector<int> fetches;
+  std::size_t bucket_bytes = 0;
+  bool empty() const { return fetches.empty() && bucket_bytes == 0; }
+};
+
 struct CompileOptions {
   std::string name = "program";
   bool timestamps = false;  // per-kernel device times (Program::kernel_times)
@@ -28,6 +41,7 @@ struct CompileOptions {
   // 2, the host writes the next step's feeds into one while the other runs
   // (StagingInput).
   int variants = 1;
+  FetchSegments segments;
 };
 
 class Program {
@@ -41,9 +55,24 @@ class Program {
   // variant's input buffers (never those of a submitted, unfinished run), submit that
   // variant (after the previous submission has finished), wait for it and read fetches.
   void write_feeds(std::span<const Array> feeds, int variant = 0);
+  // Feed `index` alone (Towers writes averaged gradients bucket by bucket).
+  void write_feed(std::size_t index, const Array& value, int variant = 0);
   void submit(int variant = 0);
+  // Waits for the whole run; copies into `outputs` the fetches that wait_segment has
+  // not already delivered into it during this run.
   void wait(std::vector<Array>& outputs);
   int variants() const { return static_cast<int>(recordings_.size()); }
+
+  // Segments (CompileOptions::segments): bucket s is computed by command buffer s,
+  // which signals the device timeline when done. wait_segment(s) blocks until then and
+  // copies bucket s's fetches into outputs[i] (outputs sized like the fetches) while
+  // the later segments of the submitted run go on; wait() then completes `outputs`.
+  int segment_count() const { return static_cast<int>(segments_.size()); }
+  // The fetch indices of bucket s, in the order the program computes them.
+  const std::vector<int>& segment_fetches(int s) const { return segments_.at(static_cast<std::size_t>(s)); }
+  void wait_segment(int s, std::vector<Array>& outputs);
+  // Whether the submitted run has completed, without waiting (true when none is).
+  bool finished() const;
 
   const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
   const std::vector<FeedSpec>& feeds() const { return feeds_; }
@@ -51,15 +80,16 @@ class Program {
   // Node ids in execution order.
   const std::vector<int>& schedule() const { return schedule_; }
   bool updates_variables() const { return updates_variables_; }
-  std::size_t dispatch_count() const { return recordings_[0]->dispatch_count(); }
+  std::size_t dispatch_count() const;
   // Device time per kernel of the last run; needs CompileOptions::timestamps.
-  std::vector<vk::KernelTime> kernel_times() const { return recordings_[static_cast<std::size_t>(last_variant_)]->kernel_times(); }
+  std::vector<vk::KernelTime> kernel_times() const;
 
  private:
   friend std::unique_ptr<Program> compile(const Graph&, const std::vector<FeedSpec>&, const std::vector<Tensor>&,
                                           const std::vector<Tensor>&, vk::Device&, VariableStore&,
                                           const vk::BufferSlice&, const CompileOptions&);
   Program() = default;
+  void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
 
   std::vector<FeedSpec> feeds_;
   std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
@@ -71,9 +101,13 @@ class Program {
   bool updates_variables_ = false;
   int pending_ = -1;       // the submitted variant not yet waited for
   int last_variant_ = 0;
+  std::vector<std::vector<int>> segments_;  // fetch indices by bucket
+  std::vector<char> delivered_;             // by fetch, this run; empty without segments
   // Declared before the recordings, which refer to their buffers.
   std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_;
-  std::vector<std::unique_ptr<vk::Recording>> recordings_;
+  // By variant: one recording, or one per bucket then the tail.
+  std::vector<std::vector<std::unique_ptr<vk::Recording>>> recordings_;
+  std::vector<std::vector<vk::Recording*>> in_order_;  // the same, for submit_in_order
 };
 
 // Compiles `fetches` and `targets` (side effects, run after what they depend on) of

@@ -13,8 +13,12 @@ namespace {
 constexpr std::uint32_t kScalarWords = 256;
 
 std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                        const std::vector<Tensor>& targets, int variants) {
+                        const std::vector<Tensor>& targets, int variants, const FetchSegments& segments) {
   std::string key = "v" + std::to_string(variants);
+  if (!segments.empty()) {
+    key += "b" + std::to_string(segments.bucket_bytes);
+    for (int i : segments.fetches) key += "s" + std::to_string(i);
+  }
   for (const FeedSpec& f : feeds) key += "f" + std::to_string(f.placeholder.id()) + to_string(f.type);
   for (const Tensor& t : fetches) key += "o" + std::to_string(t.id());
   for (const Tensor& t : targets) key += "t" + std::to_string(t.id());
@@ -34,13 +38,13 @@ Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
 }
 
 Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                          const std::vector<Tensor>& targets, int variants) {
-  const std::string key = program_key(feeds, fetches, targets, variants);
+                          const std::vector<Tensor>& targets, int variants, const FetchSegments& segments) {
+  const std::string key = program_key(feeds, fetches, targets, variants, segments);
   auto& slot = programs_[key];
   if (!slot) {
     try {
       slot = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
-                     {"program " + std::to_string(programs_.size()), options_.timestamps, variants});
+                     {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments});
     } catch (...) {
       programs_.erase(key);
       throw;

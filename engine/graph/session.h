@@ -37,9 +37,10 @@ class Session {
 
   // The program for these feeds (placeholders and the shapes to be fed), fetches and
   // targets; with run_program, a loop that allocates nothing per step.
-  // `variants` > 1 double-buffers the feeds (CompileOptions::variants).
+  // `variants` > 1 double-buffers the feeds (CompileOptions::variants); `segments`
+  // delivers some fetches early (CompileOptions::segments, Program::wait_segment).
   Program& program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                   const std::vector<Tensor>& targets = {}, int variants = 1);
+                   const std::vector<Tensor>& targets = {}, int variants = 1, const FetchSegments& segments = {});
   // Writes the run counter and global step, runs, and advances them (the global step
   // only when the program updates variables).
   void run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs);

@@ -144,6 +144,31 @@ std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
   return value;
 }
 
+std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers) {
+  VKP_CHECK(!buffers.empty(), "submit_batches with no command buffers");
+  std::lock_guard lock(queue_mutex_);
+  const std::size_t n = buffers.size();
+  const VkSemaphore semaphore = timeline_.get();
+  std::vector<std::uint64_t> values(n);
+  std::vector<VkTimelineSemaphoreSubmitInfo> timelines(n, {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO});
+  std::vector<VkSubmitInfo> submits(n, {VK_STRUCTURE_TYPE_SUBMIT_INFO});
+  for (std::size_t i = 0; i < n; ++i) {
+    values[i] = submitted_ + 1 + i;
+    timelines[i].signalSemaphoreValueCount = 1;
+    timelines[i].pSignalSemaphoreValues = &values[i];
+    submits[i].pNext = &timelines[i];
+    submits[i].commandBufferCount = 1;
+    submits[i].pCommandBuffers = &buffers[i];
+    submits[i].signalSemaphoreCount = 1;
+    submits[i].pSignalSemaphores = &semaphore;
+  }
+  const VkResult result = fn_.vkQueueSubmit(queue_, static_cast<std::uint32_t>(n), submits.data(), VK_NULL_HANDLE);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
+  check(result, "vkQueueSubmit");
+  submitted_ = values.back();
+  return values.front();
+}
+
 void Device::wait(std::uint64_t value) {
   const VkSemaphore semaphore = timeline_.get();
   VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};

@@ -80,6 +80,10 @@ class Device {
   // Submits command buffers to the compute queue; returns the timeline value that is
   // reached when they have completed.
   std::uint64_t submit(std::span<const VkCommandBuffer> buffers);
+  // Submits each command buffer as a batch of its own, all in one vkQueueSubmit; batch
+  // i signals the timeline at first + i, where first is returned. The host can then
+  // wait for the results of one batch while the later ones run.
+  std::uint64_t submit_batches(std::span<const VkCommandBuffer> buffers);
   // Blocks until the timeline reaches `value`. Throws Error(device_lost) naming the device.
   void wait(std::uint64_t value);
   bool reached(std::uint64_t value) const;

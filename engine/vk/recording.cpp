@@ -216,9 +216,25 @@ std::uint64_t Recording::submit() {
   return last_submit_;
 }
 
+void Recording::submit_in_order(std::span<Recording* const> recordings) {
+  if (recordings.empty()) return;
+  Device& device = *recordings[0]->device_;
+  std::vector<VkCommandBuffer> buffers;
+  for (Recording* r : recordings) {
+    VKP_CHECK(r->finished_, "recording '" + r->options_.name + "' submitted before finish()");
+    VKP_CHECK(r->device_ == &device, "recordings of two devices submitted together");
+    if (r->last_submit_ != 0) device.wait(r->last_submit_);
+    buffers.push_back(r->commands_);
+  }
+  const std::uint64_t first = device.submit_batches(buffers);
+  for (std::size_t i = 0; i < recordings.size(); ++i) recordings[i]->last_submit_ = first + i;
+}
+
 void Recording::wait() {
   if (last_submit_ != 0) device_->wait(last_submit_);
 }
+
+bool Recording::done() const { return last_submit_ == 0 || device_->reached(last_submit_); }
 
 std::vector<KernelTime> Recording::kernel_times() const {
   std::vector<KernelTime> times;

@@ -69,6 +69,13 @@ class Recording {
   // timeline value reached on completion.
   std::uint64_t submit();
   void wait();
+  // Whether the last submission has completed (true when never submitted); no wait.
+  bool done() const;
+  // Submits recordings of one device in one vkQueueSubmit, each as its own batch
+  // signalling the device timeline in turn (Device::submit_batches), so that the host
+  // can wait for recording i and read its results while the later ones run. Each
+  // recording starts with a full barrier, which orders it after the ones before.
+  static void submit_in_order(std::span<Recording* const> recordings);
   void run() {
     submit();
     wait();

@@ -2,11 +2,13 @@
 // variables one tower reaches on the concatenated batch; with BatchNorm (statistics
 // per tower, as in tensorpack) they match one graph holding K towers on the slices;
 // unequal batches are weighted; parameter server matches replicated; async applies
-// each tower's gradient in turn; towers that differ are refused.
+// each tower's gradient in turn; towers that differ are refused; gradients reduced in
+// buckets while backward runs give bitwise the synchronous path's variables.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
@@ -241,6 +243,140 @@ TEST_F(TowersTest, StepChecksTheBatchCount) {
   towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
   const auto one = data(1, 4, 1);
   EXPECT_THROW(t.step(one, 0), Error);
+}
+
+// What `steps` steps of `count` towers (tower k takes 5 + k rows) leave behind.
+struct Trained {
+  std::map<std::string, Array> variables;  // tower 0's, slots and moving averages too
+  std::vector<double> costs;
+  std::vector<std::vector<Array>> crossed;  // what the cross-process hook was given, by call
+  towers::StepTimes times;                  // of the last step
+};
+
+// With cross_scale > 0, a cross-process hook stands in for other processes whose
+// gradients are cross_scale times ours.
+Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, float cross_scale = 0) {
+  constexpr int kSteps = 10;
+  std::vector<std::int64_t> sizes;
+  std::int64_t total = 0;
+  for (int k = 0; k < count; ++k) total += sizes.emplace_back(5 + k);
+  const auto steps = data(kSteps, total, 23);
+  towers::Towers t(
+      devices(count), [&](Graph& g, int) { return build(g, batch_norm); }, make_optimizer, options);
+  Trained out;
+  if (cross_scale > 0)
+    t.set_cross_reduce([&out, cross_scale](std::span<Array> gradients, double& samples, double& cost) {
+      out.crossed.emplace_back(gradients.begin(), gradients.end());
+      if (cross_scale == 1.0f) return;
+      for (Array& g : gradients)
+        for (float& x : g.data<float>()) x *= cross_scale;
+      samples *= 2;
+      cost *= cross_scale;
+    });
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    std::vector<std::vector<Array>> batches;
+    std::int64_t at = 0;
+    for (std::int64_t n : sizes) {
+      batches.push_back(rows(steps[s], at, at + n));
+      at += n;
+    }
+    out.costs.push_back(t.step(batches, s));
+  }
+  out.times = t.last_times();
+  for (const std::string& name : names_of(t.graph(0))) out.variables[name] = t.session(0).variable(name);
+  for (int k = 1; k < count && options.reduction == towers::Reduction::replicated; ++k)
+    expect_close(t.session(k), t.session(0), t.trainable_names(), 0.0f);
+  return out;
+}
+
+void expect_bitwise(const Trained& got, const Trained& want, const std::string& what) {
+  EXPECT_EQ(got.costs, want.costs) << what;
+  ASSERT_EQ(got.variables.size(), want.variables.size()) << what;
+  for (const auto& [name, value] : want.variables) {
+    const Array& other = got.variables.at(name);
+    ASSERT_EQ(other.nbytes(), value.nbytes()) << what << " " << name;
+    EXPECT_EQ(std::memcmp(other.bytes().data(), value.bytes().data(), value.nbytes()), 0) << what << " " << name;
+  }
+  ASSERT_EQ(got.crossed.size(), want.crossed.size()) << what;
+  for (std::size_t c = 0; c < want.crossed.size(); ++c)
+    for (std::size_t i = 0; i < want.crossed[c].size(); ++i)
+      EXPECT_EQ(
+          std::memcmp(got.crossed[c][i].bytes().data(), want.crossed[c][i].bytes().data(), want.crossed[c][i].nbytes()),
+          0)
+          << what << ": gradient " << i << " given to the cross-process hook in step " << c;
+}
+
+// Bucket sizes: one bucket per variable, a few (the model's gradients are 12 to 140
+// bytes), one bucket for everything.
+constexpr std::size_t kOnePerVariable = 1, kAFew = 100, kOneForAll = std::size_t{1} << 30;
+
+void compare_buckets(int count, bool batch_norm, towers::Reduction reduction) {
+  const Trained sync = train_towers(count, batch_norm, {.reduction = reduction, .seed = 5});
+  EXPECT_EQ(sync.times.buckets, 1);
+  EXPECT_EQ(sync.times.exposed_reduce, sync.times.reduce);
+  const int variables = batch_norm ? 6 : 4;
+  for (const std::size_t bytes : {kOnePerVariable, kAFew, kOneForAll}) {
+    const std::string what = std::to_string(count) + " towers, " + (batch_norm ? "BatchNorm, " : "") + "buckets of " +
+                             std::to_string(bytes) + " bytes";
+    const Trained bucketed =
+        train_towers(count, batch_norm, {.reduction = reduction, .seed = 5, .bucket_bytes = bytes});
+    expect_bitwise(bucketed, sync, what);
+    const int buckets = bucketed.times.buckets;
+    if (bytes == kOnePerVariable) {
+      EXPECT_EQ(buckets, variables) << what;
+    } else if (bytes == kAFew) {
+      EXPECT_TRUE(buckets > 1 && buckets < variables) << what << ": " << buckets << " buckets";
+    } else {
+      EXPECT_EQ(buckets, 1) << what;
+    }
+    EXPECT_LE(bucketed.times.exposed_reduce, bucketed.times.reduce) << what;
+  }
+}
+
+TEST_F(TowersTest, BucketedReductionIsBitwiseTheSynchronousPath) {
+  compare_buckets(2, false, towers::Reduction::replicated);
+  compare_buckets(3, false, towers::Reduction::replicated);
+}
+
+TEST_F(TowersTest, BucketedReductionWithBatchNormIsBitwiseTheSynchronousPath) {
+  compare_buckets(2, true, towers::Reduction::replicated);
+  compare_buckets(3, true, towers::Reduction::replicated);
+}
+
+TEST_F(TowersTest, BucketedParameterServerIsBitwiseTheSynchronousPath) {
+  compare_buckets(2, true, towers::Reduction::parameter_server);
+}
+
+TEST_F(TowersTest, CrossProcessHookGetsEveryGradientOnceAStepWithBuckets) {
+  // The hook's averages, not the local ones, reach the towers: a hook that changes
+  // nothing leaves the plain run's variables, one that scales gradients changes them.
+  Trained plain = train_towers(2, false, {.seed = 5});
+  const Trained sync = train_towers(2, false, {.seed = 5}, 0.75f);
+  ASSERT_EQ(sync.crossed.size(), 10u);
+  EXPECT_NE(std::memcmp(sync.variables.at("fc0/W").bytes().data(), plain.variables.at("fc0/W").bytes().data(),
+                        plain.variables.at("fc0/W").nbytes()),
+            0);
+  for (const std::size_t bytes : {kOnePerVariable, kOneForAll}) {
+    const std::string what = "buckets of " + std::to_string(bytes) + " bytes across processes";
+    const Trained bucketed = train_towers(2, false, {.seed = 5, .bucket_bytes = bytes}, 0.75f);
+    expect_bitwise(bucketed, sync, what);
+    Trained unchanged = train_towers(2, false, {.seed = 5, .bucket_bytes = bytes}, 1.0f);
+    ASSERT_EQ(unchanged.crossed.size(), 10u);
+    plain.crossed = unchanged.crossed;
+    expect_bitwise(unchanged, plain, what + ", the hook changing nothing");
+  }
+}
+
+TEST_F(TowersTest, RefusesBucketsWithAsync) {
+  try {
+    towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer,
+                     {.reduction = towers::Reduction::async, .bucket_bytes = 1024});
+    FAIL() << "async towers with gradient buckets were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bucket_bytes needs replicated or parameter-server reduction"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(HostAverage, WeightedSumMatchesADoubleReference) {
