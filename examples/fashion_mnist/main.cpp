@@ -4,9 +4,11 @@
 // train_log/<name>/ (stats.json, TensorBoard events, log.log).
 //
 //   fashion_mnist --model conv --epochs 8          see --help
+//   mpirun -np 2 fashion_mnist --distributed       one process per rank (DistributedTrainer)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "models.h"
@@ -22,6 +24,21 @@
 #include "vkpack/train/multi_device_trainer.h"
 #include "vkpack/train/tower_trainer.h"
 #include "vkpack/train/train_config.h"
+
+#ifdef VKPACK_HAVE_MPI
+#include "vkpack/train/distributed_trainer.h"
+using MpiSession = vkp::towers::MpiSession;
+#else
+// Stands in for the session where vkpack has no MPI: --distributed is refused.
+struct MpiSession {
+  MpiSession() {
+    throw vkp::Error(vkp::ErrorCode::unsupported, "--distributed: vkpack was built without MPI (VKPACK_WITH_MPI=OFF)");
+  }
+  int rank() const { return 0; }
+  int size() const { return 1; }
+  [[noreturn]] void abort(int code) { std::exit(code); }
+};
+#endif
 
 namespace {
 
@@ -44,6 +61,10 @@ constexpr const char* kHelp =
     "                       may repeat); each step takes a batch per tower, and an epoch\n"
     "                       is one pass over the train split\n"
     "  --trainer NAME       with --devices: replicated (default), ps or async\n"
+    "  --distributed        one process of many under mpirun (DistributedTrainer): each\n"
+    "                       trains the towers of --device or --devices (--trainer\n"
+    "                       replicated or ps) on its own shuffle, gradients are averaged\n"
+    "                       over all of them, and rank 0 alone writes the log directory\n"
     "  --logdir DIR         log directory (default train_log/fashion_mnist-<model>)\n"
     "  --resume             continue from the log directory's latest checkpoint; without\n"
     "                       it an existing log directory is backed up first\n"
@@ -58,7 +79,7 @@ struct Options {
   std::int64_t batch = 128, steps = 0;
   float lr = 1e-3f;
   std::uint64_t seed = 1;
-  bool resume = false;
+  bool resume = false, distributed = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -115,6 +136,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--data") o.data = value();
     else if (arg == "--seed") o.seed = number(to_u64);
     else if (arg == "--resume") o.resume = true;
+    else if (arg == "--distributed") o.distributed = true;
     else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
@@ -122,17 +144,27 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-int run(const Options& o) {
+// `mpi`: with --distributed only.
+int run(const Options& o, MpiSession* mpi) {
   using namespace vkp;
   const examples::Architecture architecture = examples::parse_architecture(o.model);
-  train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
+  const int rank = mpi ? mpi->rank() : 0;
+  // Only rank 0 owns the directory (log.log, the backup of an old run); the others write
+  // nothing there.
+  std::optional<train::LoggerDir> logdir;
+  if (rank == 0) logdir.emplace(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
   const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
-  const auto towers = static_cast<std::int64_t>(devices.size());
+  const auto towers = static_cast<std::int64_t>(devices.size()) * (mpi ? mpi->size() : 1);
   // The trainer: SimpleTrainer, or a multi-device one; nothing else changes.
   std::unique_ptr<vk::Device> device;
   std::unique_ptr<train::TowerTrainer> trainer;
-  if (o.devices.empty()) {
+  if (mpi) {
+#ifdef VKPACK_HAVE_MPI
+    trainer = std::make_unique<train::DistributedTrainer>(*mpi, instance, devices, o.seed, vk::DeviceOptions{},
+                                                          towers::parse_reduction(o.trainer));
+#endif
+  } else if (o.devices.empty()) {
     device = std::make_unique<vk::Device>(instance, o.device);
     log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device->label());
     trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
@@ -148,11 +180,11 @@ int run(const Options& o) {
 
   train::TrainConfig config;
   config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr);
-  config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed, o.data);
-  // An epoch is one pass over the train split, whatever the number of towers.
+  config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed + static_cast<std::uint64_t>(rank), o.data);
+  // An epoch is one pass over the train split, whatever the number of towers and ranks.
   config.steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
   config.max_epoch = o.epochs;
-  config.logger_dir = logdir.path();
+  config.logger_dir = logdir ? logdir->path() : o.logdir;
   // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85% (points that fall on the
   // same epoch in short runs are dropped).
   std::vector<std::pair<std::int64_t, float>> schedule{{1, o.lr}};
@@ -176,6 +208,7 @@ int run(const Options& o) {
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
 
+  if (rank != 0) return 0;
   const auto& accuracy = trainer->monitors().get_history("validation_accuracy");
   std::printf("\nepoch  test accuracy\n");
   for (std::size_t e = 0; e < accuracy.size(); ++e)
@@ -186,13 +219,15 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::optional<MpiSession> mpi;  // outlives run(), so that a failure can end the job
   try {
-    return run(parse(argc, argv));
-  } catch (const vkp::Error& e) {
-    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
-    return 1;
+    const Options o = parse(argc, argv);
+    if (o.distributed) mpi.emplace();
+    return run(o, mpi ? &*mpi : nullptr);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    // The other ranks may wait in a collective: end them too rather than finalize.
+    if (mpi) mpi->abort(1);
     return 1;
   }
 }
