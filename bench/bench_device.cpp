@@ -35,6 +35,7 @@ void open_device(int* argc, char** argv) {
 }
 
 vk::Device& device() { return *state().device; }
+vk::Instance& bench_instance() { return *state().instance; }
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   Rng rng(seed);

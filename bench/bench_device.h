@@ -15,6 +15,8 @@ namespace vkp::bench {
 // Removes --device=N from argv (before benchmark::Initialize sees it) and opens that device.
 void open_device(int* argc, char** argv);
 vk::Device& device();
+// The instance device() was opened from, for benchmarks that open more devices.
+vk::Instance& bench_instance();
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed);
 
