@@ -17,6 +17,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Runs fn, naming tower k in an Error it throws: towers may be VkDevices of one physical
+// device, whose label alone does not tell them apart.
+template <class Fn>
+void on_tower(int k, Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    throw Error(e.code(), "tower " + std::to_string(k) + ": " + e.what());
+  }
+}
+
 const std::string& var_name(const graph::Tensor& v) { return std::get<graph::VariableAttrs>(v.node().attrs).var_name; }
 
 }  // namespace
@@ -139,9 +150,10 @@ void Towers::broadcast_variables(int from) {
   graph::Session& source = session(from);
   for (const graph::Tensor& v : graph(from).variables()) {
     const std::string& name = var_name(v);
-    const Array value = source.variable(name);
+    Array value;
+    on_tower(from, [&] { value = source.variable(name); });
     for (int k = 0; k < size(); ++k)
-      if (k != from && graph(k).find_variable(name).valid()) session(k).set_variable(name, value);
+      if (k != from && graph(k).find_variable(name).valid()) on_tower(k, [&] { session(k).set_variable(name, value); });
   }
 }
 
@@ -240,7 +252,9 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
         Replica& r = *towers_[static_cast<std::size_t>(k)];
         int need = -1;
         for (int i : bucket_) need = std::max(need, r.segment_of[static_cast<std::size_t>(i)]);
-        for (; r.next_segment <= need; ++r.next_segment) r.program->wait_segment(r.next_segment, r.outputs);
+        on_tower(k, [&] {
+          for (; r.next_segment <= need; ++r.next_segment) r.program->wait_segment(r.next_segment, r.outputs);
+        });
       }
       const auto start = Clock::now();
       reduce_bucket(bucket_, feed_early);
@@ -252,7 +266,7 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
   }
   for (int k = 0; k < n; ++k) {
     Replica& r = *towers_[static_cast<std::size_t>(k)];
-    r.session->wait_program(*r.program, r.outputs);
+    on_tower(k, [&] { r.session->wait_program(*r.program, r.outputs); });
   }
   double cost = 0;
   for (int k = 0; k < n; ++k)
@@ -283,8 +297,9 @@ void Towers::set_cross_reduce(CrossReduce reduce) {
 
 void Towers::send_parameters() {
   for (const std::string& name : names_) {
-    const Array value = session(0).variable(name);
-    for (int k = 1; k < size(); ++k) session(k).set_variable(name, value);
+    Array value;
+    on_tower(0, [&] { value = session(0).variable(name); });
+    for (int k = 1; k < size(); ++k) on_tower(k, [&] { session(k).set_variable(name, value); });
   }
 }
 
@@ -313,9 +328,11 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
     samples[static_cast<std::size_t>(k)] =
         batch.empty() || batch[0].shape().rank() == 0 ? 1.0 : static_cast<double>(batch[0].shape()[0]);
     total += samples[static_cast<std::size_t>(k)];
-    p.write_feeds(batch, 0);
-    session(k).set_global_step(global_step);
-    session(k).submit_program(p, 0);
+    on_tower(k, [&] {
+      p.write_feeds(batch, 0);
+      session(k).set_global_step(global_step);
+      session(k).submit_program(p, 0);
+    });
     towers_[static_cast<std::size_t>(k)]->next_segment = 0;
   }
   weights_.resize(static_cast<std::size_t>(n));
@@ -327,13 +344,14 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
   start = Clock::now();
   switch (options_.reduction) {
     case Reduction::replicated:
-      for (int k = 0; k < n; ++k) {
-        session(k).set_global_step(global_step);
-        submit_apply(k);
-      }
+      for (int k = 0; k < n; ++k)
+        on_tower(k, [&] {
+          session(k).set_global_step(global_step);
+          submit_apply(k);
+        });
       for (int k = 0; k < n; ++k) {
         Replica& r = *towers_[static_cast<std::size_t>(k)];
-        r.session->wait_program(*r.apply_program, r.none);
+        on_tower(k, [&] { r.session->wait_program(*r.apply_program, r.none); });
       }
       break;
     case Reduction::parameter_server:

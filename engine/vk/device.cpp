@@ -124,8 +124,20 @@ std::size_t Device::kernel_count() const {
   return kernels_.size();
 }
 
+void Device::simulate_loss(std::uint64_t after) {
+  std::lock_guard lock(queue_mutex_);
+  submits_until_loss_ = after;
+}
+
+void Device::check_simulated_loss() {
+  if (submits_until_loss_ == UINT64_MAX) return;
+  if (submits_until_loss_ == 0) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit; simulated)");
+  --submits_until_loss_;
+}
+
 std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
   std::lock_guard lock(queue_mutex_);
+  check_simulated_loss();
   const std::uint64_t value = submitted_ + 1;
   VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
   timeline.signalSemaphoreValueCount = 1;
@@ -147,6 +159,7 @@ std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
 std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers) {
   VKP_CHECK(!buffers.empty(), "submit_batches with no command buffers");
   std::lock_guard lock(queue_mutex_);
+  check_simulated_loss();
   const std::size_t n = buffers.size();
   const VkSemaphore semaphore = timeline_.get();
   std::vector<std::uint64_t> values(n);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +85,10 @@ class Device {
   // i signals the timeline at first + i, where first is returned. The host can then
   // wait for the results of one batch while the later ones run.
   std::uint64_t submit_batches(std::span<const VkCommandBuffer> buffers);
+  // Fault injection, for tests of what happens when a device is lost: submission number
+  // `after` from now (0: the next) and every later one fail as on a lost device, with
+  // Error(device_lost), and submit nothing.
+  void simulate_loss(std::uint64_t after = 0);
   // Blocks until the timeline reaches `value`. Throws Error(device_lost) naming the device.
   void wait(std::uint64_t value);
   bool reached(std::uint64_t value) const;
@@ -102,6 +107,8 @@ class Device {
   std::uint64_t peak_allocated_bytes() const { return peak_.load(); }
 
  private:
+  void check_simulated_loss();  // with queue_mutex_ held
+
   const PhysicalDeviceInfo* info_;
   DeviceKind kind_;
   std::string label_;
@@ -115,6 +122,7 @@ class Device {
   // Everything below is destroyed before device_.
   SemaphoreHandle timeline_;
   std::uint64_t submitted_ = 0;
+  std::uint64_t submits_until_loss_ = UINT64_MAX;  // simulate_loss; UINT64_MAX: never
   std::mutex queue_mutex_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
   mutable std::mutex kernels_mutex_;

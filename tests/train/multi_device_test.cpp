@@ -119,6 +119,35 @@ TEST(MultiDeviceTrainer, DataParallelInferenceEqualsInferenceOnOneTower) {
   EXPECT_EQ(m.get_latest("one_error"), m.get_latest("towers_error"));
 }
 
+TEST(MultiDeviceTrainer, ALostDeviceStopsTrainingNamingItAndKeepsTheCheckpoint) {
+  const std::string dir = temp_dir("device-lost");
+  train::TrainConfig config = tiny_config(3, 4);
+  config.logger_dir = dir;
+  train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
+  Array saved;  // fc0/W when epoch 1's checkpoint was written
+  auto faults = std::make_shared<Hooks>();
+  faults->trigger_epoch = [&](callbacks::TrainerView& t) { saved = t.session().variable("fc0/W"); };
+  faults->trigger_step = [&](callbacks::TrainerView& t) {
+    if (t.global_step() == 5) trainer.towers().session(1).device().simulate_loss();
+  };
+  config.callbacks = {std::make_shared<callbacks::ModelSaver>(3), faults};
+  try {
+    train::launch_train_with_config(std::move(config), trainer);
+    FAIL() << "training went on without tower 1";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::device_lost);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tower 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("was lost"), std::string::npos) << what;
+  }
+  EXPECT_EQ(trainer.global_step(), 5);
+  const std::string latest = callbacks::latest_checkpoint(dir);
+  EXPECT_EQ(std::filesystem::path(latest).filename(), "model-3.safetensors");
+  const callbacks::Checkpoint c = callbacks::load_checkpoint(latest);
+  EXPECT_TRUE(same_bits(c.variables.at("fc0/W"), saved));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(MultiDeviceTrainer, NamesAMissingDevice) {
   try {
     train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), 97}, 0, device_options());

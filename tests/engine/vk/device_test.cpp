@@ -46,6 +46,26 @@ TEST_F(VkTest, SeveralDevicesOnOnePhysicalDeviceWorkIndependently) {
   EXPECT_EQ(download(here, 1000), std::vector<float>(1000, 1.0f));
 }
 
+TEST(Device, ASimulatedLossFailsLaterSubmissionsNamingTheDevice) {
+  vk::Device dev(instance(), device_index(), device_options());
+  vk::Arena arena(dev, vk::MemoryUse::device, "loss");
+  const vk::BufferSlice slice = arena.allocate(400, "x");
+  vk::Recording work(dev);
+  vk::fill(work, slice, 100, 1.0f);
+  work.finish();
+  dev.simulate_loss(1);
+  work.run();  // the one submission still allowed
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      work.run();
+      FAIL() << "a lost device took work";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::device_lost);
+      EXPECT_NE(std::string(e.what()).find(dev.label()), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(VkTest, KernelsAreBuiltOncePerSpecialization) {
   const vk::Kernel& a = device().kernel(shaders::fill, {{0, 64}, {1, 4}});
   const vk::Kernel& b = device().kernel(shaders::fill, {{1, 4}, {0, 64}});
