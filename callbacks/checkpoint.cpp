@@ -56,16 +56,25 @@ std::string save_checkpoint(graph::Session& session, const std::string& dir, con
   for (const auto& [name, value] : info.hyperparameters) file.metadata["hyperparameter/" + name] = fmt::format("{}", value);
   const fs::path path = fs::path(dir) / ("model-" + std::to_string(info.global_step) + ".safetensors");
   write_safetensors(path.string(), file);
-  // The index names the newest and every kept file, TensorFlow's `checkpoint` layout.
-  std::vector<std::pair<std::int64_t, fs::path>> kept = checkpoints_in(dir);
+  // Files of later steps belong to another run (a longer one, in a directory kept for
+  // this one): they are neither kept in the index nor deleted.
+  std::vector<std::pair<std::int64_t, fs::path>> kept, dropped;
+  for (auto& entry : checkpoints_in(dir))
+    if (entry.first <= info.global_step) kept.push_back(std::move(entry));
   while (max_to_keep > 0 && static_cast<int>(kept.size()) > max_to_keep) {
-    std::error_code ec;
-    fs::remove(kept.front().second, ec);
+    dropped.push_back(kept.front());
     kept.erase(kept.begin());
   }
+  // The index names the newest and every kept file, TensorFlow's `checkpoint` layout. It
+  // is replaced before old files go, so that it never names a deleted one.
   std::string index = "model_checkpoint_path: \"" + path.filename().string() + "\"\n";
   for (const auto& [step, p] : kept) index += "all_model_checkpoint_paths: \"" + p.filename().string() + "\"\n";
   write_file_atomically((fs::path(dir) / kIndex).string(), index);
+  for (const auto& [step, p] : dropped) {
+    std::error_code ec;
+    fs::remove(p, ec);
+    if (ec) log_warn("cannot delete old checkpoint {}: {}", p.string(), ec.message());
+  }
   return path.string();
 }
 
@@ -97,7 +106,13 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.info.global_step = number("global_step");
   c.info.epoch = static_cast<int>(number("epoch"));
   for (const auto& [key, value] : file.metadata)
-    if (key.rfind("hyperparameter/", 0) == 0) c.info.hyperparameters[key.substr(15)] = std::stof(value);
+    if (key.rfind("hyperparameter/", 0) == 0) {
+      try {
+        c.info.hyperparameters[key.substr(15)] = std::stof(value);
+      } catch (const std::exception&) {
+        throw Error(ErrorCode::bad_data, path + ": metadata " + key + " is '" + value + "', not a number");
+      }
+    }
   return c;
 }
 

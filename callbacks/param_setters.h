@@ -2,6 +2,10 @@
 // e.g. "learning_rate") by epoch, by step, by a function or by a monitored statistic,
 // without re-recording anything (tensorpack's HyperParamSetter family). Every setter sets
 // its value at before_train too, so a resumed run continues its schedule where it was.
+// A setter whose value depends on the current one (HyperParamSetterWithFunc using it,
+// StatMonitorParamSetter) should come after the ModelSaver in the callback list: the
+// checkpoint then holds the value of the epoch it ends, and a resumed run applies the
+// next change once, as the uninterrupted run did.
 #pragma once
 
 #include <functional>

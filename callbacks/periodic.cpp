@@ -35,17 +35,21 @@ EnableCallbackIf::EnableCallbackIf(CallbackPtr callback, std::function<bool(cons
 }
 
 void EnableCallbackIf::on_setup_graph() { inner_->setup_graph(trainer()); }
-void EnableCallbackIf::on_before_train() { if (enabled()) inner_->before_train(); }
+void EnableCallbackIf::on_before_train() { inner_->before_train(); }
 void EnableCallbackIf::on_before_epoch() { if (enabled()) inner_->before_epoch(); }
-void EnableCallbackIf::on_before_run() { if (enabled()) inner_->before_run(); }
-void EnableCallbackIf::on_after_run(std::span<const Array> values) { if (enabled()) inner_->after_run(values); }
-void EnableCallbackIf::on_trigger_step() { if (enabled()) inner_->trigger_step(); }
+void EnableCallbackIf::on_before_run() {
+  step_enabled_ = enabled();
+  if (step_enabled_) inner_->before_run();
+}
+void EnableCallbackIf::on_after_run(std::span<const Array> values) { if (step_enabled_) inner_->after_run(values); }
+void EnableCallbackIf::on_trigger_step() { if (step_enabled_) inner_->trigger_step(); }
 void EnableCallbackIf::on_after_epoch() { if (enabled()) inner_->after_epoch(); }
 void EnableCallbackIf::on_trigger_epoch() { if (enabled()) inner_->trigger_epoch(); }
+void EnableCallbackIf::on_trigger() { if (enabled()) inner_->trigger(); }
 
 PeriodicCallback::PeriodicCallback(CallbackPtr callback, int every_k_epochs)
     : EnableCallbackIf(std::move(callback), [every_k_epochs](const TrainerView& t) {
-        return every_k_epochs > 0 && (t.epoch_num() - 1) % every_k_epochs == 0;
+        return every_k_epochs > 0 && t.epoch_num() % every_k_epochs == 0;
       }) {}
 
 }  // namespace vkp::callbacks

@@ -35,8 +35,10 @@ class PeriodicTrigger : public Callback {
   bool before_train_;
 };
 
-// Runs every hook of the callback only when `enabled` says so (checked before each
-// epoch and each step; after_train always runs).
+// Runs the callback's per-epoch and per-step hooks, and trigger(), only when `enabled`
+// says so (tensorpack's EnableCallbackIf); setup_graph, before_train and after_train
+// always run. A step's after_run and trigger_step follow what was decided at its
+// before_run.
 class EnableCallbackIf : public Callback {
  public:
   EnableCallbackIf(CallbackPtr callback, std::function<bool(const TrainerView&)> enabled);
@@ -52,15 +54,18 @@ class EnableCallbackIf : public Callback {
   void on_trigger_step() override;
   void on_after_epoch() override;
   void on_trigger_epoch() override;
+  void on_trigger() override;
   void on_after_train() override { inner_->after_train(); }
 
  private:
   bool enabled() const { return enabled_(trainer()); }
   CallbackPtr inner_;
   std::function<bool(const TrainerView&)> enabled_;
+  bool step_enabled_ = false;  // decided at the step's before_run
 };
 
-// Every hook of the callback, but only in every k-th epoch (from the first).
+// The callback's hooks only in every k-th epoch (epochs k, 2k, ...), as tensorpack's
+// PeriodicCallback(every_k_epochs=k).
 class PeriodicCallback : public EnableCallbackIf {
  public:
   PeriodicCallback(CallbackPtr callback, int every_k_epochs);

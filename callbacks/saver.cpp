@@ -33,8 +33,12 @@ void ModelSaver::on_setup_graph() {
   if (ec) throw Error(ErrorCode::io, "ModelSaver cannot create " + dir_ + ": " + ec.message());
 }
 
-void ModelSaver::on_trigger_epoch() {
-  CheckpointInfo info = session_info(trainer().session(), trainer().epoch_num());
+void ModelSaver::on_trigger() {
+  // Epochs completed: a trigger inside an epoch (PeriodicTrigger by steps) has not
+  // completed the current one, and a resumed run starts it again.
+  const TrainerView& t = trainer();
+  const int completed = t.local_step() >= t.steps_per_epoch() ? t.epoch_num() : t.epoch_num() - 1;
+  CheckpointInfo info = session_info(trainer().session(), completed);
   info.global_step = trainer().global_step();
   last_saved_ = save_checkpoint(trainer().session(), dir_, info, max_to_keep_);
   log_info("model saved to {}", last_saved_);
@@ -48,7 +52,7 @@ MinSaver::MinSaver(std::string stat, bool reverse, std::string filename, std::st
 
 void MinSaver::on_setup_graph() { dir_ = directory_or_log(dir_, trainer(), reverse_ ? "MaxSaver" : "MinSaver"); }
 
-void MinSaver::on_trigger_epoch() {
+void MinSaver::on_trigger() {
   Monitors& m = trainer().monitors();
   if (!m.has(stat_)) {
     log_warn("{}: no statistic '{}' this epoch", reverse_ ? "MaxSaver" : "MinSaver", stat_);

@@ -18,7 +18,7 @@ class ModelSaver : public Callback {
 
  protected:
   void on_setup_graph() override;
-  void on_trigger_epoch() override;
+  void on_trigger() override;
 
  private:
   int max_to_keep_;
@@ -36,7 +36,7 @@ class MinSaver : public Callback {
 
  protected:
   void on_setup_graph() override;
-  void on_trigger_epoch() override;
+  void on_trigger() override;
 
  private:
   std::string stat_;

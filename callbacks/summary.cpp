@@ -41,7 +41,7 @@ void MovingAverageSummary::on_after_run(std::span<const Array> values) {
   }
 }
 
-void MovingAverageSummary::on_trigger_epoch() {
+void MovingAverageSummary::on_trigger() {
   for (const auto& [name, value] : averages_) trainer().monitors().put_scalar(name, value);
 }
 

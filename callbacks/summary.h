@@ -27,7 +27,7 @@ class MovingAverageSummary : public Callback {
  protected:
   std::vector<graph::Tensor> on_fetches() override;
   void on_after_run(std::span<const Array> values) override;
-  void on_trigger_epoch() override;
+  void on_trigger() override;
 
  private:
   float decay_;

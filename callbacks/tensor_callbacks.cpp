@@ -64,7 +64,7 @@ void CheckNumerics::on_trigger_step() {
   if (variable_period_ > 0 && trainer().global_step() % variable_period_ == 0) check_variables();
 }
 
-void CheckNumerics::on_trigger_epoch() { check_variables(); }
+void CheckNumerics::on_trigger() { check_variables(); }
 
 RunOp::RunOp(std::function<std::vector<graph::Tensor>(graph::Graph&)> make, bool run_before, bool run_as_trigger,
              bool run_every_step)

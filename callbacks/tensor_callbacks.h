@@ -22,7 +22,7 @@ class CheckNumerics : public Callback {
   std::vector<graph::Tensor> on_fetches() override;
   void on_after_run(std::span<const Array> values) override;
   void on_trigger_step() override;
-  void on_trigger_epoch() override;
+  void on_trigger() override;
 
  private:
   void check_variables() const;

@@ -314,7 +314,8 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
   if (static_cast<int>(batches.size()) != n)
     throw Error(ErrorCode::invalid_argument, "Towers::step: " + std::to_string(n) + " towers, " +
                                                  std::to_string(batches.size()) + " batches");
-  if (options_.reduction == Reduction::replicated) broadcast_hyperparameters();
+  // Every mode: a hyperparameter may act in forward (a dropout rate), not only in updates.
+  broadcast_hyperparameters();
 
   // Forward and backward everywhere at once: submit every tower, then wait for each
   // (bucket by bucket with bucket_bytes, averaging each bucket as it arrives).

@@ -73,8 +73,12 @@ void QueueInput::fill_queue() {
   try {
     for (;;) {
       std::vector<Array> dp = next_datapoint(*flow_);
-      if (!queue_.push(std::move(dp))) return;  // closed: training is over
+      // Counted before it can be popped, so the consumer's decrement never goes below 0.
       ++fill_;
+      if (!queue_.push(std::move(dp))) {  // closed: training is over
+        --fill_;
+        return;
+      }
     }
   } catch (...) {
     failure_ = std::current_exception();

@@ -52,6 +52,12 @@ void Trainer::setup(TrainOptions& o) {
   logger_dir_ = o.logger_dir;
   starting_epoch_ = o.starting_epoch;
   max_epoch_ = o.max_epoch;
+  epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done
+  local_step_ = 0;
+  // Programs are compiled again for this run's callbacks' fetches.
+  program_ = nullptr;
+  staged_ = false;
+  variant_ = 0;
   if (source_) {
     std::vector<InputSpec> specs;
     for (const graph::Tensor& t : inputs_) specs.push_back({t.name(), t.type()});
@@ -127,7 +133,7 @@ void Trainer::run_after_train(std::exception_ptr failure) {
   if (program_ != nullptr) {
     std::vector<Array> discard;
     try {
-      if (staged_) program_->wait(discard);  // a staged upload never waits on its own
+      program_->wait(discard);  // a step that failed between submit and wait left its run pending
     } catch (...) {
     }
   }

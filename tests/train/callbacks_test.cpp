@@ -136,6 +136,34 @@ TEST(Periodic, TriggerEveryKStepsAndEpochs) {
   EXPECT_EQ(by_epoch->at, (std::vector<std::int64_t>{0, 4, 8}));
 }
 
+TEST(Periodic, PeriodicTriggerRunsARealSaver) {
+  // Savers act on trigger(): every 3 steps of 2-step epochs saves at step 3 only, inside
+  // epoch 2, so the checkpoint records 1 completed epoch.
+  const std::string dir = temp_dir("periodic-saver");
+  train::TrainConfig config = tiny_config(2, 2);
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::PeriodicTrigger>(std::make_shared<callbacks::ModelSaver>(), 3)};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_EQ(callbacks::latest_checkpoint(dir), dir + "/model-3.safetensors");
+  EXPECT_EQ(callbacks::load_checkpoint(dir + "/model-3.safetensors").info.epoch, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/model-4.safetensors"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Periodic, EnableCallbackIfPassesBeforeTrainAndSeesTheEpochsDone) {
+  std::vector<int> seen;
+  train::TrainConfig config = tiny_config(2, 2);
+  config.starting_epoch = 2;
+  config.max_epoch = 3;
+  auto record = std::make_shared<callbacks::CallbackFactory>(callbacks::CallbackFunctions{
+      .before_train = [&seen](TrainerView& t) { seen.push_back(t.epoch_num()); }});
+  config.callbacks = {std::make_shared<callbacks::EnableCallbackIf>(record, [](const TrainerView&) { return false; })};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_EQ(seen, std::vector<int>{1});  // before_train always runs, after epoch 1 of a resumed run
+}
+
 TEST(Periodic, EnableCallbackIfAndPeriodicCallback) {
   auto odd = std::make_shared<CountTriggers>();
   auto every3 = std::make_shared<CountTriggers>();
@@ -144,7 +172,7 @@ TEST(Periodic, EnableCallbackIfAndPeriodicCallback) {
               std::make_shared<callbacks::PeriodicCallback>(every3, 3)},
              5, 2);
   EXPECT_EQ(odd->at, (std::vector<std::int64_t>{2, 6, 10}));
-  EXPECT_EQ(every3->at, (std::vector<std::int64_t>{2, 8}));
+  EXPECT_EQ(every3->at, (std::vector<std::int64_t>{6}));  // epoch 3 of 5, as tensorpack
 }
 
 TEST(CheckNumerics, NamesTheCostAndTheStep) {

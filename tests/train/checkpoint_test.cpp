@@ -122,6 +122,23 @@ TEST_F(Checkpoints, KeepsTheNewestMaxToKeep) {
   EXPECT_EQ(callbacks::load_checkpoint(callbacks::latest_checkpoint(dir_)).info.epoch, 4);
 }
 
+TEST_F(Checkpoints, PruningLeavesALaterRunsFilesAndTheIndexNeverNamesADeletedOne) {
+  // A directory kept from a longer run holds model-100 and model-200; this run saves 10,
+  // 20, 30 keeping 2: its own oldest goes, the other run's stay, the index names 30.
+  graph::Session& s = trainer_->session();
+  auto save = [&](int step) {
+    s.set_global_step(static_cast<std::uint64_t>(step));
+    return callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 1), 2);
+  };
+  save(100);
+  save(200);
+  for (int step : {10, 20, 30}) EXPECT_EQ(callbacks::latest_checkpoint(dir_), save(step));
+  for (const char* kept : {"model-20", "model-30", "model-100", "model-200"})
+    EXPECT_TRUE(fs::exists(dir_ + "/" + kept + ".safetensors")) << kept;
+  EXPECT_FALSE(fs::exists(dir_ + "/model-10.safetensors"));
+  EXPECT_EQ(callbacks::load_checkpoint(callbacks::latest_checkpoint(dir_)).info.global_step, 30);
+}
+
 TEST_F(Checkpoints, MissingAndCorruptFilesAreNamed) {
   const std::string missing = dir_ + "/model-1.safetensors";
   try {
