@@ -9,6 +9,11 @@
 // (datapoint k is augmented with Rng(seed, k)), so the ordered variants must produce
 // batches identical to the plain loop's; the table says whether they did. The runner
 // variants run independently seeded copies and are checked only for their count.
+//
+// The parallel rows: MultiThreadBatchData (workers augment and batch, the reader gets
+// batches: the runner for this pipeline), MultiThreadMapData then BatchData (datapoints
+// cross threads one by one), MultiThreadRunner (copies of the serial pipeline). The
+// reading thread comes on top of the workers in each.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +26,7 @@
 #include "vkpack/dataflow/batch_data.h"
 #include "vkpack/dataflow/geometric_augmentors.h"
 #include "vkpack/dataflow/mnist.h"
+#include "vkpack/dataflow/multi_thread_batch_data.h"
 #include "vkpack/dataflow/multi_thread_map_data.h"
 #include "vkpack/dataflow/multi_thread_runner.h"
 #include "vkpack/dataflow/permutation.h"
@@ -113,6 +119,13 @@ DataFlowPtr serial_pipeline(const Data& data, std::uint64_t order_seed, std::uin
   return std::make_unique<BatchData>(std::move(augmented), kBatch);
 }
 
+// Workers augment and batch; the reader receives whole batches.
+DataFlowPtr batch_pipeline(const Data& data, std::size_t threads) {
+  return std::make_unique<MultiThreadBatchData>(
+      source(data, kOrderSeed), kBatch, augment_component(augmentors(), 0),
+      MultiThreadBatchOptions{.num_threads = threads, .ordered = true, .buffer_batches = 4, .seed = kAugmentSeed});
+}
+
 DataFlowPtr map_pipeline(const Data& data, std::size_t threads) {
   auto mapped = std::make_unique<MultiThreadMapData>(
       source(data, kOrderSeed), augment_component(augmentors(), 0),
@@ -145,22 +158,23 @@ struct Row {
   Digest digest;
   bool ordered = true;      // must match the plain loop's digest
   int baseline = -1;        // row this one's thread scaling is measured against, if any
+  std::function<Digest()> run;  // builds its pipeline anew and drains it; returns the digest
 };
 
 using Clock = std::chrono::steady_clock;
 
-// The best of `repeats` runs of `run` (which returns its digest); `run` builds its
-// pipeline anew each time and the build (threads starting) is timed with it.
-Row measure(const std::string& name, bool ordered, int repeats, const std::function<Digest()>& run) {
-  Row row{name, 0, {}, ordered};
-  for (int r = 0; r < repeats; ++r) {
-    const Clock::time_point start = Clock::now();
-    row.digest = run();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    row.per_second = std::max(row.per_second, static_cast<double>(row.digest.datapoints) / seconds);
-  }
-  std::fprintf(stderr, "  %-40s %12.0f datapoints/s\n", name.c_str(), row.per_second);
-  return row;
+// Runs every row `repeats` times, one run of each row per round, and keeps each row's
+// best: rows measured side by side see the same machine, however its load drifts. A
+// pipeline's build (threads starting) is timed with it.
+void measure(std::vector<Row>& rows, int repeats) {
+  for (int r = 0; r < repeats; ++r)
+    for (Row& row : rows) {
+      const Clock::time_point start = Clock::now();
+      row.digest = row.run();
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      row.per_second = std::max(row.per_second, static_cast<double>(row.digest.datapoints) / seconds);
+    }
+  for (const Row& row : rows) std::fprintf(stderr, "  %-40s %12.0f datapoints/s\n", row.name.c_str(), row.per_second);
 }
 
 std::function<Digest()> flow_run(std::function<DataFlowPtr()> build, int epochs) {
@@ -189,7 +203,7 @@ std::string load_average() {
 
 void print_table(const std::vector<Row>& rows, const Options& o, std::size_t n, const std::string& load) {
   std::printf("\nFashion-MNIST train (%zu images) -> f32 normalise -> pad %lld + random crop %lld -> "
-              "random h-flip -> BatchData(%lld)\n%d epochs per run, best of %d runs; %u hardware threads; "
+              "random h-flip -> BatchData(%lld)\n%d epochs per run, best of %d runs taken in turn with the other rows; %u hardware threads; "
               "load average %s before the run\n\n",
               n, static_cast<long long>(kPad), static_cast<long long>(kSide), static_cast<long long>(kBatch),
               o.epochs, o.repeats, std::thread::hardware_concurrency(), load.c_str());
@@ -226,21 +240,25 @@ int run(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const std::string load = load_average();
   const Data data = load_mnist(o.dir, Split::train, "FashionMnist");
-  std::fprintf(stderr, "measuring (%d epochs x %d runs each):\n", o.epochs, o.repeats);
+  std::fprintf(stderr, "measuring (%d epochs x %d runs each, in turn):\n", o.epochs, o.repeats);
   std::vector<Row> rows;
-  rows.push_back(measure("plain loop, by hand (1 thread)", true, o.repeats, [&] { return plain_loop(*data, o.epochs); }));
-  rows.push_back(measure("dataflow, no worker thread", true, o.repeats,
-                         flow_run([&] { return serial_pipeline(data, kOrderSeed, kAugmentSeed); }, o.epochs)));
-  for (std::size_t t : {1, 2}) {
-    rows.push_back(measure("MultiThreadMapData, " + std::to_string(t) + " worker" + (t > 1 ? "s" : ""), true,
-                           o.repeats, flow_run([&data, t] { return map_pipeline(data, t); }, o.epochs)));
-    if (t > 1) rows.back().baseline = static_cast<int>(rows.size()) - 2;
-  }
-  for (std::size_t t : {1, 2}) {
-    rows.push_back(measure("MultiThreadRunner, " + std::to_string(t) + " cop" + (t > 1 ? "ies" : "y"), t == 1,
-                           o.repeats, flow_run([&data, t] { return runner_pipeline(data, t); }, o.epochs)));
-    if (t > 1) rows.back().baseline = static_cast<int>(rows.size()) - 2;
-  }
+  const auto add = [&rows](std::string name, bool ordered, std::function<Digest()> run, int baseline = -1) {
+    rows.push_back(Row{std::move(name), 0, {}, ordered, baseline, std::move(run)});
+  };
+  const auto workers = [](std::size_t t) { return std::to_string(t) + (t > 1 ? " workers" : " worker"); };
+  add("plain loop, by hand (1 thread)", true, [&] { return plain_loop(*data, o.epochs); });
+  add("dataflow, no worker thread", true,
+      flow_run([&] { return serial_pipeline(data, kOrderSeed, kAugmentSeed); }, o.epochs));
+  for (std::size_t t : {1, 2})
+    add("MultiThreadBatchData, " + workers(t), true, flow_run([&data, t] { return batch_pipeline(data, t); }, o.epochs),
+        t > 1 ? static_cast<int>(rows.size()) - 1 : -1);
+  for (std::size_t t : {1, 2})
+    add("MultiThreadMapData, " + workers(t), true, flow_run([&data, t] { return map_pipeline(data, t); }, o.epochs),
+        t > 1 ? static_cast<int>(rows.size()) - 1 : -1);
+  for (std::size_t t : {1, 2})
+    add("MultiThreadRunner, " + std::to_string(t) + (t > 1 ? " copies" : " copy"), t == 1,
+        flow_run([&data, t] { return runner_pipeline(data, t); }, o.epochs), t > 1 ? static_cast<int>(rows.size()) - 1 : -1);
+  measure(rows, o.repeats);
   print_table(rows, o, data->size(), load);
   return 0;
 }

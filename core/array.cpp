@@ -5,7 +5,12 @@ namespace vkp {
 Array::Array(DType dtype, Shape shape)
     : dtype_(dtype),
       shape_(std::move(shape)),
-      bytes_(static_cast<std::size_t>(shape_.numel()) * size_of(dtype)) {}
+      bytes_(static_cast<std::size_t>(shape_.numel()) * size_of(dtype), std::byte{0}) {}
+
+Array::Array(DType dtype, Shape shape, Uninitialized)
+    : dtype_(dtype), shape_(std::move(shape)), bytes_(static_cast<std::size_t>(shape_.numel()) * size_of(dtype)) {}
+
+Array Array::uninitialized(DType dtype, Shape shape) { return Array(dtype, std::move(shape), Uninitialized{}); }
 
 Array Array::reshaped(Shape shape) const& {
   Array copy = *this;

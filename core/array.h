@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vkpack/core/dtype.h"
@@ -21,11 +24,14 @@ class Array {
   Array() = default;  // an empty f32 array of shape [0]
   // Zero-filled.
   Array(DType dtype, Shape shape);
+  // Bytes left unwritten, for code that overwrites every byte anyway: reading one
+  // before writing it is undefined.
+  static Array uninitialized(DType dtype, Shape shape);
 
   // Copies `values`, whose length must equal shape.numel().
   template <class T>
   static Array from(Shape shape, std::span<const T> values) {
-    Array a(dtype_of<T>(), std::move(shape));
+    Array a = uninitialized(dtype_of<T>(), std::move(shape));
     a.check_count(values.size());
     std::copy(values.begin(), values.end(), a.data<T>().begin());
     return a;
@@ -60,14 +66,39 @@ class Array {
   Array reshaped(Shape shape) &&;
 
  private:
+  // std::allocator, except that value-initialisation without arguments (what
+  // vector(n) and resize(n) do) leaves the elements default-initialised: for bytes, unwritten.
+  template <class T>
+  class DefaultInitAllocator : public std::allocator<T> {
+   public:
+    template <class U>
+    struct rebind {
+      using other = DefaultInitAllocator<U>;
+    };
+    DefaultInitAllocator() = default;
+    template <class U>
+    DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+
+    template <class U>
+    void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  struct Uninitialized {};
+
+  Array(DType dtype, Shape shape, Uninitialized);
   void check_dtype(DType wanted) const;
   void check_count(std::size_t count) const;
 
   DType dtype_ = DType::f32;
   Shape shape_{0};
-  // 64-byte aligned storage would matter for SIMD host code; std::vector<std::byte> gives
-  // the allocator's alignment (16 on x86-64), enough for every dtype here.
-  std::vector<std::byte> bytes_;
+  // 64-byte aligned storage would matter for SIMD host code; the vector gives the
+  // allocator's alignment (16 on x86-64), enough for every dtype here.
+  std::vector<std::byte, DefaultInitAllocator<std::byte>> bytes_;
 };
 
 // "f32[2, 3]"

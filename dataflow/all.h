@@ -17,6 +17,7 @@
 #include "vkpack/dataflow/locally_shuffle_data.h"
 #include "vkpack/dataflow/map_data.h"
 #include "vkpack/dataflow/mnist.h"
+#include "vkpack/dataflow/multi_thread_batch_data.h"
 #include "vkpack/dataflow/multi_thread_map_data.h"
 #include "vkpack/dataflow/multi_thread_runner.h"
 #include "vkpack/dataflow/photometric_augmentors.h"

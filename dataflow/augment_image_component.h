@@ -2,8 +2,9 @@
 //
 // Datapoint k (counted from reset_state(), across epochs) is augmented with
 // Rng(seed, k): the same seed gives the same augmented data, and augment_component()
-// gives MultiThreadMapData the very same function, so that augmenting on worker
-// threads (ordered) yields exactly what AugmentImageComponent yields on one thread.
+// gives MultiThreadMapData and MultiThreadBatchData the very same function, so that
+// augmenting on worker threads (ordered) yields exactly what AugmentImageComponent
+// yields on one thread.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +36,8 @@ class AugmentImageComponent : public DataFlow {
   std::uint64_t count_ = 0;  // datapoints augmented since reset_state()
 };
 
-// For MultiThreadMapData (with MultiThreadMapOptions::seed): applies `augmentors` in
-// order to component `index` with the Rng the runner hands over.
+// For MultiThreadMapData and MultiThreadBatchData (with their options' seed): applies
+// `augmentors` in order to component `index` with the Rng the runner hands over.
 RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::size_t index = 0);
 
 }  // namespace vkp::dataflow

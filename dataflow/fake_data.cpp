@@ -81,7 +81,7 @@ Datapoint FakeData::draw() {
   Datapoint dp;
   dp.reserve(shapes_.size());
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
-    Array a(options_.dtypes[i], shapes_[i]);
+    Array a = Array::uninitialized(options_.dtypes[i], shapes_[i]);
     fill(a, options_.low, options_.high, rng_);
     dp.push_back(std::move(a));
   }

@@ -20,8 +20,8 @@
 //
 // Speed: every datapoint is allocated on a worker and freed on the reader, and glibc's
 // allocator serialises such frees on a lock. For cheap per-datapoint work (a few
-// microseconds) that handover costs as much as the work; there, run copies of the whole
-// pipeline, batching included, in a MultiThreadRunner, whose queue carries batches.
+// microseconds) that handover costs as much as the work; when the results are batched
+// next, MultiThreadBatchData maps and batches on the workers and hands over batches.
 #pragma once
 
 #include <condition_variable>

@@ -108,7 +108,7 @@ Array MeanVarianceNormalize::apply(Array image, Rng&) const {
     scale.push_back(static_cast<float>(1.0 / stddev));
     shift.push_back(static_cast<float>(mean[k]));
   }
-  Array out(DType::f32, image.shape());
+  Array out = Array::uninitialized(DType::f32, image.shape());
   std::span<float> o = out.data<float>();
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::size_t k = i % static_cast<std::size_t>(c);
@@ -153,23 +153,23 @@ Array ToFloat::apply(Array image, Rng&) const {
   // The same coefficients for every channel need no per-call vectors.
   const Affine per_call = uniform_ ? Affine{} : affine(d.channels);
   const Affine& f = uniform_ ? *uniform_ : per_call;
-  Array out(DType::f32, image.shape());
-  float* o = out.data<float>().data();
   const std::size_t n = static_cast<std::size_t>(image.numel()), c = f.a.size();
   const float a0 = f.a[0], b0 = f.b[0];
-  if (image.dtype() == DType::u8) {
-    const std::uint8_t* p = image.data<std::uint8_t>().data();
+  if (image.dtype() == DType::f32) {  // in place
+    float* p = image.data<float>().data();
     if (c == 1)
-      for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * a0 + b0;
+      for (std::size_t i = 0; i < n; ++i) p[i] = p[i] * a0 + b0;
     else
-      for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * f.a[i % c] + f.b[i % c];
-  } else {
-    const float* p = image.data<float>().data();
-    if (c == 1)
-      for (std::size_t i = 0; i < n; ++i) o[i] = p[i] * a0 + b0;
-    else
-      for (std::size_t i = 0; i < n; ++i) o[i] = p[i] * f.a[i % c] + f.b[i % c];
+      for (std::size_t i = 0; i < n; ++i) p[i] = p[i] * f.a[i % c] + f.b[i % c];
+    return image;
   }
+  Array out = Array::uninitialized(DType::f32, image.shape());
+  float* o = out.data<float>().data();
+  const std::uint8_t* p = image.data<std::uint8_t>().data();
+  if (c == 1)
+    for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * a0 + b0;
+  else
+    for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * f.a[i % c] + f.b[i % c];
   return out;
 }
 

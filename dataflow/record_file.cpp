@@ -122,7 +122,7 @@ Datapoint decode(const std::vector<std::uint8_t>& payload, Fail&& fail) {
         fail(fmt::format("component {} has an impossible extent {}", c, dims.back()));
       numel *= static_cast<std::uint64_t>(dims.back());
     }
-    Array a(*dtype, Shape(std::move(dims)));
+    Array a = Array::uninitialized(*dtype, Shape(std::move(dims)));
     need(a.nbytes(), "the element bytes");
     if (a.nbytes() > 0) std::memcpy(a.bytes().data(), payload.data() + at, a.nbytes());
     at += a.nbytes();

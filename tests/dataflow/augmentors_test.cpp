@@ -124,6 +124,64 @@ TEST(Shift, MatchesPaddingThenCroppingForEveryOffset) {
   }
 }
 
+// `image` (i32) converted to another dtype, element by element.
+Array converted(const Array& image, DType dtype) {
+  Array out(dtype, image.shape());
+  std::span<const std::int32_t> in = image.data<std::int32_t>();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (dtype == DType::f32) out.data<float>()[i] = static_cast<float>(in[i]);
+    if (dtype == DType::u8) out.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(in[i] % 251);
+  }
+  return out;
+}
+
+TEST(Shift, F32AndU8ImagesShiftLikeI32Ones) {
+  // One and three channels, in place (same size) and not; the f32 fill is not zero.
+  for (const auto& [c, h, w] : {std::tuple{1, 7, 5}, {3, 7, 5}, {1, 6, 6}}) {
+    const Array image = numbered(7, 5, c);
+    for (DType dtype : {DType::f32, DType::u8}) {
+      const float fill = dtype == DType::f32 ? -1.5f : 0.0f;
+      const Shift shift(3, h, w, fill);
+      Rng rng(5);
+      for (int i = 0; i < 100; ++i) {
+        // The reference takes a copy of rng: both draw the same offsets.
+        const Array want = converted(shift_reference(image, 3, h, w, 0, rng), dtype);
+        const Array got = shift.apply(converted(image, dtype), rng);
+        ASSERT_EQ(got.shape(), want.shape());
+        // numbered() holds no 0: the reference's zeros are the fill, `fill` here.
+        for (std::int64_t k = 0; k < got.numel(); ++k) {
+          const auto kk = static_cast<std::size_t>(k);
+          if (dtype == DType::f32) {
+            const float v = want.data<float>()[kk];
+            EXPECT_EQ(got.data<float>()[kk], v == 0 ? fill : v) << c << " " << i << " " << k;
+          } else {
+            EXPECT_EQ(got.data<std::uint8_t>()[kk], want.data<std::uint8_t>()[kk]) << c << " " << i << " " << k;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Flip, F32AndU8ImagesMirrorElementByElement) {
+  for (const auto& [c, w] : {std::pair<std::int64_t, std::int64_t>{1, 7}, {1, 19}, {1, 64}, {3, 7}, {3, 19}}) {
+    const Array image = numbered(4, w, c);
+    Array mirrored(DType::i32, image.shape());
+    for (std::int64_t y = 0; y < 4; ++y)
+      for (std::int64_t x = 0; x < w; ++x)
+        for (std::int64_t k = 0; k < c; ++k)
+          mirrored.data<std::int32_t>()[static_cast<std::size_t>((y * w + x) * c + k)] = at(image, y, w - 1 - x, k);
+    for (DType dtype : {DType::f32, DType::u8}) {
+      Rng rng(0);
+      const Array got = Flip(FlipAxis::horizontal, 1.0).apply(converted(image, dtype), rng);
+      const Array want = converted(mirrored, dtype);
+      EXPECT_EQ(std::vector<std::byte>(got.bytes().begin(), got.bytes().end()),
+                std::vector<std::byte>(want.bytes().begin(), want.bytes().end()))
+          << c << " channels, width " << w << ", " << to_string(dtype);
+    }
+  }
+}
+
 TEST(Shift, FarShiftsGiveOnlyTheFill) {
   Rng rng(0);
   // pad 10 around a 2 x 2 image: most 2 x 2 windows miss it.

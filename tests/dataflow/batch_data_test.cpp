@@ -87,6 +87,49 @@ TEST(BatchData, DtypeAndComponentCountMismatchesAreErrors) {
             std::string::npos);
 }
 
+TEST(BatchData, BatchesMayDifferInShapeFromOneToTheNext) {
+  std::vector<Datapoint> list;
+  for (std::int64_t n : {2, 2, 3, 3, 3}) list.push_back({Array(DType::f32, Shape{n})});
+  BatchData df(std::make_unique<DataFromList>(std::move(list), false), 2, true);
+  df.reset_state();
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::vector<std::string> shapes;
+    for (const Datapoint& b : df.epoch()) shapes.push_back(describe(b[0]));
+    EXPECT_EQ(shapes, (std::vector<std::string>{"f32[2, 2]", "f32[2, 3]", "f32[1, 3]"}));
+  }
+}
+
+TEST(BatchStacker, StacksRowsOfBatchesAndChecksThem) {
+  const Datapoint batch = {Array::from<std::int32_t>(Shape{3, 2}, std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}),
+                           Array::from<float>(Shape{3}, std::vector<float>{10, 11, 12})};
+  BatchStacker stacker(4, "test");
+  stacker.add_rows(batch, 1, 3);
+  stacker.add({Array::from<std::int32_t>(Shape{2}, std::vector<std::int32_t>{6, 7}), Array::from<float>(Shape{}, std::vector<float>{13})});
+  EXPECT_EQ(stacker.rows(), 3u);
+  EXPECT_FALSE(stacker.full());
+  const std::string message =
+      error_message([&] { stacker.add({Array(DType::i32, Shape{3}), Array(DType::f32, Shape{})}); }, ErrorCode::invalid_argument);
+  EXPECT_NE(message.find("test: component 0 of datapoint 3 of the batch is i32[3], datapoint 0 has i32[2]"), std::string::npos)
+      << message;
+  EXPECT_EQ(stacker.rows(), 3u);  // the bad row was not added
+  stacker.add_rows(batch, 0, 1);
+  ASSERT_TRUE(stacker.full());
+  const Datapoint out = stacker.take();
+  EXPECT_EQ(describe(out[0]), "i32[4, 2]");
+  const std::vector<std::int32_t> want{2, 3, 4, 5, 6, 7, 0, 1};
+  EXPECT_EQ(std::vector<std::int32_t>(out[0].data<std::int32_t>().begin(), out[0].data<std::int32_t>().end()), want);
+  EXPECT_EQ(out[1].data<float>()[3], 10.0f);
+  EXPECT_EQ(stacker.rows(), 0u);
+}
+
+TEST(BatchStacker, AHugeCapacityAllocatesAsRowsCome) {
+  BatchStacker stacker(std::size_t{1} << 40, "test");
+  for (int i = 0; i < 1000; ++i) stacker.add({scalar(i)});
+  const Datapoint out = stacker.take();
+  ASSERT_EQ(out[0].numel(), 1000);
+  EXPECT_EQ(value_of(out[0], 999), 999);
+}
+
 TEST(BatchData, RejectsBatchSizeZero) {
   EXPECT_THROW(BatchData(pairs(3), 0), Error);
 }
