@@ -1,48 +1,66 @@
 #include "vkpack/callbacks/summary.h"
 
+#include <cmath>
+
 #include "vkpack/callbacks/monitors.h"
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/initializer.h"
+#include "vkpack/engine/graph/ops.h"
 
 namespace vkp::callbacks {
 namespace {
 
+// Pairs (average variable, decay as a constant scalar node) of a graph's summaries.
 const std::string kMovingSummaries = "moving_summaries";
-
-// The name a summary is reported under: its node name without the tower prefix.
-std::string summary_name(const graph::Tensor& t) { return t.name(); }
+const std::string kSuffix = "/EMA";
 
 }  // namespace
 
-graph::Tensor add_moving_summary(graph::Tensor t) {
+graph::Tensor add_moving_summary(graph::Tensor t, float decay) {
   if (t.type().numel() != 1 || t.dtype() != DType::f32)
     throw Error(ErrorCode::invalid_argument, "add_moving_summary: " + t.name() + " is " + graph::to_string(t.type()) +
                                                  ", not a scalar f32");
-  if (!t.graph().tower().is_training) return t;  // summaries are of the training tower
-  t.graph().add_to_collection(kMovingSummaries, t);
+  if (!(decay >= 0.0f && decay < 1.0f))
+    throw Error(ErrorCode::invalid_argument, "add_moving_summary: decay must be in [0, 1), not " + std::to_string(decay));
+  graph::Graph& g = t.graph();
+  if (!g.tower().is_training) return t;  // summaries are of the training tower
+  const std::string name = t.name() + kSuffix;
+  if (g.find_variable(name).valid()) return t;  // already summarised
+  // Named exactly (no scope prefix): the node name already carries the scopes.
+  const graph::TensorType type = graph::f32({});
+  const graph::Tensor average =
+      g.add(graph::OpKind::variable, {}, graph::VariableAttrs{name, type, graph::zeros(), false}, "moving_average");
+  g.register_variable(average);
+  const graph::Tensor reshaped = t.type() == type ? t : graph::reshape(t, {});
+  g.add_to_collection(graph::kUpdateOps, graph::assign(average, average * decay + reshaped * (1.0f - decay)));
+  g.add_to_collection(kMovingSummaries, average);
+  g.add_to_collection(kMovingSummaries, graph::scalar(g, decay));
   return t;
 }
 
-void add_moving_summary(const std::vector<graph::Tensor>& ts) {
-  for (const graph::Tensor& t : ts) add_moving_summary(t);
+void add_moving_summary(const std::vector<graph::Tensor>& ts, float decay) {
+  for (const graph::Tensor& t : ts) add_moving_summary(t, decay);
 }
 
-std::vector<graph::Tensor> MovingAverageSummary::on_fetches() {
-  const std::vector<graph::Tensor>& ts = trainer().graph().collection(kMovingSummaries);
-  names_.clear();
-  for (const graph::Tensor& t : ts) names_.push_back(summary_name(t));
-  return ts;
-}
-
-void MovingAverageSummary::on_after_run(std::span<const Array> values) {
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double v = values[i].data<float>()[0];
-    const auto [it, fresh] = averages_.emplace(names_[i], v);
-    if (!fresh) it->second = decay_ * it->second + (1.0 - decay_) * v;
+void MovingAverageSummary::on_setup_graph() {
+  const std::vector<graph::Tensor>& pairs = trainer().graph().collection(kMovingSummaries);
+  summaries_.clear();
+  for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    const std::string& variable = std::get<graph::VariableAttrs>(pairs[i].node().attrs).var_name;
+    const Array& decay = std::get<graph::ConstantAttrs>(pairs[i + 1].node().attrs).value;
+    summaries_.push_back({variable.substr(0, variable.size() - kSuffix.size()), variable, decay.data<float>()[0]});
   }
 }
 
 void MovingAverageSummary::on_trigger() {
-  for (const auto& [name, value] : averages_) trainer().monitors().put_scalar(name, value);
+  const double steps = static_cast<double>(trainer().global_step());
+  for (const Summary& s : summaries_) {
+    const double raw = trainer().session().variable(s.variable).data<float>()[0];
+    const double correction = 1.0 - std::pow(s.decay, steps);
+    const double value = correction > 0 ? raw / correction : raw;
+    averages_[s.name] = value;
+    trainer().monitors().put_scalar(s.name, value);
+  }
 }
 
 }  // namespace vkp::callbacks

@@ -1,5 +1,5 @@
-// Moving summaries: scalars of the training graph that are averaged over steps and
-// reported every epoch (tensorpack's add_moving_summary and MovingAverageSummary).
+// Moving summaries: scalars of the training graph averaged over steps and reported every
+// epoch (tensorpack's add_moving_summary and MovingAverageSummary).
 #pragma once
 
 #include <map>
@@ -10,28 +10,33 @@
 
 namespace vkp::callbacks {
 
-// Marks scalar tensors for MovingAverageSummary, reported under their node names (name
-// them with identity(t, "name")). Returns the first, so it can wrap an expression.
-graph::Tensor add_moving_summary(graph::Tensor t);
-void add_moving_summary(const std::vector<graph::Tensor>& ts);
+// Keeps an exponential moving average of each scalar, value = decay * value + (1 -
+// decay) * new, in a non-trainable variable "<node name>/EMA" updated with the train op
+// (an update op, as tensorpack keeps them): it is checkpointed with everything else, so
+// a resumed run reports what an uninterrupted one does. Name the tensors with
+// identity(t, "name"); they are reported under that name. Only in a training tower; in
+// other towers it does nothing. Returns the first tensor, so it can wrap an expression.
+graph::Tensor add_moving_summary(graph::Tensor t, float decay = 0.95f);
+void add_moving_summary(const std::vector<graph::Tensor>& ts, float decay = 0.95f);
 
-// Fetches every moving summary each step, keeps an exponential moving average
-// (value = decay * value + (1 - decay) * new), and puts the averages into the monitors
-// at the end of every epoch. Inference-tower tensors are left out.
+// Puts every moving summary of the trainer's graph into the monitors at every trigger
+// (the end of every epoch), corrected for its zero start: divided by 1 - decay^steps,
+// steps being the global step (as Adam corrects its moments).
 class MovingAverageSummary : public Callback {
  public:
-  explicit MovingAverageSummary(float decay = 0.95f) : decay_(decay) {}
-  // The current averages, by name.
+  // The values put at the last trigger, by name.
   const std::map<std::string, double>& averages() const { return averages_; }
 
  protected:
-  std::vector<graph::Tensor> on_fetches() override;
-  void on_after_run(std::span<const Array> values) override;
+  void on_setup_graph() override;
   void on_trigger() override;
 
  private:
-  float decay_;
-  std::vector<std::string> names_;
+  struct Summary {
+    std::string name, variable;
+    double decay;
+  };
+  std::vector<Summary> summaries_;
   std::map<std::string, double> averages_;
 };
 

@@ -16,6 +16,7 @@
 #include "vkpack/callbacks/param_setters.h"
 #include "vkpack/callbacks/periodic.h"
 #include "vkpack/callbacks/saver.h"
+#include "vkpack/callbacks/summary.h"
 #include "vkpack/callbacks/tensor_callbacks.h"
 #include "vkpack/callbacks/trackers.h"
 #include "vkpack/core/error.h"
@@ -291,6 +292,26 @@ TEST(TensorCallbacks, RunOpRunsItsTargets) {
   train::launch_train_with_config(std::move(config), trainer);
   const Array b = trainer.session().variable("fc1/b");
   for (int i = 0; i < 3; ++i) EXPECT_EQ(b.data<float>()[i], 0.0f);
+}
+
+TEST(MovingAverageSummary, IsTheBiasCorrectedAverageOfTheStepsCosts) {
+  // Host reference: e = d * e + (1 - d) * c_i from 0, divided by 1 - d^n at each epoch end.
+  std::vector<double> costs, expected;
+  train::TrainConfig config = tiny_config(3, 2);
+  train::SimpleTrainer trainer(device());
+  auto record = std::make_shared<Hooks>();
+  record->trigger_step = [&](TrainerView&) { costs.push_back(trainer.last_cost()); };
+  record->trigger_epoch = [&](TrainerView&) {
+    double e = 0;
+    for (double c : costs) e = 0.95 * e + 0.05 * c;
+    expected.push_back(e / (1 - std::pow(0.95, static_cast<double>(costs.size()))));
+  };
+  config.callbacks = {record, std::make_shared<callbacks::MovingAverageSummary>()};
+  train::launch_train_with_config(std::move(config), trainer);
+  const auto& history = trainer.monitors().get_history("cost");
+  ASSERT_EQ(history.size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e) EXPECT_NEAR(history[e].second, expected[e], 1e-5 * expected[e]) << "epoch " << e + 1;
+  EXPECT_TRUE(trainer.graph().find_variable("cost/EMA").valid());
 }
 
 TEST(Trackers, PutThroughputAndPeakMemory) {

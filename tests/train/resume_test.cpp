@@ -15,6 +15,7 @@
 #include "vkpack/callbacks/monitors/json_writer.h"
 #include "vkpack/callbacks/param_setters.h"
 #include "vkpack/callbacks/saver.h"
+#include "vkpack/callbacks/summary.h"
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/variables.h"
@@ -49,6 +50,7 @@ train::TrainConfig config_for(const std::string& dir, int epochs, std::vector<ca
   config.callbacks = {std::make_shared<callbacks::ModelSaver>(3),
                       std::make_shared<callbacks::ScheduledHyperParamSetter>(
                           "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.02f}, {3, 0.005f}})};
+  config.callbacks.push_back(std::make_shared<callbacks::MovingAverageSummary>());
   for (auto& cb : extra) config.callbacks.push_back(cb);
   config.monitors = std::vector<callbacks::MonitorPtr>{std::make_shared<callbacks::JSONWriter>()};
   return config;
@@ -89,13 +91,16 @@ TEST(Resume, CrashedAndResumedRunEqualsAnUninterruptedOne) {
     EXPECT_EQ(0, std::memcmp(value.bytes().data(), other.bytes().data(), value.nbytes())) << name;
   }
 
-  std::ifstream in(b + "/stats.json");
-  const nlohmann::json stats = nlohmann::json::parse(in);
+  std::ifstream in(b + "/stats.json"), whole_in(a + "/stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(in), whole_stats = nlohmann::json::parse(whole_in);
   ASSERT_EQ(stats.size(), 4u);
   for (int e = 0; e < 4; ++e) {
     EXPECT_EQ(stats[e].at("epoch_num"), e + 1);
     EXPECT_EQ(stats[e].at("global_step"), 3 * (e + 1));
+    EXPECT_TRUE(stats[e].contains("cost"));  // the moving average of the cost
   }
+  // Moving averages live in checkpointed variables: the statistics match too.
+  EXPECT_EQ(stats, whole_stats);
   std::filesystem::remove_all(a);
   std::filesystem::remove_all(b);
 }
