@@ -8,6 +8,8 @@
 //      "exposed" is the reduction time left after the last bucket arrived.
 //
 //   vkpack_bench_towers [--device=N] [--steps=N] [--towers=1,2,4] [--bucket-kb=256]
+//                       [--reduction=replicated|ps|ps-device|async]
+// ps keeps the parameter server's master on the host, ps-device on the first tower.
 #include <omp.h>
 
 #include <algorithm>
@@ -95,13 +97,19 @@ towers::Tower convnet(Graph& g, std::int64_t batch) {
 }
 
 // 2. Steps of K towers, each its own VkDevice on the benchmark's physical device.
-void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int device_index, std::size_t bucket_bytes) {
-  std::printf("%s, batch %lld per tower; times in ms (medians)\n", m.name, static_cast<long long>(m.batch));
+void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int device_index, std::size_t bucket_bytes,
+                 towers::TowerOptions options) {
+  std::printf("%s, batch %lld per tower, %s reduction%s; times in ms (medians)\n", m.name,
+              static_cast<long long>(m.batch), towers::to_string(options.reduction),
+              options.reduction != towers::Reduction::parameter_server ? ""
+              : options.master == towers::Master::host                 ? " (master on the host)"
+                                                                       : " (master on tower 0)");
   std::printf("%6s %8s %8s %8s %8s %8s %8s %8s %10s %8s\n", "towers", "buckets", "step", "compute", "reduce", "exposed",
               "apply", "exp/step", "samples/s", "vs 1");
   double one = 0;
   for (const int k : counts) {
     for (const std::size_t bucket : {std::size_t{0}, bucket_bytes}) {
+      if (bucket > 0 && options.reduction == towers::Reduction::async) continue;  // async has no buckets
       vk::Instance& instance = bench_instance();
       std::vector<std::unique_ptr<vk::Device>> devices;
       std::vector<vk::Device*> list;
@@ -110,7 +118,8 @@ void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int 
         list.push_back(devices.back().get());
       }
       towers::Towers t(list, [&](Graph& g, int) { return m.build(g, m.batch); },
-                       [](Graph& g) { return momentum(g, 0.01f); }, {.seed = 1, .bucket_bytes = bucket});
+                       [](Graph& g) { return momentum(g, 0.01f); },
+                       {.reduction = options.reduction, .seed = 1, .master = options.master, .bucket_bytes = bucket});
       std::vector<std::vector<Array>> batches;
       for (int i = 0; i < k; ++i)
         batches.push_back({random_array(DType::f32, m.shapes[0], 10 + static_cast<std::uint64_t>(i)),
@@ -148,11 +157,17 @@ int main(int argc, char** argv) {
   std::vector<int> counts{1, 2, 4};
   int device_index = 0;
   std::size_t bucket_bytes = 256 << 10;
+  vkp::towers::TowerOptions options;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::atoi(argv[i] + 8);
     else if (std::strncmp(argv[i], "--device=", 9) == 0) device_index = std::atoi(argv[i] + 9);
     else if (std::strncmp(argv[i], "--bucket-kb=", 12) == 0) bucket_bytes = std::size_t(std::atoi(argv[i] + 12)) << 10;
-    else if (std::strncmp(argv[i], "--towers=", 9) == 0) {
+    else if (std::strncmp(argv[i], "--reduction=", 12) == 0) {
+      const std::string name = argv[i] + 12;
+      const bool on_device = name == "ps-device";
+      options.reduction = vkp::towers::parse_reduction(on_device ? "ps" : name);
+      options.master = on_device ? vkp::towers::Master::device : vkp::towers::Master::host;
+    } else if (std::strncmp(argv[i], "--towers=", 9) == 0) {
       counts.clear();
       for (const char* p = argv[i] + 9; *p != 0;) {
         counts.push_back(std::atoi(p));
@@ -166,9 +181,9 @@ int main(int argc, char** argv) {
   vkp::bench::averaging_bandwidth();
   using vkp::Shape;
   vkp::bench::tower_steps({"MLP 784-256-256-10", 64, vkp::bench::mlp, {Shape{64, 784}, Shape{64}}}, counts, steps,
-                          device_index, bucket_bytes);
+                          device_index, bucket_bytes, options);
   vkp::bench::tower_steps(
       {"convnet conv32-BN-pool, conv64-BN-pool, FC128, FC10", 32, vkp::bench::convnet, {Shape{32, 28, 28, 1}, Shape{32}}},
-      counts, std::max(3, steps / 2), device_index, bucket_bytes);
+      counts, std::max(3, steps / 2), device_index, bucket_bytes, options);
   return 0;
 }

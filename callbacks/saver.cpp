@@ -36,6 +36,7 @@ void ModelSaver::on_setup_graph() {
 void ModelSaver::on_trigger() {
   // Epochs completed: a trigger inside an epoch (PeriodicTrigger by steps) has not
   // completed the current one, and a resumed run starts it again.
+  trainer().sync_state();
   const TrainerView& t = trainer();
   const int completed = t.local_step() >= t.steps_per_epoch() ? t.epoch_num() : t.epoch_num() - 1;
   CheckpointInfo info = session_info(trainer().session(), completed);

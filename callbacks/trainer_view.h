@@ -35,6 +35,10 @@ class TrainerView {
   // The training graph and the session that holds its variables and hyperparameters.
   virtual graph::Graph& graph() = 0;
   virtual graph::Session& session() = 0;
+  // Brings session()'s variables and optimizer state up to date where the trainer keeps
+  // the master copy elsewhere (the parameter server's host master); the trainer calls it
+  // at every epoch end and when training ends cleanly, savers before they read.
+  virtual void sync_state() {}
   virtual Monitors& monitors() = 0;
   // train_log/<name>/, or empty when the run writes no files.
   virtual const std::string& logger_dir() const = 0;

@@ -124,7 +124,10 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
         r->gradient_inputs.push_back(graph::placeholder(g, "gradient/" + names_[i], pairs[i].second.type()));
         fed.emplace_back(r->gradient_inputs.back(), pairs[i].second);
       }
-      r->apply_ops = optimizer(g).apply_gradients(fed);
+      // A host master leaves tower 0's apply ops unused; they make its slot variables.
+      const graph::Optimizer o = optimizer(g);
+      if (k == 0) kind_ = o.kind();
+      r->apply_ops = o.apply_gradients(fed);
     }
     r->session = std::make_unique<graph::Session>(g, *devices[k]);
     towers_.push_back(std::move(r));
@@ -136,8 +139,22 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
     all_variables_.push_back(static_cast<int>(all_variables_.size()));
   }
   broadcast_variables(0);
-  log_info("{} towers, {} gradient reduction, {} trainable variables", size(), to_string(options_.reduction),
-           names_.size());
+  if (host_master()) {
+    for (const std::string& name : names_) {
+      const graph::Tensor v = towers_[0]->graph->find_variable(name);
+      if (v.type().dtype != DType::f32)
+        throw Error(ErrorCode::unsupported, "Towers: the host master updates float32 variables; " + name + " is " +
+                                                graph::to_string(v.type()) + " (use TowerOptions::master = device)");
+      slot_names_.push_back(optimizer_slot_names(kind_, name));
+      for (const std::string& slot : slot_names_.back())
+        if (!towers_[0]->graph->find_variable(slot).valid())
+          throw Error(ErrorCode::invalid_argument, "Towers: the optimizer made no slot variable " + slot +
+                                                       " in tower 0, where the host master expects it");
+    }
+    load_master();
+  }
+  log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(options_.reduction),
+           host_master() ? " (master on the host)" : "", names_.size());
 }
 
 Towers::~Towers() = default;
@@ -155,6 +172,50 @@ void Towers::broadcast_variables(int from) {
     for (int k = 0; k < size(); ++k)
       if (k != from && graph(k).find_variable(name).valid()) on_tower(k, [&] { session(k).set_variable(name, value); });
   }
+}
+
+bool Towers::host_master() const {
+  return options_.reduction == Reduction::parameter_server && options_.master == Master::host;
+}
+
+void Towers::check_host_master(const char* what) const {
+  if (!host_master())
+    throw Error(ErrorCode::invalid_argument, std::string("Towers::") + what + ": these towers keep no host master (" +
+                                                 to_string(options_.reduction) + " reduction" +
+                                                 (options_.reduction == Reduction::parameter_server
+                                                      ? ", master on the device)"
+                                                      : ")"));
+}
+
+void Towers::load_master() {
+  check_host_master("load_master");
+  master_.resize(names_.size());
+  master_slots_.resize(names_.size());
+  on_tower(0, [&] {
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      master_[i] = session(0).variable(names_[i]);
+      master_slots_[i].clear();
+      for (const std::string& slot : slot_names_[i]) master_slots_[i].push_back(session(0).variable(slot));
+    }
+  });
+}
+
+void Towers::store_master_slots() {
+  check_host_master("store_master_slots");
+  on_tower(0, [&] {
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      for (std::size_t j = 0; j < slot_names_[i].size(); ++j) session(0).set_variable(slot_names_[i][j], master_slots_[i][j]);
+  });
+}
+
+const Array& Towers::master_value(const std::string& name) const {
+  check_host_master("master_value");
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return master_[i];
+    for (std::size_t j = 0; j < slot_names_[i].size(); ++j)
+      if (slot_names_[i][j] == name) return master_slots_[i][j];
+  }
+  throw Error(ErrorCode::not_found, "Towers::master_value: the host master holds no variable named " + name);
 }
 
 void Towers::broadcast_hyperparameters() {
@@ -214,7 +275,17 @@ graph::Program& Towers::apply_program(int k) {
 
 void Towers::submit_apply(int k) { session(k).submit_program(apply_program(k), 0); }
 
-void Towers::write_gradient_feeds(std::span<const int> variables) {
+void Towers::use_averages(std::span<const int> variables) {
+  if (host_master()) {
+    for (int v : variables) {
+      const auto i = static_cast<std::size_t>(v);
+      std::vector<Array>& slots = master_slots_[i];
+      apply_host_optimizer(host_step_, master_[i].data<float>().data(), averaged_[i].data<float>().data(),
+                           slots.empty() ? nullptr : slots[0].data<float>().data(),
+                           slots.size() < 2 ? nullptr : slots[1].data<float>().data(), master_[i].shape().numel());
+    }
+    return;
+  }
   for (int k = 0; k < size(); ++k)
     if (applies(k))
       for (int i : variables)
@@ -231,7 +302,7 @@ void Towers::reduce_bucket(std::span<const int> variables, bool write_feeds) {
     Array& out = averaged_[static_cast<std::size_t>(i)];
     weighted_sum(inputs_, weights_, out.data<float>().data(), out.shape().numel());
   }
-  if (write_feeds) write_gradient_feeds(variables);
+  if (write_feeds) use_averages(variables);
 }
 
 double Towers::reduce_gradients(std::span<const double> samples, double total) {
@@ -239,6 +310,7 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
   const bool averaging = options_.reduction != Reduction::async;
   const bool bucketed = averaging && options_.bucket_bytes > 0;
   // Across processes the averages change after the last bucket: feed them only then.
+  // Likewise the host master's update.
   const bool feed_early = averaging && !cross_reduce_;
   if (bucketed) {
     // Tower 0's buckets set the order; another tower's program may cut its segments
@@ -281,7 +353,7 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
   }
   if (cross_reduce_) {
     cross_reduce_(averaged_, total, cost);
-    write_gradient_feeds(all_variables_);
+    use_averages(all_variables_);
   }
   const double spent = seconds_since(start);
   times_.reduce += spent;
@@ -296,6 +368,13 @@ void Towers::set_cross_reduce(CrossReduce reduce) {
 }
 
 void Towers::send_parameters() {
+  if (host_master()) {
+    for (int k = 0; k < size(); ++k)
+      on_tower(k, [&] {
+        for (std::size_t i = 0; i < names_.size(); ++i) session(k).set_variable(names_[i], master_[i]);
+      });
+    return;
+  }
   for (const std::string& name : names_) {
     Array value;
     on_tower(0, [&] { value = session(0).variable(name); });
@@ -316,6 +395,7 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
                                                  std::to_string(batches.size()) + " batches");
   // Every mode: a hyperparameter may act in forward (a dropout rate), not only in updates.
   broadcast_hyperparameters();
+  if (host_master()) host_step_ = read_host_optimizer_step(session(0), kind_, global_step);
 
   // Forward and backward everywhere at once: submit every tower, then wait for each
   // (bucket by bucket with bucket_bytes, averaging each bucket as it arrives).
@@ -356,9 +436,11 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
       }
       break;
     case Reduction::parameter_server:
-      session(0).set_global_step(global_step);
-      submit_apply(0);
-      session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
+      if (!host_master()) {
+        session(0).set_global_step(global_step);
+        submit_apply(0);
+        session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
+      }
       send_parameters();
       break;
     case Reduction::async: {

@@ -6,12 +6,21 @@
 // them weighted by batch size in a fixed order, and applies the result:
 //   replicated        every tower applies the averaged gradients to its own variables
 //                     (the same update everywhere, so the copies stay equal)
-//   parameter_server  tower 0 holds the master variables and optimizer state and applies
-//                     the average; the other towers receive the new parameters
+//   parameter_server  one master copy of the variables and optimizer state applies the
+//                     average and every tower receives the new parameters; the master
+//                     lives on the host (Master::host, the default) or on tower 0
+//                     (Master::device), see below
 //   async             tower 0's master applies each tower's gradient (times async_scale)
 //                     in turn, without averaging; the others receive the parameters
 // Variables start from tower 0's values (broadcast_variables). A user can drive the
 // towers in a loop of their own; the multi-device trainers of train/ do it for them.
+//
+// The host master holds float arrays of every trainable variable and its optimizer
+// slots, updated by host_optimizer.h from the averaged gradients. Tower 0 still has the
+// slot variables (checkpoints read them there) but never updates them: it receives the
+// parameters each step like every tower, and its slots only when store_master_slots()
+// is called. Whoever writes tower 0's trainable variables or slots (a restore) calls
+// load_master() before the next step, or the master overwrites the parameters.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +34,7 @@
 #include "vkpack/engine/graph/graph.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/session.h"
+#include "vkpack/towers/host_optimizer.h"
 
 namespace vkp::vk {
 class Device;
@@ -39,6 +49,8 @@ struct Tower {
 };
 
 enum class Reduction { replicated, parameter_server, async };
+// Where the parameter server's master copy lives. Async always applies on tower 0.
+enum class Master { host, device };
 Reduction parse_reduction(const std::string& name);  // "replicated", "ps", "async"
 const char* to_string(Reduction r);
 
@@ -48,6 +60,10 @@ struct TowerOptions {
   // initial values come from tower 0 anyway.
   std::uint64_t seed = 0;
   float async_scale = 1.0f;
+  // parameter_server only. host: the devices only compute gradients, and the update
+  // overlaps backward with buckets; device: tower 0 applies the update with its
+  // optimizer program and sends the parameters on.
+  Master master = Master::host;
   // 0: each tower's gradient program runs to completion, then every gradient is
   // averaged (the synchronous path). Otherwise gradients are reduced in buckets of at
   // least this many bytes, in the order backward computes them (late layers first):
@@ -59,7 +75,7 @@ struct TowerOptions {
 // Host wall time of the parts of the last step, in seconds; they add up to the step.
 struct StepTimes {
   double compute = 0;  // forward and backward on every tower, gradients read back (less `reduce` done meanwhile)
-  double reduce = 0;   // averaging on the host, across processes, and into the applying towers' inputs
+  double reduce = 0;   // averaging on the host, across processes, into the applying towers' inputs or the host master
   // The part of `reduce` after the last bucket of gradients had arrived: what overlap
   // with backward did not hide (all of `reduce` on the synchronous path).
   double exposed_reduce = 0;
@@ -94,6 +110,16 @@ class Towers {
   // Tower 0's hyperparameters into the other towers that have them.
   void broadcast_hyperparameters();
 
+  // Whether the master lives on the host (parameter_server with Master::host).
+  bool host_master() const;
+  // Host master only, else Error(invalid_argument). load_master: tower 0's trainable
+  // variables and slots into the master. store_master_slots: the master's slots into
+  // tower 0 (its trainable variables are current after every step). master_value: the
+  // master's copy of a trainable variable or slot, by name.
+  void load_master();
+  void store_master_slots();
+  const Array& master_value(const std::string& name) const;
+
   // One step at `global_step`: tower k is fed batches[k] (in the order of its inputs;
   // towers may take different batch sizes). `fetches` are tensors of graph(0) whose
   // values for tower 0's batch land in `fetched`. Returns the cost averaged over the
@@ -117,21 +143,32 @@ class Towers {
 
   graph::Program& gradient_program(int k, const std::vector<Array>& batch, const std::vector<graph::Tensor>& fetches);
   graph::Program& apply_program(int k);
-  bool applies(int k) const { return options_.reduction == Reduction::replicated || k == 0; }
+  // Whether tower k runs an apply program (its gradient feeds are written).
+  bool applies(int k) const { return options_.reduction == Reduction::replicated || (k == 0 && !host_master()); }
   // Waits for every tower's gradients and averages them, bucket by bucket or at once;
   // leaves the averages in averaged_ and in the applying towers' gradient feeds (only
-  // after cross_reduce_, where one is set). Returns the weighted mean cost.
+  // after cross_reduce_, where one is set) or applied to the host master. Returns the
+  // weighted mean cost.
   double reduce_gradients(std::span<const double> samples, double total);
   void reduce_bucket(std::span<const int> variables, bool write_feeds);
-  void write_gradient_feeds(std::span<const int> variables);
+  // The averages of `variables` into the applying towers' gradient feeds, or applied
+  // to the host master.
+  void use_averages(std::span<const int> variables);
   void submit_apply(int k);
-  void send_parameters();
+  void send_parameters();  // tower 0's, or the host master's, into the other towers
+  void check_host_master(const char* what) const;
 
   TowerOptions options_;
   std::vector<std::unique_ptr<Replica>> towers_;
   std::vector<std::string> names_;   // trainable variables
   CrossReduce cross_reduce_;
   std::vector<Array> averaged_;      // by variable
+  // The host master: by trainable variable its value and its slots (none, m or m and s).
+  graph::OptimizerKind kind_ = graph::OptimizerKind::sgd;
+  std::vector<Array> master_;
+  std::vector<std::vector<Array>> master_slots_;
+  std::vector<std::vector<std::string>> slot_names_;
+  HostOptimizerStep host_step_;     // this step's hyperparameters
   std::vector<Array> scaled_;        // async: one tower's scaled gradients
   std::vector<const float*> inputs_;
   std::vector<float> weights_;

@@ -13,11 +13,13 @@ detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::ve
 
 MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& device_indices,
                                        towers::Reduction reduction, std::uint64_t seed,
-                                       vk::DeviceOptions device_options, float async_scale)
+                                       vk::DeviceOptions device_options, float async_scale,
+                                       ParameterServerOptions parameter_server)
     : OpenedDevices(instance, device_indices, device_options), TowerTrainer(*opened.front(), seed) {
   options_.reduction = reduction;
   options_.seed = seed;
   options_.async_scale = async_scale;
+  options_.master = parameter_server.master;
 }
 
 MultiDeviceTrainer::~MultiDeviceTrainer() = default;
@@ -59,6 +61,12 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
 graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : graph_; }
 graph::Session& MultiDeviceTrainer::session() { return towers_ ? towers_->session(0) : Trainer::session(); }
 
+void MultiDeviceTrainer::sync_state() {
+  if (!slots_behind_) return;
+  towers().store_master_slots();
+  slots_behind_ = false;
+}
+
 std::uint64_t MultiDeviceTrainer::device_memory_bytes() const {
   std::uint64_t total = 0;
   for (const auto& d : opened) total += d->allocated_bytes();
@@ -73,7 +81,13 @@ std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
 
 void MultiDeviceTrainer::run_step() {
   towers::Towers& t = towers();
-  if (local_step() == 0) t.broadcast_variables(0);
+  if (local_step() == 0) {
+    t.broadcast_variables(0);
+    if (t.host_master()) {
+      t.load_master();
+      slots_behind_ = false;
+    }
+  }
   batches_.resize(static_cast<std::size_t>(t.size()));
   std::int64_t samples = 0;
   for (std::vector<Array>& batch : batches_) {
@@ -81,6 +95,7 @@ void MultiDeviceTrainer::run_step() {
     samples += batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
   }
   const double cost = t.step(batches_, static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched_);
+  slots_behind_ = t.host_master();
   set_step_result(samples, cost);
   deliver_fetched(fetched_);
 }

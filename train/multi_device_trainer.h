@@ -11,6 +11,16 @@
 // its session (checkpoints, hyperparameters), its values of their fetches. Variables
 // are broadcast from tower 0 at the start of every epoch, so what a callback or a
 // restore wrote there reaches every tower and BatchNorm averages cannot drift.
+//
+// The parameter server's host master (ParameterServerOptions::master) follows the same
+// rule, so that checkpoints and callbacks keep working through tower 0:
+//   - it is loaded from tower 0 at the start of every epoch, after the broadcast: a
+//     restore (session_init, AutoResumeTrainConfig) or a callback's set_variable made
+//     before then is trained on; one made mid-epoch is overwritten by the next step;
+//   - tower 0 receives the parameters every step, and the optimizer slots in
+//     sync_state(): at every epoch end (before after_epoch), when training ends without
+//     an error, and whenever a ModelSaver saves (also mid-epoch, under PeriodicTrigger).
+//     Between those, a callback reading a slot from session() sees the last synced one.
 #pragma once
 
 #include <memory>
@@ -26,6 +36,11 @@ class Instance;
 
 namespace vkp::train {
 
+// How SyncMultiDeviceTrainerParameterServer keeps its master (see above).
+struct ParameterServerOptions {
+  towers::Master master = towers::Master::host;
+};
+
 namespace detail {
 // Opened before the Trainer base, which needs the first device.
 struct OpenedDevices {
@@ -37,7 +52,8 @@ struct OpenedDevices {
 class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
  public:
   MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, towers::Reduction reduction,
-                     std::uint64_t seed = 0, vk::DeviceOptions device_options = {}, float async_scale = 1.0f);
+                     std::uint64_t seed = 0, vk::DeviceOptions device_options = {}, float async_scale = 1.0f,
+                     ParameterServerOptions parameter_server = {});
   ~MultiDeviceTrainer() override;
 
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
@@ -50,6 +66,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
 
   graph::Graph& graph() override;
   graph::Session& session() override;
+  void sync_state() override;  // the host master's slots into tower 0, when they changed
   std::uint64_t device_memory_bytes() const override;
   std::uint64_t peak_device_memory_bytes() const override;
   int tower_count() const { return static_cast<int>(opened.size()); }
@@ -58,6 +75,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
 
  private:
   towers::TowerOptions options_;
+  bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
   std::unique_ptr<towers::Towers> towers_;
   std::vector<std::vector<Array>> batches_;
   std::vector<Array> fetched_;
@@ -71,13 +89,16 @@ class SyncMultiDeviceTrainerReplicated : public MultiDeviceTrainer {
       : MultiDeviceTrainer(instance, devices, towers::Reduction::replicated, seed, std::move(device_options)) {}
 };
 
-// The first device holds the master variables and optimizer state and applies the
-// averaged gradients; the others receive the parameters every step.
+// One master copy of the variables and optimizer state, on the host by default (or on
+// the first device), applies the averaged gradients; every tower receives the
+// parameters every step.
 class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
  public:
   SyncMultiDeviceTrainerParameterServer(const vk::Instance& instance, const std::vector<int>& devices,
-                                        std::uint64_t seed = 0, vk::DeviceOptions device_options = {})
-      : MultiDeviceTrainer(instance, devices, towers::Reduction::parameter_server, seed, std::move(device_options)) {}
+                                        std::uint64_t seed = 0, vk::DeviceOptions device_options = {},
+                                        ParameterServerOptions options = {})
+      : MultiDeviceTrainer(instance, devices, towers::Reduction::parameter_server, seed, std::move(device_options),
+                           1.0f, options) {}
 };
 
 // Each tower's gradients, times `scale`, are applied to the master in turn, unaveraged.

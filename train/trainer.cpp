@@ -96,6 +96,13 @@ void Trainer::train(TrainOptions options) {
   } catch (...) {
     failure = std::current_exception();
   }
+  if (!failure) {  // after an error the state may be half-updated: leave the last synced one
+    try {
+      sync_state();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
   run_after_train(failure);
 }
 
@@ -115,6 +122,7 @@ void Trainer::run_epochs() {
       }
       for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_step();
     }
+    sync_state();
     for (const callbacks::CallbackPtr& cb : callbacks_) cb->after_epoch();
     for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_epoch();
   }

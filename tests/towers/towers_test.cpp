@@ -1,11 +1,13 @@
 // Towers on several VkDevices of the test device: K towers on K batches reach the
 // variables one tower reaches on the concatenated batch; with BatchNorm (statistics
 // per tower, as in tensorpack) they match one graph holding K towers on the slices;
-// unequal batches are weighted; parameter server matches replicated; async applies
-// each tower's gradient in turn; towers that differ are refused; gradients reduced in
-// buckets while backward runs give bitwise the synchronous path's variables.
+// unequal batches are weighted; parameter server matches replicated, its master on the
+// host or on tower 0, for every optimizer; async applies each tower's gradient in turn;
+// towers that differ are refused; gradients reduced in buckets while backward runs give
+// bitwise the synchronous path's variables.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -18,6 +20,7 @@
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/towers/host_average.h"
+#include "vkpack/towers/host_optimizer.h"
 #include "vkpack/towers/towers.h"
 
 namespace vkp::test {
@@ -96,6 +99,10 @@ std::vector<std::string> names_of(const Graph& g) {
   return names;
 }
 
+bool same_bits(const Array& a, const Array& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.bytes().data(), b.bytes().data(), a.nbytes()) == 0;
+}
+
 void expect_close(Session& a, Session& b, const std::vector<std::string>& names, float tolerance) {
   for (const std::string& name : names) {
     const Array x = a.variable(name), y = b.variable(name);
@@ -147,12 +154,12 @@ struct Reference {
 
 // K towers with per-tower batch sizes `sizes` against the reference.
 void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes, bool batch_norm,
-             bool reference_splits) {
+             bool reference_splits, towers::Master master = towers::Master::host) {
   std::int64_t total = 0;
   for (std::int64_t s : sizes) total += s;
   const auto steps = data(20, total, 17);
   towers::Towers t(devices(static_cast<int>(sizes.size())), [&](Graph& g, int) { return build(g, batch_norm); },
-                   make_optimizer, {.reduction = reduction, .seed = 3});
+                   make_optimizer, {.reduction = reduction, .seed = 3, .master = master});
   Reference ref(reference_splits ? sizes : std::vector<std::int64_t>{total}, batch_norm);
   for (std::size_t s = 0; s < steps.size(); ++s) {
     std::vector<std::vector<Array>> batches;
@@ -165,6 +172,7 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
     EXPECT_TRUE(std::isfinite(cost));
     ref.step(steps[s], reference_splits ? sizes : std::vector<std::int64_t>{total}, s);
   }
+  if (t.host_master()) t.store_master_slots();
   std::vector<std::string> compared;
   for (const std::string& name : names_of(t.graph(0)))
     if (name.find("EMA") == std::string::npos) compared.push_back(name);  // per-tower statistics
@@ -189,8 +197,10 @@ TEST_F(TowersTest, BatchNormTowersEqualOneGraphOfTowersOnTheSlices) {
 }
 
 TEST_F(TowersTest, ParameterServerEqualsReplicated) {
-  compare(towers::Reduction::parameter_server, {4, 12}, false, false);
-  compare(towers::Reduction::parameter_server, {6, 6, 6}, true, true);
+  for (const towers::Master master : {towers::Master::host, towers::Master::device}) {
+    compare(towers::Reduction::parameter_server, {4, 12}, false, false, master);
+    compare(towers::Reduction::parameter_server, {6, 6, 6}, true, true, master);
+  }
 }
 
 TEST_F(TowersTest, AsyncAppliesEachTowersGradientInTurn) {
@@ -254,15 +264,17 @@ struct Trained {
 };
 
 // With cross_scale > 0, a cross-process hook stands in for other processes whose
-// gradients are cross_scale times ours.
-Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, float cross_scale = 0) {
+// gradients are cross_scale times ours. The learning rate drops to 0.15 at step 5 (a
+// host master must read it every step).
+Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, float cross_scale = 0,
+                     const towers::Towers::OptimizerFn& optimizer = make_optimizer) {
   constexpr int kSteps = 10;
   std::vector<std::int64_t> sizes;
   std::int64_t total = 0;
   for (int k = 0; k < count; ++k) total += sizes.emplace_back(5 + k);
   const auto steps = data(kSteps, total, 23);
   towers::Towers t(
-      devices(count), [&](Graph& g, int) { return build(g, batch_norm); }, make_optimizer, options);
+      devices(count), [&](Graph& g, int) { return build(g, batch_norm); }, optimizer, options);
   Trained out;
   if (cross_scale > 0)
     t.set_cross_reduce([&out, cross_scale](std::span<Array> gradients, double& samples, double& cost) {
@@ -280,10 +292,21 @@ Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, f
       batches.push_back(rows(steps[s], at, at + n));
       at += n;
     }
+    if (s == 5) t.session(0).set_hyperparameter("learning_rate", 0.15f);
     out.costs.push_back(t.step(batches, s));
   }
   out.times = t.last_times();
+  if (t.host_master()) t.store_master_slots();
   for (const std::string& name : names_of(t.graph(0))) out.variables[name] = t.session(0).variable(name);
+  if (t.host_master()) {  // tower 0 has the master's slots, every tower its parameters
+    for (const std::string& name : names_of(t.graph(0))) {
+      if (name.find("EMA") != std::string::npos) continue;  // per-tower statistics
+      EXPECT_TRUE(same_bits(t.session(0).variable(name), t.master_value(name))) << name;
+    }
+    for (int k = 1; k < count; ++k)
+      for (const std::string& name : t.trainable_names())
+        EXPECT_TRUE(same_bits(t.session(k).variable(name), t.master_value(name))) << name << " on tower " << k;
+  }
   for (int k = 1; k < count && options.reduction == towers::Reduction::replicated; ++k)
     expect_close(t.session(k), t.session(0), t.trainable_names(), 0.0f);
   return out;
@@ -310,8 +333,9 @@ void expect_bitwise(const Trained& got, const Trained& want, const std::string& 
 // bytes), one bucket for everything.
 constexpr std::size_t kOnePerVariable = 1, kAFew = 100, kOneForAll = std::size_t{1} << 30;
 
-void compare_buckets(int count, bool batch_norm, towers::Reduction reduction) {
-  const Trained sync = train_towers(count, batch_norm, {.reduction = reduction, .seed = 5});
+void compare_buckets(int count, bool batch_norm, towers::Reduction reduction,
+                     towers::Master master = towers::Master::host) {
+  const Trained sync = train_towers(count, batch_norm, {.reduction = reduction, .seed = 5, .master = master});
   EXPECT_EQ(sync.times.buckets, 1);
   EXPECT_EQ(sync.times.exposed_reduce, sync.times.reduce);
   const int variables = batch_norm ? 6 : 4;
@@ -319,7 +343,7 @@ void compare_buckets(int count, bool batch_norm, towers::Reduction reduction) {
     const std::string what = std::to_string(count) + " towers, " + (batch_norm ? "BatchNorm, " : "") + "buckets of " +
                              std::to_string(bytes) + " bytes";
     const Trained bucketed =
-        train_towers(count, batch_norm, {.reduction = reduction, .seed = 5, .bucket_bytes = bytes});
+        train_towers(count, batch_norm, {.reduction = reduction, .seed = 5, .master = master, .bucket_bytes = bytes});
     expect_bitwise(bucketed, sync, what);
     const int buckets = bucketed.times.buckets;
     if (bytes == kOnePerVariable) {
@@ -344,38 +368,73 @@ TEST_F(TowersTest, BucketedReductionWithBatchNormIsBitwiseTheSynchronousPath) {
 }
 
 TEST_F(TowersTest, BucketedParameterServerIsBitwiseTheSynchronousPath) {
-  compare_buckets(2, true, towers::Reduction::parameter_server);
+  // The host master applies each bucket as it is averaged, while backward goes on.
+  compare_buckets(2, true, towers::Reduction::parameter_server, towers::Master::host);
+  compare_buckets(2, true, towers::Reduction::parameter_server, towers::Master::device);
 }
 
-TEST_F(TowersTest, CrossProcessHookGetsEveryGradientOnceAStepWithBuckets) {
-  // The hook's averages, not the local ones, reach the towers: a hook that changes
-  // nothing leaves the plain run's variables, one that scales gradients changes them.
-  Trained plain = train_towers(2, false, {.seed = 5});
-  const Trained sync = train_towers(2, false, {.seed = 5}, 0.75f);
-  ASSERT_EQ(sync.crossed.size(), 10u);
-  EXPECT_NE(std::memcmp(sync.variables.at("fc0/W").bytes().data(), plain.variables.at("fc0/W").bytes().data(),
-                        plain.variables.at("fc0/W").nbytes()),
-            0);
-  for (const std::size_t bytes : {kOnePerVariable, kOneForAll}) {
-    const std::string what = "buckets of " + std::to_string(bytes) + " bytes across processes";
-    const Trained bucketed = train_towers(2, false, {.seed = 5, .bucket_bytes = bytes}, 0.75f);
-    expect_bitwise(bucketed, sync, what);
-    Trained unchanged = train_towers(2, false, {.seed = 5, .bucket_bytes = bytes}, 1.0f);
-    ASSERT_EQ(unchanged.crossed.size(), 10u);
-    plain.crossed = unchanged.crossed;
-    expect_bitwise(unchanged, plain, what + ", the hook changing nothing");
+// Hyperparameters away from the defaults, so that a wrong name or operand shows. Adam's
+// betas are 0.5 and 0.25 unless `exact_powers` is false: their powers are exact, on
+// the host and in the shader, so its bias correction is too.
+towers::Towers::OptimizerFn optimizer_of(OptimizerKind kind, bool exact_powers = true) {
+  const float b1 = exact_powers ? 0.5f : 0.8f, b2 = exact_powers ? 0.25f : 0.95f;
+  switch (kind) {
+    case OptimizerKind::sgd: return [](Graph& g) { return sgd(g, 0.3f); };
+    case OptimizerKind::momentum: return [](Graph& g) { return momentum(g, 0.3f, 0.7f); };
+    case OptimizerKind::nesterov: return [](Graph& g) { return momentum(g, 0.3f, 0.7f, true); };
+    case OptimizerKind::adam: return [=](Graph& g) { return adam(g, 0.3f, b1, b2, 1e-3f); };
+    case OptimizerKind::adamw: return [=](Graph& g) { return adamw(g, 0.3f, 0.05f, b1, b2, 1e-3f); };
+  }
+  return {};
+}
+
+// 10 steps of 2 towers with `optimizer`: a host master, a device master, replicated.
+std::array<Trained, 3> train_three_ways(const towers::Towers::OptimizerFn& optimizer) {
+  const auto ps = towers::Reduction::parameter_server;
+  return {train_towers(2, false, {.reduction = ps, .seed = 5, .master = towers::Master::host}, 0, optimizer),
+          train_towers(2, false, {.reduction = ps, .seed = 5, .master = towers::Master::device}, 0, optimizer),
+          train_towers(2, false, {.seed = 5}, 0, optimizer)};
+}
+
+// Every variable of `got` within `tolerance` of `want`'s.
+void expect_near(const Trained& got, const Trained& want, float tolerance, const std::string& what) {
+  ASSERT_EQ(got.variables.size(), want.variables.size()) << what;
+  for (const auto& [name, value] : want.variables) {
+    const Array& other = got.variables.at(name);
+    for (std::size_t i = 0; i < value.data<float>().size(); ++i)
+      ASSERT_NEAR(other.data<float>()[i], value.data<float>()[i], tolerance) << what << ": " << name << "[" << i << "]";
   }
 }
 
-TEST_F(TowersTest, RefusesBucketsWithAsync) {
-  try {
-    towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer,
-                     {.reduction = towers::Reduction::async, .bucket_bytes = 1024});
-    FAIL() << "async towers with gradient buckets were accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("bucket_bytes needs replicated or parameter-server reduction"),
-              std::string::npos)
-        << e.what();
+TEST_F(TowersTest, HostMasterIsBitwiseTheDeviceMasterForEveryOptimizer) {
+  // The host evaluates the shader's expressions in its order, in float32, without fused
+  // multiply-adds. On a CPU device (lavapipe) the shader rounds +, -, *, / and sqrt as
+  // IEEE does, so the runs are bitwise equal; a GPU may divide and take square roots to
+  // within a few ulp (Vulkan's precision rules) and fuse, so there they agree to 1e-5.
+  const bool ieee = devices(1)[0]->kind() == vk::DeviceKind::cpu;
+  for (const OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov,
+                                   OptimizerKind::adam, OptimizerKind::adamw}) {
+    const auto [host, device, replicated] = train_three_ways(optimizer_of(kind));
+    const std::string what = "optimizer kind " + std::to_string(static_cast<int>(kind));
+    for (const auto& [other, against] : {std::pair{&device, "device master"}, std::pair{&replicated, "replicated"}}) {
+      if (ieee)
+        expect_bitwise(host, *other, what + ": host master against " + against);
+      else
+        expect_near(host, *other, 1e-5f, what + ": host master against " + against);
+    }
+  }
+}
+
+TEST_F(TowersTest, HostAdamFollowsTheDeviceWhereTheirPowDiffers) {
+  // With betas 0.8 and 0.95 the shader's pow (lavapipe: exp2(t log2 b)) and the host's
+  // powf differ in the last bits, which 1 - b2^t magnifies: one step's update differs
+  // by ~1e-6 relative (measured ~2e-7 on parameters of ~0.8), ten steps leave ~1e-6.
+  // A wrong operand, epsilon or weight decay shows at 1e-4 or more.
+  for (const OptimizerKind kind : {OptimizerKind::adam, OptimizerKind::adamw}) {
+    const auto [host, device, replicated] = train_three_ways(optimizer_of(kind, false));
+    const std::string what = "optimizer kind " + std::to_string(static_cast<int>(kind));
+    expect_near(host, device, 1e-5f, what + ": host master against device master");
+    expect_near(host, replicated, 1e-5f, what + ": host master against replicated");
   }
 }
 
@@ -390,6 +449,27 @@ TEST(HostAverage, WeightedSumMatchesADoubleReference) {
       const double expected = 0.25 * a[i] + 0.5 * b[i] + 0.25 * c[i];
       ASSERT_NEAR(out[i], expected, 1e-6) << "n " << n << " at " << i;
     }
+  }
+}
+
+TEST(HostOptimizer, ThreadsAndVectorsUpdateAsOneElementAtATime) {
+  // Above ~1M elements (here not a multiple of the chunk) the update runs on every
+  // thread, vectorised; it must round as the plain loop over one element does.
+  const std::size_t n = (std::size_t{1} << 20) + 77;
+  for (const OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov,
+                                   OptimizerKind::adam, OptimizerKind::adamw}) {
+    const towers::HostOptimizerStep step{.kind = kind, .learning_rate = 0.3f, .momentum = 0.8f, .beta2 = 0.95f,
+                                         .epsilon = 1e-3f, .weight_decay = 0.05f, .global_step = 6};
+    const std::vector<float> g = random_floats(n, 4);
+    std::vector<float> v = random_floats(n, 5), m = random_floats(n, 6), s = random_floats(n, 7);
+    for (float& x : s) x *= x;  // a second moment
+    std::vector<float> v1 = v, m1 = m, s1 = s;
+    towers::apply_host_optimizer(step, v.data(), g.data(), m.data(), s.data(), n);
+    for (std::size_t i = 0; i < n; ++i) towers::apply_host_optimizer(step, &v1[i], &g[i], &m1[i], &s1[i], 1);
+    EXPECT_EQ(v, v1) << "optimizer kind " << static_cast<int>(kind);
+    EXPECT_EQ(m, m1) << "optimizer kind " << static_cast<int>(kind);
+    EXPECT_EQ(s, s1) << "optimizer kind " << static_cast<int>(kind);
+    EXPECT_NE(v, random_floats(n, 5)) << "optimizer kind " << static_cast<int>(kind) << " changed nothing";
   }
 }
 

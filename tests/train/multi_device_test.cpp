@@ -1,6 +1,7 @@
 // The multi-device trainers in full training runs: a one-line change from SimpleTrainer
 // trains the tiny model on two VkDevices, keeps the towers equal, lets hyperparameter
-// setters reach every tower, saves tower 0's state, and names a missing device.
+// setters reach every tower, saves tower 0's state (with the parameter server's host
+// master, its slots too, and resumes from it), and names a missing device.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,9 +13,11 @@
 #include "vkpack/callbacks/data_parallel_inference.h"
 #include "vkpack/callbacks/monitors.h"
 #include "vkpack/callbacks/param_setters.h"
+#include "vkpack/callbacks/periodic.h"
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/core/error.h"
 #include "vkpack/dataflow/data_from_list.h"
+#include "vkpack/engine/graph/variables.h"
 #include "vkpack/train/multi_device_trainer.h"
 
 namespace vkp::test {
@@ -83,6 +86,152 @@ TEST(MultiDeviceTrainer, ParameterServerAndAsyncTrain) {
     EXPECT_LT(trainer->last_cost(), 0.4) << (mode == 0 ? "parameter server" : "async");
     expect_towers_equal(*trainer);
   }
+}
+
+std::unique_ptr<train::SyncMultiDeviceTrainerParameterServer> parameter_server(
+    train::ParameterServerOptions options = {}) {
+  return std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(
+      instance(), std::vector<int>{device_index(), device_index()}, 3, device_options(), options);
+}
+
+std::map<std::string, Array> all_variables(train::Trainer& t) {
+  std::map<std::string, Array> out;
+  for (const graph::Tensor& v : t.graph().variables()) {
+    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
+    out.emplace(name, t.session().variable(name));
+  }
+  return out;
+}
+
+// Bitwise with tolerance 0, else every element within it.
+void expect_same_variables(const std::map<std::string, Array>& got, const std::map<std::string, Array>& want,
+                           const std::string& what, float tolerance = 0) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [name, value] : want) {
+    if (tolerance == 0) {
+      EXPECT_TRUE(same_bits(got.at(name), value)) << what << ": " << name;
+      continue;
+    }
+    for (std::size_t i = 0; i < value.data<float>().size(); ++i)
+      ASSERT_NEAR(got.at(name).data<float>()[i], value.data<float>()[i], tolerance) << what << ": " << name;
+  }
+}
+
+TEST(MultiDeviceTrainer, HostMasterCheckpointsItsSlotsAndEqualsTheDeviceMaster) {
+  // Momentum: on a CPU device the host's update is bitwise the shader's, so the whole
+  // run is too (towers_test.cpp says why a GPU may differ in the last bits).
+  std::map<std::string, Array> checkpoints[2], master;  // by master: host, device
+  bool ieee = true;
+  for (const towers::Master where : {towers::Master::host, towers::Master::device}) {
+    const std::string dir = temp_dir("ps-master");
+    train::TrainConfig config = tiny_config(4, 2);
+    config.logger_dir = dir;
+    auto trainer = parameter_server({.master = where});
+    auto look = std::make_shared<Hooks>();
+    look->trigger_epoch = [&](callbacks::TrainerView&) {  // after the ModelSaver's
+      if (!trainer->towers().host_master()) return;
+      for (const auto& [name, value] : all_variables(*trainer))
+        if (name.find("Momentum") != std::string::npos) master[name] = trainer->towers().master_value(name);
+    };
+    config.callbacks = {std::make_shared<callbacks::ModelSaver>(2), look};
+    train::launch_train_with_config(std::move(config), *trainer);
+    EXPECT_EQ(trainer->towers().host_master(), where == towers::Master::host);
+    ieee = trainer->device().kind() == vk::DeviceKind::cpu;
+    expect_towers_equal(*trainer);
+    checkpoints[where == towers::Master::host ? 0 : 1] =
+        callbacks::load_checkpoint(callbacks::latest_checkpoint(dir)).variables;
+    std::filesystem::remove_all(dir);
+  }
+  ASSERT_EQ(master.size(), 6u);  // fc0, fc1: W and b; bn: gamma and beta
+  for (const auto& [name, value] : master) {
+    EXPECT_TRUE(same_bits(checkpoints[0].at(name), value)) << name << ": the checkpoint has stale slots";
+    bool trained = false;
+    for (float x : value.data<float>()) trained = trained || x != 0;
+    EXPECT_TRUE(trained) << name;
+  }
+  expect_same_variables(checkpoints[0], checkpoints[1], "host master against device master", ieee ? 0.0f : 1e-5f);
+}
+
+TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
+  // 2 epochs of 3 steps; a ModelSaver every 2 steps, so that one saves mid-epoch.
+  const std::string dir = temp_dir("ps-slots");
+  auto trainer = parameter_server();
+  auto saver = std::make_shared<callbacks::ModelSaver>(10);
+  std::vector<bool> current;  // by step, after the saver: tower 0's slot equals the master's
+  Array at_step_4;            // the master's slot when the mid-epoch checkpoint was written
+  std::string saved_at_4;
+  auto look = std::make_shared<Hooks>();
+  look->trigger_step = [&](callbacks::TrainerView& t) {
+    const Array& master = trainer->towers().master_value("fc0/W/Momentum");
+    current.push_back(same_bits(t.session().variable("fc0/W/Momentum"), master));
+    if (t.global_step() == 4) {
+      at_step_4 = master;
+      saved_at_4 = saver->last_saved();
+    }
+  };
+  train::TrainConfig config = tiny_config(3, 2);
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::PeriodicTrigger>(saver, 2), look};
+  train::launch_train_with_config(std::move(config), *trainer);
+  // Steps 3 and 6 end an epoch: the sync comes after their trigger_step.
+  EXPECT_EQ(current, (std::vector<bool>{false, true, false, true, false, true}));
+  EXPECT_TRUE(same_bits(trainer->session().variable("fc0/W/Momentum"),
+                        trainer->towers().master_value("fc0/W/Momentum")))
+      << "tower 0 after training";
+  ASSERT_FALSE(saved_at_4.empty());
+  EXPECT_TRUE(same_bits(callbacks::load_checkpoint(saved_at_4).variables.at("fc0/W/Momentum"), at_step_4))
+      << "the mid-epoch checkpoint has stale slots";
+  std::filesystem::remove_all(dir);
+}
+
+// Adam: its slots and its bias correction, which counts steps, must both survive.
+class TinyAdamModel : public TinyModel {
+ public:
+  graph::Optimizer optimizer(graph::Graph& g) override { return graph::adam(g, 0.01f); }
+};
+
+class CrashAt : public callbacks::Callback {
+ public:
+  explicit CrashAt(std::int64_t step) : step_(step) {}
+
+ protected:
+  void on_trigger_step() override {
+    if (trainer().global_step() == step_) throw Error(ErrorCode::device_lost, "simulated crash");
+  }
+
+ private:
+  std::int64_t step_;
+};
+
+TEST(MultiDeviceTrainer, HostMasterCrashedAndResumedRunEqualsAnUninterruptedOne) {
+  // As resume_test.cpp with SimpleTrainer: the restore writes tower 0, from which the
+  // master is loaded at the first step.
+  auto config_for = [](const std::string& dir, std::vector<callbacks::CallbackPtr> extra = {}) {
+    train::TrainConfig config = tiny_config(3, 4);
+    config.model = std::make_shared<TinyAdamModel>();
+    config.logger_dir = dir;
+    config.callbacks = {std::make_shared<callbacks::ModelSaver>(3),
+                        std::make_shared<callbacks::ScheduledHyperParamSetter>(
+                            "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.02f}, {3, 0.005f}})};
+    for (auto& cb : extra) config.callbacks.push_back(cb);
+    return config;
+  };
+  const std::string a = temp_dir("ps-resume-a"), b = temp_dir("ps-resume-b");
+  auto whole = parameter_server();
+  train::launch_train_with_config(config_for(a), *whole);
+  {  // crashes in epoch 3, after epoch 2's checkpoint
+    auto first = parameter_server();
+    EXPECT_THROW(train::launch_train_with_config(config_for(b, {std::make_shared<CrashAt>(8)}), *first), Error);
+  }
+  train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config_for(b));
+  EXPECT_EQ(resumed_config.starting_global_step, 6);
+  auto resumed = parameter_server();
+  train::launch_train_with_config(std::move(resumed_config), *resumed);
+  EXPECT_EQ(resumed->global_step(), whole->global_step());
+  expect_same_variables(all_variables(*resumed), all_variables(*whole), "resumed against uninterrupted");
+  expect_towers_equal(*resumed);
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
 }
 
 TEST(MultiDeviceTrainer, DataParallelInferenceEqualsInferenceOnOneTower) {

@@ -1,0 +1,138 @@
+#include "vkpack/towers/host_optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/graph/session.h"
+
+namespace vkp::towers {
+namespace {
+
+const char* kind_name(graph::OptimizerKind kind) {
+  switch (kind) {
+    case graph::OptimizerKind::sgd: return "sgd";
+    case graph::OptimizerKind::momentum: return "momentum";
+    case graph::OptimizerKind::nesterov: return "nesterov";
+    case graph::OptimizerKind::adam: return "adam";
+    case graph::OptimizerKind::adamw: return "adamw";
+  }
+  return "?";
+}
+
+bool is_adam(graph::OptimizerKind kind) {
+  return kind == graph::OptimizerKind::adam || kind == graph::OptimizerKind::adamw;
+}
+
+// Runs body(begin, end) over [0, n) in chunks, on every thread from ~1M elements: below
+// that, waking the other threads costs more than the update (see host_average.cpp).
+template <class Body>
+void for_chunks(std::size_t n, Body&& body) {
+  const auto count = static_cast<std::ptrdiff_t>(n);
+  constexpr std::ptrdiff_t kChunk = 1 << 14, kParallel = 1 << 20;
+#pragma omp parallel for schedule(static) if (count >= kParallel)
+  for (std::ptrdiff_t begin = 0; begin < count; begin += kChunk) body(begin, std::min(count, begin + kChunk));
+}
+
+}  // namespace
+
+HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::OptimizerKind kind,
+                                           std::uint64_t global_step) {
+  HostOptimizerStep step;
+  step.kind = kind;
+  step.global_step = global_step;
+  auto read = [&](const char* name) {
+    try {
+      return session.hyperparameter(name);
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string("the host's ") + kind_name(kind) + " update reads hyperparameter '" + name +
+                                "' from tower 0: " + e.what());
+    }
+  };
+  step.learning_rate = read("learning_rate");
+  switch (kind) {
+    case graph::OptimizerKind::sgd: break;
+    case graph::OptimizerKind::momentum:
+    case graph::OptimizerKind::nesterov: step.momentum = read("momentum"); break;
+    case graph::OptimizerKind::adamw: step.weight_decay = read("weight_decay"); [[fallthrough]];
+    case graph::OptimizerKind::adam:
+      step.momentum = read("beta1");
+      step.beta2 = read("beta2");
+      step.epsilon = read("epsilon");
+      break;
+  }
+  return step;
+}
+
+std::vector<std::string> optimizer_slot_names(graph::OptimizerKind kind, const std::string& var) {
+  if (kind == graph::OptimizerKind::sgd) return {};
+  if (!is_adam(kind)) return {var + "/Momentum"};
+  return {var + "/Adam", var + "/Adam_1"};
+}
+
+void apply_host_optimizer(const HostOptimizerStep& p, float* v, const float* g, float* m, float* s, std::size_t n) {
+  using graph::OptimizerKind;
+  VKP_CHECK(p.kind == OptimizerKind::sgd || m != nullptr, "apply_host_optimizer: this optimizer needs slot m");
+  VKP_CHECK(!is_adam(p.kind) || s != nullptr, "apply_host_optimizer: adam needs slot s");
+  const float lr = p.learning_rate, mu = p.momentum;
+  // Each expression below is the shader's, operation for operation; the file is built
+  // with -ffp-contract=off so that no a * b + c becomes a fused multiply-add here.
+  switch (p.kind) {
+    case OptimizerKind::sgd:
+      for_chunks(n, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+#pragma omp simd
+        for (std::ptrdiff_t i = begin; i < end; ++i) v[i] -= lr * g[i];
+      });
+      return;
+    case OptimizerKind::momentum:
+    case OptimizerKind::nesterov: {
+      const bool nesterov = p.kind == OptimizerKind::nesterov;
+      for_chunks(n, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+        if (nesterov) {
+#pragma omp simd
+          for (std::ptrdiff_t i = begin; i < end; ++i) {
+            const float acc = mu * m[i] + g[i];
+            m[i] = acc;
+            v[i] -= lr * (g[i] + mu * acc);
+          }
+        } else {
+#pragma omp simd
+          for (std::ptrdiff_t i = begin; i < end; ++i) {
+            const float acc = mu * m[i] + g[i];
+            m[i] = acc;
+            v[i] -= lr * acc;
+          }
+        }
+      });
+      return;
+    }
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw: {
+      const float b1 = mu, b2 = p.beta2, eps = p.epsilon;
+      // The shader's t is float(scalars[1] + 1u): the step's low 32 bits, plus one.
+      const float t = static_cast<float>(static_cast<std::uint32_t>(p.global_step) + 1u);
+      const float step = lr * std::sqrt(1.0f - std::pow(b2, t)) / (1.0f - std::pow(b1, t));
+      const float one_b1 = 1.0f - b1, one_b2 = 1.0f - b2;
+      const float decay = p.kind == OptimizerKind::adamw ? lr * p.weight_decay : 0.0f;
+      const bool adamw = p.kind == OptimizerKind::adamw;
+      for_chunks(n, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+#pragma omp simd
+        for (std::ptrdiff_t i = begin; i < end; ++i) {
+          const float grad = g[i];
+          const float m1 = b1 * m[i] + one_b1 * grad;
+          const float m2 = b2 * s[i] + one_b2 * grad * grad;
+          m[i] = m1;
+          s[i] = m2;
+          const float old = v[i];
+          float updated = old - step * m1 / (std::sqrt(m2) + eps);
+          // adam subtracts nothing; a branch-free select keeps the loop vectorised.
+          updated = adamw ? updated - decay * old : updated;
+          v[i] = updated;
+        }
+      });
+      return;
+    }
+  }
+}
+
+}  // namespace vkp::towers

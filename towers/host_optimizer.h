@@ -1,0 +1,45 @@
+// The parameter server's update on the host: shaders/optimizer.comp's formulas for every
+// graph::OptimizerKind, in float32 and the shader's operation order, so that a master
+// copy kept on the host (TowerOptions::master) follows the one a device would keep.
+// Elements are independent: OpenMP splits them above ~1M, each thread's loop is
+// vectorised.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vkpack/engine/graph/attrs.h"
+
+namespace vkp::graph {
+class Session;
+}
+
+namespace vkp::towers {
+
+// One step's hyperparameters, as the shader reads them from the scalar buffer.
+struct HostOptimizerStep {
+  graph::OptimizerKind kind = graph::OptimizerKind::sgd;
+  float learning_rate = 0;
+  float momentum = 0;  // momentum, nesterov; beta1 for adam
+  float beta2 = 0;
+  float epsilon = 0;
+  float weight_decay = 0;
+  std::uint64_t global_step = 0;  // Adam corrects its bias with t = global_step + 1
+};
+
+// The hyperparameters `kind` uses, read from `session` by the names graph::sgd,
+// momentum, adam and adamw give them ("learning_rate", "momentum", "beta1", ...).
+HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::OptimizerKind kind,
+                                           std::uint64_t global_step);
+
+// The slot variables `kind` keeps for variable `var`, in the shader's binding order
+// (m, then s), named as graph::Optimizer names them: <var>/Momentum; <var>/Adam, <var>/Adam_1.
+std::vector<std::string> optimizer_slot_names(graph::OptimizerKind kind, const std::string& var);
+
+// Updates n elements of variable v and its slots m, s in place from gradient g. m and s
+// may be null where `kind` keeps no such slot.
+void apply_host_optimizer(const HostOptimizerStep& step, float* v, const float* g, float* m, float* s, std::size_t n);
+
+}  // namespace vkp::towers
