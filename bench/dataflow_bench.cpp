@@ -3,7 +3,9 @@
 // dataflow parts on 0, 1 and 2 worker threads, against a plain loop that does the same
 // work by hand, measured in the same run. Prints a table of datapoints/s and ratios.
 //
-//   vkpack_bench_dataflow [--epochs N] [--repeats R] [--dir DIR]
+//   vkpack_bench_dataflow [--epochs N] [--repeats R] [--dir DIR] [--only TEXT]
+//
+// --only keeps the plain loop and the rows whose names contain TEXT.
 //
 // Every variant reads the same shuffled order and draws the same random numbers
 // (datapoint k is augmented with Rng(seed, k)), so the ordered variants must produce
@@ -13,7 +15,9 @@
 // The parallel rows: MultiThreadBatchData (workers augment and batch, the reader gets
 // batches: the runner for this pipeline), MultiThreadMapData then BatchData (datapoints
 // cross threads one by one), MultiThreadRunner (copies of the serial pipeline). The
-// reading thread comes on top of the workers in each.
+// reading thread comes on top of the workers in each; MultiThreadBatchData's reader
+// also augments while it has no batch to take (its default), and a row shows it
+// without that.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +47,7 @@ struct Options {
   int epochs = 3;
   int repeats = 3;
   std::string dir = kFashionMnistDir;
+  std::string only;
 };
 
 // What a consumer sees of the batches: their count and a sampled sum, cheap enough not
@@ -119,11 +124,16 @@ DataFlowPtr serial_pipeline(const Data& data, std::uint64_t order_seed, std::uin
   return std::make_unique<BatchData>(std::move(augmented), kBatch);
 }
 
-// Workers augment and batch; the reader receives whole batches.
-DataFlowPtr batch_pipeline(const Data& data, std::size_t threads) {
+// Workers augment and batch; the reader receives whole batches, and augments too while
+// none is ready unless `reader_helps` is false.
+DataFlowPtr batch_pipeline(const Data& data, std::size_t threads, bool reader_helps = true) {
   return std::make_unique<MultiThreadBatchData>(
       source(data, kOrderSeed), kBatch, augment_component(augmentors(), 0),
-      MultiThreadBatchOptions{.num_threads = threads, .ordered = true, .buffer_batches = 4, .seed = kAugmentSeed});
+      MultiThreadBatchOptions{.num_threads = threads,
+                              .ordered = true,
+                              .buffer_batches = 4,
+                              .seed = kAugmentSeed,
+                              .reader_helps = reader_helps});
 }
 
 DataFlowPtr map_pipeline(const Data& data, std::size_t threads) {
@@ -207,9 +217,9 @@ void print_table(const std::vector<Row>& rows, const Options& o, std::size_t n, 
               "load average %s before the run\n\n",
               n, static_cast<long long>(kPad), static_cast<long long>(kSide), static_cast<long long>(kBatch),
               o.epochs, o.repeats, std::thread::hardware_concurrency(), load.c_str());
-  std::printf("| %-32s | %12s | %13s | %14s | %-12s |\n", "variant", "datapoints/s", "vs plain loop",
+  std::printf("| %-40s | %12s | %13s | %14s | %-12s |\n", "variant", "datapoints/s", "vs plain loop",
               "vs 1 worker", "same batches");
-  std::printf("|%s|%s|%s|%s|%s|\n", std::string(34, '-').c_str(), std::string(14, '-').c_str(),
+  std::printf("|%s|%s|%s|%s|%s|\n", std::string(42, '-').c_str(), std::string(14, '-').c_str(),
               std::string(15, '-').c_str(), std::string(16, '-').c_str(), std::string(14, '-').c_str());
   const Row& plain = rows.front();
   for (const Row& row : rows) {
@@ -218,7 +228,7 @@ void print_table(const std::vector<Row>& rows, const Options& o, std::size_t n, 
                                     : (row.digest.datapoints == plain.digest.datapoints ? "count only" : "NO");
     const std::string scaling =
         row.baseline >= 0 ? fmt_ratio(row.per_second / rows[static_cast<std::size_t>(row.baseline)].per_second) : "";
-    std::printf("| %-32s | %12.0f | %13.2f | %14s | %-12s |\n", row.name.c_str(), row.per_second,
+    std::printf("| %-40s | %12.0f | %13.2f | %14s | %-12s |\n", row.name.c_str(), row.per_second,
                 row.per_second / plain.per_second, scaling.c_str(), check);
   }
 }
@@ -230,7 +240,8 @@ Options parse(int argc, char** argv) {
     if (flag == "--epochs") o.epochs = std::atoi(argv[i + 1]);
     else if (flag == "--repeats") o.repeats = std::atoi(argv[i + 1]);
     else if (flag == "--dir") o.dir = argv[i + 1];
-    else throw Error(ErrorCode::invalid_argument, "unknown flag " + flag + "; use --epochs, --repeats or --dir");
+    else if (flag == "--only") o.only = argv[i + 1];
+    else throw Error(ErrorCode::invalid_argument, "unknown flag " + flag + "; use --epochs, --repeats, --dir or --only");
   }
   require(o.epochs > 0 && o.repeats > 0, ErrorCode::invalid_argument, "--epochs and --repeats must be positive");
   return o;
@@ -242,7 +253,14 @@ int run(int argc, char** argv) {
   const Data data = load_mnist(o.dir, Split::train, "FashionMnist");
   std::fprintf(stderr, "measuring (%d epochs x %d runs each, in turn):\n", o.epochs, o.repeats);
   std::vector<Row> rows;
-  const auto add = [&rows](std::string name, bool ordered, std::function<Digest()> run, int baseline = -1) {
+  // `scaling_from`: the name of the row this one's thread scaling is measured against
+  // (none when --only left it out).
+  const auto add = [&rows, &o](std::string name, bool ordered, std::function<Digest()> run,
+                               const std::string& scaling_from = "") {
+    if (!rows.empty() && name.find(o.only) == std::string::npos) return;
+    int baseline = -1;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (!scaling_from.empty() && rows[i].name == scaling_from) baseline = static_cast<int>(i);
     rows.push_back(Row{std::move(name), 0, {}, ordered, baseline, std::move(run)});
   };
   const auto workers = [](std::size_t t) { return std::to_string(t) + (t > 1 ? " workers" : " worker"); };
@@ -251,13 +269,17 @@ int run(int argc, char** argv) {
       flow_run([&] { return serial_pipeline(data, kOrderSeed, kAugmentSeed); }, o.epochs));
   for (std::size_t t : {1, 2})
     add("MultiThreadBatchData, " + workers(t), true, flow_run([&data, t] { return batch_pipeline(data, t); }, o.epochs),
-        t > 1 ? static_cast<int>(rows.size()) - 1 : -1);
+        t > 1 ? "MultiThreadBatchData, " + workers(1) : "");
+  for (std::size_t t : {1, 2})
+    add("  the same, reader only waits, " + workers(t), true,
+        flow_run([&data, t] { return batch_pipeline(data, t, false); }, o.epochs),
+        t > 1 ? "  the same, reader only waits, " + workers(1) : "");
   for (std::size_t t : {1, 2})
     add("MultiThreadMapData, " + workers(t), true, flow_run([&data, t] { return map_pipeline(data, t); }, o.epochs),
-        t > 1 ? static_cast<int>(rows.size()) - 1 : -1);
+        t > 1 ? "MultiThreadMapData, " + workers(1) : "");
+  const auto copies = [](std::size_t t) { return "MultiThreadRunner, " + std::to_string(t) + (t > 1 ? " copies" : " copy"); };
   for (std::size_t t : {1, 2})
-    add("MultiThreadRunner, " + std::to_string(t) + (t > 1 ? " copies" : " copy"), t == 1,
-        flow_run([&data, t] { return runner_pipeline(data, t); }, o.epochs), t > 1 ? static_cast<int>(rows.size()) - 1 : -1);
+    add(copies(t), t == 1, flow_run([&data, t] { return runner_pipeline(data, t); }, o.epochs), t > 1 ? copies(1) : "");
   measure(rows, o.repeats);
   print_table(rows, o, data->size(), load);
   return 0;

@@ -154,6 +154,12 @@ std::optional<Datapoint> MultiThreadBatchData::on_next() {
       // A batch that is ready is taken at once; a reader that has to sleep is woken as
       // reader_can_go_on() says.
       if (!error_ && !epoch_done() && ready_slot() == slots_.end()) {
+        if (options_.reader_helps && can_take()) {
+          lock.unlock();
+          Run run;
+          if (take_run(run, helped_, false) == Taken::run && !helped_.empty()) do_run(run, helped_);
+          continue;
+        }
         reader_waits_ = true;
         reader_cv_.wait(lock, [&] { return reader_can_go_on(); });
         reader_waits_ = false;
@@ -206,37 +212,40 @@ void MultiThreadBatchData::worker_loop() {
   taken.reserve(kRun);
   while (true) {
     Run run;
-    if (!take_run(run, taken)) return;
-    if (taken.empty()) continue;
-    std::size_t kept = 0;
-    std::exception_ptr error;
-    try {
-      for (std::size_t i = 0; i < taken.size(); ++i) {
-        Rng rng(options_.seed, run.first + i);
-        // Mapped, copied into its row and freed at once, while its bytes are in cache.
-        const std::optional<Datapoint> mapped = func_(std::move(taken[i]), rng);
-        if (!mapped) continue;
-        write_row(*run.slot, run.row + i, *mapped);
-        ++kept;
-      }
-    } catch (...) {
-      error = std::current_exception();
-    }
-    taken.clear();
-    complete_run(run, kept, std::move(error));
+    if (take_run(run, taken, true) == Taken::stop) return;
+    if (!taken.empty()) do_run(run, taken);
   }
 }
 
-// Waits until a run may be taken, then takes it: up to kRun datapoints of one batch.
-// Returns false when the flow is being destroyed; `taken` may come back empty (the
-// epoch ended or failed).
-bool MultiThreadBatchData::take_run(Run& run, std::vector<Datapoint>& taken) {
+void MultiThreadBatchData::do_run(Run& run, std::vector<Datapoint>& taken) {
+  std::size_t kept = 0;
+  std::exception_ptr error;
+  try {
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      Rng rng(options_.seed, run.first + i);
+      // Mapped, copied into its row and freed at once, while its bytes are in cache.
+      const std::optional<Datapoint> mapped = func_(std::move(taken[i]), rng);
+      if (!mapped) continue;
+      write_row(*run.slot, run.row + i, *mapped);
+      ++kept;
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  taken.clear();
+  complete_run(run, kept, std::move(error));
+}
+
+// Takes a run, up to kRun datapoints of one batch: at once, or none; with `wait`, once
+// one may be taken. Returns stop when the flow is being destroyed. A run taken may come
+// back with `taken` empty (the epoch ended or failed).
+MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector<Datapoint>& taken, bool wait) {
   std::unique_lock<std::mutex> source;
   std::size_t want = 0;
   while (true) {
     source = lock_soon(source_mutex_);
     std::unique_lock lock = lock_soon(mutex_);
-    if (stop_) return false;
+    if (stop_) return Taken::stop;
     if (can_take()) {
       run.first = next_index_;
       run.generation = generation_;
@@ -251,6 +260,7 @@ bool MultiThreadBatchData::take_run(Run& run, std::vector<Datapoint>& taken) {
       break;
     }
     source.unlock();  // start_epoch() may need it
+    if (!wait) return Taken::none;
     ++workers_waiting_;
     workers_cv_.wait(lock, [&] { return stop_ || can_take(); });
     --workers_waiting_;
@@ -271,7 +281,7 @@ bool MultiThreadBatchData::take_run(Run& run, std::vector<Datapoint>& taken) {
   }
   if (error) taken.clear();
   run.count = taken.size();
-  if (!exhausted && !error) return true;
+  if (!exhausted && !error) return Taken::run;
   // The generation cannot have changed: start_epoch() waits for source_mutex_.
   std::unique_lock lock = lock_soon(mutex_);
   next_index_ -= want - taken.size();
@@ -292,7 +302,7 @@ bool MultiThreadBatchData::take_run(Run& run, std::vector<Datapoint>& taken) {
   lock.unlock();
   source.unlock();
   if (wake) reader_cv_.notify_one();
-  return true;
+  return Taken::run;
 }
 
 void MultiThreadBatchData::write_row(Slot& slot, std::size_t row, const Datapoint& dp) const {

@@ -18,6 +18,12 @@
 // fills batches up from the next ones (copying rows), so that every batch but an epoch's
 // last has batch_size rows.
 //
+// A reader that finds no batch ready maps datapoints itself, as one more worker, rather
+// than sleeping (reader_helps): its thread is blocked in next() anyway, and waking a
+// sleeping thread costs more than a few datapoints. It stops helping after the run in
+// hand, so its own batch waits at most a few datapoints' work. Batches are the same
+// whoever mapped them.
+//
 // At most `buffer_batches` batches are taken from the flow and not yet yielded: a reader
 // that stops reading leaves the workers waiting. Epochs are exact. An exception thrown by
 // the function or the wrapped flow is rethrown, unchanged, by the next next() (and every
@@ -46,6 +52,8 @@ struct MultiThreadBatchOptions {
   // the slack that lets workers run ahead of a reader that pauses.
   std::size_t buffer_batches = 4;
   std::uint64_t seed = 0;  // for RandomMapFunction
+  // The reader maps datapoints while no batch is ready (see above); false: it sleeps.
+  bool reader_helps = true;
 };
 
 class MultiThreadBatchData : public DataFlow {
@@ -76,8 +84,12 @@ class MultiThreadBatchData : public DataFlow {
     std::shared_ptr<Slot> slot;  // the batch's
   };
 
+  enum class Taken { run, none, stop };
   void worker_loop();
-  bool take_run(Run& run, std::vector<Datapoint>& taken);
+  // Takes up to kRun datapoints of one batch; with `wait`, waits until it may.
+  Taken take_run(Run& run, std::vector<Datapoint>& taken, bool wait);
+  // Maps and writes the datapoints of a run, then completes it.
+  void do_run(Run& run, std::vector<Datapoint>& taken);
   void write_row(Slot& slot, std::size_t row, const Datapoint& dp) const;
   void complete_run(Run& run, std::size_t kept, std::exception_ptr error);
   // Guarded by mutex_:
@@ -117,6 +129,7 @@ class MultiThreadBatchData : public DataFlow {
   BatchStacker stacker_;
   std::shared_ptr<Slot> pending_;
   std::size_t pending_row_ = 0, pending_rows_ = 0;
+  std::vector<Datapoint> helped_;  // the datapoints of the reader's run, when it helps
 
   std::vector<std::thread> threads_;  // last: joined in the destructor before the rest goes
 };

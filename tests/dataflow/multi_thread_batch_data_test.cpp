@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -54,14 +56,20 @@ TEST(MultiThreadBatchData, OrderedGivesBatchDataOverMultiThreadMapDataForAnyThre
   for (bool drop : {false, true})
     for (bool remainder : {false, true})
       for (std::size_t batch : {1, 3, 16})
-        for (std::size_t threads : {1, 2, 4}) {
-          MultiThreadBatchData df(range_flow(100), batch, pair_with_draw(drop),
-                                  {.num_threads = threads, .remainder = remainder, .buffer_batches = 3, .seed = 9});
-          df.reset_state();
-          // Three epochs: datapoint k counts on across them, so each draws other numbers.
-          EXPECT_EQ(read_batches(df, 3), reference_batches(100, batch, remainder, drop, 9, 3))
-              << "drop " << drop << ", remainder " << remainder << ", batch " << batch << ", " << threads << " threads";
-        }
+        for (std::size_t threads : {1, 2, 4})
+          for (bool helps : {true, false}) {
+            MultiThreadBatchData df(range_flow(100), batch, pair_with_draw(drop),
+                                    {.num_threads = threads,
+                                     .remainder = remainder,
+                                     .buffer_batches = 3,
+                                     .seed = 9,
+                                     .reader_helps = helps});
+            df.reset_state();
+            // Three epochs: datapoint k counts on across them, so each draws other numbers.
+            EXPECT_EQ(read_batches(df, 3), reference_batches(100, batch, remainder, drop, 9, 3))
+                << "drop " << drop << ", remainder " << remainder << ", batch " << batch << ", " << threads
+                << " threads, reader helps " << helps;
+          }
 }
 
 TEST(MultiThreadBatchData, UnorderedGivesTheSameDatapointsInFullBatches) {
@@ -175,6 +183,79 @@ TEST(MultiThreadBatchData, ASourceExceptionReachesTheReader) {
       },
       ErrorCode::bad_data);
   EXPECT_EQ(message, "source broke at 13");
+}
+
+// The worker's function blocks until the reader's thread has mapped a datapoint (or,
+// once, 300 ms pass), so that a reader that helps must map some itself.
+struct WorkerWaitsForReader {
+  std::thread::id reader = std::this_thread::get_id();
+  std::mutex mutex;
+  std::condition_variable cv;
+  int by_reader = 0;
+  bool timed_out = false;
+
+  bool on_reader() const { return std::this_thread::get_id() == reader; }
+  void reader_mapped() {
+    {
+      std::lock_guard lock(mutex);
+      ++by_reader;
+    }
+    cv.notify_all();
+  }
+  void worker_waits() {
+    std::unique_lock lock(mutex);
+    if (!timed_out && !cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return by_reader > 0; }))
+      timed_out = true;
+  }
+};
+
+TEST(MultiThreadBatchData, AReaderWithNoBatchReadyMapsDatapointsItselfUnlessTold) {
+  for (bool helps : {true, false}) {
+    WorkerWaitsForReader w;
+    MultiThreadBatchData df(
+        range_flow(64), 8,
+        [&w](Datapoint dp) -> std::optional<Datapoint> {
+          if (w.on_reader()) w.reader_mapped();
+          else w.worker_waits();
+          return dp;
+        },
+        {.num_threads = 1, .buffer_batches = 2, .reader_helps = helps});
+    df.reset_state();
+    std::vector<int> values;
+    for (const Datapoint& batch : df.epoch())
+      for (std::int32_t v : batch[0].data<std::int32_t>()) values.push_back(v);
+    EXPECT_EQ(values, iota_values(64)) << "reader helps " << helps;
+    std::lock_guard lock(w.mutex);
+    if (helps) {
+      EXPECT_GT(w.by_reader, 0);
+      EXPECT_FALSE(w.timed_out);
+    } else {
+      EXPECT_EQ(w.by_reader, 0);
+    }
+  }
+}
+
+TEST(MultiThreadBatchData, AnExceptionInTheReadersOwnMappingReachesIt) {
+  WorkerWaitsForReader w;
+  MultiThreadBatchData df(
+      range_flow(64), 8,
+      [&w](Datapoint dp) -> std::optional<Datapoint> {
+        if (!w.on_reader()) {
+          w.worker_waits();
+          return dp;
+        }
+        w.reader_mapped();
+        throw std::runtime_error("failed on the reader's thread");
+      },
+      {.num_threads = 1, .buffer_batches = 2});
+  df.reset_state();
+  try {
+    while (df.next()) {
+    }
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "failed on the reader's thread");
+  }
 }
 
 TEST(MultiThreadBatchData, ShapeMismatchesNameTheComponent) {
