@@ -93,7 +93,7 @@ void MpiSession::wait(Pending& pending, std::string_view what) {
       throw Error(ErrorCode::io,
                   fmt::format("rank {} of {}: MPI collective on {} did not complete within {:g} s "
                               "(VKPACK_MPI_TIMEOUT): another rank died, hangs, or stopped calling collectives "
-                              "(a different number of steps, or training stopped on one rank only); the MPI job "
+                              "(a different number of steps, or a loop of its own that ended on one rank only); the MPI job "
                               "cannot go on",
                               rank_, size_, what, timeout_));
     }

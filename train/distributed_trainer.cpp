@@ -56,6 +56,16 @@ void DistributedTrainer::run_step() {
   MultiDeviceTrainer::run_step();
 }
 
+std::string DistributedTrainer::agree_to_stop(bool requested) {
+  // The highest rank that asked, plus one; 0: none did.
+  std::array<std::int64_t, 1> asked{requested ? mpi_.rank() + 1 : 0};
+  what_.clear();
+  fmt::format_to(std::back_inserter(what_), "the stop check after global step {}", global_step());
+  mpi_.allreduce_max(asked, what_);
+  if (asked[0] == 0) return "";
+  return fmt::format("rank {} stopped training", asked[0] - 1);
+}
+
 void DistributedTrainer::check_agreement() {
   towers::Towers& t = towers();
   std::int64_t elements = 0;

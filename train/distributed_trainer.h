@@ -28,6 +28,9 @@
 // Callbacks see rank 0's tower 0 (summaries are rank 0's); samples_per_step() counts
 // every rank, last_cost() is the mean over every rank.
 //
+// A StopTraining on any rank (a chief-only callback's, say) stops every rank after the
+// same step: the ranks agree on it with one small collective after every step and epoch.
+//
 // Faults: a collective that does not complete within the session's timeout
 // (VKPACK_MPI_TIMEOUT) throws Error; the program should then end the job
 // (MpiSession::abort, or let the session's destructor do it), see mpi_reduce.h.
@@ -56,6 +59,8 @@ class DistributedTrainer : public MultiDeviceTrainer {
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
   void run_step() override;
+  bool stops_together() const override { return true; }
+  std::string agree_to_stop(bool requested) override;
 
   bool is_chief() const override { return mpi_.rank() == 0; }
   const std::string& logger_dir() const override;

@@ -89,7 +89,9 @@ void Trainer::train(TrainOptions options) {
   std::exception_ptr failure;
   try {
     setup(options);
-    for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_train();
+    stop_reason_.clear();
+    each_callback([](callbacks::Callback& cb) { cb.before_train(); });
+    check_stop();
     run_epochs();
   } catch (const callbacks::StopTraining& stop) {
     log_info("training stops: {}", stop.what());
@@ -108,9 +110,9 @@ void Trainer::train(TrainOptions options) {
 
 void Trainer::run_epochs() {
   for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
-    for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_epoch();
+    each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });
     for (local_step_ = 0; local_step_ < steps_per_epoch_; ++local_step_) {
-      for (const callbacks::CallbackPtr& cb : callbacks_) cb->before_run();
+      each_callback([](callbacks::Callback& cb) { cb.before_run(); });
       session().set_global_step(static_cast<std::uint64_t>(global_step_));
       delivered_ = false;
       run_step();
@@ -120,13 +122,37 @@ void Trainer::run_epochs() {
                                                    "run_hooked()");
         deliver_fetched({});
       }
-      for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_step();
+      each_callback([](callbacks::Callback& cb) { cb.trigger_step(); });
+      check_stop();
     }
     sync_state();
-    for (const callbacks::CallbackPtr& cb : callbacks_) cb->after_epoch();
-    for (const callbacks::CallbackPtr& cb : callbacks_) cb->trigger_epoch();
+    each_callback([](callbacks::Callback& cb) { cb.after_epoch(); });
+    each_callback([](callbacks::Callback& cb) { cb.trigger_epoch(); });
+    check_stop();
   }
   --epoch_num_;
+}
+
+template <class Hook>
+void Trainer::each_callback(Hook&& hook) {
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    if (!stops_together()) {
+      hook(*cb);
+      continue;
+    }
+    try {
+      hook(*cb);
+    } catch (const callbacks::StopTraining& stop) {  // the others still run: every process runs the same hooks
+      if (stop_reason_.empty()) stop_reason_ = stop.what();
+    }
+  }
+}
+
+void Trainer::check_stop() {
+  if (!stops_together()) return;
+  const bool requested = !stop_reason_.empty();
+  std::string reason = agree_to_stop(requested);
+  if (!reason.empty()) throw callbacks::StopTraining(requested ? stop_reason_ : std::move(reason));
 }
 
 void Trainer::run_after_train(std::exception_ptr failure) {
@@ -167,11 +193,12 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
   // the step counter is the first callback.
   ++global_step_;
   std::size_t at = 0;
-  for (const callbacks::CallbackPtr& cb : callbacks_) {
-    const std::size_t n = cb->fetches().size();
-    cb->after_run(values.subspan(at, n));
+  each_callback([&](callbacks::Callback& cb) {
+    const std::size_t n = cb.fetches().size();
+    const std::size_t first = at;
     at += n;
-  }
+    cb.after_run(values.subspan(first, n));
+  });
   delivered_ = true;
 }
 

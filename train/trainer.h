@@ -86,6 +86,13 @@ class Trainer : public callbacks::TrainerView {
   const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
   // Hands this step's values of hooked_fetches() to the callbacks' after_run.
   void deliver_fetched(std::span<const Array> values);
+  // Several processes that train together (DistributedTrainer) must stop at the same
+  // step, or the others wait in a collective for the one that left. With
+  // stops_together(), a StopTraining from a callback is noted, the step's other hooks
+  // still run, and at the end of the step (or epoch, or before_train) agree_to_stop()
+  // says whether any process asked: the reason to stop, empty to go on.
+  virtual bool stops_together() const { return false; }
+  virtual std::string agree_to_stop(bool requested) { return requested ? "stop requested" : ""; }
   void set_step_result(std::int64_t samples, double cost) {
     samples_per_step_ = samples;
     last_cost_ = cost;
@@ -97,6 +104,12 @@ class Trainer : public callbacks::TrainerView {
   void setup(TrainOptions& options);
   void run_epochs();
   void run_after_train(std::exception_ptr failure);
+  // Runs `hook` on every callback, in order; with stops_together(), a StopTraining is
+  // noted in stop_reason_ and the other callbacks still run.
+  template <class Hook>
+  void each_callback(Hook&& hook);
+  // With stops_together(): throws StopTraining when any process asked to stop.
+  void check_stop();
   graph::Program& step_program(const std::vector<Array>& batch);
 
   vk::Device* device_;
@@ -119,6 +132,7 @@ class Trainer : public callbacks::TrainerView {
   int epoch_num_ = 0, starting_epoch_ = 1, max_epoch_ = 0;
   double last_cost_ = 0;
   std::string logger_dir_;
+  std::string stop_reason_;  // a StopTraining noted this step (stops_together())
 };
 
 }  // namespace vkp::train

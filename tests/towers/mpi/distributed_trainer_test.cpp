@@ -2,7 +2,7 @@
 // processes of one tower each end where one process of two towers ends when rank r is fed
 // the batches tower r is fed; unequal batches are weighted by size; only rank 0 writes
 // logs, statistics and checkpoints; rank 0's hyperparameters reach every rank; ranks that
-// disagree are refused on both.
+// disagree are refused on both; a StopTraining on one rank stops both after one step.
 //
 // With --fault=exit|hang the program is the fault drill instead (fault_test.cmake): rank 1
 // leaves (std::_Exit) or hangs at global step 5, and rank 0 must fail with a clear error
@@ -192,6 +192,36 @@ TEST(DistributedTrainer, RefusesRanksThatDisagreeOnEveryRank) {
     EXPECT_NE(std::string(e.what()).find("disagree on the max epoch (from 2 to 3"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(mpi().failed());
+}
+
+TEST(DistributedTrainer, AStopOnOneRankStopsEveryRankAfterTheSameStep) {
+  // 3 epochs of 4 steps. Where one rank alone throws StopTraining, and the global step
+  // at which both must then have stopped: the step in which it asked is completed.
+  struct Case {
+    int rank;
+    const char* hook;
+    std::int64_t at, stopped;
+  };
+  for (const Case c : {Case{1, "trigger_step", 3, 3}, Case{0, "before_run", 5, 6}, Case{1, "trigger_epoch", 8, 8}}) {
+    const std::string what = std::string("rank ") + std::to_string(c.rank) + " stops in " + c.hook;
+    train::TrainConfig config = config_on(tiny_batches(4, 16, 19 + static_cast<std::uint64_t>(mpi().rank())), 4, 3);
+    auto stop = std::make_shared<Hooks>();
+    const auto ask = [&, c](callbacks::TrainerView& t) {
+      if (mpi().rank() == c.rank && t.global_step() == c.at) throw callbacks::StopTraining("enough");
+    };
+    if (std::string(c.hook) == "trigger_step") stop->trigger_step = ask;
+    if (std::string(c.hook) == "before_run") stop->before_run = ask;
+    if (std::string(c.hook) == "trigger_epoch") stop->trigger_epoch = ask;
+    bool after_train = false;
+    stop->after_train = [&](callbacks::TrainerView&) { after_train = true; };
+    config.callbacks.push_back(stop);
+    train::DistributedTrainer trainer(mpi(), instance(), {device_index()}, kSeed, device_options());
+    EXPECT_NO_THROW(train::launch_train_with_config(std::move(config), trainer)) << what;
+    EXPECT_EQ(trainer.global_step(), c.stopped) << what << ", on rank " << mpi().rank();
+    EXPECT_TRUE(after_train) << what;
+    EXPECT_FALSE(mpi().failed()) << what;
+    expect_same_as_chief(trainer);
+  }
 }
 
 // Rank 1 leaves or hangs after global step 5; rank 0 reports how it failed and how long
