@@ -184,25 +184,6 @@ TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
   std::filesystem::remove_all(dir);
 }
 
-// Adam: its slots and its bias correction, which counts steps, must both survive.
-class TinyAdamModel : public TinyModel {
- public:
-  graph::Optimizer optimizer(graph::Graph& g) override { return graph::adam(g, 0.01f); }
-};
-
-class CrashAt : public callbacks::Callback {
- public:
-  explicit CrashAt(std::int64_t step) : step_(step) {}
-
- protected:
-  void on_trigger_step() override {
-    if (trainer().global_step() == step_) throw Error(ErrorCode::device_lost, "simulated crash");
-  }
-
- private:
-  std::int64_t step_;
-};
-
 TEST(MultiDeviceTrainer, HostMasterCrashedAndResumedRunEqualsAnUninterruptedOne) {
   // As resume_test.cpp with SimpleTrainer: the restore writes tower 0, from which the
   // master is loaded at the first step.

@@ -24,25 +24,6 @@
 namespace vkp::test {
 namespace {
 
-// Adam: its slots and its bias correction, which counts steps, must both survive.
-class TinyAdamModel : public TinyModel {
- public:
-  graph::Optimizer optimizer(graph::Graph& g) override { return graph::adam(g, 0.01f); }
-};
-
-class CrashAt : public callbacks::Callback {
- public:
-  explicit CrashAt(std::int64_t step) : step_(step) {}
-
- protected:
-  void on_trigger_step() override {
-    if (trainer().global_step() == step_) throw Error(ErrorCode::device_lost, "simulated crash");
-  }
-
- private:
-  std::int64_t step_;
-};
-
 train::TrainConfig config_for(const std::string& dir, int epochs, std::vector<callbacks::CallbackPtr> extra = {}) {
   train::TrainConfig config = tiny_config(3, epochs);
   config.model = std::make_shared<TinyAdamModel>();

@@ -5,10 +5,12 @@
 #include <filesystem>
 
 #include "vkpack/callbacks/summary.h"
+#include "vkpack/core/error.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/dataflow/data_from_list.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/optimizer.h"
 
 namespace vkp::test {
 
@@ -51,6 +53,12 @@ std::vector<dataflow::Datapoint> tiny_batches(std::size_t count, std::int64_t ba
 
 dataflow::DataFlowPtr tiny_flow(std::size_t count, std::int64_t batch, std::uint64_t seed) {
   return std::make_unique<dataflow::DataFromList>(tiny_batches(count, batch, seed), /*shuffle=*/false);
+}
+
+graph::Optimizer TinyAdamModel::optimizer(graph::Graph& g) { return graph::adam(g, 0.01f); }
+
+void CrashAt::on_trigger_step() {
+  if (trainer().global_step() == step_) throw Error(ErrorCode::device_lost, "simulated crash");
 }
 
 train::TrainConfig tiny_config(std::size_t count, int epochs) {

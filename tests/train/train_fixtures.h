@@ -26,6 +26,25 @@ class TinyModel : public train::ModelDesc {
   float lr_;
 };
 
+// The tiny model trained with Adam: for resume tests, where its slots and its bias
+// correction, which counts steps, must both survive.
+class TinyAdamModel : public TinyModel {
+ public:
+  graph::Optimizer optimizer(graph::Graph& g) override;
+};
+
+// Fails the run (Error device_lost, "simulated crash") in trigger_step at global step `step`.
+class CrashAt : public callbacks::Callback {
+ public:
+  explicit CrashAt(std::int64_t step) : step_(step) {}
+
+ protected:
+  void on_trigger_step() override;
+
+ private:
+  std::int64_t step_;
+};
+
 // `count` batches of `batch` datapoints {x f32 [batch, 6], label i32 [batch]}, three
 // classes around fixed centres, reproducible from `seed`.
 std::vector<dataflow::Datapoint> tiny_batches(std::size_t count, std::int64_t batch = 16, std::uint64_t seed = 1);
