@@ -94,15 +94,6 @@ std::unique_ptr<train::SyncMultiDeviceTrainerParameterServer> parameter_server(
       instance(), std::vector<int>{device_index(), device_index()}, 3, device_options(), options);
 }
 
-std::map<std::string, Array> all_variables(train::Trainer& t) {
-  std::map<std::string, Array> out;
-  for (const graph::Tensor& v : t.graph().variables()) {
-    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
-    out.emplace(name, t.session().variable(name));
-  }
-  return out;
-}
-
 // Bitwise with tolerance 0, else every element within it.
 void expect_same_variables(const std::map<std::string, Array>& got, const std::map<std::string, Array>& want,
                            const std::string& what, float tolerance = 0) {

@@ -37,15 +37,6 @@ train::TrainConfig config_for(const std::string& dir, int epochs, std::vector<ca
   return config;
 }
 
-std::map<std::string, Array> all_variables(train::Trainer& t) {
-  std::map<std::string, Array> out;
-  for (const graph::Tensor& v : t.graph().variables()) {
-    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
-    out.emplace(name, t.session().variable(name));
-  }
-  return out;
-}
-
 TEST(Resume, CrashedAndResumedRunEqualsAnUninterruptedOne) {
   const std::string a = temp_dir("resume-a"), b = temp_dir("resume-b");
   train::SimpleTrainer whole(device(), 11);

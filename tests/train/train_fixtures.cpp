@@ -11,6 +11,7 @@
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/variables.h"
 
 namespace vkp::test {
 
@@ -59,6 +60,15 @@ graph::Optimizer TinyAdamModel::optimizer(graph::Graph& g) { return graph::adam(
 
 void CrashAt::on_trigger_step() {
   if (trainer().global_step() == step_) throw Error(ErrorCode::device_lost, "simulated crash");
+}
+
+std::map<std::string, Array> all_variables(train::Trainer& t) {
+  std::map<std::string, Array> out;
+  for (const graph::Tensor& v : t.graph().variables()) {
+    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
+    out.emplace(name, t.session().variable(name));
+  }
+  return out;
 }
 
 train::TrainConfig tiny_config(std::size_t count, int epochs) {

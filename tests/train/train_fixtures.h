@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "vkpack/dataflow/dataflow.h"
 #include "vkpack/train/model_desc.h"
 #include "vkpack/train/train_config.h"
+#include "vkpack/train/trainer.h"
 
 namespace vkp::test {
 
@@ -44,6 +46,9 @@ class CrashAt : public callbacks::Callback {
  private:
   std::int64_t step_;
 };
+
+// Every variable of the trainer's graph (slots and moving averages too), by name.
+std::map<std::string, Array> all_variables(train::Trainer& t);
 
 // `count` batches of `batch` datapoints {x f32 [batch, 6], label i32 [batch]}, three
 // classes around fixed centres, reproducible from `seed`.
