@@ -7,7 +7,14 @@ namespace vkp::callbacks {
 Monitors::Monitors(std::vector<MonitorPtr> monitors) : monitors_(std::move(monitors)) {}
 
 void Monitors::on_setup_graph() {
+  latest_.clear();
+  history_.clear();
   for (const MonitorPtr& m : monitors_) m->setup(trainer());
+  // The first monitor that kept an earlier run's values gives them (they are the same).
+  for (const MonitorPtr& m : monitors_) {
+    m->restored_history(history_);
+    if (!history_.empty()) break;
+  }
 }
 
 void Monitors::put_scalar(const std::string& name, double value) {

@@ -23,6 +23,11 @@ class Monitor {
   virtual void process_scalar(const std::string& name, double value, std::int64_t step) = 0;
   // At the end of every epoch (after the epoch's scalars are in).
   virtual void trigger_epoch() {}
+  // After setup: what an earlier run that this one resumes recorded (JSONWriter: the
+  // stats.json entries it keeps), by scalar name, as (global step, value) in order.
+  virtual void restored_history(std::map<std::string, std::vector<std::pair<std::int64_t, double>>>& into) const {
+    (void)into;
+  }
   virtual void close() {}
 
  protected:
@@ -43,8 +48,10 @@ class Monitors : public Callback {
   // The latest value put under `name`; Error(not_found) naming it when none was.
   double get_latest(const std::string& name) const;
   bool has(const std::string& name) const { return latest_.count(name) > 0; }
-  // Every value put under `name`, in order, with its step.
+  // Every value put under `name`, in order, with its step; on a resumed run, after the
+  // values the earlier run recorded (restored_history), which get_latest() does not see.
   const std::vector<std::pair<std::int64_t, double>>& get_history(const std::string& name) const;
+  bool has_history(const std::string& name) const { return history_.count(name) > 0; }
 
  protected:
   void on_setup_graph() override;

@@ -1,5 +1,6 @@
 #include "vkpack/callbacks/saver.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include "vkpack/callbacks/checkpoint.h"
@@ -52,6 +53,15 @@ MinSaver::MinSaver(std::string stat, bool reverse, std::string filename, std::st
 }
 
 void MinSaver::on_setup_graph() { dir_ = directory_or_log(dir_, trainer(), reverse_ ? "MaxSaver" : "MinSaver"); }
+
+void MinSaver::on_before_train() {
+  best_.reset();
+  const Monitors& m = trainer().monitors();
+  if (!m.has_history(stat_) || !fs::exists(fs::path(dir_) / filename_)) return;
+  for (const auto& [step, value] : m.get_history(stat_))
+    if (!std::isnan(value) && (!best_ || (reverse_ ? value > *best_ : value < *best_))) best_ = value;
+  if (best_) log_info("{}: best {} of the resumed run: {}", reverse_ ? "MaxSaver" : "MinSaver", stat_, *best_);
+}
 
 void MinSaver::on_trigger() {
   Monitors& m = trainer().monitors();

@@ -31,11 +31,14 @@ class MinSaver : public Callback {
   // After every epoch, when `stat` (a monitored scalar) is the smallest so far (the
   // largest with `reverse`), copies the newest checkpoint to `filename` (default
   // min-<stat>.safetensors) in checkpoint_dir (default: the log directory). Put it after
-  // the ModelSaver and the callback that computes the statistic.
+  // the ModelSaver and the callback that computes the statistic. A resumed run starts
+  // from the best of the earlier run's values (Monitors history from stats.json) when
+  // its copy is still there, so a worse epoch after the resume does not replace it.
   explicit MinSaver(std::string stat, bool reverse = false, std::string filename = {}, std::string checkpoint_dir = {});
 
  protected:
   void on_setup_graph() override;
+  void on_before_train() override;
   void on_trigger() override;
 
  private:

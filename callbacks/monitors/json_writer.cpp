@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -77,6 +78,21 @@ void JSONWriter::load_existing(int starting_epoch) {
     if (entry["epoch_num"].get<std::int64_t>() < starting_epoch) entries_.push_back(entry.dump());
   log_info("Found existing JSON inside {}, will append to it (keeping {} of its {} epochs).",
            std::filesystem::path(path_).parent_path().string(), entries_.size(), stats.size());
+}
+
+void JSONWriter::restored_history(
+    std::map<std::string, std::vector<std::pair<std::int64_t, double>>>& into) const {
+  for (const std::string& text : entries_) {
+    const nlohmann::json entry = nlohmann::json::parse(text);
+    const std::int64_t step = entry.contains("global_step") && entry["global_step"].is_number_integer()
+                                  ? entry["global_step"].get<std::int64_t>()
+                                  : -1;
+    for (const auto& [name, value] : entry.items()) {
+      if (name == "epoch_num" || name == "global_step") continue;
+      if (value.is_number()) into[name].emplace_back(step, value.get<double>());
+      else if (value.is_null()) into[name].emplace_back(step, std::numeric_limits<double>::quiet_NaN());
+    }
+  }
 }
 
 void JSONWriter::back_up(const std::string& reason) {

@@ -13,7 +13,8 @@
 // Resume: when training starts at epoch > 1 and stats.json exists, its entries for the
 // epochs before the starting one are kept and the new epochs appended. An existing file
 // that is malformed, or that a run starting at epoch 1 would overwrite, is first renamed
-// to stats.json.<MMDD-HHMMSS> with a warning. Without a logger directory JSONWriter
+// to stats.json.<MMDD-HHMMSS> with a warning. The kept entries become the Monitors'
+// history (restored_history), which is how MinSaver/MaxSaver remember their best. Without a logger directory JSONWriter
 // warns once and writes nothing.
 #pragma once
 
@@ -32,6 +33,8 @@ class JSONWriter : public Monitor {
   void setup(TrainerView& trainer) override;
   void process_scalar(const std::string& name, double value, std::int64_t step) override;
   void trigger_epoch() override;
+  // The kept entries' scalars at their global_step (null as NaN).
+  void restored_history(std::map<std::string, std::vector<std::pair<std::int64_t, double>>>& into) const override;
 
   // <logger_dir>/stats.json; empty before setup and without a logger directory.
   const std::string& path() const { return path_; }

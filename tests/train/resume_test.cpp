@@ -1,7 +1,8 @@
 // A run that crashes and is resumed with AutoResumeTrainConfig ends bit for bit where an
 // uninterrupted run ends: variables, optimizer slots, moving averages, global step,
 // hyperparameters and dropout masks all come back; stats.json keeps the epochs before
-// the crash and appends the rest.
+// the crash and appends the rest, and they are the Monitors' history again, so a MaxSaver
+// keeps the earlier run's best.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
+#include "vkpack/callbacks/checkpoint.h"
 #include "vkpack/callbacks/monitors/json_writer.h"
 #include "vkpack/callbacks/param_setters.h"
 #include "vkpack/callbacks/saver.h"
@@ -75,6 +77,33 @@ TEST(Resume, CrashedAndResumedRunEqualsAnUninterruptedOne) {
   EXPECT_EQ(stats, whole_stats);
   std::filesystem::remove_all(a);
   std::filesystem::remove_all(b);
+}
+
+TEST(Resume, MaxSaverKeepsTheBestOfTheRunItResumes) {
+  // "score" by epoch: best at epoch 2, then worse. The run stops after epoch 2 and is
+  // resumed for epochs 3 and 4, whose scores must not replace epoch 2's checkpoint.
+  const std::vector<double> scores{0.5, 0.9, 0.7, 0.8};
+  const auto scored = [&](const std::string& dir, int epochs) {
+    auto score = std::make_shared<Hooks>();
+    score->trigger_epoch = [&](callbacks::TrainerView& t) {
+      t.monitors().put_scalar("score", scores[static_cast<std::size_t>(t.epoch_num() - 1)]);
+    };
+    return config_for(dir, epochs, {score, std::make_shared<callbacks::MinSaver>("score", /*reverse=*/true)});
+  };
+  const std::string dir = temp_dir("resume-max");
+  {
+    train::SimpleTrainer first(device(), 11);
+    train::launch_train_with_config(scored(dir, 2), first);
+  }
+  const std::string best = dir + "/max-score.safetensors";
+  EXPECT_EQ(callbacks::load_checkpoint(best).info.global_step, 6);
+  train::SimpleTrainer resumed(device(), 11);
+  train::launch_train_with_config(train::AutoResumeTrainConfig(scored(dir, 4)), resumed);
+  EXPECT_EQ(callbacks::load_checkpoint(best).info.global_step, 6) << "a worse epoch replaced the best checkpoint";
+  // The history holds the first run's epochs (from stats.json) and the resumed ones.
+  const std::vector<std::pair<std::int64_t, double>> history{{3, 0.5}, {6, 0.9}, {9, 0.7}, {12, 0.8}};
+  EXPECT_EQ(resumed.monitors().get_history("score"), history);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Resume, NothingToResumeLeavesTheConfigAlone) {
