@@ -61,12 +61,10 @@ StatMonitorParamSetter::StatMonitorParamSetter(std::string param, std::string st
       last_k_(last_k),
       reverse_(reverse) {}
 
-std::optional<float> StatMonitorParamSetter::value_to_set(int) {
-  const Monitors& m = trainer().monitors();
-  if (!m.has(stat_)) return std::nullopt;
-  const auto& history = m.get_history(stat_);
-  const int epoch = trainer().epoch_num();
-  if (static_cast<int>(history.size()) <= last_k_ || epoch - last_changed_ <= last_k_) return std::nullopt;
+bool StatMonitorParamSetter::plateaued(std::span<const std::pair<std::int64_t, double>> history,
+                                       int coming_epoch) const {
+  const auto k = static_cast<std::size_t>(last_k_);
+  if (history.size() <= k || coming_epoch - last_changed_ <= last_k_) return false;
   // Improvement of the last k values over the best before them.
   const auto split = history.end() - last_k_;
   double before = split[-1].second, recent = split->second;
@@ -75,8 +73,28 @@ std::optional<float> StatMonitorParamSetter::value_to_set(int) {
   for (auto it = split; it != history.end(); ++it)
     recent = reverse_ ? std::max(recent, it->second) : std::min(recent, it->second);
   const double gain = reverse_ ? recent - before : before - recent;
-  if (gain > threshold_) return std::nullopt;
-  last_changed_ = epoch;
+  return gain <= threshold_;
+}
+
+void StatMonitorParamSetter::on_before_train() {
+  // Replays the decisions an earlier run made at the start of each of its epochs, on the
+  // values it had then, for the epoch of its last change.
+  last_changed_ = -1;
+  const Monitors& m = trainer().monitors();
+  if (!m.has_history(stat_)) return;
+  const auto& history = m.get_history(stat_);
+  const std::int64_t steps = trainer().steps_per_epoch();
+  for (int epoch = 1; epoch < trainer().starting_epoch(); ++epoch) {
+    const std::int64_t last_step = static_cast<std::int64_t>(epoch - 1) * steps;
+    const auto end = std::find_if(history.begin(), history.end(), [&](const auto& v) { return v.first > last_step; });
+    if (plateaued({history.begin(), end}, epoch)) last_changed_ = epoch;
+  }
+}
+
+std::optional<float> StatMonitorParamSetter::value_to_set(int coming_epoch) {
+  const Monitors& m = trainer().monitors();
+  if (!m.has_history(stat_) || !plateaued(m.get_history(stat_), coming_epoch)) return std::nullopt;
+  last_changed_ = coming_epoch;
   log_info("{} has not improved by more than {} in {} epochs", stat_, threshold_, last_k_);
   return value_fn_(current());
 }

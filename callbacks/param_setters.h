@@ -1,15 +1,19 @@
 // Hyperparameter setters: set a hyperparameter of the session (Graph::hyperparameter,
 // e.g. "learning_rate") by epoch, by step, by a function or by a monitored statistic,
-// without re-recording anything (tensorpack's HyperParamSetter family). Every setter sets
-// its value at before_train too, so a resumed run continues its schedule where it was.
-// A setter whose value depends on the current one (HyperParamSetterWithFunc using it,
-// StatMonitorParamSetter) should come after the ModelSaver in the callback list: the
-// checkpoint then holds the value of the epoch it ends, and a resumed run applies the
-// next change once, as the uninterrupted run did.
+// without re-recording anything (tensorpack's HyperParamSetter family).
+//
+// A setter sets the value of an epoch when it begins (before_epoch), not when the one
+// before it ends (tensorpack's trigger_epoch): a checkpoint written at an epoch's end
+// then holds the value that epoch used, wherever the setter stands in the callback list,
+// and a resumed run makes the next change once, as the uninterrupted run did, also for
+// setters whose value depends on the current one (HyperParamSetterWithFunc,
+// StatMonitorParamSetter). Statistics put in an epoch's trigger_epoch are seen by the
+// setter at the next epoch's start whatever the order of the callbacks.
 #pragma once
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,15 +28,13 @@ class HyperParamSetter : public Callback {
   const std::string& param() const { return param_; }
 
  protected:
-  // The value for the coming epoch (the first one at before_train, the next one at an
-  // epoch's end), or nullopt to leave it as it is.
+  // The value for the coming epoch, asked when it begins, or nullopt to leave it as it is.
   virtual std::optional<float> value_to_set(int coming_epoch) = 0;
   // Sets value_to_set(coming_epoch) if it differs from the current value.
   void apply(int coming_epoch);
   float current() const;
 
-  void on_before_train() override { apply(trainer().starting_epoch()); }
-  void on_trigger_epoch() override { apply(trainer().epoch_num() + 1); }
+  void on_before_epoch() override { apply(trainer().epoch_num()); }
 
  private:
   std::string param_;
@@ -71,7 +73,10 @@ class HyperParamSetterWithFunc : public HyperParamSetter {
 
 // When the statistic `stat` has not improved (fallen, or risen with reverse) by more
 // than `threshold` over the last `last_k` epochs, sets value_fn(current): the classic
-// "reduce the learning rate on a plateau".
+// "reduce the learning rate on a plateau"; then waits last_k epochs before the next
+// change. A resumed run finds the earlier epochs' values in the Monitors' history
+// (stats.json) and replays its decisions on them, so it changes where the uninterrupted
+// run would have.
 class StatMonitorParamSetter : public HyperParamSetter {
  public:
   StatMonitorParamSetter(std::string param, std::string stat, std::function<float(float)> value_fn, double threshold,
@@ -79,15 +84,19 @@ class StatMonitorParamSetter : public HyperParamSetter {
 
  protected:
   std::optional<float> value_to_set(int coming_epoch) override;
-  void on_before_train() override {}
+  void on_before_train() override;
 
  private:
+  // Whether the last last_k_ of `history`'s values gained no more than threshold_ over
+  // the best before them, and no change was made in the last last_k_ epochs.
+  bool plateaued(std::span<const std::pair<std::int64_t, double>> history, int coming_epoch) const;
+
   std::string stat_;
   std::function<float(float)> value_fn_;
   double threshold_;
   int last_k_;
   bool reverse_;
-  std::int64_t last_changed_ = -1;  // epoch of the last change
+  std::int64_t last_changed_ = -1;  // the epoch that began with the last change
 };
 
 }  // namespace vkp::callbacks

@@ -106,6 +106,64 @@ TEST(Resume, MaxSaverKeepsTheBestOfTheRunItResumes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Resume, SettersThatDependOnTheCurrentValueResumeExactlyWhereverTheyStand) {
+  // 6 epochs of 3 steps; a crash in epoch 5 resumes from epoch 4's checkpoint. The
+  // plateau setter halves at the start of epochs 4 and 6 (last_k 1: epoch 5 waits), so the
+  // resumed run must know of epoch 4's change; the function setter halves every epoch.
+  const std::vector<double> stat{1.0, 0.5, 0.5, 0.5, 0.5, 0.5};
+  for (const bool plateau : {true, false})
+    for (const bool before_saver : {true, false}) {
+      const std::string what = std::string(plateau ? "StatMonitorParamSetter" : "HyperParamSetterWithFunc") +
+                               (before_saver ? " before" : " after") + " the ModelSaver";
+      const auto config = [&](const std::string& dir, std::vector<float>& lrs, std::int64_t crash_at) {
+        auto hooks = std::make_shared<Hooks>();
+        hooks->trigger_epoch = [&](callbacks::TrainerView& t) {
+          t.monitors().put_scalar("val", stat[static_cast<std::size_t>(t.epoch_num() - 1)]);
+        };
+        hooks->before_run = [&](callbacks::TrainerView& t) {
+          if (t.local_step() == 0) lrs.push_back(t.session().hyperparameter("learning_rate"));
+        };
+        callbacks::CallbackPtr setter;
+        if (plateau)
+          setter = std::make_shared<callbacks::StatMonitorParamSetter>("learning_rate", "val",
+                                                                       [](float v) { return v * 0.5f; }, 0.01, 1);
+        else
+          setter = std::make_shared<callbacks::HyperParamSetterWithFunc>("learning_rate",
+                                                                         [](int, float v) { return v * 0.5f; });
+        train::TrainConfig c = config_for(dir, 6);
+        c.callbacks = {std::make_shared<callbacks::ModelSaver>(3)};
+        c.callbacks.insert(before_saver ? c.callbacks.begin() : c.callbacks.end(), setter);
+        c.callbacks.push_back(hooks);
+        if (crash_at > 0) c.callbacks.push_back(std::make_shared<CrashAt>(crash_at));
+        return c;
+      };
+      const std::string a = temp_dir("resume-set-a"), b = temp_dir("resume-set-b");
+      std::vector<float> whole_lrs, first_lrs, resumed_lrs;
+      train::SimpleTrainer whole(device(), 11);
+      train::launch_train_with_config(config(a, whole_lrs, 0), whole);
+      {
+        train::SimpleTrainer first(device(), 11);
+        EXPECT_THROW(train::launch_train_with_config(config(b, first_lrs, 13), first), Error) << what;
+      }
+      train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config(b, resumed_lrs, 0));
+      ASSERT_EQ(resumed_config.starting_epoch, 5) << what;
+      train::SimpleTrainer resumed(device(), 11);
+      train::launch_train_with_config(std::move(resumed_config), resumed);
+
+      ASSERT_EQ(whole_lrs.size(), 6u) << what;
+      if (plateau)
+        EXPECT_EQ(whole_lrs, (std::vector<float>{0.01f, 0.01f, 0.01f, 0.005f, 0.005f, 0.0025f})) << what;
+      else
+        EXPECT_EQ(whole_lrs, (std::vector<float>{0.005f, 0.0025f, 0.00125f, 0.000625f, 0.0003125f, 0.00015625f})) << what;
+      EXPECT_EQ(resumed_lrs, std::vector<float>(whole_lrs.begin() + 4, whole_lrs.end())) << what;
+      const auto expected = all_variables(whole), got = all_variables(resumed);
+      for (const auto& [name, value] : expected)
+        EXPECT_EQ(0, std::memcmp(value.bytes().data(), got.at(name).bytes().data(), value.nbytes())) << what << ": " << name;
+      std::filesystem::remove_all(a);
+      std::filesystem::remove_all(b);
+    }
+}
+
 TEST(Resume, NothingToResumeLeavesTheConfigAlone) {
   const std::string dir = temp_dir("resume-none");
   const train::TrainConfig c = train::AutoResumeTrainConfig(config_for(dir, 4));
