@@ -1,18 +1,21 @@
 #version 450
 // pool: max or average over windows of NHWC images. kMode 0: max; 1: average over the
 // window's positions inside the image (padding not counted, as TensorFlow).
-// kGrad: the gradient instead, dx from x and dy: one invocation per input item gathers
-// over the windows that cover it, in a fixed order (deterministic). For max the
-// gradient goes to the first maximum of each window in scan order.
+// kGrad 1: the gradient instead, dx from x and dy: one invocation per input item gathers
+// over the windows that cover it, in a fixed order (deterministic). kGrad 2: the same
+// gradient where the windows tile the input exactly (stride = window, no padding, no
+// remainder): one invocation per window finds its maximum once and writes every item of
+// the window, bit for bit what kGrad 1 writes. For max the gradient goes to the first
+// maximum of each window in scan order.
 // An invocation takes kWidth channels of one pixel: 4 (vec4s) when c % 4 == 0.
-// Push constants mirror vkp::vk::PoolPush. Launch: 1-D over the output (forward) or the
-// input (gradient) items.
+// Push constants mirror vkp::vk::PoolPush. Launch: 1-D over the output (forward, tiled
+// gradient) or the input (gathered gradient) items.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kMode = 0;
-layout(constant_id = 1) const bool kGrad = false;
+layout(constant_id = 1) const uint kGrad = 0;  // 0: forward; 1: gradient, gathered; 2: gradient, tiled
 layout(constant_id = 2) const uint kWidth = 1;  // 1 or 4
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
@@ -109,12 +112,34 @@ void backward(uint element) {
   store(element, sum);
 }
 
+void tiled_backward(uint element) {
+  const uint ch = element % p.c, ox = (element / p.c) % p.ow, oy = (element / (p.c * p.ow)) % p.oh;
+  const uint b = element / (p.c * p.ow * p.oh);
+  int y0, y1, x0, x1;
+  window(oy, ox, y0, y1, x0, x1);
+  const vec4 g = load_dy(element);
+  // 0 + g as the gathered sum has it (so that -0 comes out +0 alike).
+  if (kMode == 0) {
+    vec4 best;
+    const uvec4 where = argmax(b, ch, y0, y1, x0, x1, best);
+    for (int y = y0; y < y1; ++y)
+      for (int xx = x0; xx < x1; ++xx)
+        store(at(b, uint(y), uint(xx), ch), vec4(0.0) + mix(vec4(0.0), g, equal(where, uvec4(uint(y) * p.w + uint(xx)))));
+  } else {
+    const vec4 share = vec4(0.0) + g / float((y1 - y0) * (x1 - x0));
+    for (int y = y0; y < y1; ++y)
+      for (int xx = x0; xx < x1; ++xx) store(at(b, uint(y), uint(xx), ch), share);
+  }
+}
+
 void main() {
   const uint item = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-  const uint elements = kGrad ? p.n * p.h * p.w * p.c : p.n * p.oh * p.ow * p.c;
+  const uint elements = kGrad == 1 ? p.n * p.h * p.w * p.c : p.n * p.oh * p.ow * p.c;
   if (item * kWidth >= elements) return;
-  if (kGrad)
+  if (kGrad == 0)
+    forward(item * kWidth);
+  else if (kGrad == 1)
     backward(item * kWidth);
   else
-    forward(item * kWidth);
+    tiled_backward(item * kWidth);
 }

@@ -17,6 +17,12 @@ std::uint32_t width_of(const PoolPush& g, std::initializer_list<BufferSlice> sli
   return g.c % 4 == 0 ? 4 : 1;
 }
 
+// Whether the windows tile the input: every input item in exactly one window.
+bool windows_tile(const PoolPush& g) {
+  return g.stride_h == g.kh && g.stride_w == g.kw && g.pad_top == 0 && g.pad_left == 0 && g.h == g.oh * g.kh &&
+         g.w == g.ow * g.kw;
+}
+
 }  // namespace
 
 void pool(Recording& recording, PoolMode mode, const PoolPush& geometry, const BufferSlice& x, const BufferSlice& y) {
@@ -36,9 +42,13 @@ void pool_grad(Recording& recording, PoolMode mode, const PoolPush& geometry, co
   require_elements(dx, input_elements(geometry), "pool_grad", "dx");
   Device& device = recording.device();
   const std::uint32_t width = width_of(geometry, {x, dy, dx});
-  const Kernel& kernel = device.kernel(shaders::pool, {{0, static_cast<std::uint32_t>(mode)}, {1, 1}, {2, width}});
-  recording.dispatch(kernel, {x, dy, dx}, geometry, grid_1d((input_elements(geometry) / width + 63) / 64, device),
-                     "pool_grad");
+  // Tiling windows: one invocation per window, which finds its maximum once, instead of
+  // one per input item, which finds the maximum of every window that covers it.
+  const bool tiled = windows_tile(geometry);
+  const Kernel& kernel =
+      device.kernel(shaders::pool, {{0, static_cast<std::uint32_t>(mode)}, {1, tiled ? 2u : 1u}, {2, width}});
+  const std::uint64_t items = tiled ? output_elements(geometry) : input_elements(geometry);
+  recording.dispatch(kernel, {x, dy, dx}, geometry, grid_1d((items / width + 63) / 64, device), "pool_grad");
 }
 
 }  // namespace vkp::vk

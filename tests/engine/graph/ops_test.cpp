@@ -183,6 +183,16 @@ TEST(Ops, Pooling) {
   check_op({.name = "avg_pool 4 channels",
             .inputs = {f32({1, 7, 5, 4})},
             .build = [](Inputs& in) { return avg_pool(in[0], {2, 3}, {1, 2}); }});
+  // Windows that tile the input exactly: the gradient goes per window (kGrad 2).
+  check_op({.name = "max_pool tiling",
+            .inputs = {f32({2, 8, 6, 3})},
+            .build = [](Inputs& in) { return max_pool(in[0], {2, 2}, {2, 2}); }});
+  check_op({.name = "max_pool tiling 8 channels",
+            .inputs = {f32({2, 6, 4, 8})},
+            .build = [](Inputs& in) { return max_pool(in[0], {2, 2}, {2, 2}); }});
+  check_op({.name = "avg_pool tiling 3x2",
+            .inputs = {f32({1, 6, 6, 4})},
+            .build = [](Inputs& in) { return avg_pool(in[0], {3, 2}, {3, 2}); }});
   check_op({.name = "global_avg_pool", .inputs = {f32({3, 5, 4, 6})}, .build = [](Inputs& in) { return global_avg_pool(in[0]); }});
 }
 
