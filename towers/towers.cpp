@@ -65,6 +65,17 @@ struct Towers::Replica {
   std::vector<int> segment_of;
   int next_segment = 0;
   graph::Program* apply_program = nullptr;
+  // Parameter server and async: placeholders for every trainable variable and the
+  // assigns from them, compiled into receive_program, so that a tower receives all its
+  // parameters in one submission (host-visible input buffers, one command buffer of
+  // copies) rather than one staging allocation and submission per variable.
+  std::vector<graph::Tensor> parameter_inputs;
+  std::vector<graph::Tensor> assigns;
+  graph::Program* receive_program = nullptr;
+  // Tower 0 with its master on the device: every trainable variable fetched at once.
+  std::vector<graph::Tensor> trainables;
+  graph::Program* read_program = nullptr;
+  std::vector<Array> outputs_of_read;
   std::vector<Array> outputs;  // cost, gradients, then the extra fetches
   std::vector<Array> none;
 };
@@ -129,6 +140,12 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
       if (k == 0) kind_ = o.kind();
       r->apply_ops = o.apply_gradients(fed);
     }
+    if (options_.reduction != Reduction::replicated)
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        r->trainables.push_back(pairs[i].second);
+        r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], pairs[i].second.type()));
+        r->assigns.push_back(graph::assign(pairs[i].second, r->parameter_inputs.back()));
+      }
     r->session = std::make_unique<graph::Session>(g, *devices[k]);
     towers_.push_back(std::move(r));
   }
@@ -367,18 +384,35 @@ void Towers::set_cross_reduce(CrossReduce reduce) {
   cross_reduce_ = std::move(reduce);
 }
 
+void Towers::receive_parameters(int k, std::span<const Array> values) {
+  Replica& r = *towers_[static_cast<std::size_t>(k)];
+  on_tower(k, [&] {
+    if (r.receive_program == nullptr) {
+      std::vector<graph::FeedSpec> specs;
+      for (const graph::Tensor& p : r.parameter_inputs) specs.push_back({p, p.type()});
+      r.receive_program = &r.session->program(specs, {}, r.assigns);
+    }
+    r.receive_program->write_feeds(values, 0);
+    r.session->submit_program(*r.receive_program, 0);
+  });
+}
+
 void Towers::send_parameters() {
-  if (host_master()) {
-    for (int k = 0; k < size(); ++k)
-      on_tower(k, [&] {
-        for (std::size_t i = 0; i < names_.size(); ++i) session(k).set_variable(names_[i], master_[i]);
-      });
-    return;
+  // Every receiving tower's copies run at once; then each is waited for.
+  const int first = host_master() ? 0 : 1;
+  std::span<const Array> values = master_;
+  if (!host_master()) {
+    Replica& r = *towers_[0];
+    on_tower(0, [&] {
+      if (r.read_program == nullptr) r.read_program = &r.session->program({}, r.trainables, {});
+      r.read_program->run({}, r.outputs_of_read);
+    });
+    values = r.outputs_of_read;
   }
-  for (const std::string& name : names_) {
-    Array value;
-    on_tower(0, [&] { value = session(0).variable(name); });
-    for (int k = 1; k < size(); ++k) on_tower(k, [&] { session(k).set_variable(name, value); });
+  for (int k = first; k < size(); ++k) receive_parameters(k, values);
+  for (int k = first; k < size(); ++k) {
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    on_tower(k, [&] { r.session->wait_program(*r.receive_program, r.none); });
   }
 }
 

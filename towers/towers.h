@@ -156,6 +156,8 @@ class Towers {
   void use_averages(std::span<const int> variables);
   void submit_apply(int k);
   void send_parameters();  // tower 0's, or the host master's, into the other towers
+  // Submits the program that assigns `values` (by trainable variable) to tower k.
+  void receive_parameters(int k, std::span<const Array> values);
   void check_host_master(const char* what) const;
 
   TowerOptions options_;
