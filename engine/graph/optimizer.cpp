@@ -23,7 +23,8 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
     if (!grad.valid()) continue;
     if (var.node().op != OpKind::variable)
       throw Error(ErrorCode::invalid_argument, "apply_gradients: '" + var.name() + "' is not a variable");
-    const std::string& name = std::get<VariableAttrs>(var.node().attrs).var_name;
+    // A copy: slot() adds nodes, which may move the variable's node and its attrs.
+    const std::string name = std::get<VariableAttrs>(var.node().attrs).var_name;
     std::vector<Tensor> inputs{var, grad};
     switch (attrs_.kind) {
       case OptimizerKind::sgd: break;

@@ -130,6 +130,7 @@ void upload(Device& device, const BufferSlice& dst, std::span<const std::byte> s
   if (src.size() > dst.size)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("upload of {} bytes into a slice of {} bytes", src.size(), dst.size));
+  if (src.empty()) return;  // an empty span's data() may be null, which memcpy may not take
   if (dst.host != nullptr) {
     std::memcpy(dst.host, src.data(), src.size());
     return;
@@ -147,6 +148,7 @@ void download(Device& device, const BufferSlice& src, std::span<std::byte> dst) 
   if (dst.size() > src.size)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("download of {} bytes from a slice of {} bytes", dst.size(), src.size));
+  if (dst.empty()) return;
   if (src.host != nullptr) {
     std::memcpy(dst.data(), src.host, dst.size());
     return;
