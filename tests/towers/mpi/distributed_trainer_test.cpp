@@ -88,8 +88,11 @@ void expect_same_as_chief(train::DistributedTrainer& trainer) {
 // the batches interleaved (tower r gets rank r's), then compares every variable of rank r
 // (slots and BatchNorm averages too) with tower r's: equal bits when `bitwise`, within
 // `tolerance` otherwise. Rank 0's trainable variables must equal every rank's bit for bit.
+// `local`: how each rank's towers share the update (the parameter server keeps its master
+// on the host, whose update equals the device's bit for bit on a CPU device only).
 void expect_matches_one_process(const std::vector<std::vector<dataflow::Datapoint>>& rank_batches, bool bitwise,
-                                double tolerance, std::int64_t samples) {
+                                double tolerance, std::int64_t samples,
+                                towers::Reduction local = towers::Reduction::replicated) {
   const int rank = mpi().rank();
   const auto steps = static_cast<std::int64_t>(rank_batches[0].size());
   std::vector<dataflow::Datapoint> interleaved;
@@ -100,8 +103,13 @@ void expect_matches_one_process(const std::vector<std::vector<dataflow::Datapoin
                                                     device_options());
   train::launch_train_with_config(config_on(interleaved, steps, 3), reference);
 
-  train::DistributedTrainer trainer(mpi(), instance(), {device_index()}, kSeed, device_options());
+  train::DistributedTrainer trainer(mpi(), instance(), {device_index()}, kSeed, device_options(), local);
   train::launch_train_with_config(config_on(rank_batches[static_cast<std::size_t>(rank)], steps, 3), trainer);
+  EXPECT_EQ(trainer.towers().host_master(), local == towers::Reduction::parameter_server);
+  if (trainer.towers().host_master() && trainer.device().kind() != vk::DeviceKind::cpu) {
+    bitwise = false;
+    tolerance = 1e-5;
+  }
 
   EXPECT_EQ(trainer.global_step(), 3 * steps);
   EXPECT_EQ(trainer.samples_per_step(), samples);
@@ -130,6 +138,14 @@ TEST(DistributedTrainer, TwoRanksMatchOneProcessOfTwoTowers) {
   // Equal batches of 16: the weights are powers of two, so every step is exact.
   const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 11);
   expect_matches_one_process({share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32);
+}
+
+TEST(DistributedTrainer, RanksOfParameterServerTowersMatchOneProcess) {
+  // Each rank's master on the host, updated from the gradients averaged over the ranks:
+  // every rank's master takes the same update, and the slots reach tower 0 by the end.
+  const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 13);
+  expect_matches_one_process({share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32,
+                             towers::Reduction::parameter_server);
 }
 
 TEST(DistributedTrainer, WeighsUnequalBatchesBySize) {
