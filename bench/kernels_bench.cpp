@@ -131,6 +131,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->Args({64 * 14 * 14, 64, 800, 0, 0});     // conv2 forward
   b->Args({64 * 14 * 14, 800, 64, 0, 1});     // conv2 input gradient
   b->Args({800, 64, 64 * 14 * 14, 1, 0});     // conv2 weight gradient
+  b->Args({800, 64, 64 * 14 * 14, 0, 0});     // the same from a transposed im2col
   b->Args({64, 512, 3136, 0, 0});             // fc1 forward
   b->Args({3136, 512, 64, 1, 0});             // fc1 weight gradient
   b->Args({64, 10, 512, 0, 0});               // fc2 forward

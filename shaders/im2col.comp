@@ -3,15 +3,19 @@
 //   col[r][g][(i * kw + j) * cg + ch] = x[b][y][x][g * cg + ch]  (0 where (y, x) is padding)
 // with r = (b * oh + oy) * ow + ox, y = oy * stride_h - pad_top + i * dilation_h, and
 // likewise x; cg = c / groups. col is [N*OH*OW, groups * KH*KW*cg].
+// kTransposed writes col^T instead, [groups * KH*KW*cg, N*OH*OW], for the filter
+// gradient's GEMM (dW = col^T dy), which then reads its A untransposed.
 // One invocation moves one tap's channels kWidth at a time (4 when cg % 4 == 0: whole
 // vec4s, which a CPU device loads for the price of one float). Launch: 1-D over
-// rows * groups*KH*KW * cg / kWidth items.
+// rows * groups*KH*KW * cg / kWidth items; transposed, neighbouring invocations take
+// neighbouring rows, so that their stores land side by side.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "conv.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
+layout(constant_id = 1) const bool kTransposed = false;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
@@ -20,10 +24,11 @@ layout(std430, binding = 1) writeonly buffer Col4 { vec4 col4[]; };
 
 void main() {
   const uint cg = p.c / p.groups, vectors = cg / kWidth;
-  const uint per_row = p.groups * p.kh * p.kw * vectors;
+  const uint per_row = p.groups * p.kh * p.kw * vectors, rows = p.n * p.oh * p.ow;
   const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-  if (index >= p.n * p.oh * p.ow * per_row) return;
-  const uint row = index / per_row, item = index % per_row;
+  if (index >= rows * per_row) return;
+  const uint row = kTransposed ? index % rows : index / per_row;
+  const uint item = kTransposed ? index / rows : index % per_row;
   const uint v = item % vectors, tap = item / vectors;  // tap = (g * kh + i) * kw + j
   const uint j = tap % p.kw, i = (tap / p.kw) % p.kh, g = tap / (p.kw * p.kh);
   const uint ox = row % p.ow, oy = (row / p.ow) % p.oh, b = row / (p.ow * p.oh);
@@ -33,6 +38,17 @@ void main() {
   // Element offsets: the source channel run and its place in the row (multiples of
   // kWidth, so vec4 indices are these / 4).
   const uint from = ((b * p.h + uint(max(y, 0))) * p.w + uint(max(xx, 0))) * p.c + g * cg + v * kWidth;
+  if (kTransposed) {
+    // Column `row` of the rows tap * cg + v * kWidth + q.
+    const uint to = (tap * cg + v * kWidth) * rows + row;
+    if (kWidth == 4) {
+      const vec4 value = inside ? x4[from / 4] : vec4(0.0);
+      for (uint q = 0; q < 4; ++q) col[to + q * rows] = value[q];
+    } else {
+      col[to] = inside ? x[from] : 0.0;
+    }
+    return;
+  }
   const uint to = row * p.groups * p.kh * p.kw * cg + tap * cg + v * kWidth;
   if (kWidth == 4)
     col4[to / 4] = inside ? x4[from / 4] : vec4(0.0);

@@ -98,16 +98,23 @@ vk::GemmArgs input_gemm(const ConvGeometry& g) {
   return args;
 }
 
-// dW [k, cout] = col^T . dy, group by group.
+// dW [k, cout] = col^T . dy, group by group. col^T is written by a transposed im2col
+// ([groups * k, rows]), which the GEMM reads untransposed (1.5x the speed of reading
+// col transposed on lavapipe); pointwise, col is x itself and is read transposed.
 vk::GemmArgs filter_gemm(const ConvGeometry& g) {
   vk::GemmArgs args;
   args.m = u(g.k());
   args.n = u(g.coutg());
   args.k = u(g.rows());
-  args.trans_a = true;
   args.batch = u(g.groups);
-  args.lda = u(g.groups * g.k());
-  args.stride_a = u(g.k());
+  if (g.pointwise()) {
+    args.trans_a = true;
+    args.lda = u(g.groups * g.k());
+    args.stride_a = u(g.k());
+  } else {
+    args.lda = u(g.rows());
+    args.stride_a = u(g.k() * g.rows());
+  }
   args.ldb = u(g.cout);
   args.stride_b = u(g.coutg());
   args.ldc = u(g.cout);
@@ -273,7 +280,11 @@ std::size_t workspace_backprop_filter(const Node& node, std::span<const TensorTy
 
 void lower_backprop_filter(LowerContext& ctx) {
   const ConvGeometry g = geometry_backprop_filter(ctx.node, ctx.in_types);
-  const vk::BufferSlice col = col_matrix(ctx, g, ctx.in[0]);
+  vk::BufferSlice col = ctx.in[0];
+  if (!g.pointwise()) {
+    col = ctx.workspace.sub(0, vk::im2col_elements(conv_push(g)) * 4);
+    vk::im2col(ctx.recording, conv_push(g), ctx.in[0], col, /*transposed=*/true);
+  }
   vk::gemm(ctx.recording, filter_gemm(g), col, ctx.in[1], ctx.out, gemm_workspace(ctx, g));
 }
 

@@ -20,17 +20,19 @@ std::uint32_t width_of(const ConvPush& g, const BufferSlice& a, const BufferSlic
 
 }  // namespace
 
-void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col) {
+void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col,
+            bool transposed) {
   require_elements(x, std::uint64_t{geometry.n} * geometry.h * geometry.w * geometry.c, "im2col", "x");
   require_elements(col, im2col_elements(geometry), "im2col", "col");
-  const std::uint32_t width = width_of(geometry, x, col);
+  // Transposed, col is written a float at a time: only x needs vec4 alignment.
+  const std::uint32_t width = width_of(geometry, x, transposed ? x : col);
   const std::uint64_t items = im2col_elements(geometry) / width;
   if (items == 0) return;
   if (im2col_elements(geometry) > UINT32_MAX)
     throw Error(ErrorCode::unsupported, "im2col: " + std::to_string(im2col_elements(geometry)) + " elements exceed 2^32");
   Device& device = recording.device();
-  recording.dispatch(device.kernel(shaders::im2col, {{0, width}}), {x, col}, geometry, grid_1d((items + 63) / 64, device),
-                     "im2col");
+  recording.dispatch(device.kernel(shaders::im2col, {{0, width}, {1, transposed ? 1u : 0u}}), {x, col}, geometry,
+                     grid_1d((items + 63) / 64, device), transposed ? "im2col_t" : "im2col");
 }
 
 void col2im(Recording& recording, const ConvPush& geometry, const BufferSlice& col, const BufferSlice& dx) {

@@ -24,8 +24,10 @@ static_assert(sizeof(ConvPush) == 60 && offsetof(ConvPush, oh) == 16 && offsetof
 // Floats of the im2col matrix: N*OH*OW rows of groups * KH*KW*(C/groups).
 std::uint64_t im2col_elements(const ConvPush& g);
 
-// col = im2col(x); x is [N, H, W, C].
-void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col);
+// col = im2col(x); x is [N, H, W, C]. `transposed`: col^T, [groups * KH*KW*C/groups,
+// N*OH*OW] (for the filter gradient).
+void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col,
+            bool transposed = false);
 // dx = col2im(col), every entry summed onto its pixel in a fixed order.
 void col2im(Recording& recording, const ConvPush& geometry, const BufferSlice& col, const BufferSlice& dx);
 
