@@ -130,6 +130,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->Args({64 * 28 * 28, 32, 25, 0, 0});      // conv1 forward
   b->Args({64 * 14 * 14, 64, 800, 0, 0});     // conv2 forward
   b->Args({64 * 14 * 14, 800, 64, 0, 1});     // conv2 input gradient
+  b->Args({64 * 14 * 14, 800, 64, 0, 0});     // the same shape, B untransposed
   b->Args({800, 64, 64 * 14 * 14, 1, 0});     // conv2 weight gradient
   b->Args({800, 64, 64 * 14 * 14, 0, 0});     // the same from a transposed im2col
   b->Args({64, 512, 3136, 0, 0});             // fc1 forward
