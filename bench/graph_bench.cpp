@@ -239,9 +239,9 @@ void convnet_throughput(int steps) {
   Graph g(3);
   const Tensor x = placeholder(g, "x", f32({batch, 28, 28, 1}));
   const Tensor labels = placeholder(g, "labels", i32({batch}));
-  Tensor t = relu(BatchNorm("bn0", Conv2D("conv0", x, 32, {3, 3}, {.use_bias = false})));
+  Tensor t = BNReLU("bn0", Conv2D("conv0", x, 32, {3, 3}, {.use_bias = false}));
   t = MaxPooling("pool0", t, {2, 2});
-  t = relu(BatchNorm("bn1", Conv2D("conv1", t, 64, {3, 3}, {.use_bias = false})));
+  t = BNReLU("bn1", Conv2D("conv1", t, 64, {3, 3}, {.use_bias = false}));
   t = MaxPooling("pool1", t, {2, 2});
   t = FullyConnected("fc0", t, 128, {.activation = [](Tensor v) { return relu(v); }});
   const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc1", t, 10), labels));

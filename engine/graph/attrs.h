@@ -157,6 +157,9 @@ struct BatchNormAttrs {
   // The statistics input is x's own batch statistics (bn_stats of x): the input
   // gradient then includes their dependence on x, and the statistics get none.
   bool batch_stats = true;
+  // batch_norm only: y = max(0, ...), BatchNorm and ReLU in one pass (BNReLU); the
+  // gradient masks dy by y > 0 before the batch-norm gradient.
+  bool relu = false;
 };
 
 enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw };

@@ -96,16 +96,21 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   Tensor y;
   if (g.tower().is_training) {
     const Tensor stats = bn_stats(x);
-    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true);
+    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true, o.relu);
     // moving = moving * momentum + batch * (1 - momentum), after the step.
     const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c}), variance = reshape(slice(stats, {1, 0}, {1, c}), {c});
     g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
     g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
   } else {
     const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
-    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false);
+    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false, o.relu);
   }
   return identity(y, "output");
+}
+
+Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options) {
+  options.relu = true;
+  return BatchNorm(name, x, options);
 }
 
 Tensor Dropout(const std::string& name, Tensor x, float rate) {

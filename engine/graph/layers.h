@@ -54,10 +54,14 @@ struct BatchNormOptions {
   float epsilon = 1e-5f;
   bool center = true;      // beta
   bool scale = true;       // gamma
+  bool relu = false;       // max(0, y) in the same kernel (BNReLU)
 };
 // Over the last axis (channels). Training: batch statistics (biased variance), and
 // moving-average updates added to the update-ops collection; inference: the averages.
 Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& options = {});
+// tensorpack's BNReLU: relu(BatchNorm(name, x)), one kernel for both (the variables are
+// BatchNorm's: name/gamma, name/beta, name/mean/EMA, name/variance/EMA).
+Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options = {});
 
 // Identity in inference.
 Tensor Dropout(const std::string& name, Tensor x, float rate);

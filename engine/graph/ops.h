@@ -112,8 +112,10 @@ Tensor accuracy(Tensor logits, Tensor labels);  // mean of in_top_k(.., 1)
 Tensor bn_stats(Tensor x);
 // (x - mean) / sqrt(var + epsilon) * gamma + beta with stats [2, C] = (mean, var) and
 // gamma, beta [C]. batch_stats: stats is bn_stats(x) (training), so the gradient of x
-// accounts for it; otherwise they are fixed (inference, moving averages).
-Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats);
+// accounts for it; otherwise they are fixed (inference, moving averages). relu: then
+// max(0, .) in the same kernel.
+Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats,
+                  bool relu = false);
 
 // --- randomness ---
 // Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate); the

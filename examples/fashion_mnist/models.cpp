@@ -36,7 +36,7 @@ Tensor FashionMnistModel::build_graph(const std::vector<Tensor>& in) {
     Tensor t = image;
     for (const auto& [name, filters] : {std::pair{"conv0", 32}, std::pair{"conv1", 64}}) {
       t = Conv2D(name, t, filters, {3, 3}, {.use_bias = false});
-      t = relu(BatchNorm(std::string(name) + "_bn", t));
+      t = BNReLU(std::string(name) + "_bn", t);
       t = MaxPooling(std::string(name) + "_pool", t, {2, 2});
     }
     t = FullyConnected("fc0", t, 128, {.activation = relu_fn});

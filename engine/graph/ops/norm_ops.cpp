@@ -5,6 +5,7 @@
 //   bn_grad_sums   (x, stats, dy) -> [2, C] sum dy, sum dy xhat  (2 reduction passes)
 //   bn_grad_input  (x, stats, gamma, dy, sums) -> dx           (1 elementwise pass)
 // Kernels: vk::batch_norm_stats, batch_norm_grad_sums, batch_norm_apply.
+#include <algorithm>
 #include <cmath>
 
 #include "vkpack/engine/graph/op_def.h"
@@ -104,10 +105,13 @@ TensorType infer_batch_norm(const Node&, std::span<const TensorType> in) {
   return in[0];
 }
 
-std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in, Tensor, Tensor dy) {
-  const BatchNormAttrs& a = std::get<BatchNormAttrs>(node.attrs);
+std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in, Tensor y, Tensor dy) {
+  BatchNormAttrs a = std::get<BatchNormAttrs>(node.attrs);
   const Tensor x = in[0], stats = in[1], gamma = in[2];
   Graph& g = x.graph();
+  // Through the ReLU first: y > 0 exactly where the normalized value is.
+  if (a.relu) dy = g.add(OpKind::binary, {y, dy}, BinaryAttrs{vk::BinaryOp::relu_grad});
+  a.relu = false;
   const std::int64_t c = x.dims().back();
   const Tensor sums = g.add(OpKind::bn_grad_sums, {x, stats, dy}, a);
   const Tensor dx = g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, sums}, a);
@@ -123,18 +127,21 @@ std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in
 
 void lower_batch_norm(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
-  vk::batch_norm_apply(ctx.recording, vk::BatchNormMode::forward, static_cast<std::uint64_t>(m), u(c),
-                       ctx.attrs<BatchNormAttrs>().epsilon, ctx.in[0], ctx.in[1], ctx.in[2], ctx.in[3], ctx.in[0],
-                       ctx.in[1], ctx.out);
+  const BatchNormAttrs& a = ctx.attrs<BatchNormAttrs>();
+  vk::batch_norm_apply(ctx.recording, a.relu ? vk::BatchNormMode::forward_relu : vk::BatchNormMode::forward,
+                       static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1], ctx.in[2], ctx.in[3],
+                       ctx.in[0], ctx.in[1], ctx.out);
 }
 
 RefTensor reference_batch_norm(const Node& node, std::span<const RefTensor* const> in, RefState&) {
   const auto [m, c] = rows_channels(in[0]->type);
-  const RefStats s = ref_stats(*in[1], c, std::get<BatchNormAttrs>(node.attrs).epsilon);
+  const BatchNormAttrs& a = std::get<BatchNormAttrs>(node.attrs);
+  const RefStats s = ref_stats(*in[1], c, a.epsilon);
   RefTensor out = *in[0];
   for (std::size_t i = 0; i < out.values.size(); ++i) {
     const auto ch = static_cast<std::size_t>(static_cast<std::int64_t>(i) % c);
-    out.values[i] = (out.values[i] - s.mean[ch]) * s.rstd[ch] * in[2]->values[ch] + in[3]->values[ch];
+    const double y = (out.values[i] - s.mean[ch]) * s.rstd[ch] * in[2]->values[ch] + in[3]->values[ch];
+    out.values[i] = a.relu ? std::max(y, 0.0) : y;
   }
   return out;
 }
@@ -222,8 +229,8 @@ extern const OpDef bn_grad_input_op{OpKind::bn_grad_input, "bn_grad_input", infe
 
 Tensor bn_stats(Tensor x) { return x.graph().add(OpKind::bn_stats, {x}); }
 
-Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats) {
-  return x.graph().add(OpKind::batch_norm, {x, stats, gamma, beta}, BatchNormAttrs{epsilon, batch_stats});
+Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats, bool relu) {
+  return x.graph().add(OpKind::batch_norm, {x, stats, gamma, beta}, BatchNormAttrs{epsilon, batch_stats, relu});
 }
 
 }  // namespace vkp::graph

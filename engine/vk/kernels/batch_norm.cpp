@@ -66,8 +66,9 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m,
   require_elements(x, n, "batch_norm", "x");
   require_elements(stats, 2ull * c, "batch_norm", "statistics");
   require_elements(gamma, c, "batch_norm", "gamma");
-  if (mode == BatchNormMode::forward) require_elements(beta, c, "batch_norm", "beta");
-  if (mode != BatchNormMode::forward) require_elements(dy, n, "batch_norm", "dy");
+  const bool forward = mode == BatchNormMode::forward || mode == BatchNormMode::forward_relu;
+  if (forward) require_elements(beta, c, "batch_norm", "beta");
+  if (!forward) require_elements(dy, n, "batch_norm", "dy");
   if (mode == BatchNormMode::grad_batch_statistics) require_elements(sums, 2ull * c, "batch_norm", "sums");
   require_elements(out, n, "batch_norm", "output");
   if (n == 0) return;

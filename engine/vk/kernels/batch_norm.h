@@ -20,8 +20,8 @@ struct BatchNormPush {
 };
 static_assert(sizeof(BatchNormPush) == 16);
 
-// Values are batch_norm.comp's kMode.
-enum class BatchNormMode : std::uint32_t { forward, grad_batch_statistics, grad_fixed_statistics };
+// Values are batch_norm.comp's kMode; forward_relu is forward followed by max(0, y).
+enum class BatchNormMode : std::uint32_t { forward, grad_batch_statistics, grad_fixed_statistics, forward_relu };
 
 // Scratch bytes of the two-pass reductions.
 std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c);

@@ -229,6 +229,26 @@ TEST(Ops, BatchNormTrainingUsesBatchStatistics) {
             .backward_tolerance = 1e-3});
 }
 
+TEST(Ops, BNReLUIsReluOfBatchNormInOneKernel) {
+  // 6 channels (one float at a time) and 8 (vec4s).
+  for (const std::int64_t channels : {6, 8})
+    check_op({.name = "BNReLU training, " + std::to_string(channels) + " channels",
+              .inputs = {f32({4, 3, 5, channels})},
+              .build = [](Inputs& in) { return BNReLU("bn", in[0]) * 1.5f; },
+              .forward_tolerance = 1e-4,
+              .gradient_tolerance = 1e-4,
+              .backward_tolerance = 1e-3});
+  check_op({.name = "batch_norm relu with fixed statistics",
+            .inputs = {f32({6, 4}), f32({1, 4}), f32({1, 4}), f32({4}), f32({4})},
+            .build = [](Inputs& in) {
+              const Tensor stats = concat({in[1], square(in[2]) + 0.5f}, 0);
+              return batch_norm(in[0], stats, in[3], in[4], 1e-3f, /*batch_stats=*/false, /*relu=*/true);
+            },
+            .forward_tolerance = 1e-4,
+            .gradient_tolerance = 1e-4,
+            .backward_tolerance = 1e-3});
+}
+
 TEST(Ops, BatchNormStatisticsAndFixedStatistics) {
   check_op({.name = "bn_stats", .inputs = {f32({5, 3, 7})}, .build = [](Inputs& in) { return bn_stats(in[0]); }});
   // stats = (m, v^2 + 0.5) keeps the variance positive.
