@@ -6,7 +6,8 @@
 //            statistics)               (mean and var are x's own: their gradients are folded in)
 //   kMode 2 (gradient, fixed      dx = gamma * rstd * dy
 //            statistics)
-//   kMode 3 (forward and ReLU)    y  = max(xhat * gamma + beta, 0)
+// kRelu: a ReLU follows: the forward writes max(y, 0), and the gradients take dy as 0
+// where xhat * gamma + beta <= 0 (the ReLU's gradient, recomputed from x).
 // sums holds [sum dy, sum dy * xhat] per channel (batch_norm_reduce, kMode 1). Every
 // invocation takes one vec4 of 4 consecutive channels when kVec4 (c % 4 == 0, aligned).
 // Push constants mirror vkp::vk::BatchNormPush.
@@ -16,12 +17,13 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const bool kVec4 = false;
+layout(constant_id = 2) const bool kRelu = false;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(std430, binding = 1) readonly buffer Stats { float stats[]; };  // mean [c], var [c]
 layout(std430, binding = 2) readonly buffer Gamma { float gamma[]; };
-layout(std430, binding = 3) readonly buffer Beta { float beta[]; };    // kMode 0, 3
+layout(std430, binding = 3) readonly buffer Beta { float beta[]; };    // kMode 0, kRelu
 layout(std430, binding = 4) readonly buffer Dy { float dy[]; };        // kMode 1, 2
 layout(std430, binding = 4) readonly buffer Dy4 { vec4 dy4[]; };
 layout(std430, binding = 5) readonly buffer Sums { float sums[]; };    // kMode 1
@@ -36,11 +38,11 @@ layout(push_constant) uniform Push {
 
 // The per-channel factors of channel ch: y = v * scale + shift (forward), or
 // dx = dy * scale + (xhat-term) (gradient).
-float value(float v, float g, uint ch) {
+float value(float v, float g, uint ch) {  // g: dy, by value
   const float mean = stats[ch], rstd = inversesqrt(stats[p.c + ch] + p.eps);
   const float xhat = (v - mean) * rstd;
-  if (kMode == 0) return xhat * gamma[ch] + beta[ch];
-  if (kMode == 3) return max(xhat * gamma[ch] + beta[ch], 0.0);
+  if (kMode == 0) return kRelu ? max(xhat * gamma[ch] + beta[ch], 0.0) : xhat * gamma[ch] + beta[ch];
+  if (kRelu && !(xhat * gamma[ch] + beta[ch] > 0.0)) g = 0.0;
   if (kMode == 2) return gamma[ch] * rstd * g;
   const float m = float(p.n / p.c);
   return gamma[ch] * rstd * (g - (sums[ch] + xhat * sums[p.c + ch]) / m);
@@ -51,11 +53,10 @@ void main() {
   if (kVec4) {
     if (index >= p.n / 4) return;
     const uint ch = (4 * index) % p.c;
-    const bool forward = kMode == 0 || kMode == 3;
-    const vec4 v = x4[index], g = forward ? vec4(0.0) : dy4[index];
+    const vec4 v = x4[index], g = kMode == 0 ? vec4(0.0) : dy4[index];
     out4[index] = vec4(value(v.x, g.x, ch), value(v.y, g.y, ch + 1), value(v.z, g.z, ch + 2), value(v.w, g.w, ch + 3));
     return;
   }
   if (index >= p.n) return;
-  out_[index] = value(x[index], kMode == 0 || kMode == 3 ? 0.0 : dy[index], index % p.c);
+  out_[index] = value(x[index], kMode == 0 ? 0.0 : dy[index], index % p.c);
 }

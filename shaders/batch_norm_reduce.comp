@@ -4,6 +4,7 @@
 //   pass 0, one invocation per (chunk of rows, channel), writes partial[chunk][channel][3]:
 //     kMode 0 (statistics): count, mean and sum of squared deviations (Welford);
 //     kMode 1 (gradient sums): sum dy and sum dy * xhat, xhat = (x - mean) / sqrt(var + eps);
+//       with kRelu, dy counts as 0 where xhat * gamma + beta <= 0 (a ReLU followed);
 //   pass 1, one invocation per channel, merges the chunks in order into out[2][c]:
 //     kMode 0: mean and biased variance (Chan et al.'s pairwise update);
 //     kMode 1: sum dy and sum dy * xhat.
@@ -14,12 +15,15 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const uint kPass = 0;
+layout(constant_id = 2) const bool kRelu = false;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer Dy { float dy[]; };        // kMode 1
 layout(std430, binding = 2) readonly buffer Stats { float stats[]; };  // kMode 1: mean [c], var [c]
 layout(std430, binding = 3) buffer Partial { float partial[]; };       // [chunks][c][3]
 layout(std430, binding = 4) writeonly buffer Out { float out_[]; };    // [2][c]
+layout(std430, binding = 5) readonly buffer Gamma { float gamma[]; };  // kRelu
+layout(std430, binding = 6) readonly buffer Beta { float beta[]; };    // kRelu
 layout(push_constant) uniform Push {
   uint n;       // m * c
   uint c;
@@ -46,9 +50,12 @@ void main() {
     } else {
       const float mean = stats[ch], rstd = inversesqrt(stats[p.c + ch] + p.eps);
       for (uint r = begin; r < end; ++r) {
-        const float g = dy[r * p.c + ch];
+        // As batch_norm.comp computes xhat and the ReLU's input, operation for operation.
+        const float xhat = (x[r * p.c + ch] - mean) * rstd;
+        float g = dy[r * p.c + ch];
+        if (kRelu && !(xhat * gamma[ch] + beta[ch] > 0.0)) g = 0.0;
         a += g;
-        b += g * (x[r * p.c + ch] - mean) * rstd;
+        b += g * xhat;
       }
     }
     partial[3 * index] = count;

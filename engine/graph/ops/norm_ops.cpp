@@ -4,9 +4,14 @@
 // and the gradient of batch_norm:
 //   bn_grad_sums   (x, stats, dy) -> [2, C] sum dy, sum dy xhat  (2 reduction passes)
 //   bn_grad_input  (x, stats, gamma, dy, sums) -> dx           (1 elementwise pass)
+// With BatchNormAttrs::relu (BNReLU) batch_norm writes max(0, y), and its gradient ops
+// take gamma and beta too (bn_grad_sums: x, stats, dy, gamma, beta; bn_grad_input: x,
+// stats, gamma, dy, sums, beta) to mask dy where xhat * gamma + beta <= 0 themselves,
+// without a pass of their own.
 // Kernels: vk::batch_norm_stats, batch_norm_grad_sums, batch_norm_apply.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/graph/ops.h"
@@ -105,16 +110,16 @@ TensorType infer_batch_norm(const Node&, std::span<const TensorType> in) {
   return in[0];
 }
 
-std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in, Tensor y, Tensor dy) {
-  BatchNormAttrs a = std::get<BatchNormAttrs>(node.attrs);
-  const Tensor x = in[0], stats = in[1], gamma = in[2];
+std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in, Tensor, Tensor dy) {
+  const BatchNormAttrs& a = std::get<BatchNormAttrs>(node.attrs);
+  const Tensor x = in[0], stats = in[1], gamma = in[2], beta = in[3];
   Graph& g = x.graph();
-  // Through the ReLU first: y > 0 exactly where the normalized value is.
-  if (a.relu) dy = g.add(OpKind::binary, {y, dy}, BinaryAttrs{vk::BinaryOp::relu_grad});
-  a.relu = false;
   const std::int64_t c = x.dims().back();
-  const Tensor sums = g.add(OpKind::bn_grad_sums, {x, stats, dy}, a);
-  const Tensor dx = g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, sums}, a);
+  // A fused ReLU: the gradient ops mask dy themselves, from gamma and beta.
+  const Tensor sums = a.relu ? g.add(OpKind::bn_grad_sums, {x, stats, dy, gamma, beta}, a)
+                             : g.add(OpKind::bn_grad_sums, {x, stats, dy}, a);
+  const Tensor dx = a.relu ? g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, sums, beta}, a)
+                           : g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, sums}, a);
   auto row = [&](Tensor t, std::int64_t r) { return reshape(slice(t, {r, 0}, {1, c}), {c}); };
   const Tensor dbeta = row(sums, 0), dgamma = row(sums, 1);
   if (a.batch_stats) return {dx, Tensor(), dgamma, dbeta};
@@ -128,9 +133,8 @@ std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in
 void lower_batch_norm(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
   const BatchNormAttrs& a = ctx.attrs<BatchNormAttrs>();
-  vk::batch_norm_apply(ctx.recording, a.relu ? vk::BatchNormMode::forward_relu : vk::BatchNormMode::forward,
-                       static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1], ctx.in[2], ctx.in[3],
-                       ctx.in[0], ctx.in[1], ctx.out);
+  vk::batch_norm_apply(ctx.recording, vk::BatchNormMode::forward, static_cast<std::uint64_t>(m), u(c), a.epsilon,
+                       ctx.in[0], ctx.in[1], ctx.in[2], ctx.in[3], ctx.in[0], ctx.in[1], ctx.out, a.relu);
 }
 
 RefTensor reference_batch_norm(const Node& node, std::span<const RefTensor* const> in, RefState&) {
@@ -148,10 +152,26 @@ RefTensor reference_batch_norm(const Node& node, std::span<const RefTensor* cons
 
 // --- bn_grad_sums: (x, stats, dy) -> [sum dy; sum dy xhat] ---
 
-TensorType infer_grad_sums(const Node&, std::span<const TensorType> in) {
+// The fused ReLU's mask of element i (channel ch): whether xhat * gamma + beta > 0.
+bool relu_passes(const RefTensor& x, const RefStats& s, const RefTensor& gamma, const RefTensor& beta, std::size_t i,
+                 std::size_t ch) {
+  return (x.values[i] - s.mean[ch]) * s.rstd[ch] * gamma.values[ch] + beta.values[ch] > 0;
+}
+
+void require_relu_inputs(const Node& node, std::span<const TensorType> in, std::size_t plain, std::int64_t c) {
+  const bool relu = std::get<BatchNormAttrs>(node.attrs).relu;
+  if (in.size() != plain + (relu ? 1 : 0) + (relu && plain == 3 ? 1 : 0))
+    fail("wrong number of inputs for " + std::string(relu ? "a fused ReLU" : "no fused ReLU"));
+  if (!relu) return;
+  if (plain == 3) require_per_channel(in[3], c, "gamma");
+  require_per_channel(in.back(), c, "beta");
+}
+
+TensorType infer_grad_sums(const Node& node, std::span<const TensorType> in) {
   const std::int64_t c = rows_channels(in[0]).second;
   require_per_channel(in[1], c, "stats", 2);
   if (in[2].dims != in[0].dims) fail("dy " + to_string(in[2]) + " does not match x " + to_string(in[0]));
+  require_relu_inputs(node, in, 3, c);
   return f32({2, c});
 }
 
@@ -162,17 +182,22 @@ std::size_t workspace_grad_sums(const Node& node, std::span<const TensorType> in
 
 void lower_grad_sums(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
-  vk::batch_norm_grad_sums(ctx.recording, static_cast<std::uint64_t>(m), u(c), ctx.attrs<BatchNormAttrs>().epsilon,
-                           ctx.in[0], ctx.in[1], ctx.in[2], ctx.out, ctx.workspace);
+  const BatchNormAttrs& a = ctx.attrs<BatchNormAttrs>();
+  std::optional<vk::BatchNormRelu> relu;
+  if (a.relu) relu = vk::BatchNormRelu{ctx.in[3], ctx.in[4]};
+  vk::batch_norm_grad_sums(ctx.recording, static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1],
+                           ctx.in[2], ctx.out, ctx.workspace, relu);
 }
 
 RefTensor reference_grad_sums(const Node& node, std::span<const RefTensor* const> in, RefState&) {
   const auto [m, c] = rows_channels(in[0]->type);
-  const RefStats s = ref_stats(*in[1], c, std::get<BatchNormAttrs>(node.attrs).epsilon);
+  const BatchNormAttrs& a = std::get<BatchNormAttrs>(node.attrs);
+  const RefStats s = ref_stats(*in[1], c, a.epsilon);
   RefTensor out = RefTensor::zeros(f32({2, c}));
   for (std::int64_t i = 0; i < m * c; ++i) {
     const auto ch = static_cast<std::size_t>(i % c);
-    const double d = in[2]->values[static_cast<std::size_t>(i)];
+    const auto at = static_cast<std::size_t>(i);
+    const double d = a.relu && !relu_passes(*in[0], s, *in[3], *in[4], at, ch) ? 0.0 : in[2]->values[at];
     out.values[ch] += d;
     out.values[static_cast<std::size_t>(c) + ch] += d * (in[0]->values[static_cast<std::size_t>(i)] - s.mean[ch]) * s.rstd[ch];
   }
@@ -181,12 +206,13 @@ RefTensor reference_grad_sums(const Node& node, std::span<const RefTensor* const
 
 // --- bn_grad_input: (x, stats, gamma, dy, sums) -> dx ---
 
-TensorType infer_grad_input(const Node&, std::span<const TensorType> in) {
+TensorType infer_grad_input(const Node& node, std::span<const TensorType> in) {
   const std::int64_t c = rows_channels(in[0]).second;
   require_per_channel(in[1], c, "stats", 2);
   require_per_channel(in[2], c, "gamma");
   require_per_channel(in[4], c, "sums", 2);
   if (in[3].dims != in[0].dims) fail("dy " + to_string(in[3]) + " does not match x " + to_string(in[0]));
+  require_relu_inputs(node, in, 5, c);
   return in[0];
 }
 
@@ -195,8 +221,8 @@ void lower_grad_input(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
   vk::batch_norm_apply(ctx.recording,
                        a.batch_stats ? vk::BatchNormMode::grad_batch_statistics : vk::BatchNormMode::grad_fixed_statistics,
-                       static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1], ctx.in[2], ctx.in[2],
-                       ctx.in[3], ctx.in[4], ctx.out);
+                       static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1], ctx.in[2],
+                       a.relu ? ctx.in[5] : ctx.in[2], ctx.in[3], ctx.in[4], ctx.out, a.relu);
 }
 
 RefTensor reference_grad_input(const Node& node, std::span<const RefTensor* const> in, RefState&) {
@@ -206,7 +232,8 @@ RefTensor reference_grad_input(const Node& node, std::span<const RefTensor* cons
   RefTensor out = *in[0];
   for (std::size_t i = 0; i < out.values.size(); ++i) {
     const auto ch = static_cast<std::size_t>(static_cast<std::int64_t>(i) % c);
-    const double scale = in[2]->values[ch] * s.rstd[ch], dy = in[3]->values[i];
+    const double scale = in[2]->values[ch] * s.rstd[ch];
+    const double dy = a.relu && !relu_passes(*in[0], s, *in[2], *in[5], i, ch) ? 0.0 : in[3]->values[i];
     const double xhat = (in[0]->values[i] - s.mean[ch]) * s.rstd[ch];
     out.values[i] = a.batch_stats ? scale * (dy - (in[4]->values[ch] + xhat * in[4]->values[static_cast<std::size_t>(c) + ch]) /
                                                       static_cast<double>(m))

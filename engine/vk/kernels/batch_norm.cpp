@@ -23,7 +23,8 @@ std::uint32_t checked_n(std::uint64_t m, std::uint64_t c) {
 }
 
 void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
-            const BufferSlice& dy, const BufferSlice& stats, const BufferSlice& out, const BufferSlice& workspace) {
+            const BufferSlice& dy, const BufferSlice& stats, const BufferSlice& out, const BufferSlice& workspace,
+            const std::optional<BatchNormRelu>& relu = std::nullopt) {
   const std::uint32_t n = checked_n(m, c);
   const std::uint64_t chunk = chunk_rows(m, c), chunks = (m + chunk - 1) / chunk;
   require_elements(x, n, "batch_norm", "x");
@@ -33,10 +34,15 @@ void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint
   Device& device = recording.device();
   const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), eps};
   const BufferSlice partial = workspace.sub(0, chunks * c * 12);
-  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 0}}), {x, dy, stats, partial, out}, push,
-                     grid_1d((chunks * c + 63) / 64, device), "batch_norm_reduce");
-  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 1}}), {x, dy, stats, partial, out}, push,
-                     grid_1d((c + 63) / 64, device), "batch_norm_reduce");
+  // Without a ReLU, gamma and beta are not read: x stands in for them.
+  const BufferSlice gamma = relu ? relu->gamma : x, beta = relu ? relu->beta : x;
+  const std::uint32_t masked = relu ? 1 : 0;
+  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 0}, {2, masked}}),
+                     {x, dy, stats, partial, out, gamma, beta}, push, grid_1d((chunks * c + 63) / 64, device),
+                     "batch_norm_reduce");
+  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 1}, {2, masked}}),
+                     {x, dy, stats, partial, out, gamma, beta}, push, grid_1d((c + 63) / 64, device),
+                     "batch_norm_reduce");
 }
 
 }  // namespace
@@ -53,28 +59,33 @@ void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, co
 
 void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
                           const BufferSlice& stats, const BufferSlice& dy, const BufferSlice& sums,
-                          const BufferSlice& workspace) {
+                          const BufferSlice& workspace, const std::optional<BatchNormRelu>& relu) {
   require_elements(dy, m * c, "batch_norm", "dy");
   require_elements(stats, 2ull * c, "batch_norm", "statistics");
-  reduce(recording, 1, m, c, eps, x, dy, stats, sums, workspace);
+  if (relu) {
+    require_elements(relu->gamma, c, "batch_norm", "gamma");
+    require_elements(relu->beta, c, "batch_norm", "beta");
+  }
+  reduce(recording, 1, m, c, eps, x, dy, stats, sums, workspace, relu);
 }
 
 void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m, std::uint32_t c, float eps,
                       const BufferSlice& x, const BufferSlice& stats, const BufferSlice& gamma,
-                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out) {
+                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out,
+                      bool relu) {
   const std::uint32_t n = checked_n(m, c);
   require_elements(x, n, "batch_norm", "x");
   require_elements(stats, 2ull * c, "batch_norm", "statistics");
   require_elements(gamma, c, "batch_norm", "gamma");
-  const bool forward = mode == BatchNormMode::forward || mode == BatchNormMode::forward_relu;
-  if (forward) require_elements(beta, c, "batch_norm", "beta");
+  const bool forward = mode == BatchNormMode::forward;
+  if (forward || relu) require_elements(beta, c, "batch_norm", "beta");
   if (!forward) require_elements(dy, n, "batch_norm", "dy");
   if (mode == BatchNormMode::grad_batch_statistics) require_elements(sums, 2ull * c, "batch_norm", "sums");
   require_elements(out, n, "batch_norm", "output");
   if (n == 0) return;
   const bool vec4 = c % 4 == 0 && x.offset % 16 == 0 && out.offset % 16 == 0 && dy.offset % 16 == 0;
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::batch_norm, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}});
+  const Kernel& kernel = device.kernel(shaders::batch_norm, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}});
   const std::uint64_t items = vec4 ? n / 4 : n;
   recording.dispatch(kernel, {x, stats, gamma, beta, dy, sums, out}, BatchNormPush{n, c, 0, eps},
                      grid_1d((items + 63) / 64, device), "batch_norm");

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "vkpack/engine/vk/kernels/launch.h"
 
@@ -20,8 +21,14 @@ struct BatchNormPush {
 };
 static_assert(sizeof(BatchNormPush) == 16);
 
-// Values are batch_norm.comp's kMode; forward_relu is forward followed by max(0, y).
-enum class BatchNormMode : std::uint32_t { forward, grad_batch_statistics, grad_fixed_statistics, forward_relu };
+// Values are batch_norm.comp's kMode.
+enum class BatchNormMode : std::uint32_t { forward, grad_batch_statistics, grad_fixed_statistics };
+
+// A ReLU after the batch norm, fused: the forward writes max(0, y); the gradients take
+// dy as 0 where xhat * gamma + beta <= 0, recomputed from x as the forward computed it.
+struct BatchNormRelu {
+  BufferSlice gamma, beta;
+};
 
 // Scratch bytes of the two-pass reductions.
 std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c);
@@ -29,14 +36,16 @@ std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c);
 // stats [2, c] = (mean, biased variance) of every channel.
 void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, const BufferSlice& x,
                       const BufferSlice& stats, const BufferSlice& workspace);
-// sums [2, c] = (sum dy, sum dy * xhat) of every channel.
+// sums [2, c] = (sum dy, sum dy * xhat) of every channel (dy masked by `relu` if given).
 void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
                           const BufferSlice& stats, const BufferSlice& dy, const BufferSlice& sums,
-                          const BufferSlice& workspace);
-// out = the mode's elementwise formula (shaders/batch_norm.comp). Operands a mode does
-// not read may be any slice.
+                          const BufferSlice& workspace, const std::optional<BatchNormRelu>& relu = std::nullopt);
+// out = the mode's elementwise formula (shaders/batch_norm.comp); `relu`: a fused ReLU
+// (BatchNormRelu; beta is then read in every mode). Operands a mode does not read may be
+// any slice.
 void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m, std::uint32_t c, float eps,
                       const BufferSlice& x, const BufferSlice& stats, const BufferSlice& gamma,
-                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out);
+                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out,
+                      bool relu = false);
 
 }  // namespace vkp::vk
