@@ -400,6 +400,7 @@ void Towers::receive_parameters(int k, std::span<const Array> values) {
 void Towers::send_parameters() {
   // Every receiving tower's copies run at once; then each is waited for.
   const int first = host_master() ? 0 : 1;
+  if (first >= size()) return;  // one tower that is the master itself
   std::span<const Array> values = master_;
   if (!host_master()) {
     Replica& r = *towers_[0];
