@@ -17,6 +17,7 @@
 #include <string>
 
 #include "bench_device.h"
+#include "bench_models.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/optimizer.h"
@@ -216,12 +217,7 @@ double eigen_mlp_step(int batch, int steps) {
 void mlp_throughput(int steps) {
   const int batch = 128;
   Graph g(2);
-  const Tensor x = placeholder(g, "x", f32({batch, 784}));
-  const Tensor labels = placeholder(g, "labels", i32({batch}));
-  const Activation relu_fn = [](Tensor t) { return relu(t); };
-  Tensor h = FullyConnected("fc0", x, 256, {.activation = relu_fn});
-  h = FullyConnected("fc1", h, 256, {.activation = relu_fn});
-  const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc2", h, 10), labels));
+  const auto [x, labels, loss] = mlp_model(g, batch);
   const std::vector<Tensor> train = sgd(g, 0.01f).minimize(loss);
   Session session(g, device(), {.timestamps = true});
   Program& program = session.program({{x, f32({batch, 784})}, {labels, i32({batch})}}, {loss}, train);
@@ -237,14 +233,7 @@ void mlp_throughput(int steps) {
 void convnet_throughput(int steps) {
   const int batch = 128;
   Graph g(3);
-  const Tensor x = placeholder(g, "x", f32({batch, 28, 28, 1}));
-  const Tensor labels = placeholder(g, "labels", i32({batch}));
-  Tensor t = BNReLU("bn0", Conv2D("conv0", x, 32, {3, 3}, {.use_bias = false}));
-  t = MaxPooling("pool0", t, {2, 2});
-  t = BNReLU("bn1", Conv2D("conv1", t, 64, {3, 3}, {.use_bias = false}));
-  t = MaxPooling("pool1", t, {2, 2});
-  t = FullyConnected("fc0", t, 128, {.activation = [](Tensor v) { return relu(v); }});
-  const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc1", t, 10), labels));
+  const auto [x, labels, loss] = convnet_model(g, batch);
   const std::vector<Tensor> train = momentum(g, 0.01f).minimize(loss);
   Session session(g, device(), {.timestamps = true});
   Program& program = session.program({{x, f32({batch, 28, 28, 1})}, {labels, i32({batch})}}, {loss}, train);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench_device.h"
+#include "bench_models.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
@@ -77,23 +78,13 @@ struct Model {
 };
 
 towers::Tower mlp(Graph& g, std::int64_t batch) {
-  const Tensor x = placeholder(g, "x", f32({batch, 784}));
-  const Tensor labels = placeholder(g, "labels", i32({batch}));
-  const Activation relu_fn = [](Tensor t) { return relu(t); };
-  Tensor h = FullyConnected("fc0", x, 256, {.activation = relu_fn});
-  h = FullyConnected("fc1", h, 256, {.activation = relu_fn});
-  return {{x, labels}, reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc2", h, 10), labels))};
+  const BenchModel m = mlp_model(g, batch);
+  return {{m.x, m.labels}, m.loss};
 }
 
 towers::Tower convnet(Graph& g, std::int64_t batch) {
-  const Tensor x = placeholder(g, "x", f32({batch, 28, 28, 1}));
-  const Tensor labels = placeholder(g, "labels", i32({batch}));
-  Tensor t = BNReLU("bn0", Conv2D("conv0", x, 32, {3, 3}, {.use_bias = false}));
-  t = MaxPooling("pool0", t, {2, 2});
-  t = BNReLU("bn1", Conv2D("conv1", t, 64, {3, 3}, {.use_bias = false}));
-  t = MaxPooling("pool1", t, {2, 2});
-  t = FullyConnected("fc0", t, 128, {.activation = [](Tensor v) { return relu(v); }});
-  return {{x, labels}, reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc1", t, 10), labels))};
+  const BenchModel m = convnet_model(g, batch);
+  return {{m.x, m.labels}, m.loss};
 }
 
 // 2. Steps of K towers, each its own VkDevice on the benchmark's physical device.

@@ -3,18 +3,17 @@
 #include <chrono>
 #include <future>
 
-#include "vkpack/callbacks/monitors.h"
 #include "vkpack/core/log.h"
 
 namespace vkp::callbacks {
 
 DataParallelInferenceRunner::DataParallelInferenceRunner(dataflow::DataFlowPtr flow,
                                                          std::vector<InferencerPtr> inferencers)
-    : flow_(std::move(flow)), inferencers_(std::move(inferencers)) {}
+    : InferenceRunner(std::move(flow), std::move(inferencers)) {}
 
 void DataParallelInferenceRunner::on_setup_graph() {
-  for (const InferencerPtr& inf : inferencers_)
-    for (const std::string& name : inf->names()) outputs_.push_back(name);
+  // No predictor here: the towers' are asked for at every trigger.
+  outputs_ = output_names();
   if (!flow_->is_reset()) flow_->reset_state();
 }
 
@@ -41,16 +40,7 @@ void DataParallelInferenceRunner::on_trigger() {
       }
     }
     if (failure) std::rethrow_exception(failure);
-    for (std::size_t k = 0; k < round.size(); ++k) {
-      const dataflow::Datapoint& dp = round[k];
-      const std::int64_t batch = dp.empty() || dp[0].shape().rank() == 0 ? 1 : dp[0].shape()[0];
-      std::size_t at = 0;
-      for (const InferencerPtr& inf : inferencers_) {
-        const std::size_t n = inf->names().size();
-        inf->on_batch(std::span<const Array>(values[k]).subspan(at, n), batch);
-        at += n;
-      }
-    }
+    for (std::size_t k = 0; k < round.size(); ++k) deliver(round[k], values[k]);
     round.clear();
   };
   for (dataflow::Datapoint& dp : flow_->epoch()) {
@@ -59,8 +49,7 @@ void DataParallelInferenceRunner::on_trigger() {
   }
   if (!round.empty()) finish_round();
 
-  for (const InferencerPtr& inf : inferencers_)
-    for (const auto& [name, value] : inf->after_inference()) trainer().monitors().put_scalar(name, value);
+  put_statistics();
   log_info("inference on {} towers ran in {:.1f} s", towers.size(),
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }

@@ -11,7 +11,7 @@
 
 namespace vkp::callbacks {
 
-class DataParallelInferenceRunner : public Callback {
+class DataParallelInferenceRunner : public InferenceRunner {
  public:
   DataParallelInferenceRunner(dataflow::DataFlowPtr flow, std::vector<InferencerPtr> inferencers);
 
@@ -20,8 +20,6 @@ class DataParallelInferenceRunner : public Callback {
   void on_trigger() override;
 
  private:
-  dataflow::DataFlowPtr flow_;
-  std::vector<InferencerPtr> inferencers_;
   std::vector<std::string> outputs_;
 };
 

@@ -57,29 +57,38 @@ std::map<std::string, double> ClassificationError::after_inference() {
 InferenceRunner::InferenceRunner(dataflow::DataFlowPtr flow, std::vector<InferencerPtr> inferencers)
     : flow_(std::move(flow)), inferencers_(std::move(inferencers)) {}
 
-void InferenceRunner::on_setup_graph() {
+std::vector<std::string> InferenceRunner::output_names() const {
   std::vector<std::string> outputs;
   for (const InferencerPtr& inf : inferencers_)
     for (const std::string& name : inf->names()) outputs.push_back(name);
-  predict_ = trainer().predictor(trainer().input_names(), outputs);
+  return outputs;
+}
+
+void InferenceRunner::deliver(const dataflow::Datapoint& inputs, std::span<const Array> values) {
+  const std::int64_t batch = batch_rows(inputs);
+  std::size_t at = 0;
+  for (const InferencerPtr& inf : inferencers_) {
+    const std::size_t n = inf->names().size();
+    inf->on_batch(values.subspan(at, n), batch);
+    at += n;
+  }
+}
+
+void InferenceRunner::put_statistics() {
+  for (const InferencerPtr& inf : inferencers_)
+    for (const auto& [name, value] : inf->after_inference()) trainer().monitors().put_scalar(name, value);
+}
+
+void InferenceRunner::on_setup_graph() {
+  predict_ = trainer().predictor(trainer().input_names(), output_names());
   if (!flow_->is_reset()) flow_->reset_state();
 }
 
 void InferenceRunner::on_trigger() {
   const auto start = std::chrono::steady_clock::now();
   for (const InferencerPtr& inf : inferencers_) inf->before_inference();
-  for (dataflow::Datapoint& dp : flow_->epoch()) {
-    const std::int64_t batch = dp.empty() || dp[0].shape().rank() == 0 ? 1 : dp[0].shape()[0];
-    const std::vector<Array> values = predict_(dp);
-    std::size_t at = 0;
-    for (const InferencerPtr& inf : inferencers_) {
-      const std::size_t n = inf->names().size();
-      inf->on_batch(std::span<const Array>(values).subspan(at, n), batch);
-      at += n;
-    }
-  }
-  for (const InferencerPtr& inf : inferencers_)
-    for (const auto& [name, value] : inf->after_inference()) trainer().monitors().put_scalar(name, value);
+  for (dataflow::Datapoint& dp : flow_->epoch()) deliver(dp, predict_(dp));
+  put_statistics();
   log_info("inference ran in {:.1f} s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 

@@ -69,9 +69,17 @@ class InferenceRunner : public Callback {
   void on_setup_graph() override;
   void on_trigger() override;
 
- private:
+  // What a runner of its own (DataParallelInferenceRunner) shares: the inferencers'
+  // outputs in order; one batch's values handed to them; their statistics put into the
+  // monitors.
+  std::vector<std::string> output_names() const;
+  void deliver(const dataflow::Datapoint& inputs, std::span<const Array> values);
+  void put_statistics();
+
   dataflow::DataFlowPtr flow_;
   std::vector<InferencerPtr> inferencers_;
+
+ private:
   PredictFn predict_;
 };
 

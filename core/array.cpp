@@ -38,6 +38,10 @@ void Array::check_count(std::size_t count) const {
                     std::to_string(shape_.numel()) + " values, got " + std::to_string(count));
 }
 
+std::int64_t batch_rows(std::span<const Array> batch) {
+  return batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
+}
+
 std::string describe(const Array& a) {
   return std::string(to_string(a.dtype())) + to_string(a.shape());
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -103,5 +104,9 @@ class Array {
 
 // "f32[2, 3]"
 std::string describe(const Array& a);
+
+// The samples in a batch (a datapoint of batched components): the first dimension of its
+// first array; 1 for an empty batch or a scalar first component.
+std::int64_t batch_rows(std::span<const Array> batch);
 
 }  // namespace vkp

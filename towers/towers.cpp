@@ -152,7 +152,6 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
   for (const std::string& name : names_) {
     const graph::Tensor v = towers_[0]->graph->find_variable(name);
     averaged_.emplace_back(DType::f32, Shape(v.type().dims));
-    if (options_.reduction == Reduction::async) scaled_.emplace_back(DType::f32, Shape(v.type().dims));
     all_variables_.push_back(static_cast<int>(all_variables_.size()));
   }
   broadcast_variables(0);
@@ -436,13 +435,13 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
   // (bucket by bucket with bucket_bytes, averaging each bucket as it arrives).
   times_ = {};
   auto start = Clock::now();
-  std::vector<double> samples(static_cast<std::size_t>(n));
+  std::vector<double>& samples = samples_;
+  samples.resize(static_cast<std::size_t>(n));
   double total = 0;
   for (int k = 0; k < n; ++k) {
     const std::vector<Array>& batch = batches[static_cast<std::size_t>(k)];
     graph::Program& p = gradient_program(k, batch, k == 0 ? fetches : std::vector<graph::Tensor>{});
-    samples[static_cast<std::size_t>(k)] =
-        batch.empty() || batch[0].shape().rank() == 0 ? 1.0 : static_cast<double>(batch[0].shape()[0]);
+    samples[static_cast<std::size_t>(k)] = static_cast<double>(batch_rows(batch));
     total += samples[static_cast<std::size_t>(k)];
     on_tower(k, [&] {
       p.write_feeds(batch, 0);
@@ -480,16 +479,16 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
       break;
     case Reduction::async: {
       const float scale = options_.async_scale;
-      const float one = 1.0f;
       for (int k = 0; k < n; ++k) {
+        // Tower k's gradients, scaled in place (the step reads them no more), feed the master.
         Replica& r = *towers_[static_cast<std::size_t>(k)];
         for (std::size_t i = 0; i < names_.size(); ++i) {
-          const float* g = r.outputs[1 + i].data<float>().data();
-          weighted_sum(std::span<const float* const>(&g, 1), std::span<const float>(scale == 1.0f ? &one : &scale, 1),
-                       scaled_[i].data<float>().data(), scaled_[i].shape().numel());
+          Array& g = r.outputs[1 + i];
+          if (scale != 1.0f)
+            for (float& x : g.data<float>()) x *= scale;
+          apply_program(0).write_feed(i, g, 0);
         }
         session(0).set_global_step(global_step);
-        apply_program(0).write_feeds(scaled_, 0);
         submit_apply(0);
         session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
       }

@@ -171,7 +171,7 @@ class Towers {
   std::vector<std::vector<Array>> master_slots_;
   std::vector<std::vector<std::string>> slot_names_;
   HostOptimizerStep host_step_;     // this step's hyperparameters
-  std::vector<Array> scaled_;        // async: one tower's scaled gradients
+  std::vector<double> samples_;      // this step's batch size of each tower
   std::vector<const float*> inputs_;
   std::vector<float> weights_;
   std::vector<int> all_variables_;  // 0 .. names_.size() - 1: the synchronous path's one bucket

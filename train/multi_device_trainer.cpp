@@ -92,7 +92,7 @@ void MultiDeviceTrainer::run_step() {
   std::int64_t samples = 0;
   for (std::vector<Array>& batch : batches_) {
     batch = input_source().next_batch();
-    samples += batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
+    samples += batch_rows(batch);
   }
   const double cost = t.step(batches_, static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched_);
   slots_behind_ = t.host_master();

@@ -180,7 +180,7 @@ graph::Program& Trainer::step_program(const std::vector<Array>& batch) {
     same = batch[i].shape().dims() == program_->feeds()[i].type.dims;
   if (same) return *program_;
   std::vector<graph::FeedSpec> specs;
-  samples_per_step_ = batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
+  samples_per_step_ = batch_rows(batch);
   for (std::size_t i = 0; i < batch.size(); ++i) specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
   std::vector<graph::Tensor> fetches = hooked_fetches_;
   if (cost_.valid()) fetches.insert(fetches.begin(), cost_);

@@ -4,22 +4,22 @@
 #include "vkpack/core/safetensors.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 
+#include "file_size_limit.h"
 #include "vkpack/core/half.h"
 
 namespace vkp {
 namespace {
 
 namespace fs = std::filesystem;
+using test::FileSizeLimit;
 
 // ------------------------------------------------------------ a minimal JSON parser
 // Enough of JSON for a safetensors header: objects (keys in file order), arrays,
@@ -468,27 +468,6 @@ TEST_F(Safetensors, RejectsDuplicateEmptyAndReservedNames) {
   }
   EXPECT_TRUE(listing().empty());
 }
-
-// While alive, a file may grow to at most `bytes`: a write past it fails (EFBIG) as on a
-// full disk. Unprivileged, unlike mounting a small file system.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-    getrlimit(RLIMIT_FSIZE, &previous_);
-    rlimit limit = previous_;
-    limit.rlim_cur = bytes;
-    setrlimit(RLIMIT_FSIZE, &limit);
-  }
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &previous_);
-    std::signal(SIGXFSZ, previous_handler_);
-  }
-
- private:
-  rlimit previous_{};
-  void (*previous_handler_)(int) = nullptr;
-};
 
 TEST_F(Safetensors, AFailedWriteLeavesThePreviousFileIntactAndNoTemporary) {
   const TensorFile previous = sample_file();

@@ -93,6 +93,17 @@ std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std
   return out;
 }
 
+// A batch cut into consecutive slices of `sizes` rows, one per tower.
+std::vector<std::vector<Array>> split(const std::vector<Array>& batch, const std::vector<std::int64_t>& sizes) {
+  std::vector<std::vector<Array>> batches;
+  std::int64_t at = 0;
+  for (std::int64_t n : sizes) {
+    batches.push_back(rows(batch, at, at + n));
+    at += n;
+  }
+  return batches;
+}
+
 std::vector<std::string> names_of(const Graph& g) {
   std::vector<std::string> names;
   for (const Tensor& v : g.variables()) names.push_back(std::get<VariableAttrs>(v.node().attrs).var_name);
@@ -162,12 +173,7 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
                    make_optimizer, {.reduction = reduction, .seed = 3, .master = master});
   Reference ref(reference_splits ? sizes : std::vector<std::int64_t>{total}, batch_norm);
   for (std::size_t s = 0; s < steps.size(); ++s) {
-    std::vector<std::vector<Array>> batches;
-    std::int64_t at = 0;
-    for (std::int64_t n : sizes) {
-      batches.push_back(rows(steps[s], at, at + n));
-      at += n;
-    }
+    const std::vector<std::vector<Array>> batches = split(steps[s], sizes);
     const double cost = t.step(batches, s);
     EXPECT_TRUE(std::isfinite(cost));
     ref.step(steps[s], reference_splits ? sizes : std::vector<std::int64_t>{total}, s);
@@ -286,12 +292,7 @@ Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, f
       cost *= cross_scale;
     });
   for (std::size_t s = 0; s < steps.size(); ++s) {
-    std::vector<std::vector<Array>> batches;
-    std::int64_t at = 0;
-    for (std::int64_t n : sizes) {
-      batches.push_back(rows(steps[s], at, at + n));
-      at += n;
-    }
+    const std::vector<std::vector<Array>> batches = split(steps[s], sizes);
     if (s == 5) t.session(0).set_hyperparameter("learning_rate", 0.15f);
     out.costs.push_back(t.step(batches, s));
   }

@@ -3,22 +3,23 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "file_size_limit.h"
 #include "vkpack/callbacks/monitors.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 
 namespace vkp::callbacks::fakes {
+
+using test::FileSizeLimit;
 
 // Progress is plain fields; the graph, session and predictors are absent (monitors must
 // not need them) and throw.
@@ -83,29 +84,6 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
-};
-
-// While alive, a file may grow to at most `bytes`: a write past it fails (EFBIG) as on a
-// full disk. Unprivileged, unlike mounting a small file system.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-    getrlimit(RLIMIT_FSIZE, &previous_);
-    rlimit limit = previous_;
-    limit.rlim_cur = bytes;
-    setrlimit(RLIMIT_FSIZE, &limit);
-  }
-  FileSizeLimit(const FileSizeLimit&) = delete;
-  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &previous_);
-    std::signal(SIGXFSZ, previous_handler_);
-  }
-
- private:
-  rlimit previous_{};
-  void (*previous_handler_)(int) = nullptr;
 };
 
 inline std::string read_file(const std::string& path) {
