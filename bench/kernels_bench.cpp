@@ -13,6 +13,7 @@
 #include "vkpack/engine/vk/kernels/gemm.h"
 #include "vkpack/engine/vk/kernels/reduce.h"
 #include "vkpack/engine/vk/recording.h"
+#include "vkpack/engine/vk/transfer.h"
 
 namespace vkp::bench {
 namespace {

@@ -46,10 +46,11 @@ CheckpointInfo session_info(graph::Session& session, int epoch) {
 std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
                             int max_to_keep) {
   TensorFile file;
-  for (const graph::Tensor& v : session.graph().variables()) {
-    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
-    file.tensors.emplace_back(name, session.variable(name));
-  }
+  std::vector<std::string> names;
+  for (const graph::Tensor& v : session.graph().variables())
+    names.push_back(std::get<graph::VariableAttrs>(v.node().attrs).var_name);
+  std::vector<Array> values = session.variable_values(names);
+  for (std::size_t i = 0; i < names.size(); ++i) file.tensors.emplace_back(names[i], std::move(values[i]));
   file.metadata["format"] = "vkpack checkpoint 1";
   file.metadata["global_step"] = std::to_string(info.global_step);
   file.metadata["epoch"] = std::to_string(info.epoch);

@@ -24,6 +24,7 @@ layout(push_constant) uniform Push {
   uint stride_p, stride_k;
   uint src_batch;  // elements between batches of src
   uint dst_batch;  // elements of one packed batch
+  uint k_step;     // the launch's x workgroup count (not gl_NumWorkGroups: a grid may be split)
 } p;
 
 void main() {
@@ -35,7 +36,7 @@ void main() {
   const uint k_groups = (p.k_extent + 3) / 4;
   const uint src_base = gl_WorkGroupID.z * p.src_batch + row * p.stride_p;
   const uint dst_base = gl_WorkGroupID.z * p.dst_batch + gl_WorkGroupID.y * k_groups * gl_WorkGroupSize.x + t;
-  for (uint g = gl_WorkGroupID.x; g < k_groups; g += gl_NumWorkGroups.x) {
+  for (uint g = gl_WorkGroupID.x; g < k_groups; g += p.k_step) {
     const uint k = g * 4 + s;
     float v = 0.0;
     if (row < p.p_extent && k < p.k_extent) v = src[src_base + k * p.stride_k];

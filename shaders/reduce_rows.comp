@@ -21,7 +21,8 @@ shared float partial[kWorkgroup];
 
 void main() {
   const uint chunks = (p.axis + p.chunk - 1) / p.chunk;
-  const uint out_index = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint out_index =
+      (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (out_index >= p.outer * chunks) return;  // the whole workgroup: no barrier is skipped
   const uint s = out_index % chunks, o = out_index / chunks;
   const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);

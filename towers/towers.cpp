@@ -179,14 +179,22 @@ graph::Graph& Towers::graph(int k) { return *towers_.at(static_cast<std::size_t>
 graph::Session& Towers::session(int k) { return *towers_.at(static_cast<std::size_t>(k))->session; }
 const Tower& Towers::tower(int k) const { return towers_.at(static_cast<std::size_t>(k))->tower; }
 
+// One transfer out of tower `from` and one into each other tower.
 void Towers::broadcast_variables(int from) {
-  graph::Session& source = session(from);
-  for (const graph::Tensor& v : graph(from).variables()) {
-    const std::string& name = var_name(v);
-    Array value;
-    on_tower(from, [&] { value = source.variable(name); });
-    for (int k = 0; k < size(); ++k)
-      if (k != from && graph(k).find_variable(name).valid()) on_tower(k, [&] { session(k).set_variable(name, value); });
+  std::vector<std::string> names;
+  for (const graph::Tensor& v : graph(from).variables()) names.push_back(var_name(v));
+  std::vector<Array> values;
+  on_tower(from, [&] { values = session(from).variable_values(names); });
+  for (int k = 0; k < size(); ++k) {
+    if (k == from) continue;
+    std::vector<std::string> present;
+    std::vector<Array> those;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (graph(k).find_variable(names[i]).valid()) {
+        present.push_back(names[i]);
+        those.push_back(values[i]);
+      }
+    on_tower(k, [&] { session(k).set_variables(present, those); });
   }
 }
 
@@ -207,21 +215,31 @@ void Towers::load_master() {
   check_host_master("load_master");
   master_.resize(names_.size());
   master_slots_.resize(names_.size());
-  on_tower(0, [&] {
-    for (std::size_t i = 0; i < names_.size(); ++i) {
-      master_[i] = session(0).variable(names_[i]);
-      master_slots_[i].clear();
-      for (const std::string& slot : slot_names_[i]) master_slots_[i].push_back(session(0).variable(slot));
-    }
-  });
+  std::vector<std::string> wanted;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    wanted.push_back(names_[i]);
+    wanted.insert(wanted.end(), slot_names_[i].begin(), slot_names_[i].end());
+  }
+  std::vector<Array> values;
+  on_tower(0, [&] { values = session(0).variable_values(wanted); });
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    master_[i] = std::move(values[next++]);
+    master_slots_[i].clear();
+    for (std::size_t j = 0; j < slot_names_[i].size(); ++j) master_slots_[i].push_back(std::move(values[next++]));
+  }
 }
 
 void Towers::store_master_slots() {
   check_host_master("store_master_slots");
-  on_tower(0, [&] {
-    for (std::size_t i = 0; i < names_.size(); ++i)
-      for (std::size_t j = 0; j < slot_names_[i].size(); ++j) session(0).set_variable(slot_names_[i][j], master_slots_[i][j]);
-  });
+  std::vector<std::string> slots;
+  std::vector<Array> values;
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    for (std::size_t j = 0; j < slot_names_[i].size(); ++j) {
+      slots.push_back(slot_names_[i][j]);
+      values.push_back(master_slots_[i][j]);
+    }
+  on_tower(0, [&] { session(0).set_variables(slots, values); });
 }
 
 const Array& Towers::master_value(const std::string& name) const {

@@ -106,15 +106,17 @@ void DistributedTrainer::broadcast_from_chief() {
   // Every rank reads its own values, which gives the others buffers of the right size.
   // Hyperparameters go along, last, so that a rank that did not restore a checkpoint
   // still applies rank 0's learning rate.
-  values_.resize(variables.size() + 1);
-  for (std::size_t i = 0; i < variables.size(); ++i) values_[i] = session.variable(var_name(variables[i]));
+  std::vector<std::string> names;
+  for (const graph::Tensor& v : variables) names.push_back(var_name(v));
+  values_ = session.variable_values(names);
+  values_.emplace_back();
   Array& knobs = values_.back();
   knobs = Array(DType::f32, Shape{static_cast<std::int64_t>(hyperparameters.size())});
   for (std::size_t i = 0; i < hyperparameters.size(); ++i)
     knobs.data<float>()[i] = session.hyperparameter(hyperparameters[i].first);
   towers::broadcast_arrays(mpi_, values_, 0, "variables and hyperparameters from the chief");
   if (mpi_.rank() == 0) return;
-  for (std::size_t i = 0; i < variables.size(); ++i) session.set_variable(var_name(variables[i]), values_[i]);
+  session.set_variables(names, {values_.begin(), values_.end() - 1});
   for (std::size_t i = 0; i < hyperparameters.size(); ++i)
     if (session.hyperparameter(hyperparameters[i].first) != knobs.data<float>()[i])
       session.set_hyperparameter(hyperparameters[i].first, knobs.data<float>()[i]);

@@ -11,7 +11,8 @@ namespace vkp::train {
 void restore_variables(graph::Session& session, const std::map<std::string, Array>& values, bool ignore_mismatch,
                        const std::string& source) {
   graph::Graph& g = session.graph();
-  int restored = 0;
+  std::vector<std::string> names;
+  std::vector<Array> restored;
   for (const auto& [name, value] : values) {
     const graph::Tensor v = g.find_variable(name);
     std::string problem;
@@ -23,14 +24,15 @@ void restore_variables(graph::Session& session, const std::map<std::string, Arra
       log_warn("{}: skipped", problem);
       continue;
     }
-    session.set_variable(name, value);
-    ++restored;
+    names.push_back(name);
+    restored.push_back(value);
   }
+  session.set_variables(names, restored);
   for (const graph::Tensor& v : g.variables()) {
     const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
     if (!values.count(name)) log_warn("variable {} is not in {}; it keeps its initial value", name, source);
   }
-  log_info("restored {} variables from {}", restored, source);
+  log_info("restored {} variables from {}", restored.size(), source);
 }
 
 void DictRestore::init(graph::Session& session) { restore_variables(session, values_, ignore_mismatch_, "a dictionary"); }

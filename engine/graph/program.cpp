@@ -10,6 +10,7 @@
 #include "vkpack/engine/graph/lower.h"
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/vk/device.h"
+#include "vkpack/engine/vk/transfer.h"
 
 namespace vkp::graph {
 namespace {
@@ -226,14 +227,24 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
     if (const auto it = tensor_at.find(owner[static_cast<std::size_t>(t.id())]); it != tensor_at.end())
       lifetimes[it->second].last = steps;
   const SegmentPlan segments = plan_segments(graph, schedule, fetches, types, owner, options.segments);
+  // Every tensor a kernel binds whole: planned ones, variables, constants and feeds.
+  // Checked before anything is allocated, so the error names the tensor rather than a
+  // kernel's binding.
   const std::uint64_t range = device.limits().max_storage_buffer_range;
-  for (const auto& [id, index] : tensor_at)
-    if (lifetimes[index].bytes > range)
-      throw Error(ErrorCode::unsupported,
-                  fmt::format("tensor '{}' {} needs {} bytes; {} binds at most {} (maxStorageBufferRange): use a "
-                              "smaller batch",
-                              graph.node(id).name, to_string(types[static_cast<std::size_t>(id)]), lifetimes[index].bytes,
-                              device.label(), range));
+  for (int id : schedule) {
+    const Node& node = graph.node(id);
+    if (owner[static_cast<std::size_t>(id)] != id || op_def(node.op).side_effect) continue;
+    const TensorType& type = types[static_cast<std::size_t>(id)];
+    if (bytes_of(type) <= range) continue;
+    const bool planned = tensor_at.count(id) > 0;
+    throw Error(ErrorCode::unsupported,
+                fmt::format("{} '{}' {} needs {} bytes; {} binds at most {} bytes (maxStorageBufferRange){}",
+                            node.op == OpKind::variable ? "variable" : node.op == OpKind::placeholder ? "feed" : "tensor",
+                            node.op == OpKind::variable ? std::get<VariableAttrs>(node.attrs).var_name : node.name,
+                            to_string(type), bytes_of(type), device.label(), range,
+                            planned || node.op == OpKind::placeholder ? ": use a smaller batch"
+                                                                      : ": split it into several variables"));
+  }
   p->plan_ = plan_memory(lifetimes, vk::Arena::kAlignment);
 
   vk::BufferSlice base;
@@ -247,17 +258,21 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
       constant_bytes += std::get<ConstantAttrs>(graph.node(id).attrs).value.nbytes() + 2 * vk::Arena::kAlignment;
   p->constants_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name + " constants",
                                               std::max<std::uint64_t>(constant_bytes, vk::Arena::kAlignment));
+  // Constants and the initial values of variables new to the store: one transfer.
   std::map<int, vk::BufferSlice> persistent;
+  vk::TransferBatch transfers(device);
   for (int id : schedule) {
     const Node& node = graph.node(id);
     if (node.op == OpKind::variable) persistent[id] = variables.storage(node);
     if (node.op == OpKind::constant) {
       const Array& value = std::get<ConstantAttrs>(node.attrs).value;
       const vk::BufferSlice slice = p->constants_->allocate(std::max<std::size_t>(value.nbytes(), 4), node.name);
-      vk::upload(device, slice, value.bytes());
+      transfers.upload(slice, value.bytes());
       persistent[id] = slice;
     }
   }
+  variables.upload_initial_values(transfers);
+  transfers.run();
   // Input buffers, one set per variant; written through their mapping, or through
   // staging copies recorded at the start of each variant.
   const int variants = std::max(1, options.variants);
@@ -424,6 +439,7 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
   VKP_CHECK(s >= 0 && s < segment_count(), fmt::format("segment {} of a program of {} segments", s, segment_count()));
   VKP_CHECK(pending_ >= 0, "wait_segment without a submitted run");
   recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(s)]->wait();
+  if (readback_) readback_->invalidate();
   outputs.resize(fetch_types_.size());
   for (int i : segments_[static_cast<std::size_t>(s)]) {
     copy_fetch(static_cast<std::size_t>(i), outputs);
@@ -434,6 +450,7 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
 void Program::wait(std::vector<Array>& outputs) {
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
   pending_ = -1;
+  if (readback_) readback_->invalidate();
   outputs.resize(fetch_types_.size());
   for (std::size_t i = 0; i < fetch_types_.size(); ++i)
     if (delivered_.empty() || !delivered_[i]) copy_fetch(i, outputs);

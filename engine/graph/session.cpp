@@ -140,4 +140,14 @@ void Session::set_variable(const std::string& name, const Array& value) {
   variables_.write(name, value);
 }
 
+std::vector<Array> Session::variable_values(const std::vector<std::string>& names) {
+  for (const std::string& name : names) ensure_variable(name);
+  return variables_.read(names);
+}
+
+void Session::set_variables(const std::vector<std::string>& names, const std::vector<Array>& values) {
+  for (const std::string& name : names) ensure_variable(name);
+  variables_.write(names, values);
+}
+
 }  // namespace vkp::graph

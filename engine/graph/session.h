@@ -63,6 +63,9 @@ class Session {
   // time a program uses them, or here.
   Array variable(const std::string& name);
   void set_variable(const std::string& name, const Array& value);
+  // Several at once: one transfer (a single submission where memory is staged).
+  std::vector<Array> variable_values(const std::vector<std::string>& names);
+  void set_variables(const std::vector<std::string>& names, const std::vector<Array>& values);
   VariableStore& variables() { return variables_; }
   // The scalar buffer programs of this session read (for compile()).
   const vk::BufferSlice& scalars() const { return scalars_; }

@@ -1,10 +1,13 @@
 #include "vkpack/engine/vk/device.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/engine/vk/check.h"
+#include "vkpack/engine/vk/limits_profile.h"
+#include "vkpack/engine/vk/transfer.h"
 
 namespace vkp::vk {
 namespace {
@@ -20,12 +23,62 @@ std::uint32_t pick_compute_family(const InstanceFns& f, const PhysicalDeviceInfo
                                           ") has no compute queue");
 }
 
+// VKPACK_MEMORY (README, Environment) picks the mode of devices whose options leave it
+// automatic: this is how a whole test suite runs staged.
+MemoryMode requested_memory_mode(MemoryMode option) {
+  if (option != MemoryMode::automatic) return option;
+  const char* env = std::getenv("VKPACK_MEMORY");
+  return env && *env ? parse_memory_mode(env, "VKPACK_MEMORY") : MemoryMode::automatic;
+}
+
+// VKPACK_LIMITS_PROFILE likewise for the limits profile; null: none.
+const LimitsProfile* requested_profile(const std::string& option) {
+  if (option == "none") return nullptr;
+  if (!option.empty()) return &limits_profile(option, "DeviceOptions::limits_profile");
+  const char* env = std::getenv("VKPACK_LIMITS_PROFILE");
+  if (!env || !*env || std::string_view(env) == "none") return nullptr;
+  return &limits_profile(env, "VKPACK_LIMITS_PROFILE");
+}
+
 }  // namespace
+
+std::string_view to_string(MemoryMode mode) {
+  switch (mode) {
+    case MemoryMode::automatic: return "auto";
+    case MemoryMode::mapped: return "mapped";
+    case MemoryMode::staged: return "staged";
+  }
+  return "?";
+}
+
+MemoryMode parse_memory_mode(std::string_view text, std::string_view what) {
+  if (text == "auto") return MemoryMode::automatic;
+  if (text == "mapped") return MemoryMode::mapped;
+  if (text == "staged") return MemoryMode::staged;
+  throw Error(ErrorCode::invalid_argument,
+              std::string(what) + " is '" + std::string(text) + "'; expected mapped, staged or auto");
+}
 
 Device::Device(const Instance& instance, int index, DeviceOptions options)
     : info_(&instance.device(index)),
       kind_(info_->type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::cpu : DeviceKind::gpu),
-      label_("device " + std::to_string(index) + " (" + info_->name + ")") {
+      label_("device " + std::to_string(index) + " (" + info_->name + ")"),
+      limits_(info_->limits),
+      staging_bytes_(options.staging_bytes) {
+  const LimitsProfile* profile = requested_profile(options.limits_profile);
+  if (profile) {
+    limits_ = clamp_limits(info_->limits, profile->limits);
+    profile_ = profile->name;
+    coherent_readback_ = profile->coherent_readback;
+  }
+  if (options.custom_limits) {
+    limits_ = clamp_limits(limits_, *options.custom_limits);
+    profile_ += profile_.empty() ? "custom" : "+custom";
+  }
+  if (staging_bytes_ < 4096)
+    throw Error(ErrorCode::invalid_argument,
+                label_ + ": DeviceOptions::staging_bytes is " + std::to_string(staging_bytes_) + "; at least 4096");
+  const MemoryMode mode = requested_memory_mode(options.memory);
   const PhysicalDeviceInfo& info = *info_;
   if (info.api_version < VK_API_VERSION_1_2)
     throw Error(ErrorCode::unsupported, label_ + " supports Vulkan " + api_version_string(info.api_version) +
@@ -44,8 +97,8 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   v12.timelineSemaphore = VK_TRUE;
-  v12.shaderFloat16 = info.shader_float16;
-  v11.storageBuffer16BitAccess = info.storage_buffer_16bit;
+  v12.shaderFloat16 = info.shader_float16 && (!profile || profile->shader_float16);
+  v11.storageBuffer16BitAccess = info.storage_buffer_16bit && (!profile || profile->storage_buffer_16bit);
   v12.pNext = &v11;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &v12;
@@ -86,6 +139,10 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
     if ((type.propertyFlags & want) == want && memory_properties_.memoryHeaps[type.heapIndex].size >= largest_local_heap)
       device_memory_mappable_ = true;
   }
+  if (mode == MemoryMode::mapped && !device_memory_mappable_)
+    throw Error(ErrorCode::unsupported, label_ + ": mapped memory was asked for, but the device has no host-visible "
+                                                 "device-local memory as large as its device-local heap; use staged");
+  if (mode == MemoryMode::staged) device_memory_mappable_ = false;
 
   const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
   pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
@@ -117,6 +174,11 @@ const Kernel& Device::kernel(const shaders::Spirv& spirv, std::vector<SpecConsta
     }
   }
   return *slot;
+}
+
+StagingRing& Device::staging() {
+  if (!staging_) staging_ = std::make_unique<StagingRing>(*this, staging_bytes_);
+  return *staging_;
 }
 
 std::size_t Device::kernel_count() const {

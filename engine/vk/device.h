@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,8 @@
 #include "vkpack/engine/vk/pipeline_cache.h"
 
 namespace vkp::vk {
+
+class StagingRing;
 
 // Owns the VkDevice; declared first in Device so that it is destroyed last.
 class DeviceOwner {
@@ -46,9 +49,31 @@ class DeviceOwner {
   PFN_vkDestroyDevice destroy_ = nullptr;
 };
 
+// How the host reaches device-local memory.
+enum class MemoryMode {
+  automatic,  // VKPACK_MEMORY if set, otherwise mapped where the device allows it
+  mapped,     // map device-local memory directly (UMA, resizable BAR, lavapipe); an Error where it cannot
+  staged,     // as on a discrete GPU: device-local memory is never mapped, every host
+              // access goes through staging buffers and copy commands
+};
+std::string_view to_string(MemoryMode mode);
+// "mapped", "staged" or "auto"; Error(invalid_argument) naming `what` otherwise.
+MemoryMode parse_memory_mode(std::string_view text, std::string_view what);
+
 struct DeviceOptions {
   // Directory of the on-disk pipeline cache; nullopt: default_cache_dir(); "": none.
   std::optional<std::string> pipeline_cache_dir;
+  MemoryMode memory = MemoryMode::automatic;
+  // A name of limits_profiles() ("nvidia", "arm-mali", "smallest", ...): vkpack then
+  // believes no limit above that GPU's. Empty: VKPACK_LIMITS_PROFILE if set, else the
+  // driver's own limits; "none": the driver's own, whatever the environment says.
+  std::string limits_profile;
+  // Limits tighter still (a GPU that is not among the profiles, or a test that wants a
+  // limit small enough to reach with little data); applied after the profile. Start
+  // from the driver's (PhysicalDeviceInfo::limits) and lower what you want.
+  std::optional<DeviceLimits> custom_limits;
+  // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
+  std::uint64_t staging_bytes = std::uint64_t{16} << 20;
 };
 
 // Which family of kernels suits the device. CPU devices (lavapipe, SwiftShader) run a
@@ -64,7 +89,13 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   const PhysicalDeviceInfo& info() const { return *info_; }
-  const DeviceLimits& limits() const { return info_->limits; }
+  // The driver's limits, tightened by the limits profile if one is active.
+  const DeviceLimits& limits() const { return limits_; }
+  // The active profile's name, or empty.
+  const std::string& limits_profile() const { return profile_; }
+  // Whether readback memory is written by the device and read by the host without
+  // invalidation (false under a profile whose GPU caches it non-coherently).
+  bool coherent_readback() const { return coherent_readback_; }
   DeviceKind kind() const { return kind_; }
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
   const std::string& label() const { return label_; }
@@ -99,9 +130,14 @@ class Device {
   int find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
                        VkMemoryPropertyFlags preferred = 0) const;
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
-  // Device-local memory can be mapped with full capacity (UMA, resizable BAR, lavapipe):
-  // arenas then map it directly instead of staging.
+  // Device-local memory is mapped by arenas (MemoryMode::mapped, chosen where it can be
+  // mapped with full capacity) rather than reached through staging copies.
   bool device_memory_mappable() const { return device_memory_mappable_; }
+  MemoryMode memory_mode() const { return device_memory_mappable_ ? MemoryMode::mapped : MemoryMode::staged; }
+  // The persistent staging buffers of TransferBatch, made on first use; only with
+  // lock_staging() held.
+  std::unique_lock<std::mutex> lock_staging() { return std::unique_lock(staging_mutex_); }
+  StagingRing& staging();
   void count_allocation(std::int64_t bytes);
   std::uint64_t allocated_bytes() const { return allocated_.load(); }
   std::uint64_t peak_allocated_bytes() const { return peak_.load(); }
@@ -112,6 +148,9 @@ class Device {
   const PhysicalDeviceInfo* info_;
   DeviceKind kind_;
   std::string label_;
+  DeviceLimits limits_;
+  std::string profile_;
+  bool coherent_readback_ = true;
   DeviceFns fn_;
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;
@@ -129,6 +168,9 @@ class Device {
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::atomic<std::uint64_t> allocated_{0};
   std::atomic<std::uint64_t> peak_{0};
+  std::uint64_t staging_bytes_;
+  std::mutex staging_mutex_;
+  std::unique_ptr<StagingRing> staging_;  // last: its arenas count their memory in allocated_
 };
 
 }  // namespace vkp::vk

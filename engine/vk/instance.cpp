@@ -95,7 +95,8 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   l.max_shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   l.max_push_constants_bytes = p.limits.maxPushConstantsSize;
   l.max_storage_buffers_per_stage = p.limits.maxPerStageDescriptorStorageBuffers;
-  l.subgroup_size = subgroup.subgroupSize;
+  l.non_coherent_atom_size = p.limits.nonCoherentAtomSize;
+  l.subgroup_size = l.min_subgroup_size = l.max_subgroup_size = subgroup.subgroupSize;
   l.timestamp_period_ns = p.limits.timestampPeriod;
 
   std::uint32_t family_count = 0;
@@ -128,8 +129,21 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   std::vector<VkExtensionProperties> exts(ext_count);
   check(f.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, exts.data()),
         "vkEnumerateDeviceExtensionProperties");
-  for (const auto& e : exts)
+  bool size_control = false;
+  for (const auto& e : exts) {
     if (std::strcmp(e.extensionName, "VK_KHR_portability_subset") == 0) info.portability_subset = true;
+    if (std::strcmp(e.extensionName, "VK_EXT_subgroup_size_control") == 0) size_control = true;
+  }
+  // The range a pipeline may ask for; only the default size is used by vkpack's kernels.
+  if (size_control) {
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT range{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 more{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    more.pNext = &range;
+    f.vkGetPhysicalDeviceProperties2(pd, &more);
+    l.min_subgroup_size = range.minSubgroupSize;
+    l.max_subgroup_size = range.maxSubgroupSize;
+  }
   return info;
 }
 

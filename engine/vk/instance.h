@@ -24,7 +24,9 @@ struct DeviceLimits {
   std::uint32_t max_shared_memory_bytes = 0;
   std::uint32_t max_push_constants_bytes = 0;
   std::uint32_t max_storage_buffers_per_stage = 0;
-  std::uint32_t subgroup_size = 0;
+  std::uint64_t non_coherent_atom_size = 0;       // bytes: flush/invalidate granularity
+  std::uint32_t subgroup_size = 0;                // the default; min/max under subgroup size control
+  std::uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
   float timestamp_period_ns = 0;                  // ns per timestamp tick
   bool timestamps = false;                        // compute queue supports timestamps
 };

@@ -34,19 +34,23 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
     if (local_size_[i] == 0 || local_size_[i] > limits.max_workgroup_size[i])
       throw Error(ErrorCode::unsupported, "kernel " + name_ + ": workgroup size " + std::to_string(local_size_[i]) +
                                               " in dimension " + std::to_string(i) + " exceeds the device's " +
-                                              std::to_string(limits.max_workgroup_size[i]));
+                                              std::to_string(limits.max_workgroup_size[i]) + " (maxComputeWorkGroupSize)");
     invocations *= local_size_[i];
   }
   if (invocations > limits.max_workgroup_invocations)
     throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(invocations) +
                                             " invocations per workgroup exceed the device's " +
-                                            std::to_string(limits.max_workgroup_invocations));
+                                            std::to_string(limits.max_workgroup_invocations) +
+                                            " (maxComputeWorkGroupInvocations)");
   if (reflection_.push_constant_bytes > limits.max_push_constants_bytes)
     throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(reflection_.push_constant_bytes) +
                                             " bytes of push constants exceed the device's " +
-                                            std::to_string(limits.max_push_constants_bytes));
+                                            std::to_string(limits.max_push_constants_bytes) + " (maxPushConstantsSize)");
   if (reflection_.bindings.size() > limits.max_storage_buffers_per_stage)
-    throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds more storage buffers than the device allows");
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds " + std::to_string(reflection_.bindings.size()) +
+                                            " storage buffers; the device allows " +
+                                            std::to_string(limits.max_storage_buffers_per_stage) +
+                                            " (maxPerStageDescriptorStorageBuffers)");
 
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (const SpirvBinding& b : reflection_.bindings)
@@ -90,6 +94,8 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec_info;
   info.layout = layout;
+  // Lets Recording::dispatch split a grid beyond maxComputeWorkGroupCount.
+  info.flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT;
   VkPipeline pipeline = VK_NULL_HANDLE;
   check(fn.vkCreateComputePipelines(device, cache, 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
   pipeline_ = {device, pipeline, fn.vkDestroyPipeline};

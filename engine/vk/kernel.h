@@ -37,6 +37,7 @@ class Kernel {
   const std::vector<std::uint32_t>& push_constant_offsets() const { return reflection_.push_constant_offsets; }
   // Workgroup size after specialization.
   const std::array<std::uint32_t, 3>& local_size() const { return local_size_; }
+  bool uses_num_workgroups() const { return reflection_.uses_num_workgroups; }
 
   VkPipeline pipeline() const { return pipeline_.get(); }
   VkPipelineLayout layout() const { return layout_.get(); }

@@ -125,6 +125,7 @@ DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device) {
   load(f.vkCmdBindDescriptorSets, get("vkCmdBindDescriptorSets"), "vkCmdBindDescriptorSets", true);
   load(f.vkCmdPushConstants, get("vkCmdPushConstants"), "vkCmdPushConstants", true);
   load(f.vkCmdDispatch, get("vkCmdDispatch"), "vkCmdDispatch", true);
+  load(f.vkCmdDispatchBase, get("vkCmdDispatchBase"), "vkCmdDispatchBase", true);
   load(f.vkCmdPipelineBarrier, get("vkCmdPipelineBarrier"), "vkCmdPipelineBarrier", true);
   load(f.vkCmdCopyBuffer, get("vkCmdCopyBuffer"), "vkCmdCopyBuffer", true);
   load(f.vkCmdFillBuffer, get("vkCmdFillBuffer"), "vkCmdFillBuffer", true);

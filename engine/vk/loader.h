@@ -73,6 +73,7 @@ struct DeviceFns {
   PFN_vkCmdBindDescriptorSets vkCmdBindDescriptorSets = nullptr;
   PFN_vkCmdPushConstants vkCmdPushConstants = nullptr;
   PFN_vkCmdDispatch vkCmdDispatch = nullptr;
+  PFN_vkCmdDispatchBase vkCmdDispatchBase = nullptr;
   PFN_vkCmdPipelineBarrier vkCmdPipelineBarrier = nullptr;
   PFN_vkCmdCopyBuffer vkCmdCopyBuffer = nullptr;
   PFN_vkCmdFillBuffer vkCmdFillBuffer = nullptr;

@@ -8,7 +8,6 @@
 #include "vkpack/core/error.h"
 #include "vkpack/engine/vk/check.h"
 #include "vkpack/engine/vk/device.h"
-#include "vkpack/engine/vk/recording.h"
 
 namespace vkp::vk {
 namespace {
@@ -47,8 +46,11 @@ Arena::Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block
       required_ = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
       break;
     case MemoryUse::readback:
-      required_ = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+      // Cached memory reads fast on the host; where it is not coherent (ARM, Qualcomm)
+      // invalidate() makes the device's writes visible.
+      required_ = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
       preferred_ = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+      coherent_ = device.coherent_readback();
       break;
   }
   host_visible_ = (required_ & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
@@ -81,6 +83,19 @@ BufferSlice Arena::allocate(VkDeviceSize bytes, std::string_view what) {
   block->used = at + size;
   allocated_ += size;
   return {block->buffer.get(), at, size, block->mapped ? block->mapped + at : nullptr};
+}
+
+void Arena::invalidate() const {
+  if (coherent_ || !host_visible_ || blocks_.empty()) return;
+  // Whole blocks: offset 0 and VK_WHOLE_SIZE satisfy any nonCoherentAtomSize. One
+  // call per block, so that a step's readback allocates nothing.
+  for (const Block& b : blocks_) {
+    VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+    r.memory = b.memory.get();
+    r.offset = 0;
+    r.size = VK_WHOLE_SIZE;
+    check(device_->fn().vkInvalidateMappedMemoryRanges(device_->handle(), 1, &r), "vkInvalidateMappedMemoryRanges");
+  }
 }
 
 void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
@@ -119,47 +134,13 @@ void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
   }
   check(result, "vkAllocateMemory");
   MemoryHandle memory_owner(dev, memory, fn.vkFreeMemory);
+  if (!(device_->memory_properties().memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+    coherent_ = false;
   check(fn.vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
   void* mapped = nullptr;
   if (host_visible_) check(fn.vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
   blocks_.push_back({std::move(buffer_owner), std::move(memory_owner), static_cast<std::byte*>(mapped), bytes, 0});
   device_->count_allocation(static_cast<std::int64_t>(bytes));
-}
-
-void upload(Device& device, const BufferSlice& dst, std::span<const std::byte> src) {
-  if (src.size() > dst.size)
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("upload of {} bytes into a slice of {} bytes", src.size(), dst.size));
-  if (src.empty()) return;  // an empty span's data() may be null, which memcpy may not take
-  if (dst.host != nullptr) {
-    std::memcpy(dst.host, src.data(), src.size());
-    return;
-  }
-  Arena staging(device, MemoryUse::upload, "upload staging", std::max<VkDeviceSize>(src.size(), 4));
-  const BufferSlice stage = staging.allocate(src.size(), "upload");
-  std::memcpy(stage.host, src.data(), src.size());
-  Recording copy(device, {.name = "upload"});
-  copy.copy(stage, dst.sub(0, src.size()));
-  copy.finish();
-  copy.run();
-}
-
-void download(Device& device, const BufferSlice& src, std::span<std::byte> dst) {
-  if (dst.size() > src.size)
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("download of {} bytes from a slice of {} bytes", dst.size(), src.size));
-  if (dst.empty()) return;
-  if (src.host != nullptr) {
-    std::memcpy(dst.data(), src.host, dst.size());
-    return;
-  }
-  Arena staging(device, MemoryUse::readback, "readback staging", std::max<VkDeviceSize>(dst.size(), 4));
-  const BufferSlice stage = staging.allocate(dst.size(), "download");
-  Recording copy(device, {.name = "download"});
-  copy.copy(src.sub(0, dst.size()), stage);
-  copy.finish();
-  copy.run();
-  std::memcpy(dst.data(), stage.host, dst.size());
 }
 
 }  // namespace vkp::vk

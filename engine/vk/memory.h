@@ -60,6 +60,12 @@ class Arena {
   BufferSlice allocate(VkDeviceSize bytes, std::string_view what);
 
   bool host_visible() const { return host_visible_; }
+  // Makes what the device wrote visible to the host through the mapping, where the
+  // memory is not host-coherent (a real device's cached readback type, or any readback
+  // arena under a limits profile that says so); a no-op elsewhere. Call after the wait
+  // and before reading.
+  void invalidate() const;
+  bool coherent() const { return coherent_; }
   VkDeviceSize allocated_bytes() const { return allocated_; }  // sum of allocate() sizes
   VkDeviceSize reserved_bytes() const;                           // sum of block sizes
   std::size_t block_count() const { return blocks_.size(); }
@@ -81,14 +87,9 @@ class Arena {
   VkDeviceSize alignment_;
   VkMemoryPropertyFlags required_ = 0, preferred_ = 0;
   bool host_visible_ = false;
+  bool coherent_ = true;
   VkDeviceSize allocated_ = 0;
   std::vector<Block> blocks_;
 };
-
-// Copies host bytes into a slice and back. Direct through the mapping when the slice is
-// host-visible; otherwise through a temporary staging buffer and a one-off submission.
-// For setup and tests, not per-step work (programs record their own copies).
-void upload(Device& device, const BufferSlice& dst, std::span<const std::byte> src);
-void download(Device& device, const BufferSlice& src, std::span<std::byte> dst);
 
 }  // namespace vkp::vk

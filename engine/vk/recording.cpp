@@ -1,5 +1,7 @@
 #include "vkpack/engine/vk/recording.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "vkpack/core/error.h"
@@ -126,11 +128,14 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // empty tensors: nothing to do
   const DeviceLimits& limits = device_->limits();
   const std::uint32_t counts[3] = {groups.x, groups.y, groups.z};
+  // A grid beyond maxComputeWorkGroupCount is recorded as several dispatches with a
+  // base (gl_WorkGroupID counts from it), unless the shader reads gl_NumWorkGroups.
   for (int i = 0; i < 3; ++i)
-    if (counts[i] > limits.max_workgroup_count[i])
+    if (counts[i] > limits.max_workgroup_count[i] && kernel.uses_num_workgroups())
       throw Error(ErrorCode::unsupported,
-                  fmt::format("kernel {} ({}): {} workgroups in dimension {} exceed the device's {}", kernel.name(),
-                              label, counts[i], i, limits.max_workgroup_count[i]));
+                  fmt::format("kernel {} ({}): {} workgroups in dimension {} exceed the {} of {} "
+                              "(maxComputeWorkGroupCount)",
+                              kernel.name(), label, counts[i], i, limits.max_workgroup_count[i], device_->label()));
   const DeviceFns& fn = device_->fn();
   std::vector<VkDescriptorBufferInfo> infos;
   std::vector<VkWriteDescriptorSet> writes;
@@ -173,7 +178,17 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
   if (!push.empty())
     fn.vkCmdPushConstants(commands_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
                           static_cast<std::uint32_t>(push.size()), push.data());
-  fn.vkCmdDispatch(commands_, groups.x, groups.y, groups.z);
+  const std::uint32_t* most = limits.max_workgroup_count;
+  for (std::uint32_t z = 0; z < groups.z; z += most[2])
+    for (std::uint32_t y = 0; y < groups.y; y += most[1])
+      for (std::uint32_t x = 0; x < groups.x; x += most[0]) {
+        const std::uint32_t nx = std::min(most[0], groups.x - x), ny = std::min(most[1], groups.y - y),
+                            nz = std::min(most[2], groups.z - z);
+        if (x == 0 && y == 0 && z == 0 && nx == groups.x && ny == groups.y && nz == groups.z)
+          fn.vkCmdDispatch(commands_, nx, ny, nz);
+        else
+          fn.vkCmdDispatchBase(commands_, x, y, z, nx, ny, nz);
+      }
   labels_.emplace_back(label.empty() ? kernel.name() : std::string(label));
   if (options_.timestamps) {
     const auto query = static_cast<std::uint32_t>(labels_.size());

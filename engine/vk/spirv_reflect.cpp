@@ -20,7 +20,7 @@ enum Decoration : std::uint32_t {
   kSpecId = 1, kArrayStride = 6, kBuiltIn = 11, kNonWritable = 24, kBinding = 33,
   kDescriptorSet = 34, kOffset = 35,
 };
-constexpr std::uint32_t kBuiltInWorkgroupSize = 25;
+constexpr std::uint32_t kBuiltInNumWorkgroups = 24, kBuiltInWorkgroupSize = 25;
 constexpr std::uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
 constexpr std::uint32_t kStorageUniform = 2, kStoragePushConstant = 9, kStorageStorageBuffer = 12;
 
@@ -175,6 +175,7 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
   std::array<std::uint32_t, 3> ids{};
   bool from_ids = false;
   for (const auto& [id, builtin] : m.builtins) {
+    if (builtin == kBuiltInNumWorkgroups) r.uses_num_workgroups = true;
     if (builtin == kBuiltInWorkgroupSize && m.composites.count(id) && m.composites.at(id).size() == 3) {
       const auto& c = m.composites.at(id);
       ids = {c[0], c[1], c[2]};

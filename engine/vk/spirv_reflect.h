@@ -30,6 +30,9 @@ struct SpirvReflection {
   std::uint32_t push_constant_bytes = 0;          // 0 when the module has none
   std::vector<std::uint32_t> push_constant_offsets;  // by member
   std::array<SpirvLocalSize, 3> local_size{};
+  // Reads gl_NumWorkGroups: its dispatches cannot be split into several with a base
+  // (Recording::dispatch), which would change what it reads.
+  bool uses_num_workgroups = false;
 };
 
 // Throws Error(bad_data) naming `name` on a malformed module, a binding outside set 0, or

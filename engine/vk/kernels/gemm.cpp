@@ -100,12 +100,12 @@ Packing packing_for(const GemmArgs& args, const Layout& l) {
 }
 
 // Packs X (p_extent x k_extent) into panels of `width` rows, K in runs of 4.
-void pack(Recording& recording, const BufferSlice& src, const BufferSlice& dst, const GemmPackPush& push,
+void pack(Recording& recording, const BufferSlice& src, const BufferSlice& dst, GemmPackPush push,
           std::uint32_t width, bool k_major, std::uint32_t k_groups, std::uint32_t batches, std::string_view label) {
   Device& device = recording.device();
   const Kernel& kernel = device.kernel(shaders::gemm_pack, {{0, 4 * width}, {1, k_major}});
-  const std::uint32_t x = std::min(k_groups, device.limits().max_workgroup_count[0]);
-  recording.dispatch(kernel, {src, dst}, push, {x, div_up(push.p_extent, width), batches}, label);
+  push.k_step = std::min(k_groups, device.limits().max_workgroup_count[0]);
+  recording.dispatch(kernel, {src, dst}, push, {push.k_step, div_up(push.p_extent, width), batches}, label);
 }
 
 void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,

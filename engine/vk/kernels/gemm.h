@@ -30,8 +30,10 @@ struct GemmPackPush {
   std::uint32_t p_extent, k_extent;
   std::uint32_t stride_p, stride_k;
   std::uint32_t src_batch, dst_batch;
+  std::uint32_t k_step;  // workgroups along x: each walks k groups this far apart
 };
-static_assert(sizeof(GemmPackPush) == 24 && offsetof(GemmPackPush, src_batch) == 16);
+static_assert(sizeof(GemmPackPush) == 28 && offsetof(GemmPackPush, src_batch) == 16 &&
+              offsetof(GemmPackPush, k_step) == 24);
 
 // Mirrors the push-constant block of shaders/gemm_regblock.comp.
 struct GemmRegblockPush {

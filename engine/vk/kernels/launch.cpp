@@ -18,12 +18,16 @@ DeviceKind resolve(KernelChoice choice, const Device& device) {
 }
 
 Groups grid_1d(std::uint64_t workgroups, const Device& device) {
-  const std::uint64_t max_x = device.limits().max_workgroup_count[0];
-  const std::uint64_t x = std::min(workgroups, max_x);
-  const std::uint64_t y = x == 0 ? 0 : (workgroups + x - 1) / x;
-  if (y > device.limits().max_workgroup_count[1])
-    throw Error(ErrorCode::unsupported, fmt::format("{} workgroups exceed what {} can launch", workgroups, device.label()));
-  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), 1};
+  const std::uint32_t* most = device.limits().max_workgroup_count;
+  const std::uint64_t x = std::min<std::uint64_t>(workgroups, most[0]);
+  const std::uint64_t rows = x == 0 ? 0 : (workgroups + x - 1) / x;
+  const std::uint64_t y = std::min<std::uint64_t>(rows, most[1]);
+  const std::uint64_t z = y == 0 ? 0 : (rows + y - 1) / y;
+  if (z > most[2])
+    throw Error(ErrorCode::unsupported,
+                fmt::format("{} workgroups exceed what {} can launch ({} x {} x {}, maxComputeWorkGroupCount)",
+                            workgroups, device.label(), most[0], most[1], most[2]));
+  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(z)};
 }
 
 void require_elements(const BufferSlice& slice, std::uint64_t elements, std::string_view kernel,

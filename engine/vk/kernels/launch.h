@@ -17,8 +17,8 @@ enum class KernelChoice { automatic, cpu, gpu };
 
 DeviceKind resolve(KernelChoice choice, const Device& device);
 
-// Workgroups for `workgroups` one-dimensional groups: x up to the device's limit, the
-// rest in y (shaders use linear_group() from common.glsl).
+// Workgroups for `workgroups` one-dimensional groups: x up to the device's limit, then
+// y, the rest in z (shaders use linear_group() from common.glsl).
 Groups grid_1d(std::uint64_t workgroups, const Device& device);
 
 // Throws Error(invalid_argument) when `slice` holds fewer than `elements` 32-bit values,

@@ -44,7 +44,7 @@ TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
       {&shaders::reduce, sizeof(vk::ReducePush), scalars(5), {true, false}},
       {&shaders::reduce_rows, sizeof(vk::ReducePush), scalars(5), {true, false}},
       {&shaders::gemm_tiled, sizeof(vk::GemmTiledPush), scalars(11), {true, true, false}},
-      {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(6), {true, false}},
+      {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(7), {true, false}},
       {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(11), {true, true, false}},
   };
   for (const Mirror& m : mirrors) {
@@ -63,6 +63,16 @@ TEST(SpirvReflect, WorkgroupSizeComesFromItsSpecializationConstant) {
   EXPECT_EQ(r.local_size[1].spec_id, 0);
   EXPECT_EQ(r.local_size[2].spec_id, -1);
   EXPECT_EQ(r.local_size[2].value, 1u);
+}
+
+// Recording::dispatch splits an oversized grid only for shaders that do not read
+// gl_NumWorkGroups.
+TEST(SpirvReflect, ReadingNumWorkGroupsIsSeen) {
+  EXPECT_TRUE(vk::reflect_spirv(shaders::unary.words, "unary").uses_num_workgroups);
+  EXPECT_TRUE(vk::reflect_spirv(shaders::reduce_rows.words, "reduce_rows").uses_num_workgroups);
+  EXPECT_FALSE(vk::reflect_spirv(shaders::gemm_pack.words, "gemm_pack").uses_num_workgroups);
+  EXPECT_FALSE(vk::reflect_spirv(shaders::gemm_regblock.words, "gemm_regblock").uses_num_workgroups);
+  EXPECT_FALSE(vk::reflect_spirv(shaders::transpose.words, "transpose").uses_num_workgroups);
 }
 
 TEST(SpirvReflect, MalformedModuleIsAnError) {

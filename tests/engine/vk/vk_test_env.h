@@ -15,6 +15,7 @@
 #include "vkpack/engine/vk/instance.h"
 #include "vkpack/engine/vk/memory.h"
 #include "vkpack/engine/vk/recording.h"
+#include "vkpack/engine/vk/transfer.h"
 
 namespace vkp::test {
 

@@ -7,6 +7,7 @@
 #include <vkpack/engine/vk/kernels/gemm.h>
 #include <vkpack/engine/vk/memory.h>
 #include <vkpack/engine/vk/recording.h>
+#include <vkpack/engine/vk/transfer.h>
 
 int main() {
   vkp::vk::Instance instance;
