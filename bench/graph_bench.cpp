@@ -2,10 +2,13 @@
 //   1. host overhead of one training step of a tiny model: run a recorded program
 //      (feed, submit, wait, fetch) against recording the same dispatches again every
 //      step, and against compiling the program every step;
-//   2. training throughput (samples/s) at batch 128 of an MLP 784-256-256-10 against
+//   2. the same replayed step and an MLP training step on the device opened twice,
+//      mapped and staged (as on a discrete GPU), side by side;
+//   3. training throughput (samples/s) at batch 128 of an MLP 784-256-256-10 against
 //      the same step written by hand with Eigen on the host, and of a small convnet,
 //      with the share of device time per kernel family (timestamps).
 // Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N] [--top=N]
+// (VKPACK_MEMORY and VKPACK_LIMITS_PROFILE apply to the device of parts 1 and 3.)
 #include <Eigen/Core>
 
 #include <time.h>
@@ -22,6 +25,7 @@
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/session.h"
+#include "vkpack/core/error.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
 
 namespace vkp::bench {
@@ -80,15 +84,22 @@ void host_overhead(int steps) {
 
   // The same dispatch recorded anew every step (command buffer, descriptor set), fed,
   // submitted, waited for and read back through the same mapped memory.
+  // Where device memory is staged, the recording copies in and out as a program does.
+  const bool mapped = device().device_memory_mappable();
   vk::Arena arena(device(), vk::MemoryUse::device, "rerecord");
+  vk::Arena upload(device(), vk::MemoryUse::upload, "rerecord in"), readback(device(), vk::MemoryUse::readback, "rerecord out");
   const vk::BufferSlice in = arena.allocate(16, "x"), result = arena.allocate(16, "y");
+  const vk::BufferSlice in_stage = upload.allocate(16, "x"), out_stage = readback.allocate(16, "y");
   const Cost rerecord = per_call(steps, [&] {
-    std::memcpy(in.host, feeds[0].bytes().data(), 16);
+    std::memcpy(mapped ? in.host : in_stage.host, feeds[0].bytes().data(), 16);
     vk::Recording recording(device());
+    if (!mapped) recording.copy(in_stage, in);
     vk::binary_scalar(recording, vk::BinaryOp::add, 4, in, 1.0f, result);
+    if (!mapped) recording.copy(result, out_stage);
     recording.finish();
     recording.run();
-    std::memcpy(out[0].bytes().data(), result.host, 16);
+    readback.invalidate();
+    std::memcpy(out[0].bytes().data(), mapped ? result.host : out_stage.host, 16);
   });
   const Cost compiled = per_call(std::max(1, steps / 10), [&] {
     auto fresh = compile(g, specs, {y}, {}, device(), session.variables(), session.scalars(), {"fresh"});
@@ -124,7 +135,58 @@ void host_overhead(int steps) {
   std::printf("  (the training step has %zu dispatches)\n\n", step.dispatch_count());
 }
 
-// --- 2. throughput ---
+// --- 2. mapped against staged memory ---
+
+struct ModeTimes {
+  double replay = 1e30, mlp = 1e30;  // best seconds per step over the rounds
+};
+
+// One round on `dev`: the replayed y = x + 1 and the MLP training step at batch 128.
+void time_mode(vk::Device& dev, int steps, ModeTimes& best) {
+  Graph g(1);
+  const Tensor x = placeholder(g, "x", f32({4}));
+  const Tensor y = x + 1.0f;
+  Session session(g, dev);
+  const std::vector<Array> feeds = {random_array(DType::f32, Shape{4}, 1)};
+  std::vector<Array> out;
+  Program& program = session.program({{x, f32({4})}}, {y});
+  best.replay = std::min(best.replay, per_call(steps * 50, [&] { session.run_program(program, feeds, out); }).wall);
+
+  const int batch = 128;
+  Graph mg(2);
+  const auto [mx, labels, loss] = mlp_model(mg, batch);
+  const std::vector<Tensor> train = sgd(mg, 0.01f).minimize(loss);
+  Session mlp(mg, dev);
+  Program& step = mlp.program({{mx, f32({batch, 784})}, {labels, i32({batch})}}, {loss}, train);
+  const std::vector<Array> mlp_feeds = {random_array(DType::f32, Shape{batch, 784}, 3),
+                                        random_array(DType::i32, Shape{batch}, 4)};
+  best.mlp = std::min(best.mlp, per_call(steps, [&] { mlp.run_program(step, mlp_feeds, out); }).wall);
+}
+
+void memory_modes(int steps) {
+  const int index = device().info().index;
+  std::unique_ptr<vk::Device> mapped;
+  try {
+    mapped = std::make_unique<vk::Device>(bench_instance(), index, vk::DeviceOptions{.memory = vk::MemoryMode::mapped});
+  } catch (const Error& e) {
+    std::printf("mapped against staged memory: skipped, %s\n\n", e.what());
+    return;
+  }
+  vk::Device staged(bench_instance(), index, vk::DeviceOptions{.memory = vk::MemoryMode::staged});
+  ModeTimes m, s;
+  for (int round = 0; round < 3; ++round) {  // in turns, best of 3: the machine's noise hits both
+    time_mode(*mapped, steps, m);
+    time_mode(staged, steps, s);
+  }
+  std::printf("mapped against staged memory (the same device opened twice; best of 3 rounds, in turns)\n");
+  std::printf("  %-44s %10s %10s %8s\n", "", "mapped", "staged", "staged/mapped");
+  std::printf("  %-44s %8.1f us %8.1f us %8.2f\n", "y = x + 1 replayed (feed, submit, wait, fetch)", m.replay * 1e6,
+              s.replay * 1e6, s.replay / m.replay);
+  std::printf("  %-44s %8.2f ms %8.2f ms %8.2f\n\n", "MLP 784-256-256-10 training step, batch 128", m.mlp * 1e3,
+              s.mlp * 1e3, s.mlp / m.mlp);
+}
+
+// --- 3. throughput ---
 
 struct StepStats {
   double step_seconds = 0;
@@ -257,6 +319,7 @@ int main(int argc, char** argv) {
   vkp::bench::open_device(&argc, argv);
   std::printf("device: %s\n\n", vkp::bench::device().label().c_str());
   vkp::bench::host_overhead(std::max(steps * 50, 200));
+  vkp::bench::memory_modes(steps);
   vkp::bench::mlp_throughput(steps);
   vkp::bench::convnet_throughput(steps);
   return 0;

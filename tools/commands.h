@@ -6,7 +6,8 @@
 
 namespace vkp::tool {
 
-// vkpack devices [--json]: every Vulkan device with the index trainers use.
+// vkpack devices [--json] [--memory M] [--limits-profile P] [--profiles]: every Vulkan
+// device with the index trainers use, as a Device opened with those options sees it.
 int devices_command(const std::vector<std::string>& args);
 
 }  // namespace vkp::tool

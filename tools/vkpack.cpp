@@ -12,13 +12,18 @@ constexpr const char* kUsage =
     "usage: vkpack <command> [options]\n"
     "\n"
     "commands:\n"
-    "  devices [--json]   list every Vulkan device: index, name, type, vendor, driver,\n"
-    "                     API version, memory heaps, subgroup size, storage buffer range\n"
+    "  devices [--json] [--memory mapped|staged|auto] [--limits-profile NAME] [--profiles]\n"
+    "                     list every Vulkan device: index, name, type, vendor, driver,\n"
+    "                     API version, memory heaps, memory mode (mapped or staged),\n"
+    "                     limits profile, subgroup sizes, limits as vkpack will use them;\n"
+    "                     --profiles lists the limits profiles and their sources\n"
     "  help               this text\n"
     "\n"
     "environment:\n"
     "  VKPACK_LOG_LEVEL   debug | info | warn | error (default info)\n"
-    "  VKPACK_CACHE_DIR   where compiled pipelines are cached (default ~/.cache/vkpack)\n";
+    "  VKPACK_CACHE_DIR   where compiled pipelines are cached (default ~/.cache/vkpack)\n"
+    "  VKPACK_MEMORY      mapped | staged | auto: how devices reach their memory (default auto)\n"
+    "  VKPACK_LIMITS_PROFILE  a profile of `vkpack devices --profiles`, or none (default)\n";
 
 }  // namespace
 

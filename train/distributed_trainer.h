@@ -53,7 +53,7 @@ class DistributedTrainer : public MultiDeviceTrainer {
   // towers share the update, replicated or parameter_server (async has no average to
   // reduce across processes).
   DistributedTrainer(towers::MpiSession& mpi, const vk::Instance& instance, const std::vector<int>& devices,
-                     std::uint64_t seed = 0, vk::DeviceOptions device_options = {},
+                     std::uint64_t seed = 0, PerDeviceOptions device_options = {},
                      towers::Reduction local = towers::Reduction::replicated);
 
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,

@@ -1,19 +1,34 @@
 #include "vkpack/train/multi_device_trainer.h"
 
 #include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
 #include "vkpack/engine/graph/ops.h"
 
 namespace vkp::train {
 
+vk::DeviceOptions PerDeviceOptions::for_device(std::size_t i, std::size_t count) const {
+  if (each.empty()) return {};
+  if (each.size() == 1) return each[0];
+  if (each.size() != count)
+    throw Error(ErrorCode::invalid_argument, "device options: " + std::to_string(each.size()) + " sets for " +
+                                                 std::to_string(count) + " devices; give one for all or one each");
+  return each.at(i);
+}
+
 detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices,
-                                     const vk::DeviceOptions& options) {
+                                     const PerDeviceOptions& options) {
   if (indices.empty()) throw Error(ErrorCode::invalid_argument, "a multi-device trainer needs at least one device");
-  for (int index : indices) opened.push_back(std::make_unique<vk::Device>(instance, index, options));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    opened.push_back(std::make_unique<vk::Device>(instance, indices[i], options.for_device(i, indices.size())));
+    const vk::Device& d = *opened.back();
+    log_info("tower {} on {}: {} memory, limits {}", i, d.label(), vk::to_string(d.memory_mode()),
+             d.limits_profile().empty() ? "of the driver" : "profile " + d.limits_profile());
+  }
 }
 
 MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& device_indices,
                                        towers::Reduction reduction, std::uint64_t seed,
-                                       vk::DeviceOptions device_options, float async_scale,
+                                       PerDeviceOptions device_options, float async_scale,
                                        ParameterServerOptions parameter_server)
     : OpenedDevices(instance, device_indices, device_options), TowerTrainer(*opened.front(), seed) {
   options_.reduction = reduction;

@@ -41,10 +41,24 @@ struct ParameterServerOptions {
   towers::Master master = towers::Master::host;
 };
 
+// The options of each device: one set for all, or one per entry of the device list, so
+// that one run can mix memory modes and limits profiles (towers that look like
+// different vendors' GPUs).
+struct PerDeviceOptions {
+  PerDeviceOptions() = default;
+  // Implicit, so that a single vk::DeviceOptions still reads as one for all.
+  PerDeviceOptions(vk::DeviceOptions all) : each{std::move(all)} {}
+  PerDeviceOptions(std::vector<vk::DeviceOptions> per_device) : each(std::move(per_device)) {}
+  // Options for entry i of `count` devices; Error(invalid_argument) when there are
+  // neither one nor `count` sets.
+  vk::DeviceOptions for_device(std::size_t i, std::size_t count) const;
+  std::vector<vk::DeviceOptions> each;  // empty: defaults for all
+};
+
 namespace detail {
 // Opened before the Trainer base, which needs the first device.
 struct OpenedDevices {
-  OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices, const vk::DeviceOptions& options);
+  OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices, const PerDeviceOptions& options);
   std::vector<std::unique_ptr<vk::Device>> opened;
 };
 }  // namespace detail
@@ -52,7 +66,7 @@ struct OpenedDevices {
 class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
  public:
   MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, towers::Reduction reduction,
-                     std::uint64_t seed = 0, vk::DeviceOptions device_options = {}, float async_scale = 1.0f,
+                     std::uint64_t seed = 0, PerDeviceOptions device_options = {}, float async_scale = 1.0f,
                      ParameterServerOptions parameter_server = {});
   ~MultiDeviceTrainer() override;
 
@@ -85,7 +99,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
 class SyncMultiDeviceTrainerReplicated : public MultiDeviceTrainer {
  public:
   SyncMultiDeviceTrainerReplicated(const vk::Instance& instance, const std::vector<int>& devices,
-                                   std::uint64_t seed = 0, vk::DeviceOptions device_options = {})
+                                   std::uint64_t seed = 0, PerDeviceOptions device_options = {})
       : MultiDeviceTrainer(instance, devices, towers::Reduction::replicated, seed, std::move(device_options)) {}
 };
 
@@ -95,7 +109,7 @@ class SyncMultiDeviceTrainerReplicated : public MultiDeviceTrainer {
 class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
  public:
   SyncMultiDeviceTrainerParameterServer(const vk::Instance& instance, const std::vector<int>& devices,
-                                        std::uint64_t seed = 0, vk::DeviceOptions device_options = {},
+                                        std::uint64_t seed = 0, PerDeviceOptions device_options = {},
                                         ParameterServerOptions options = {})
       : MultiDeviceTrainer(instance, devices, towers::Reduction::parameter_server, seed, std::move(device_options),
                            1.0f, options) {}
@@ -105,7 +119,7 @@ class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
 class AsyncMultiDeviceTrainer : public MultiDeviceTrainer {
  public:
   AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, std::uint64_t seed = 0,
-                          float scale = 1.0f, vk::DeviceOptions device_options = {})
+                          float scale = 1.0f, PerDeviceOptions device_options = {})
       : MultiDeviceTrainer(instance, devices, towers::Reduction::async, seed, std::move(device_options), scale) {}
 };
 

@@ -61,6 +61,12 @@ constexpr const char* kHelp =
     "                       may repeat); each step takes a batch per tower, and an epoch\n"
     "                       is one pass over the train split\n"
     "  --trainer NAME       with --devices: replicated (default), ps or async\n"
+    "  --memory M[,M...]    how each device reaches its memory: auto (default), mapped,\n"
+    "                       or staged (as on a discrete GPU); one for all devices or one\n"
+    "                       per entry of --devices\n"
+    "  --limits-profile P[,P...]  believe no limit above these GPUs' (`vkpack devices\n"
+    "                       --profiles`; none by default), one for all or one per device:\n"
+    "                       --devices 0,0 --memory staged,mapped --limits-profile nvidia,arm-mali\n"
     "  --distributed        one process of many under mpirun (DistributedTrainer): each\n"
     "                       trains the towers of --device or --devices (--trainer\n"
     "                       replicated or ps) on its own shuffle, gradients are averaged\n"
@@ -72,8 +78,21 @@ constexpr const char* kHelp =
     "  --seed N             seed of initial values, shuffling and dropout (default 1)\n"
     "  --help               this text\n";
 
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    items.push_back(text.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return items;
+}
+
 struct Options {
   std::string model = "mlp", logdir, data, trainer = "replicated";
+  std::vector<std::string> memory, profiles;  // per device, or one for all
   std::vector<int> devices;
   int epochs = 10, device = 0;
   std::int64_t batch = 128, steps = 0;
@@ -132,6 +151,8 @@ Options parse(int argc, char** argv) {
         at = comma + 1;
       }
     } else if (arg == "--trainer") o.trainer = value();
+    else if (arg == "--memory") o.memory = comma_list(value());
+    else if (arg == "--limits-profile") o.profiles = comma_list(value());
     else if (arg == "--logdir") o.logdir = value();
     else if (arg == "--data") o.data = value();
     else if (arg == "--seed") o.seed = number(to_u64);
@@ -142,6 +163,22 @@ Options parse(int argc, char** argv) {
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.logdir.empty()) o.logdir = "train_log/fashion_mnist-" + o.model;
   return o;
+}
+
+// The options of each device from --memory and --limits-profile.
+std::vector<vkp::vk::DeviceOptions> device_options(const Options& o, std::size_t devices) {
+  for (const auto* list : {&o.memory, &o.profiles})
+    if (list->size() > 1 && list->size() != devices)
+      throw vkp::Error(vkp::ErrorCode::invalid_argument,
+                       std::string(list == &o.memory ? "--memory" : "--limits-profile") + " lists " +
+                           std::to_string(list->size()) + " values for " + std::to_string(devices) +
+                           " devices; give one for all or one per device");
+  std::vector<vkp::vk::DeviceOptions> out(devices);
+  for (std::size_t i = 0; i < devices; ++i) {
+    if (!o.memory.empty()) out[i].memory = vkp::vk::parse_memory_mode(o.memory[o.memory.size() > 1 ? i : 0], "--memory");
+    if (!o.profiles.empty()) out[i].limits_profile = o.profiles[o.profiles.size() > 1 ? i : 0];
+  }
+  return out;
 }
 
 // `mpi`: with --distributed only.
@@ -156,26 +193,27 @@ int run(const Options& o, MpiSession* mpi) {
   vk::Instance instance;
   const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
   const auto towers = static_cast<std::int64_t>(devices.size()) * (mpi ? mpi->size() : 1);
+  const std::vector<vk::DeviceOptions> options = device_options(o, devices.size());
   // The trainer: SimpleTrainer, or a multi-device one; nothing else changes.
   std::unique_ptr<vk::Device> device;
   std::unique_ptr<train::TowerTrainer> trainer;
   if (mpi) {
 #ifdef VKPACK_HAVE_MPI
-    trainer = std::make_unique<train::DistributedTrainer>(*mpi, instance, devices, o.seed, vk::DeviceOptions{},
+    trainer = std::make_unique<train::DistributedTrainer>(*mpi, instance, devices, o.seed, options,
                                                           towers::parse_reduction(o.trainer));
 #endif
   } else if (o.devices.empty()) {
-    device = std::make_unique<vk::Device>(instance, o.device);
+    device = std::make_unique<vk::Device>(instance, o.device, options[0]);
     log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device->label());
     trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
   } else {
     const towers::Reduction reduction = towers::parse_reduction(o.trainer);
     if (reduction == towers::Reduction::replicated)
-      trainer = std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance, devices, o.seed);
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance, devices, o.seed, options);
     else if (reduction == towers::Reduction::parameter_server)
-      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance, devices, o.seed);
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance, devices, o.seed, options);
     else
-      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(instance, devices, o.seed);
+      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(instance, devices, o.seed, 1.0f, options);
   }
 
   train::TrainConfig config;

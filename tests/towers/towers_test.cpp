@@ -164,12 +164,15 @@ struct Reference {
 };
 
 // K towers with per-tower batch sizes `sizes` against the reference.
+// `on`: the towers' devices (default: the test device opened once per tower).
 void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes, bool batch_norm,
-             bool reference_splits, towers::Master master = towers::Master::host) {
+             bool reference_splits, towers::Master master = towers::Master::host,
+             std::vector<vk::Device*> on = {}) {
   std::int64_t total = 0;
   for (std::int64_t s : sizes) total += s;
   const auto steps = data(20, total, 17);
-  towers::Towers t(devices(static_cast<int>(sizes.size())), [&](Graph& g, int) { return build(g, batch_norm); },
+  if (on.empty()) on = devices(static_cast<int>(sizes.size()));
+  towers::Towers t(on, [&](Graph& g, int) { return build(g, batch_norm); },
                    make_optimizer, {.reduction = reduction, .seed = 3, .master = master});
   Reference ref(reference_splits ? sizes : std::vector<std::int64_t>{total}, batch_norm);
   for (std::size_t s = 0; s < steps.size(); ++s) {
@@ -194,6 +197,39 @@ TEST_F(TowersTest, TwoReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
 
 TEST_F(TowersTest, ThreeReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
   compare(towers::Reduction::replicated, {5, 5, 5}, false, false);
+}
+
+// Three towers that look like three vendors' GPUs: staged memory under the NVIDIA
+// limits, mapped memory (where the device has it) under ARM Mali's, staged under
+// MoltenVK's. Each device's transfers, readback and limits differ; the training must not.
+std::vector<std::unique_ptr<vk::Device>> mixed_devices() {
+  auto open = [](vk::MemoryMode memory, const char* profile) {
+    vk::DeviceOptions o = device_options();
+    o.memory = memory;
+    o.limits_profile = profile;
+    try {
+      return std::make_unique<vk::Device>(instance(), device_index(), o);
+    } catch (const Error&) {  // a discrete GPU cannot map its memory: staged then
+      o.memory = vk::MemoryMode::staged;
+      return std::make_unique<vk::Device>(instance(), device_index(), o);
+    }
+  };
+  std::vector<std::unique_ptr<vk::Device>> out;
+  out.push_back(open(vk::MemoryMode::staged, "nvidia"));
+  out.push_back(open(vk::MemoryMode::mapped, "arm-mali"));
+  out.push_back(open(vk::MemoryMode::staged, "apple-moltenvk"));
+  return out;
+}
+
+TEST_F(TowersTest, TowersOnDevicesOfDifferentVendorsEqualOneTower) {
+  for (towers::Reduction reduction : {towers::Reduction::replicated, towers::Reduction::parameter_server}) {
+    SCOPED_TRACE(towers::to_string(reduction));
+    const std::vector<std::unique_ptr<vk::Device>> mixed = mixed_devices();
+    EXPECT_FALSE(mixed[0]->device_memory_mappable());
+    EXPECT_EQ(mixed[1]->limits_profile(), "arm-mali");
+    EXPECT_FALSE(mixed[1]->coherent_readback());
+    compare(reduction, {4, 6, 5}, false, false, towers::Master::host, {mixed[0].get(), mixed[1].get(), mixed[2].get()});
+  }
 }
 
 TEST_F(TowersTest, UnequalBatchesAreWeightedBySize) { compare(towers::Reduction::replicated, {3, 9}, false, false); }
