@@ -46,6 +46,14 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
     throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(reflection_.push_constant_bytes) +
                                             " bytes of push constants exceed the device's " +
                                             std::to_string(limits.max_push_constants_bytes) + " (maxPushConstantsSize)");
+  std::map<std::uint32_t, std::uint32_t> spec_values;
+  for (const SpecConstant& s : spec) spec_values[s.id] = s.value;
+  shared_memory_bytes_ = spirv_shared_memory_bytes(spirv.words, spirv.name, spec_values);
+  if (shared_memory_bytes_ > limits.max_shared_memory_bytes)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(shared_memory_bytes_) +
+                                            " bytes of shared memory exceed the device's " +
+                                            std::to_string(limits.max_shared_memory_bytes) +
+                                            " (maxComputeSharedMemorySize)");
   if (reflection_.bindings.size() > limits.max_storage_buffers_per_stage)
     throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds " + std::to_string(reflection_.bindings.size()) +
                                             " storage buffers; the device allows " +

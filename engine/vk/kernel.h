@@ -38,6 +38,7 @@ class Kernel {
   // Workgroup size after specialization.
   const std::array<std::uint32_t, 3>& local_size() const { return local_size_; }
   bool uses_num_workgroups() const { return reflection_.uses_num_workgroups; }
+  std::uint64_t shared_memory_bytes() const { return shared_memory_bytes_; }
 
   VkPipeline pipeline() const { return pipeline_.get(); }
   VkPipelineLayout layout() const { return layout_.get(); }
@@ -47,6 +48,7 @@ class Kernel {
   std::string name_;
   SpirvReflection reflection_;
   std::array<std::uint32_t, 3> local_size_{};
+  std::uint64_t shared_memory_bytes_ = 0;
   DescriptorSetLayoutHandle set_layout_;
   PipelineLayoutHandle layout_;
   PipelineHandle pipeline_;

@@ -13,7 +13,7 @@ namespace {
 enum Op : std::uint32_t {
   kOpExecutionMode = 16, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23,
   kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstant = 43,
-  kOpSpecConstant = 50, kOpSpecConstantComposite = 51, kOpVariable = 59, kOpDecorate = 71,
+  kOpSpecConstant = 50, kOpSpecConstantComposite = 51, kOpSpecConstantOp = 52, kOpVariable = 59, kOpDecorate = 71,
   kOpMemberDecorate = 72, kOpExecutionModeId = 331,
 };
 enum Decoration : std::uint32_t {
@@ -22,7 +22,9 @@ enum Decoration : std::uint32_t {
 };
 constexpr std::uint32_t kBuiltInNumWorkgroups = 24, kBuiltInWorkgroupSize = 25;
 constexpr std::uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
-constexpr std::uint32_t kStorageUniform = 2, kStoragePushConstant = 9, kStorageStorageBuffer = 12;
+constexpr std::uint32_t kStorageUniform = 2, kStorageWorkgroup = 4, kStoragePushConstant = 9, kStorageStorageBuffer = 12;
+// Integer operations of OpSpecConstantOp that array lengths are built from.
+constexpr std::uint32_t kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134;
 
 struct Type {
   std::uint32_t op = 0;
@@ -39,6 +41,7 @@ struct Module {
   std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> member_offsets;
   std::map<std::uint32_t, std::map<std::uint32_t, bool>> member_nonwritable;
   std::map<std::uint32_t, std::vector<std::uint32_t>> composites;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> spec_ops;  // id -> opcode, operands
   std::vector<std::array<std::uint32_t, 3>> variables;    // type, id, storage class
   std::array<std::uint32_t, 3> local_size_literal{1, 1, 1};
   std::array<std::uint32_t, 3> local_size_ids{};
@@ -66,6 +69,9 @@ Module parse(std::span<const std::uint32_t> words, std::string_view name) {
         break;
       case kOpSpecConstantComposite:
         m.composites[w[2]] = std::vector<std::uint32_t>(w + 3, w + count);
+        break;
+      case kOpSpecConstantOp:
+        if (count >= 4) m.spec_ops[w[2]] = std::vector<std::uint32_t>(w + 3, w + count);
         break;
       case kOpVariable:
         m.variables.push_back({w[1], w[2], w[3]});
@@ -137,7 +143,61 @@ const Type* pointee(const Module& m, std::uint32_t pointer_type, std::uint32_t* 
   return s == m.types.end() ? nullptr : &s->second;
 }
 
+// The value of a (specialization) constant after specialization.
+std::uint64_t constant_value(const Module& m, std::uint32_t id, const std::map<std::uint32_t, std::uint32_t>& spec,
+                             std::string_view name) {
+  if (const auto op = m.spec_ops.find(id); op != m.spec_ops.end()) {
+    const std::vector<std::uint32_t>& w = op->second;
+    if (w.size() != 3) malformed(name, "unsupported specialization-constant operation");
+    const std::uint64_t a = constant_value(m, w[1], spec, name), b = constant_value(m, w[2], spec, name);
+    switch (w[0]) {
+      case kOpIAdd: return a + b;
+      case kOpISub: return a - b;
+      case kOpIMul: return a * b;
+      case kOpUDiv: return b == 0 ? 0 : a / b;
+      default: malformed(name, "specialization-constant operation " + std::to_string(w[0]) + " in an array length");
+    }
+  }
+  if (const auto s = m.spec_ids.find(id); s != m.spec_ids.end())
+    if (const auto v = spec.find(s->second); v != spec.end()) return v->second;
+  const auto c = m.constants.find(id);
+  if (c == m.constants.end()) malformed(name, "array length %" + std::to_string(id) + " is not a constant");
+  return c->second;
+}
+
+// Bytes of a workgroup-memory type (tightly packed: shared arrays carry no stride).
+std::uint64_t shared_size_of(const Module& m, std::uint32_t id, const std::map<std::uint32_t, std::uint32_t>& spec,
+                             std::string_view name) {
+  const auto it = m.types.find(id);
+  if (it == m.types.end()) malformed(name, "shared variable of unknown type %" + std::to_string(id));
+  const Type& t = it->second;
+  switch (t.op) {
+    case kOpTypeInt: case kOpTypeFloat: return t.operands.at(0) / 8;
+    case kOpTypeVector: return t.operands.at(1) * shared_size_of(m, t.operands.at(0), spec, name);
+    case kOpTypeArray: return constant_value(m, t.operands.at(1), spec, name) * shared_size_of(m, t.operands.at(0), spec, name);
+    case kOpTypeStruct: {
+      std::uint64_t total = 0;
+      for (std::uint32_t member : t.operands) total += shared_size_of(m, member, spec, name);
+      return total;
+    }
+    default: malformed(name, "unsupported type of a shared variable");
+  }
+}
+
 }  // namespace
+
+std::uint64_t spirv_shared_memory_bytes(std::span<const std::uint32_t> words, std::string_view name,
+                                        const std::map<std::uint32_t, std::uint32_t>& spec_values) {
+  const Module m = parse(words, name);
+  std::uint64_t total = 0;
+  for (const auto& [type, id, storage] : m.variables) {
+    if (storage != kStorageWorkgroup) continue;
+    const auto ptr = m.types.find(type);
+    if (ptr == m.types.end() || ptr->second.op != kOpTypePointer) malformed(name, "shared variable without a pointer type");
+    total += shared_size_of(m, ptr->second.operands.at(1), spec_values, name);
+  }
+  return total;
+}
 
 SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_view name) {
   const Module m = parse(words, name);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -38,5 +39,11 @@ struct SpirvReflection {
 // Throws Error(bad_data) naming `name` on a malformed module, a binding outside set 0, or
 // gaps in the binding numbers.
 SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_view name);
+
+// Bytes of workgroup (shared) memory the module declares once specialized with
+// `spec_values` (specialization-constant id -> value); checked against
+// maxComputeSharedMemorySize when a kernel is built.
+std::uint64_t spirv_shared_memory_bytes(std::span<const std::uint32_t> words, std::string_view name,
+                                        const std::map<std::uint32_t, std::uint32_t>& spec_values = {});
 
 }  // namespace vkp::vk

@@ -165,5 +165,34 @@ TEST_F(VkTest, BindingBeyondMaxStorageBufferRangeIsAnError) {
   }
 }
 
+// A kernel beyond a limit of the device (here tightened as a smaller GPU's would be) is
+// an error naming the kernel and the limit when it is built, never a driver fault.
+TEST(Device, KernelsBeyondTheLimitsAreErrorsNamingTheLimit) {
+  struct Case {
+    const char* limit;
+    void (*tighten)(vk::DeviceLimits&);
+  };
+  const Case cases[] = {
+      {"maxComputeSharedMemorySize", [](vk::DeviceLimits& l) { l.max_shared_memory_bytes = 4096; }},
+      {"maxComputeWorkGroupInvocations", [](vk::DeviceLimits& l) { l.max_workgroup_invocations = 128; }},
+      {"maxPerStageDescriptorStorageBuffers", [](vk::DeviceLimits& l) { l.max_storage_buffers_per_stage = 2; }},
+  };
+  for (const Case& c : cases) {
+    vk::DeviceOptions o = device_options();
+    o.custom_limits = instance().device(device_index()).limits;
+    c.tighten(*o.custom_limits);
+    vk::Device dev(instance(), device_index(), o);
+    try {
+      // gemm_tiled: 8 KiB of shared memory, 256 invocations, 3 buffers.
+      dev.kernel(shaders::gemm_tiled, {{0, 256}});
+      ADD_FAILURE() << c.limit << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::unsupported);
+      EXPECT_NE(std::string(e.what()).find(c.limit), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("gemm_tiled"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vkp::test

@@ -75,6 +75,18 @@ TEST(SpirvReflect, ReadingNumWorkGroupsIsSeen) {
   EXPECT_FALSE(vk::reflect_spirv(shaders::transpose.words, "transpose").uses_num_workgroups);
 }
 
+// Shared arrays sized by specialization constants, and by an operation on them
+// (transpose's kTile x (kTile + 1)).
+TEST(SpirvReflect, SharedMemoryFollowsSpecialization) {
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled"), 2u * 16 * 64 * 4);
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled", {{1, 32}, {2, 128}, {3, 8}}),
+            (8u * 32 + 8u * 128) * 4);
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::transpose.words, "transpose"), 16u * 17 * 4);
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::transpose.words, "transpose", {{0, 8}}), 8u * 9 * 4);
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::reduce_rows.words, "reduce_rows", {{0, 64}}), 64u * 4);
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::unary.words, "unary"), 0u);
+}
+
 TEST(SpirvReflect, MalformedModuleIsAnError) {
   const std::uint32_t not_spirv[] = {0x12345678u, 0, 0, 0, 0};
   EXPECT_THROW(vk::reflect_spirv(not_spirv, "junk"), Error);
