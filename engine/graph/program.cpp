@@ -297,6 +297,7 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
   };
 
   const bool mapped = !p->inputs_ || p->inputs_->host_visible();
+  const bool feeds_on_transfer = !mapped && variants > 1 && device.has_transfer_queue();
   if (!mapped)
     p->upload_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::upload, options.name + " feeds",
                                              feed_bytes * static_cast<std::uint64_t>(variants));
@@ -343,16 +344,23 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
       if (fetch_stage[i].buffer != VK_NULL_HANDLE) rec->copy(slice_of(fetches[i].id(), variant), fetch_stage[i]);
     };
     std::vector<std::byte*> hosts;
+    vk::Recording* feed_copies = rec;
+    if (feeds_on_transfer) {
+      p->feed_uploads_.push_back(std::make_unique<vk::Recording>(
+          device, vk::RecordingOptions{options.name + " feeds variant " + std::to_string(variant), false, true}));
+      feed_copies = p->feed_uploads_.back().get();
+    }
     for (std::size_t i = 0; i < feeds.size(); ++i) {
       const vk::BufferSlice dst = inputs[static_cast<std::size_t>(variant)][i];
       if (mapped) {
         hosts.push_back(dst.host);
       } else {
         const vk::BufferSlice stage = p->upload_->allocate(dst.size, feeds[i].placeholder.name());
-        rec->copy(stage, dst);
+        feed_copies->copy(stage, dst);
         hosts.push_back(stage.host);
       }
     }
+    if (feeds_on_transfer) feed_copies->finish();
     p->feed_host_.push_back(std::move(hosts));
     std::size_t bucket = 0;
     for (int step = 0; step < steps; ++step) {
@@ -393,7 +401,19 @@ std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>
     auto& in_order = p->in_order_.emplace_back();
     for (const auto& r : recordings) in_order.push_back(r.get());
   }
+  if (feeds_on_transfer) {
+    p->feeds_ready_.assign(static_cast<std::size_t>(variants), 0);
+    p->last_run_.assign(static_cast<std::size_t>(variants), 0);
+    p->feeds_sent_.assign(static_cast<std::size_t>(variants), 0);
+  }
   return p;
+}
+
+void Program::send_feeds(int variant) {
+  const auto v = static_cast<std::size_t>(variant);
+  // After the variant's last run, which read these inputs, on the device's compute timeline.
+  feeds_ready_[v] = feed_uploads_[v]->submit(last_run_[v]);
+  feeds_sent_[v] = 1;
 }
 
 void Program::write_feeds(std::span<const Array> feeds, int variant) {
@@ -403,6 +423,7 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
+  if (!feed_uploads_.empty()) send_feeds(variant);
 }
 
 void Program::write_feed(std::size_t index, const Array& value, int variant) {
@@ -413,6 +434,10 @@ void Program::write_feed(std::size_t index, const Array& value, int variant) {
   if (value.dtype() != want.dtype || value.shape().dims() != want.dims)
     throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[index] + "' is " + describe(value) +
                                                  "; this program was compiled for " + to_string(want));
+  if (!feed_uploads_.empty()) {
+    feed_uploads_[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
+    feeds_sent_[static_cast<std::size_t>(variant)] = 0;
+  }
   std::memcpy(feed_host_[static_cast<std::size_t>(variant)][index], value.bytes().data(), value.nbytes());
 }
 
@@ -420,10 +445,16 @@ void Program::submit(int variant) {
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
   auto& recordings = recordings_[static_cast<std::size_t>(variant)];
+  std::uint64_t after_feeds = 0;
+  if (!feed_uploads_.empty()) {
+    if (!feeds_sent_[static_cast<std::size_t>(variant)]) send_feeds(variant);
+    after_feeds = feeds_ready_[static_cast<std::size_t>(variant)];
+  }
   if (recordings.size() == 1)
-    recordings[0]->submit();
+    recordings[0]->submit(after_feeds);
   else
-    vk::Recording::submit_in_order(in_order_[static_cast<std::size_t>(variant)]);
+    vk::Recording::submit_in_order(in_order_[static_cast<std::size_t>(variant)], after_feeds);
+  if (!feed_uploads_.empty()) last_run_[static_cast<std::size_t>(variant)] = recordings.back()->last_submission();
   std::fill(delivered_.begin(), delivered_.end(), 0);
   pending_ = variant;
   last_variant_ = variant;

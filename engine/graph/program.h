@@ -62,6 +62,12 @@ class Program {
   // not already delivered into it during this run.
   void wait(std::vector<Array>& outputs);
   int variants() const { return static_cast<int>(recordings_.size()); }
+  // With several variants, staged memory and a device transfer queue, each variant's
+  // feeds are copied to the device by a recording of their own on the transfer queue,
+  // submitted as soon as write_feeds has written them, so that the upload of the next
+  // step's inputs overlaps the current step (StagingInput); the step waits for it on
+  // the device.
+  bool feeds_on_transfer_queue() const { return !feed_uploads_.empty(); }
 
   // Segments (CompileOptions::segments): bucket s is computed by command buffer s,
   // which signals the device timeline when done. wait_segment(s) blocks until then and
@@ -90,6 +96,7 @@ class Program {
                                           const vk::BufferSlice&, const CompileOptions&);
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
+  void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue
 
   std::vector<FeedSpec> feeds_;
   std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
@@ -107,6 +114,12 @@ class Program {
   std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_;
   // By variant: one recording, or one per bucket then the tail.
   std::vector<std::vector<std::unique_ptr<vk::Recording>>> recordings_;
+  // By variant, with feeds_on_transfer_queue(): the upload, the transfer timeline value
+  // its last submission reaches, whether the feeds written since have been sent, and
+  // the compute timeline value of the variant's last run (which read the inputs).
+  std::vector<std::unique_ptr<vk::Recording>> feed_uploads_;
+  std::vector<std::uint64_t> feeds_ready_, last_run_;
+  std::vector<char> feeds_sent_;
   std::vector<std::vector<vk::Recording*>> in_order_;  // the same, for submit_in_order
 };
 

@@ -12,15 +12,46 @@
 namespace vkp::vk {
 namespace {
 
-std::uint32_t pick_compute_family(const InstanceFns& f, const PhysicalDeviceInfo& info) {
+std::vector<VkQueueFamilyProperties> queue_families(const InstanceFns& f, const PhysicalDeviceInfo& info) {
   std::uint32_t count = 0;
   f.vkGetPhysicalDeviceQueueFamilyProperties(info.handle, &count, nullptr);
   std::vector<VkQueueFamilyProperties> families(count);
   f.vkGetPhysicalDeviceQueueFamilyProperties(info.handle, &count, families.data());
-  for (std::uint32_t i = 0; i < count; ++i)
+  return families;
+}
+
+std::uint32_t pick_compute_family(const std::vector<VkQueueFamilyProperties>& families, const PhysicalDeviceInfo& info) {
+  for (std::uint32_t i = 0; i < families.size(); ++i)
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
   throw Error(ErrorCode::unsupported, "device " + std::to_string(info.index) + " (" + info.name +
                                           ") has no compute queue");
+}
+
+// The transfer queue as (family, index in the family), or none.
+struct QueueSlot {
+  std::uint32_t family = 0, index = 0;
+};
+std::optional<QueueSlot> pick_transfer_queue(const std::vector<VkQueueFamilyProperties>& families,
+                                             std::uint32_t compute_family, TransferQueue want) {
+  if (want == TransferQueue::none) return std::nullopt;
+  for (std::uint32_t i = 0; i < families.size(); ++i) {
+    const VkQueueFlags flags = families[i].queueFlags;
+    if ((flags & VK_QUEUE_TRANSFER_BIT) && !(flags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)))
+      return QueueSlot{i, 0};
+  }
+  if (want == TransferQueue::automatic) return std::nullopt;
+  return QueueSlot{compute_family, families[compute_family].queueCount > 1 ? 1u : 0u};
+}
+
+SemaphoreHandle make_timeline(const DeviceFns& fn, VkDevice device) {
+  VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type_info.initialValue = 0;
+  VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  semaphore_info.pNext = &type_info;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  check(fn.vkCreateSemaphore(device, &semaphore_info, nullptr, &semaphore), "vkCreateSemaphore");
+  return {device, semaphore, fn.vkDestroySemaphore};
 }
 
 // VKPACK_MEMORY (README, Environment) picks the mode of devices whose options leave it
@@ -86,13 +117,21 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   if (!info.timeline_semaphore)
     throw Error(ErrorCode::unsupported, label_ + " lacks the timelineSemaphore feature (Vulkan 1.2), which vkpack needs");
   const InstanceFns& ifn = instance.fns();
-  queue_family_ = pick_compute_family(ifn, info);
+  const std::vector<VkQueueFamilyProperties> families = queue_families(ifn, info);
+  queue_family_ = pick_compute_family(families, info);
+  const std::optional<QueueSlot> transfer = pick_transfer_queue(families, queue_family_, options.transfer_queue);
 
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  queue_info.queueFamilyIndex = queue_family_;
-  queue_info.queueCount = 1;
-  queue_info.pQueuePriorities = &priority;
+  const float priorities[2] = {1.0f, 1.0f};
+  std::vector<VkDeviceQueueCreateInfo> queue_infos(1, {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
+  queue_infos[0].queueFamilyIndex = queue_family_;
+  queue_infos[0].queueCount = transfer && transfer->family == queue_family_ && transfer->index == 1 ? 2 : 1;
+  queue_infos[0].pQueuePriorities = priorities;
+  if (transfer && transfer->family != queue_family_) {
+    queue_infos.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
+    queue_infos[1].queueFamilyIndex = transfer->family;
+    queue_infos[1].queueCount = 1;
+    queue_infos[1].pQueuePriorities = priorities;
+  }
 
   VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -107,8 +146,8 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
 
   VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   create.pNext = &features;
-  create.queueCreateInfoCount = 1;
-  create.pQueueCreateInfos = &queue_info;
+  create.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
+  create.pQueueCreateInfos = queue_infos.data();
   create.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
   create.ppEnabledExtensionNames = extensions.data();
   VkDevice device = VK_NULL_HANDLE;
@@ -117,15 +156,12 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   device_ = DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
   fn_ = load_device_fns(ifn, device);
   fn_.vkGetDeviceQueue(device, queue_family_, 0, &queue_);
-
-  VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type_info.initialValue = 0;
-  VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  semaphore_info.pNext = &type_info;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  check(fn_.vkCreateSemaphore(device, &semaphore_info, nullptr, &semaphore), "vkCreateSemaphore");
-  timeline_ = {device, semaphore, fn_.vkDestroySemaphore};
+  timeline_ = make_timeline(fn_, device);
+  if (transfer) {
+    transfer_family_ = transfer->family;
+    fn_.vkGetDeviceQueue(device, transfer->family, transfer->index, &transfer_queue_);
+    transfer_timeline_ = make_timeline(fn_, device);
+  }
 
   ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties_);
   std::uint64_t largest_local_heap = 0;
@@ -197,7 +233,21 @@ void Device::check_simulated_loss() {
   --submits_until_loss_;
 }
 
-std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
+// Makes `submit` wait for `value` of `semaphore` (at the stages of copies and kernels)
+// when value > 0; the arrays must outlive the submission call.
+void add_wait(VkSubmitInfo& submit, VkTimelineSemaphoreSubmitInfo& timeline, const VkSemaphore* semaphore,
+              const std::uint64_t* value, const VkPipelineStageFlags* stages) {
+  if (*value == 0) return;
+  timeline.waitSemaphoreValueCount = 1;
+  timeline.pWaitSemaphoreValues = value;
+  submit.waitSemaphoreCount = 1;
+  submit.pWaitSemaphores = semaphore;
+  submit.pWaitDstStageMask = stages;
+}
+
+constexpr VkPipelineStageFlags kWaitStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+
+std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer) {
   std::lock_guard lock(queue_mutex_);
   check_simulated_loss();
   const std::uint64_t value = submitted_ + 1;
@@ -205,12 +255,15 @@ std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
   timeline.signalSemaphoreValueCount = 1;
   timeline.pSignalSemaphoreValues = &value;
   const VkSemaphore semaphore = timeline_.get();
+  const VkSemaphore transfer = transfer_timeline_.get();
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.pNext = &timeline;
   submit.commandBufferCount = static_cast<std::uint32_t>(buffers.size());
   submit.pCommandBuffers = buffers.data();
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &semaphore;
+  VKP_CHECK(after_transfer == 0 || has_transfer_queue(), "a wait for transfers on a device without a transfer queue");
+  add_wait(submit, timeline, &transfer, &after_transfer, &kWaitStages);
   const VkResult result = fn_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE);
   if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
   check(result, "vkQueueSubmit");
@@ -218,7 +271,7 @@ std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers) {
   return value;
 }
 
-std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers) {
+std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer) {
   VKP_CHECK(!buffers.empty(), "submit_batches with no command buffers");
   std::lock_guard lock(queue_mutex_);
   check_simulated_loss();
@@ -237,11 +290,61 @@ std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers) {
     submits[i].signalSemaphoreCount = 1;
     submits[i].pSignalSemaphores = &semaphore;
   }
+  const VkSemaphore transfer = transfer_timeline_.get();
+  add_wait(submits[0], timelines[0], &transfer, &after_transfer, &kWaitStages);
   const VkResult result = fn_.vkQueueSubmit(queue_, static_cast<std::uint32_t>(n), submits.data(), VK_NULL_HANDLE);
   if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
   check(result, "vkQueueSubmit");
   submitted_ = values.back();
   return values.front();
+}
+
+std::uint64_t Device::submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute) {
+  VKP_CHECK(has_transfer_queue(), label_ + " has no transfer queue");
+  // A stand-in on the compute queue shares its lock: a VkQueue is used by one thread at a time.
+  const bool separate = transfer_queue_is_separate();
+  std::lock_guard lock(separate ? transfer_mutex_ : queue_mutex_);
+  if (separate) {
+    std::lock_guard loss(queue_mutex_);
+    check_simulated_loss();
+  } else {
+    check_simulated_loss();
+  }
+  const std::uint64_t value = transfer_submitted_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  const VkSemaphore signal = transfer_timeline_.get(), compute = timeline_.get();
+  constexpr VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &buffer;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &signal;
+  add_wait(submit, timeline, &compute, &after_compute, &stages);
+  const VkResult result = fn_.vkQueueSubmit(transfer_queue_, 1, &submit, VK_NULL_HANDLE);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit, transfer)");
+  check(result, "vkQueueSubmit");
+  transfer_submitted_ = value;
+  return value;
+}
+
+void Device::wait_transfer(std::uint64_t value) {
+  const VkSemaphore semaphore = transfer_timeline_.get();
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore;
+  info.pValues = &value;
+  const VkResult result = fn_.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkWaitSemaphores)");
+  check(result, "vkWaitSemaphores");
+}
+
+bool Device::transfer_reached(std::uint64_t value) const {
+  std::uint64_t now = 0;
+  check(fn_.vkGetSemaphoreCounterValue(device_.get(), transfer_timeline_.get(), &now), "vkGetSemaphoreCounterValue");
+  return now >= value;
 }
 
 void Device::wait(std::uint64_t value) {

@@ -60,6 +60,14 @@ std::string_view to_string(MemoryMode mode);
 // "mapped", "staged" or "auto"; Error(invalid_argument) naming `what` otherwise.
 MemoryMode parse_memory_mode(std::string_view text, std::string_view what);
 
+// A second queue for uploads that overlap computation (StagingInput's next batch).
+enum class TransferQueue {
+  automatic,  // a transfer-only queue family where the device has one (discrete GPUs)
+  stand_in,   // the compute family stands in (a second queue of it, or the compute
+              // queue itself), so that the path runs where there is none (lavapipe)
+  none,       // uploads are recorded into the step's own command buffer
+};
+
 struct DeviceOptions {
   // Directory of the on-disk pipeline cache; nullopt: default_cache_dir(); "": none.
   std::optional<std::string> pipeline_cache_dir;
@@ -72,6 +80,7 @@ struct DeviceOptions {
   // limit small enough to reach with little data); applied after the profile. Start
   // from the driver's (PhysicalDeviceInfo::limits) and lower what you want.
   std::optional<DeviceLimits> custom_limits;
+  TransferQueue transfer_queue = TransferQueue::automatic;
   // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
   std::uint64_t staging_bytes = std::uint64_t{16} << 20;
 };
@@ -109,13 +118,25 @@ class Device {
   std::size_t kernel_count() const;
   const PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
 
-  // Submits command buffers to the compute queue; returns the timeline value that is
-  // reached when they have completed.
-  std::uint64_t submit(std::span<const VkCommandBuffer> buffers);
+  // Submits command buffers to the compute queue, after the transfer timeline reaches
+  // `after_transfer` (0: no wait); returns the timeline value that is reached when they
+  // have completed.
+  std::uint64_t submit(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer = 0);
   // Submits each command buffer as a batch of its own, all in one vkQueueSubmit; batch
   // i signals the timeline at first + i, where first is returned. The host can then
   // wait for the results of one batch while the later ones run.
-  std::uint64_t submit_batches(std::span<const VkCommandBuffer> buffers);
+  std::uint64_t submit_batches(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer = 0);
+  // The transfer queue (DeviceOptions::transfer_queue), when there is one: a command
+  // buffer of its family submitted after the compute timeline reaches `after_compute`;
+  // returns the value its own timeline reaches on completion.
+  bool has_transfer_queue() const { return transfer_queue_ != VK_NULL_HANDLE; }
+  std::uint32_t transfer_family() const { return transfer_family_; }
+  // Whether transfers run on a queue of their own, beside the compute queue.
+  bool transfer_queue_is_separate() const { return transfer_queue_ != VK_NULL_HANDLE && transfer_queue_ != queue_; }
+  std::uint64_t submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute);
+  void wait_transfer(std::uint64_t value);
+  bool transfer_reached(std::uint64_t value) const;
+  std::uint64_t transfer_submissions() const { return transfer_submitted_; }
   // Fault injection, for tests of what happens when a device is lost: submission number
   // `after` from now (0: the next) and every later one fail as on a lost device, with
   // Error(device_lost), and submit nothing.
@@ -155,12 +176,17 @@ class Device {
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;
   std::uint32_t queue_family_ = 0;
+  VkQueue transfer_queue_ = VK_NULL_HANDLE;  // may be queue_ itself (a stand-in)
+  std::uint32_t transfer_family_ = 0;
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   bool device_memory_mappable_ = false;
 
   // Everything below is destroyed before device_.
   SemaphoreHandle timeline_;
   std::uint64_t submitted_ = 0;
+  SemaphoreHandle transfer_timeline_;
+  std::atomic<std::uint64_t> transfer_submitted_{0};
+  std::mutex transfer_mutex_;  // for a queue of its own; a stand-in on queue_ takes queue_mutex_
   std::uint64_t submits_until_loss_ = UINT64_MAX;  // simulate_loss; UINT64_MAX: never
   std::mutex queue_mutex_;
   std::unique_ptr<PipelineCache> pipeline_cache_;

@@ -111,6 +111,14 @@ void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
   buffer_info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                       VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  // A transfer queue of another family (a discrete GPU's DMA engine) writes inputs that
+  // the compute queue reads: shared by both families, no ownership transfers.
+  const std::uint32_t families[2] = {device_->queue_family(), device_->transfer_family()};
+  if (device_->has_transfer_queue() && families[0] != families[1]) {
+    buffer_info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    buffer_info.queueFamilyIndexCount = 2;
+    buffer_info.pQueueFamilyIndices = families;
+  }
   VkBuffer buffer = VK_NULL_HANDLE;
   check(fn.vkCreateBuffer(dev, &buffer_info, nullptr, &buffer), "vkCreateBuffer");
   BufferHandle buffer_owner(dev, buffer, fn.vkDestroyBuffer);

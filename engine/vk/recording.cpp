@@ -17,6 +17,10 @@ constexpr std::uint32_t kSetsPerPool = 128;
 constexpr std::uint32_t kDescriptorsPerPool = 1024;
 constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
 constexpr VkAccessFlags kWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+// What a transfer queue's recording synchronises: copies only.
+constexpr VkPipelineStageFlags kCopyStage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags kCopyWrites = VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags kCopyAccess = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 constexpr VkAccessFlags kReadsAndWrites =
     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
@@ -29,8 +33,11 @@ bool overlaps(VkBuffer buffer, VkDeviceSize begin, VkDeviceSize end, VkBuffer ot
 
 Recording::Recording(Device& device, RecordingOptions options) : device_(&device), options_(std::move(options)) {
   const DeviceFns& fn = device.fn();
+  VKP_CHECK(!options_.transfer || device.has_transfer_queue(),
+            "transfer recording '" + options_.name + "' on " + device.label() + ", which has no transfer queue");
+  if (options_.transfer) options_.timestamps = false;
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool_info.queueFamilyIndex = device.queue_family();
+  pool_info.queueFamilyIndex = options_.transfer ? device.transfer_family() : device.queue_family();
   VkCommandPool pool = VK_NULL_HANDLE;
   check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
   pool_ = {device.handle(), pool, fn.vkDestroyCommandPool};
@@ -64,17 +71,20 @@ Recording::Recording(Device& device, RecordingOptions options) : device_(&device
 Recording::~Recording() {
   if (last_submit_ == 0) return;
   try {
-    device_->wait(last_submit_);
+    wait_for(last_submit_);
   } catch (const Error& e) {
     log_error("recording '{}': {}", options_.name, e.what());
   }
 }
 
 void Recording::barrier() {
+  // A transfer queue may support no other stage.
+  const VkPipelineStageFlags stages = options_.transfer ? kCopyStage : kWorkStages;
   VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  memory.srcAccessMask = kWrites;
-  memory.dstAccessMask = kReadsAndWrites;
-  device_->fn().vkCmdPipelineBarrier(commands_, kWorkStages, kWorkStages, 0, 1, &memory, 0, nullptr, 0, nullptr);
+  memory.srcAccessMask = options_.transfer ? kCopyWrites : kWrites;
+  memory.dstAccessMask =
+      options_.transfer ? kCopyAccess : kReadsAndWrites;
+  device_->fn().vkCmdPipelineBarrier(commands_, stages, stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
   written_.clear();
   read_.clear();
 }
@@ -119,6 +129,7 @@ VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint3
 void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, std::span<const std::byte> push,
                          Groups groups, std::string_view label) {
   VKP_CHECK(!finished_, "dispatch after finish() in recording '" + options_.name + "'");
+  VKP_CHECK(!options_.transfer, "dispatch in transfer recording '" + options_.name + "'");
   VKP_CHECK(bindings.size() == kernel.bindings().size(),
             fmt::format("kernel {} has {} bindings, dispatch gave {}", kernel.name(), kernel.bindings().size(),
                         bindings.size()));
@@ -216,40 +227,51 @@ void Recording::finish() {
   VKP_CHECK(!finished_, "recording '" + options_.name + "' finished twice");
   // Results are read through mappings after the wait: make device writes visible to the host.
   VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  memory.srcAccessMask = kWrites;
+  memory.srcAccessMask = options_.transfer ? kCopyWrites : kWrites;
   memory.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  device_->fn().vkCmdPipelineBarrier(commands_, kWorkStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &memory, 0, nullptr, 0,
-                                     nullptr);
+  device_->fn().vkCmdPipelineBarrier(commands_, options_.transfer ? kCopyStage : kWorkStages,
+                                     VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &memory, 0, nullptr, 0, nullptr);
   check(device_->fn().vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
   finished_ = true;
 }
 
-std::uint64_t Recording::submit() {
+std::uint64_t Recording::submit(std::uint64_t after) {
   VKP_CHECK(finished_, "recording '" + options_.name + "' submitted before finish()");
-  if (last_submit_ != 0) device_->wait(last_submit_);
-  last_submit_ = device_->submit({&commands_, 1});
+  if (last_submit_ != 0) wait_for(last_submit_);
+  last_submit_ = options_.transfer ? device_->submit_transfer(commands_, after) : device_->submit({&commands_, 1}, after);
   return last_submit_;
 }
 
-void Recording::submit_in_order(std::span<Recording* const> recordings) {
+void Recording::wait_for(std::uint64_t value) const {
+  if (options_.transfer)
+    device_->wait_transfer(value);
+  else
+    device_->wait(value);
+}
+
+void Recording::submit_in_order(std::span<Recording* const> recordings, std::uint64_t after_transfer) {
   if (recordings.empty()) return;
   Device& device = *recordings[0]->device_;
   std::vector<VkCommandBuffer> buffers;
   for (Recording* r : recordings) {
     VKP_CHECK(r->finished_, "recording '" + r->options_.name + "' submitted before finish()");
     VKP_CHECK(r->device_ == &device, "recordings of two devices submitted together");
+    VKP_CHECK(!r->options_.transfer, "transfer recording '" + r->options_.name + "' submitted in order");
     if (r->last_submit_ != 0) device.wait(r->last_submit_);
     buffers.push_back(r->commands_);
   }
-  const std::uint64_t first = device.submit_batches(buffers);
+  const std::uint64_t first = device.submit_batches(buffers, after_transfer);
   for (std::size_t i = 0; i < recordings.size(); ++i) recordings[i]->last_submit_ = first + i;
 }
 
 void Recording::wait() {
-  if (last_submit_ != 0) device_->wait(last_submit_);
+  if (last_submit_ != 0) wait_for(last_submit_);
 }
 
-bool Recording::done() const { return last_submit_ == 0 || device_->reached(last_submit_); }
+bool Recording::done() const {
+  if (last_submit_ == 0) return true;
+  return options_.transfer ? device_->transfer_reached(last_submit_) : device_->reached(last_submit_);
+}
 
 std::vector<KernelTime> Recording::kernel_times() const {
   std::vector<KernelTime> times;

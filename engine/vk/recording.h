@@ -36,6 +36,9 @@ struct KernelTime {
 struct RecordingOptions {
   std::string name;          // for messages
   bool timestamps = false;   // write a timestamp after every dispatch
+  // For the device's transfer queue (Device::has_transfer_queue): copies only,
+  // synchronised at the transfer stage, submitted with Device::submit_transfer.
+  bool transfer = false;
 };
 
 class Recording {
@@ -65,9 +68,11 @@ class Recording {
 
   // --- replay ---
   // Submits the recorded commands (after waiting for this recording's previous
-  // submission, since a command buffer is not pending twice); returns the device
-  // timeline value reached on completion.
-  std::uint64_t submit();
+  // submission, since a command buffer is not pending twice); returns the timeline
+  // value reached on completion. `after`: a value of the other queue's timeline to
+  // wait for on the device (the transfer timeline for a compute recording, the compute
+  // timeline for a transfer one); 0 for none.
+  std::uint64_t submit(std::uint64_t after = 0);
   void wait();
   // Whether the last submission has completed (true when never submitted); no wait.
   bool done() const;
@@ -75,13 +80,15 @@ class Recording {
   // signalling the device timeline in turn (Device::submit_batches), so that the host
   // can wait for recording i and read its results while the later ones run. Each
   // recording starts with a full barrier, which orders it after the ones before.
-  static void submit_in_order(std::span<Recording* const> recordings);
+  static void submit_in_order(std::span<Recording* const> recordings, std::uint64_t after_transfer = 0);
   void run() {
     submit();
     wait();
   }
 
   Device& device() const { return *device_; }
+  // The timeline value of the last submission (0: never submitted).
+  std::uint64_t last_submission() const { return last_submit_; }
   std::size_t dispatch_count() const { return labels_.size(); }
   // Device time per dispatch of the last completed replay; needs timestamps on.
   std::vector<KernelTime> kernel_times() const;
@@ -94,6 +101,7 @@ class Recording {
     VkDeviceSize begin, end;
   };
   void before_access(std::span<const Range> reads, std::span<const Range> writes);
+  void wait_for(std::uint64_t value) const;  // on this recording's queue's timeline
   void barrier();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings);
 

@@ -15,10 +15,10 @@
 namespace vkp::test {
 namespace {
 
-std::vector<Array> train_variables(train::InputSourcePtr source, int epochs = 2) {
+std::vector<Array> train_variables(train::InputSourcePtr source, int epochs = 2, vk::Device* on = nullptr) {
   train::TrainConfig config = tiny_config(5, epochs);
   config.data = std::move(source);
-  train::SimpleTrainer trainer(device(), 4);
+  train::SimpleTrainer trainer(on ? *on : device(), 4);
   train::launch_train_with_config(std::move(config), trainer);
   std::vector<Array> out;
   for (const graph::Tensor& v : trainer.graph().variables())
@@ -37,6 +37,24 @@ TEST(InputSources, FeedQueueAndStagingTrainTheSameVariables) {
   expect_same(fed, train_variables(std::make_shared<train::QueueInput>(tiny_flow(5), 3)));
   expect_same(fed, train_variables(std::make_shared<train::StagingInput>(std::make_shared<train::FeedInput>(tiny_flow(5)))));
   expect_same(fed, train_variables(std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5)))));
+}
+
+// On a device that reaches its memory through staging copies and has a transfer queue
+// (here the compute family standing in, as lavapipe has no transfer-only family),
+// StagingInput uploads each next batch on the transfer queue while the step computes,
+// and the step waits for it on the device: the same variables as feeding.
+TEST(InputSources, StagingInputUploadsOnTheTransferQueue) {
+  vk::DeviceOptions o = device_options();
+  o.memory = vk::MemoryMode::staged;
+  o.transfer_queue = vk::TransferQueue::stand_in;
+  vk::Device dev(instance(), device_index(), o);
+  ASSERT_TRUE(dev.has_transfer_queue());
+  const std::vector<Array> fed = train_variables(std::make_shared<train::FeedInput>(tiny_flow(5)), 2, &dev);
+  EXPECT_EQ(dev.transfer_submissions(), 0u) << "feeding records its copies into the step";
+  const std::vector<Array> staged =
+      train_variables(std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5))), 2, &dev);
+  expect_same(fed, staged);
+  EXPECT_GE(dev.transfer_submissions(), 10u) << "one upload a step";
 }
 
 // Gives `good` datapoints, then fails.
