@@ -330,8 +330,11 @@ std::uint64_t Device::submit_transfer(VkCommandBuffer buffer, std::uint64_t afte
   return value;
 }
 
-void Device::wait_transfer(std::uint64_t value) {
-  const VkSemaphore semaphore = transfer_timeline_.get();
+void Device::wait_transfer(std::uint64_t value) { wait_on(transfer_timeline_.get(), value); }
+
+bool Device::transfer_reached(std::uint64_t value) const { return counter(transfer_timeline_.get()) >= value; }
+
+void Device::wait_on(VkSemaphore semaphore, std::uint64_t value) {
   VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   info.semaphoreCount = 1;
   info.pSemaphores = &semaphore;
@@ -341,28 +344,15 @@ void Device::wait_transfer(std::uint64_t value) {
   check(result, "vkWaitSemaphores");
 }
 
-bool Device::transfer_reached(std::uint64_t value) const {
+std::uint64_t Device::counter(VkSemaphore semaphore) const {
   std::uint64_t now = 0;
-  check(fn_.vkGetSemaphoreCounterValue(device_.get(), transfer_timeline_.get(), &now), "vkGetSemaphoreCounterValue");
-  return now >= value;
+  check(fn_.vkGetSemaphoreCounterValue(device_.get(), semaphore, &now), "vkGetSemaphoreCounterValue");
+  return now;
 }
 
-void Device::wait(std::uint64_t value) {
-  const VkSemaphore semaphore = timeline_.get();
-  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-  info.semaphoreCount = 1;
-  info.pSemaphores = &semaphore;
-  info.pValues = &value;
-  const VkResult result = fn_.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
-  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkWaitSemaphores)");
-  check(result, "vkWaitSemaphores");
-}
+void Device::wait(std::uint64_t value) { wait_on(timeline_.get(), value); }
 
-bool Device::reached(std::uint64_t value) const {
-  std::uint64_t now = 0;
-  check(fn_.vkGetSemaphoreCounterValue(device_.get(), timeline_.get(), &now), "vkGetSemaphoreCounterValue");
-  return now >= value;
-}
+bool Device::reached(std::uint64_t value) const { return counter(timeline_.get()) >= value; }
 
 void Device::wait_idle() {
   std::uint64_t last = 0;

@@ -165,6 +165,8 @@ class Device {
 
  private:
   void check_simulated_loss();  // with queue_mutex_ held
+  void wait_on(VkSemaphore timeline, std::uint64_t value);  // Error(device_lost) naming the device
+  std::uint64_t counter(VkSemaphore timeline) const;
 
   const PhysicalDeviceInfo* info_;
   DeviceKind kind_;

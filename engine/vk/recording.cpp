@@ -15,19 +15,7 @@ namespace {
 
 constexpr std::uint32_t kSetsPerPool = 128;
 constexpr std::uint32_t kDescriptorsPerPool = 1024;
-constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-constexpr VkAccessFlags kWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-// What a transfer queue's recording synchronises: copies only.
-constexpr VkPipelineStageFlags kCopyStage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-constexpr VkAccessFlags kCopyWrites = VK_ACCESS_TRANSFER_WRITE_BIT;
-constexpr VkAccessFlags kCopyAccess = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-constexpr VkAccessFlags kReadsAndWrites =
-    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
-bool overlaps(VkBuffer buffer, VkDeviceSize begin, VkDeviceSize end, VkBuffer other_buffer, VkDeviceSize other_begin,
-              VkDeviceSize other_end) {
-  return buffer == other_buffer && begin < other_end && other_begin < end;
-}
 
 }  // namespace
 
@@ -85,21 +73,12 @@ void Recording::barrier() {
   memory.dstAccessMask =
       options_.transfer ? kCopyAccess : kReadsAndWrites;
   device_->fn().vkCmdPipelineBarrier(commands_, stages, stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
-  written_.clear();
-  read_.clear();
+  hazards_.clear();
 }
 
-void Recording::before_access(std::span<const Range> reads, std::span<const Range> writes) {
-  bool hazard = false;
-  for (const Range& r : reads)
-    for (const Range& w : written_) hazard |= overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
-  for (const Range& r : writes) {
-    for (const Range& w : written_) hazard |= overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
-    for (const Range& w : read_) hazard |= overlaps(r.buffer, r.begin, r.end, w.buffer, w.begin, w.end);
-  }
-  if (hazard) barrier();
-  read_.insert(read_.end(), reads.begin(), reads.end());
-  written_.insert(written_.end(), writes.begin(), writes.end());
+void Recording::before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes) {
+  if (hazards_.conflict(reads, writes)) barrier();
+  hazards_.add(reads, writes);
 }
 
 VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings) {
@@ -150,7 +129,7 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
   const DeviceFns& fn = device_->fn();
   std::vector<VkDescriptorBufferInfo> infos;
   std::vector<VkWriteDescriptorSet> writes;
-  std::vector<Range> reads, written;
+  std::vector<ByteRange> reads, written;
   infos.reserve(bindings.size());
   for (std::size_t i = 0; i < bindings.size(); ++i) {
     const BufferSlice& b = bindings[i];
@@ -216,8 +195,8 @@ void Recording::copy(const BufferSlice& src, const BufferSlice& dst) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("copy of {} bytes into a slice of {} bytes", src.size, dst.size));
   if (src.size == 0) return;
-  const Range read{src.buffer, src.offset, src.offset + src.size};
-  const Range write{dst.buffer, dst.offset, dst.offset + src.size};
+  const ByteRange read{src.buffer, src.offset, src.offset + src.size};
+  const ByteRange write{dst.buffer, dst.offset, dst.offset + src.size};
   before_access({&read, 1}, {&write, 1});
   const VkBufferCopy region{src.offset, dst.offset, src.size};
   device_->fn().vkCmdCopyBuffer(commands_, src.buffer, dst.buffer, 1, &region);

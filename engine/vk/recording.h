@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "vkpack/engine/vk/handle.h"
+#include "vkpack/engine/vk/hazards.h"
 #include "vkpack/engine/vk/memory.h"
 
 namespace vkp::vk {
@@ -96,11 +97,7 @@ class Recording {
   double total_ns() const;
 
  private:
-  struct Range {
-    VkBuffer buffer;
-    VkDeviceSize begin, end;
-  };
-  void before_access(std::span<const Range> reads, std::span<const Range> writes);
+  void before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes);
   void wait_for(std::uint64_t value) const;  // on this recording's queue's timeline
   void barrier();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings);
@@ -114,7 +111,7 @@ class Recording {
   QueryPoolHandle queries_;
   std::uint32_t query_capacity_ = 0;
   std::vector<std::string> labels_;
-  std::vector<Range> written_, read_;  // since the last barrier
+  Hazards hazards_;  // since the last barrier
   bool finished_ = false;
   std::uint64_t last_submit_ = 0;
 };

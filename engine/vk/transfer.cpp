@@ -16,15 +16,6 @@ namespace {
 // 16 keeps host memcpy into them aligned for vector loads).
 constexpr VkDeviceSize kStagingAlignment = 16;
 
-constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-constexpr VkAccessFlags kWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-constexpr VkAccessFlags kReadsAndWrites =
-    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-
-bool overlaps(VkBuffer buffer, VkDeviceSize begin, VkDeviceSize end, VkBuffer other, VkDeviceSize other_begin,
-              VkDeviceSize other_end) {
-  return buffer == other && begin < other_end && other_begin < end;
-}
 
 }  // namespace
 
@@ -81,22 +72,15 @@ void TransferBatch::barrier(VkAccessFlags src, VkAccessFlags dst) {
   memory.srcAccessMask = src;
   memory.dstAccessMask = dst;
   device_->fn().vkCmdPipelineBarrier(ring_->commands_, kWorkStages, kWorkStages, 0, 1, &memory, 0, nullptr, 0, nullptr);
-  written_.clear();
-  read_.clear();
+  hazards_.clear();
 }
 
 void TransferBatch::copy(const BufferSlice& src, const BufferSlice& dst) {
-  const Range read{src.buffer, src.offset, src.offset + src.size};
-  const Range write{dst.buffer, dst.offset, dst.offset + src.size};
-  bool hazard = false;
-  for (const Range& w : written_) {
-    hazard |= overlaps(read.buffer, read.begin, read.end, w.buffer, w.begin, w.end);
-    hazard |= overlaps(write.buffer, write.begin, write.end, w.buffer, w.begin, w.end);
-  }
-  for (const Range& r : read_) hazard |= overlaps(write.buffer, write.begin, write.end, r.buffer, r.begin, r.end);
-  if (hazard) barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-  read_.push_back(read);
-  written_.push_back(write);
+  const ByteRange read{src.buffer, src.offset, src.offset + src.size};
+  const ByteRange write{dst.buffer, dst.offset, dst.offset + src.size};
+  if (hazards_.conflict({&read, 1}, {&write, 1}))
+    barrier(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+  hazards_.add({&read, 1}, {&write, 1});
   const VkBufferCopy region{src.offset, dst.offset, src.size};
   device_->fn().vkCmdCopyBuffer(ring_->commands_, src.buffer, dst.buffer, 1, &region);
 }
@@ -169,8 +153,7 @@ void TransferBatch::run() {
   if (!deliveries_.empty()) ring_->readback_arena_.invalidate();
   for (const Delivery& d : deliveries_) std::memcpy(d.dst, ring_->readback_.host + d.staged_at, d.bytes);
   deliveries_.clear();
-  written_.clear();
-  read_.clear();
+  hazards_.clear();
   uploaded_ = staged_back_ = 0;
 }
 

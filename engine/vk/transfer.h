@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vkpack/engine/vk/handle.h"
+#include "vkpack/engine/vk/hazards.h"
 #include "vkpack/engine/vk/memory.h"
 
 namespace vkp::vk {
@@ -61,10 +62,6 @@ class TransferBatch {
   void run();
 
  private:
-  struct Range {
-    VkBuffer buffer;
-    VkDeviceSize begin, end;
-  };
   struct Delivery {
     VkDeviceSize staged_at;
     std::byte* dst;
@@ -81,7 +78,7 @@ class TransferBatch {
   StagingRing* ring_ = nullptr;
   bool recording_ = false;
   VkDeviceSize uploaded_ = 0, staged_back_ = 0;  // bytes used in each ring buffer
-  std::vector<Range> written_, read_;            // since the last barrier
+  Hazards hazards_;                              // since the last barrier
   std::vector<Delivery> deliveries_;
 };
 
