@@ -44,12 +44,18 @@ CheckpointInfo session_info(graph::Session& session, int epoch) {
 }
 
 std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
-                            int max_to_keep) {
+                            int max_to_keep, bool allow_non_finite) {
   TensorFile file;
   std::vector<std::string> names;
   for (const graph::Tensor& v : session.graph().variables())
     names.push_back(std::get<graph::VariableAttrs>(v.node().attrs).var_name);
   std::vector<Array> values = session.variable_values(names);
+  for (std::size_t i = 0; i < names.size() && !allow_non_finite; ++i)
+    if (const NonFinite bad = non_finite(values[i]); bad.count > 0)
+      throw Error(ErrorCode::bad_data,
+                  "checkpoint of global step " + std::to_string(info.global_step) + " not written: variable " +
+                      names[i] + " has " + std::to_string(bad.count) + " NaN or infinite value(s), the first at index " +
+                      std::to_string(bad.first) + " (the model diverged; ModelSaver(..., allow_non_finite) saves it anyway)");
   for (std::size_t i = 0; i < names.size(); ++i) file.tensors.emplace_back(names[i], std::move(values[i]));
   file.metadata["format"] = "vkpack checkpoint 1";
   file.metadata["global_step"] = std::to_string(info.global_step);

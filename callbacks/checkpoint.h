@@ -28,9 +28,11 @@ struct Checkpoint {
 };
 
 // Saves every variable of the graph, updates `checkpoint`, and deletes the oldest
-// model-*.safetensors beyond max_to_keep (0 keeps all). Returns the file's path.
+// model-*.safetensors beyond max_to_keep (0 keeps all). Returns the file's path. A
+// variable with NaN or infinite values is an Error naming it, and nothing is written,
+// unless allow_non_finite.
 std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
-                            int max_to_keep);
+                            int max_to_keep, bool allow_non_finite = false);
 
 // The checkpoint the directory's `checkpoint` file names, or empty when there is none.
 std::string latest_checkpoint(const std::string& dir);

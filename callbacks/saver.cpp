@@ -22,8 +22,8 @@ std::string directory_or_log(const std::string& dir, const TrainerView& trainer,
 
 }  // namespace
 
-ModelSaver::ModelSaver(int max_to_keep, std::string checkpoint_dir)
-    : max_to_keep_(max_to_keep), dir_(std::move(checkpoint_dir)) {
+ModelSaver::ModelSaver(int max_to_keep, std::string checkpoint_dir, bool allow_non_finite)
+    : max_to_keep_(max_to_keep), dir_(std::move(checkpoint_dir)), allow_non_finite_(allow_non_finite) {
   chief_only_ = true;
 }
 
@@ -42,7 +42,7 @@ void ModelSaver::on_trigger() {
   const int completed = t.local_step() >= t.steps_per_epoch() ? t.epoch_num() : t.epoch_num() - 1;
   CheckpointInfo info = session_info(trainer().session(), completed);
   info.global_step = trainer().global_step();
-  last_saved_ = save_checkpoint(trainer().session(), dir_, info, max_to_keep_);
+  last_saved_ = save_checkpoint(trainer().session(), dir_, info, max_to_keep_, allow_non_finite_);
   log_info("model saved to {}", last_saved_);
 }
 
@@ -59,7 +59,7 @@ void MinSaver::on_before_train() {
   const Monitors& m = trainer().monitors();
   if (!m.has_history(stat_) || !fs::exists(fs::path(dir_) / filename_)) return;
   for (const auto& [step, value] : m.get_history(stat_))
-    if (!std::isnan(value) && (!best_ || (reverse_ ? value > *best_ : value < *best_))) best_ = value;
+    if (std::isfinite(value) && (!best_ || (reverse_ ? value > *best_ : value < *best_))) best_ = value;
   if (best_) log_info("{}: best {} of the resumed run: {}", reverse_ ? "MaxSaver" : "MinSaver", stat_, *best_);
 }
 
@@ -70,6 +70,10 @@ void MinSaver::on_trigger() {
     return;
   }
   const double value = m.get_latest(stat_);
+  if (!std::isfinite(value)) {
+    log_warn("{}: {} is {} this epoch; the best model is kept", reverse_ ? "MaxSaver" : "MinSaver", stat_, value);
+    return;
+  }
   if (best_ && (reverse_ ? value <= *best_ : value >= *best_)) return;
   best_ = value;
   const std::string latest = latest_checkpoint(dir_);

@@ -12,8 +12,10 @@ namespace vkp::callbacks {
 
 class ModelSaver : public Callback {
  public:
-  // checkpoint_dir empty: the trainer's log directory.
-  explicit ModelSaver(int max_to_keep = 10, std::string checkpoint_dir = {});
+  // checkpoint_dir empty: the trainer's log directory. A model with NaN or infinite
+  // variables is not saved (an Error that stops training, naming the variable) unless
+  // allow_non_finite.
+  explicit ModelSaver(int max_to_keep = 10, std::string checkpoint_dir = {}, bool allow_non_finite = false);
   const std::string& last_saved() const { return last_saved_; }
 
  protected:
@@ -23,6 +25,7 @@ class ModelSaver : public Callback {
  private:
   int max_to_keep_;
   std::string dir_;
+  bool allow_non_finite_;
   std::string last_saved_;
 };
 
@@ -33,7 +36,8 @@ class MinSaver : public Callback {
   // min-<stat>.safetensors) in checkpoint_dir (default: the log directory). Put it after
   // the ModelSaver and the callback that computes the statistic. A resumed run starts
   // from the best of the earlier run's values (Monitors history from stats.json) when
-  // its copy is still there, so a worse epoch after the resume does not replace it.
+  // its copy is still there, so a worse epoch after the resume does not replace it. A
+  // NaN or infinite statistic is never the best.
   explicit MinSaver(std::string stat, bool reverse = false, std::string filename = {}, std::string checkpoint_dir = {});
 
  protected:

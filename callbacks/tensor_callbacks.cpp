@@ -9,14 +9,6 @@
 namespace vkp::callbacks {
 namespace {
 
-// How many elements of a f32 array are NaN or infinite.
-std::int64_t non_finite(const Array& a) {
-  if (a.dtype() != DType::f32) return 0;
-  std::int64_t n = 0;
-  for (float v : a.data<float>()) n += std::isfinite(v) ? 0 : 1;
-  return n;
-}
-
 std::vector<graph::Tensor> find_all(graph::Graph& g, const std::vector<std::string>& names) {
   std::vector<graph::Tensor> out;
   for (const std::string& name : names) out.push_back(g.find(name));
@@ -44,7 +36,7 @@ std::vector<graph::Tensor> CheckNumerics::on_fetches() {
 
 void CheckNumerics::on_after_run(std::span<const Array> values) {
   for (std::size_t i = 0; i < values.size(); ++i)
-    if (const std::int64_t bad = non_finite(values[i]); bad > 0)
+    if (const std::int64_t bad = non_finite(values[i]).count; bad > 0)
       throw Error(ErrorCode::bad_data, "CheckNumerics: " + labels_[i] + " has " + std::to_string(bad) +
                                            " NaN or infinite value(s) at global step " +
                                            std::to_string(trainer().global_step()));
@@ -53,7 +45,7 @@ void CheckNumerics::on_after_run(std::span<const Array> values) {
 void CheckNumerics::check_variables() const {
   for (const graph::Tensor& v : trainer().graph().variables()) {
     const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
-    if (const std::int64_t bad = non_finite(trainer().session().variable(name)); bad > 0)
+    if (const std::int64_t bad = non_finite(trainer().session().variable(name)).count; bad > 0)
       throw Error(ErrorCode::bad_data, "CheckNumerics: variable " + name + " has " + std::to_string(bad) +
                                            " NaN or infinite value(s) at global step " +
                                            std::to_string(trainer().global_step()));

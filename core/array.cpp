@@ -1,5 +1,10 @@
 #include "vkpack/core/array.h"
 
+#include <cmath>
+#include <cstring>
+
+#include "vkpack/core/half.h"
+
 namespace vkp {
 
 Array::Array(DType dtype, Shape shape)
@@ -40,6 +45,26 @@ void Array::check_count(std::size_t count) const {
 
 std::int64_t batch_rows(std::span<const Array> batch) {
   return batch.empty() || batch[0].shape().rank() == 0 ? 1 : batch[0].shape()[0];
+}
+
+NonFinite non_finite(const Array& a) {
+  NonFinite found;
+  auto look = [&](std::int64_t i, float v) {
+    if (std::isfinite(v)) return;
+    if (found.count++ == 0) found.first = i;
+  };
+  if (a.dtype() == DType::f32) {
+    const auto values = a.data<float>();
+    for (std::size_t i = 0; i < values.size(); ++i) look(static_cast<std::int64_t>(i), values[i]);
+  } else if (a.dtype() == DType::f16) {
+    const std::span<const std::byte> bytes = a.bytes();
+    for (std::size_t i = 0; i < bytes.size() / 2; ++i) {
+      Half h;
+      std::memcpy(&h.bits, bytes.data() + 2 * i, 2);
+      look(static_cast<std::int64_t>(i), to_float(h));
+    }
+  }
+  return found;
 }
 
 std::string describe(const Array& a) {

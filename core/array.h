@@ -109,4 +109,11 @@ std::string describe(const Array& a);
 // first array; 1 for an empty batch or a scalar first component.
 std::int64_t batch_rows(std::span<const Array> batch);
 
+// Elements that are NaN or infinite (floating-point dtypes; 0 for the others), and the
+// index of the first of them (-1 when none).
+struct NonFinite {
+  std::int64_t count = 0, first = -1;
+};
+NonFinite non_finite(const Array& a);
+
 }  // namespace vkp

@@ -5,7 +5,9 @@
 //   1 log_softmax   out[r][c] = x - max - log sum exp(x - max)
 //   2 xent          out[r] = log sum exp(x[r]) - x[r][label[r]]   (sparse cross entropy)
 //   3 xent_grad     out[r][c] = dy[r] * (softmax(x[r])[c] - (c == label[r]))
-//   4 in_top_k      out[r] = 1 if fewer than k entries of x[r] exceed x[r][label[r]], else 0
+//   4 in_top_k      out[r] = 1 if fewer than k entries of x[r] exceed x[r][label[r]], else 0;
+//                   0 for a row with a NaN or infinite entry (TensorFlow's rule), so a
+//                   diverged model never counts as right
 // A label outside [0, cols) gives NaN (modes 2, 3) or 0 (mode 4).
 // Push constants mirror vkp::vk::SoftmaxPush. Launch: 1-D over rows.
 #extension GL_GOOGLE_include_directive : require
@@ -35,8 +37,13 @@ void main() {
     }
     const float target = x[row + uint(t)];
     uint above = 0;
-    for (uint c = 0; c < p.cols; ++c) above += x[row + c] > target ? 1u : 0u;
-    out_[r] = above < p.k ? 1.0 : 0.0;
+    bool finite = true;
+    for (uint c = 0; c < p.cols; ++c) {
+      const float v = x[row + c];
+      above += v > target ? 1u : 0u;
+      finite = finite && !isnan(v) && !isinf(v);
+    }
+    out_[r] = finite && above < p.k ? 1.0 : 0.0;
     return;
   }
   float top = x[row];

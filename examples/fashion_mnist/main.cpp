@@ -5,6 +5,7 @@
 //
 //   fashion_mnist --model conv --epochs 8          see --help
 //   mpirun -np 2 fashion_mnist --distributed       one process per rank (DistributedTrainer)
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "vkpack/callbacks/monitors.h"
 #include "vkpack/callbacks/param_setters.h"
 #include "vkpack/callbacks/saver.h"
+#include "vkpack/callbacks/tensor_callbacks.h"
 #include "vkpack/callbacks/trackers.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
@@ -161,6 +163,9 @@ Options parse(int argc, char** argv) {
     else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
+  if (!std::isfinite(o.lr) || o.lr <= 0)
+    throw vkp::Error(vkp::ErrorCode::invalid_argument,
+                     "--lr must be a positive finite number, not " + std::to_string(o.lr));
   if (o.logdir.empty()) o.logdir = "train_log/fashion_mnist-" + o.model;
   return o;
 }
@@ -220,7 +225,8 @@ int run(const Options& o, MpiSession* mpi) {
   config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr);
   config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed + static_cast<std::uint64_t>(rank), o.data);
   // An epoch is one pass over the train split, whatever the number of towers and ranks.
-  config.steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
+  const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
+  config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir ? logdir->path() : o.logdir;
   // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85% (points that fall on the
@@ -242,15 +248,18 @@ int run(const Options& o, MpiSession* mpi) {
       std::make_shared<callbacks::ThroughputTracker>(),
       std::make_shared<callbacks::PeakMemoryTracker>(),
       std::make_shared<callbacks::EstimatedTimeLeft>(),
+      // A cost or a variable that becomes NaN or infinite stops training, naming the step.
+      std::make_shared<callbacks::CheckNumerics>(),
   };
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
 
   if (rank != 0) return 0;
+  // The history holds the earlier run's epochs too after --resume; each entry's epoch
+  // is its global step over the steps of an epoch.
   const auto& accuracy = trainer->monitors().get_history("validation_accuracy");
   std::printf("\nepoch  test accuracy\n");
-  for (std::size_t e = 0; e < accuracy.size(); ++e)
-    std::printf("%5zu  %.4f\n", e + static_cast<std::size_t>(trainer->starting_epoch()), accuracy[e].second);
+  for (const auto& [step, value] : accuracy) std::printf("%5lld  %.4f\n", static_cast<long long>(step / steps_per_epoch), value);
   return 0;
 }
 

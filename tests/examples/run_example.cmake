@@ -1,9 +1,21 @@
 # Runs the example as a user would and holds it to what it promises:
 #   cmake -DPROGRAM=... -DARGS="a;b;c" -DMIN_ACCURACY=0.5 [-DEXPECT=regex] -P run_example.cmake
+#   cmake -DPROGRAM=... -DARGS="a;b;c" -DFAILS=1 -DEXPECT=regex -P run_example.cmake
 # The process must exit with 0, print its table of test accuracies, reach MIN_ACCURACY
-# in its last epoch, and print EXPECT (a regular expression) where given.
+# in its last epoch, and print EXPECT (a regular expression) where given. With FAILS, it
+# must exit with a non-zero status (not a crash) and print EXPECT.
 execute_process(COMMAND "${PROGRAM}" ${ARGS} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
-set(all "${out}\n${err}")
+set(all "${err}\n${out}")  # the log (stderr) comes before the table (stdout)
+if(FAILS)
+  if(result EQUAL 0 OR NOT result MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "expected a failure (a non-zero exit status), got '${result}': ${PROGRAM} ${ARGS}\n${all}")
+  endif()
+  if(NOT all MATCHES "${EXPECT}")
+    message(FATAL_ERROR "the output does not match '${EXPECT}':\n${all}")
+  endif()
+  message(STATUS "failed as expected (exit status ${result})")
+  return()
+endif()
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "exit status ${result}: ${PROGRAM} ${ARGS}\n${all}")
 endif()

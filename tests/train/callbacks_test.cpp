@@ -4,6 +4,8 @@
 // tensor callbacks see the step's values.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -262,6 +264,38 @@ TEST(Savers, MinSaverKeepsTheBestEpoch) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/model-2.safetensors"));  // max_to_keep 2
   EXPECT_TRUE(std::filesystem::exists(dir + "/model-6.safetensors"));
   std::filesystem::remove_all(dir);
+}
+
+// A statistic that is NaN or infinite never wins: neither as the first epoch's (no best
+// yet) nor after a finite one. Both orders of min and max.
+TEST(Savers, NonFiniteStatisticsAreNeverTheBest) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    std::vector<double> stat;
+    bool max;
+    int best_epoch;  // 0: no best file at all
+  };
+  const Case cases[] = {{{nan, 0.4, nan}, false, 2}, {{0.5, nan, -inf}, false, 1}, {{0.5, inf, nan}, true, 1},
+                        {{nan, nan, nan}, true, 0}};
+  for (const Case& c : cases) {
+    const std::string dir = temp_dir("nonfinite-saver");
+    auto f = std::make_shared<Hooks>();
+    f->trigger_epoch = [&c](TrainerView& t) { t.monitors().put_scalar("val", c.stat[static_cast<std::size_t>(t.epoch_num() - 1)]); };
+    train::TrainConfig config = tiny_config(2, 3);
+    config.logger_dir = dir;
+    config.callbacks = {std::make_shared<callbacks::ModelSaver>(5), f,
+                        std::make_shared<callbacks::MinSaver>("val", /*reverse=*/c.max)};
+    train::SimpleTrainer trainer(device());
+    train::launch_train_with_config(std::move(config), trainer);
+    const std::string best = dir + (c.max ? "/max-val.safetensors" : "/min-val.safetensors");
+    if (c.best_epoch == 0) {
+      EXPECT_FALSE(std::filesystem::exists(best));
+    } else {
+      ASSERT_TRUE(std::filesystem::exists(best));
+      EXPECT_EQ(callbacks::load_checkpoint(best).info.epoch, c.best_epoch);
+    }
+    std::filesystem::remove_all(dir);
+  }
 }
 
 TEST(TensorCallbacks, ProcessTensorsSeesTheStepsCost) {

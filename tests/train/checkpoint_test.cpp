@@ -4,7 +4,9 @@
 // directory's actions do what they say.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -208,6 +210,38 @@ TEST_F(Checkpoints, MismatchNamesTheVariableUnlessIgnored) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no/such/var"), std::string::npos) << e.what();
   }
+}
+
+// A diverged model is neither written nor loaded unless asked for: the error names the
+// variable, the count and the first index, and nothing is written.
+TEST_F(Checkpoints, NonFiniteVariablesAreNotSavedOrRestoredUnlessAllowed) {
+  graph::Session& s = trainer_->session();
+  Array w = s.variable("fc1/W");
+  w.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  w.data<float>()[7] = -std::numeric_limits<float>::infinity();
+  s.set_variable("fc1/W", w);
+  try {
+    callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+    FAIL() << "a NaN model was saved";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fc1/W has 2 NaN or infinite value(s), the first at index 5"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(callbacks::latest_checkpoint(dir_).empty());
+  EXPECT_TRUE(fs::is_empty(dir_));
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0, /*allow_non_finite=*/true);
+
+  trainer_->session().set_variable("fc1/W", Array(DType::f32, w.shape()));
+  try {
+    train::SaverRestore(path).init(s);
+    FAIL() << "a NaN checkpoint was restored";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("variable fc1/W in " + path + " has 2 NaN"), std::string::npos) << what;
+  }
+  EXPECT_EQ(s.variable("fc1/W").data<float>()[5], 0.0f) << "nothing restored";
+  train::SaverRestore(path, false, /*allow_non_finite=*/true).init(s);
+  EXPECT_TRUE(std::isnan(s.variable("fc1/W").data<float>()[5]));
 }
 
 TEST(LoggerDir, ActionsOnAnExistingDirectory) {

@@ -145,8 +145,13 @@ RefTensor reference_in_top_k(const Node& node, std::span<const RefTensor* const>
     const std::int64_t t = label_at(*in[1], r, cols);
     if (t < 0) continue;
     std::int64_t above = 0;
-    for (std::int64_t c = 0; c < cols; ++c) above += row[c] > row[t] ? 1 : 0;
-    out.values[static_cast<std::size_t>(r)] = above < k ? 1.0 : 0.0;
+    bool finite = true;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      above += row[c] > row[t] ? 1 : 0;
+      finite = finite && std::isfinite(row[c]);
+    }
+    // A row with a NaN or infinite prediction is never in the top k (as TensorFlow).
+    out.values[static_cast<std::size_t>(r)] = finite && above < k ? 1.0 : 0.0;
   }
   return out;
 }

@@ -3,10 +3,16 @@
 // Shapes are awkward on purpose (odd extents, not tile multiples).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <limits>
+
 #include "op_check.h"
+#include "vk_test_env.h"
 #include "vkpack/engine/graph/autodiff.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/reference.h"
+#include "vkpack/engine/graph/session.h"
 #include "vkpack/engine/graph/variables.h"
 
 namespace vkp::test {
@@ -213,6 +219,46 @@ TEST(Ops, Classification) {
             .build = [](Inputs& in) { return accuracy(in[0], in[1]); },
             .label_range = 10,
             .check_gradients = false});
+}
+
+// A row with a NaN or infinite prediction is never in the top k, on the device and in
+// the reference (TensorFlow's rule): a diverged model must not score as accurate.
+TEST(Ops, InTopKCountsNonFiniteRowsAsWrong) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // Row: predictions over 4 classes, the label, whether it is in the top 1.
+  struct Row {
+    std::array<float, 4> x;
+    std::int32_t label;
+    float want;
+  };
+  const std::vector<Row> rows = {
+      {{0.1f, 0.9f, 0.3f, 0.2f}, 1, 1},  // right
+      {{0.1f, 0.9f, 0.3f, 0.2f}, 2, 0},  // wrong
+      {{nan, nan, nan, nan}, 0, 0},      // everything NaN: no entry "exceeds" the label's
+      {{0.1f, nan, 0.3f, 0.2f}, 2, 0},   // one NaN elsewhere in the row
+      {{0.1f, 0.2f, inf, 0.3f}, 2, 0},   // the label's own entry infinite
+      {{-inf, 0.2f, 0.1f, 0.0f}, 1, 0},  // an infinite entry elsewhere
+  };
+  Graph g(1);
+  const auto n = static_cast<std::int64_t>(rows.size());
+  const Tensor x = placeholder(g, "x", f32({n, 4}));
+  const Tensor labels = placeholder(g, "labels", i32({n}));
+  const Tensor hit = in_top_k(x, labels, 1);
+  Array xv(DType::f32, Shape{n, 4}), lv(DType::i32, Shape{n});
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (std::size_t c = 0; c < 4; ++c) xv.data<float>()[r * 4 + c] = rows[r].x[c];
+    lv.data<std::int32_t>()[r] = rows[r].label;
+  }
+  Session session(g, test::device());
+  const Array got = session.run({{x, xv}, {labels, lv}}, {hit})[0];
+  RefState state = RefState::initial(g);
+  const Array ref = evaluate_reference(g, {{x.id(), RefTensor::from(xv)}, {labels.id(), RefTensor::from(lv)}}, {hit}, {},
+                                       state)[0]
+                        .to_array();
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    EXPECT_EQ(got.data<float>()[r], rows[r].want) << "device, row " << r;
+    EXPECT_EQ(ref.data<float>()[r], rows[r].want) << "reference, row " << r;
+  }
 }
 
 TEST(Ops, DropoutReappliesItsMaskInTheGradient) {
