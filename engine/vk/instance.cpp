@@ -189,10 +189,12 @@ Instance::Instance(InstanceOptions options)
   messenger_info.pfnUserCallback = on_debug_message;
   messenger_info.pUserData = messenger_.get();
 
-  VkValidationFeatureEnableEXT sync_validation = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  std::vector<VkValidationFeatureEnableEXT> enabled;
+  if (options_.synchronization_validation) enabled.push_back(VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT);
+  if (options_.best_practices) enabled.push_back(VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT);
   VkValidationFeaturesEXT validation_features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
-  validation_features.enabledValidationFeatureCount = 1;
-  validation_features.pEnabledValidationFeatures = &sync_validation;
+  validation_features.enabledValidationFeatureCount = static_cast<std::uint32_t>(enabled.size());
+  validation_features.pEnabledValidationFeatures = enabled.data();
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "vkpack";
@@ -207,7 +209,7 @@ Instance::Instance(InstanceOptions options)
   info.ppEnabledExtensionNames = extensions.data();
   if (options_.validation && debug_utils) {
     info.pNext = &messenger_info;
-    if (options_.synchronization_validation) messenger_info.pNext = &validation_features;
+    if (!enabled.empty()) messenger_info.pNext = &validation_features;
   }
   const VkResult created = g.vkCreateInstance(&info, nullptr, &instance_);
   if (created == VK_ERROR_INCOMPATIBLE_DRIVER) throw Error(ErrorCode::no_device, kNoDevice);

@@ -73,6 +73,8 @@ struct InstanceOptions {
   bool validation = false;
   // With validation: also check synchronisation (missing barriers between kernels).
   bool synchronization_validation = true;
+  // With validation: also the layer's best-practices checks (vendor-specific ones off).
+  bool best_practices = false;
   // Receives every validation/loader message of severity warning or error; by default
   // they are logged as warnings. Called on the thread that made the Vulkan call.
   std::function<void(const ValidationMessage&)> on_message;

@@ -118,6 +118,7 @@ DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device) {
   load(f.vkUpdateDescriptorSets, get("vkUpdateDescriptorSets"), "vkUpdateDescriptorSets", true);
   load(f.vkCreateCommandPool, get("vkCreateCommandPool"), "vkCreateCommandPool", true);
   load(f.vkDestroyCommandPool, get("vkDestroyCommandPool"), "vkDestroyCommandPool", true);
+  load(f.vkResetCommandPool, get("vkResetCommandPool"), "vkResetCommandPool", true);
   load(f.vkAllocateCommandBuffers, get("vkAllocateCommandBuffers"), "vkAllocateCommandBuffers", true);
   load(f.vkBeginCommandBuffer, get("vkBeginCommandBuffer"), "vkBeginCommandBuffer", true);
   load(f.vkEndCommandBuffer, get("vkEndCommandBuffer"), "vkEndCommandBuffer", true);

@@ -66,6 +66,7 @@ struct DeviceFns {
   PFN_vkUpdateDescriptorSets vkUpdateDescriptorSets = nullptr;
   PFN_vkCreateCommandPool vkCreateCommandPool = nullptr;
   PFN_vkDestroyCommandPool vkDestroyCommandPool = nullptr;
+  PFN_vkResetCommandPool vkResetCommandPool = nullptr;
   PFN_vkAllocateCommandBuffers vkAllocateCommandBuffers = nullptr;
   PFN_vkBeginCommandBuffer vkBeginCommandBuffer = nullptr;
   PFN_vkEndCommandBuffer vkEndCommandBuffer = nullptr;

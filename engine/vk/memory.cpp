@@ -147,7 +147,7 @@ void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
   check(fn.vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
   void* mapped = nullptr;
   if (host_visible_) check(fn.vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
-  blocks_.push_back({std::move(buffer_owner), std::move(memory_owner), static_cast<std::byte*>(mapped), bytes, 0});
+  blocks_.push_back({std::move(memory_owner), std::move(buffer_owner), static_cast<std::byte*>(mapped), bytes, 0});
   device_->count_allocation(static_cast<std::int64_t>(bytes));
 }
 

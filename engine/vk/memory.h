@@ -72,8 +72,8 @@ class Arena {
 
  private:
   struct Block {
-    BufferHandle buffer;   // destroyed before memory
     MemoryHandle memory;
+    BufferHandle buffer;   // declared after memory, so destroyed before it (best practices)
     std::byte* mapped = nullptr;
     VkDeviceSize size = 0;
     VkDeviceSize used = 0;

@@ -28,8 +28,8 @@ StagingRing::StagingRing(Device& device, VkDeviceSize bytes)
   readback_ = readback_arena_.allocate(bytes, "staging ring");
   const DeviceFns& fn = device.fn();
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  // Each batch begins the command buffer again, which resets it.
-  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  // Each batch resets the pool, and with it the one command buffer.
+  pool_info.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
   pool_info.queueFamilyIndex = device.queue_family();
   VkCommandPool pool = VK_NULL_HANDLE;
   check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
@@ -58,6 +58,8 @@ void TransferBatch::begin_if_idle() {
     ring_ = &device_->staging();
   }
   if (recording_) return;
+  // The previous batch has completed (run() waits), so its command buffer may be reset.
+  check(device_->fn().vkResetCommandPool(device_->handle(), ring_->pool_.get(), 0), "vkResetCommandPool");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(device_->fn().vkBeginCommandBuffer(ring_->commands_, &begin), "vkBeginCommandBuffer");
