@@ -4,16 +4,22 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "vkpack/core/atomic_file.h"
+#include "vkpack/core/crc32c.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/core/safetensors.h"
 
 namespace vkp::callbacks {
 namespace {
+
+// The metadata key of a tensor's checksum is this prefix and the tensor's name.
+constexpr std::string_view kChecksumPrefix = "crc32c/";
+constexpr const char* kFormat = "vkpack checkpoint 2";
 
 namespace fs = std::filesystem;
 
@@ -56,8 +62,13 @@ std::string save_checkpoint(graph::Session& session, const std::string& dir, con
                   "checkpoint of global step " + std::to_string(info.global_step) + " not written: variable " +
                       names[i] + " has " + std::to_string(bad.count) + " NaN or infinite value(s), the first at index " +
                       std::to_string(bad.first) + " (the model diverged; ModelSaver(..., allow_non_finite) saves it anyway)");
-  for (std::size_t i = 0; i < names.size(); ++i) file.tensors.emplace_back(names[i], std::move(values[i]));
-  file.metadata["format"] = "vkpack checkpoint 1";
+  // A CRC-32C per tensor in the header's metadata, so the file stays plain safetensors
+  // for other readers and a damaged one is found on restore.
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    file.metadata[std::string(kChecksumPrefix) + names[i]] = fmt::format("{:08x}", crc32c(values[i].bytes()));
+    file.tensors.emplace_back(names[i], std::move(values[i]));
+  }
+  file.metadata["format"] = kFormat;
   file.metadata["global_step"] = std::to_string(info.global_step);
   file.metadata["epoch"] = std::to_string(info.epoch);
   for (const auto& [name, value] : info.hyperparameters) file.metadata["hyperparameter/" + name] = fmt::format("{}", value);
@@ -97,8 +108,48 @@ std::string latest_checkpoint(const std::string& dir) {
   return {};
 }
 
+std::string resume_checkpoint(const std::string& dir) {
+  const fs::path index = fs::path(dir) / kIndex;
+  if (fs::exists(index)) {
+    const std::string named = latest_checkpoint(dir);
+    if (named.empty())
+      throw Error(ErrorCode::bad_data, index.string() + " does not parse: no line model_checkpoint_path: \"...\"; "
+                                                        "repair it, or remove it to resume from the newest valid "
+                                                        "model-*.safetensors");
+    load_checkpoint(named);  // Error naming the file when it is missing or damaged
+    return named;
+  }
+  const auto found = checkpoints_in(dir);
+  for (auto it = found.rbegin(); it != found.rend(); ++it) {
+    try {
+      load_checkpoint(it->second.string());
+    } catch (const Error& e) {
+      log_warn("not resuming from {}: {}", it->second.string(), e.what());
+      continue;
+    }
+    log_warn("{} has no checkpoint index; resuming from the newest valid checkpoint, {}", dir, it->second.string());
+    return it->second.string();
+  }
+  return {};
+}
+
 Checkpoint load_checkpoint(const std::string& path) {
   TensorFile file = read_safetensors(path);
+  // Checkpoints of format 2 and later carry a checksum of every tensor; those of format
+  // 1, written before, none.
+  const auto format = file.metadata.find("format");
+  const bool checksummed = format != file.metadata.end() && format->second != "vkpack checkpoint 1";
+  for (const auto& [name, value] : file.tensors) {
+    const auto recorded = file.metadata.find(std::string(kChecksumPrefix) + name);
+    if (recorded == file.metadata.end()) {
+      if (checksummed) throw Error(ErrorCode::bad_data, path + ": tensor " + name + " has no checksum in the header");
+      continue;
+    }
+    const std::string actual = fmt::format("{:08x}", crc32c(value.bytes()));
+    if (actual != recorded->second)
+      throw Error(ErrorCode::bad_data, path + ": tensor " + name + " is damaged (its bytes have CRC-32C " + actual +
+                                           ", the checkpoint recorded " + recorded->second + ")");
+  }
   Checkpoint c;
   for (auto& [name, value] : file.tensors) c.variables.emplace(name, std::move(value));
   auto number = [&](const char* key) -> std::int64_t {

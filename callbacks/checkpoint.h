@@ -37,6 +37,13 @@ std::string save_checkpoint(graph::Session& session, const std::string& dir, con
 // The checkpoint the directory's `checkpoint` file names, or empty when there is none.
 std::string latest_checkpoint(const std::string& dir);
 
+// The checkpoint a resumed run starts from, or empty when `dir` holds none. With an
+// index, the file it names: an index that does not parse, or names a missing or damaged
+// file, is an Error (never a silent start from scratch over existing checkpoints).
+// Without one, the newest model-*.safetensors that loads, each skipped file and the
+// choice logged.
+std::string resume_checkpoint(const std::string& dir);
+
 // Reads a checkpoint file; Error naming it when missing or corrupt.
 Checkpoint load_checkpoint(const std::string& path);
 

@@ -5,6 +5,7 @@
 
 #include "vkpack/callbacks/checkpoint.h"
 #include "vkpack/callbacks/monitors.h"
+#include "vkpack/core/atomic_file.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 
@@ -32,6 +33,8 @@ void ModelSaver::on_setup_graph() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw Error(ErrorCode::io, "ModelSaver cannot create " + dir_ + ": " + ec.message());
+  for (const std::string& path : remove_stale_temporaries(dir_))
+    log_info("removed {}, left by a run killed while it wrote", path);
 }
 
 void ModelSaver::on_trigger() {

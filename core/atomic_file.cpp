@@ -1,6 +1,7 @@
 #include "vkpack/core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <regex>
 
 #include "vkpack/core/error.h"
 
@@ -76,6 +78,24 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   AtomicFile file(path);
   file.write(contents);
   file.commit();
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
+  namespace fs = std::filesystem;
+  static const std::regex temporary(R"(.+\.tmp\.([0-9]+)\.[0-9a-f]{8})");
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string name = e.path().filename().string();
+    if (!std::regex_match(name, m, temporary)) continue;
+    const long pid = std::stol(m[1].str());
+    if (pid == static_cast<long>(getpid())) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;  // its writer still runs
+    std::error_code remove_error;
+    if (fs::remove(e.path(), remove_error)) removed.push_back(e.path().string());
+  }
+  return removed;
 }
 
 }  // namespace vkp

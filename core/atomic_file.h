@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vkp {
 
@@ -34,5 +35,10 @@ class AtomicFile {
 
 // AtomicFile in one call.
 void write_file_atomically(const std::string& path, std::string_view contents);
+
+// Removes the temporaries AtomicFile left in `dir` when its process was killed before
+// commit (<target>.tmp.<pid>.<hex>) and that process is gone; a live writer's are
+// kept. Returns the paths removed.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir);
 
 }  // namespace vkp

@@ -6,6 +6,7 @@
 #include "vkpack/callbacks/monitors/tf_event_writer.h"
 #include "vkpack/callbacks/progress_bar.h"
 #include "vkpack/callbacks/summary.h"
+#include "vkpack/core/atomic_file.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/train/tower_trainer.h"
@@ -23,7 +24,9 @@ std::vector<callbacks::MonitorPtr> default_monitors() {
 
 TrainConfig AutoResumeTrainConfig(TrainConfig config) {
   if (config.logger_dir.empty()) return config;
-  const std::string latest = callbacks::latest_checkpoint(config.logger_dir);
+  for (const std::string& path : remove_stale_temporaries(config.logger_dir))
+    log_info("removed {}, left by a run killed while it wrote", path);
+  const std::string latest = callbacks::resume_checkpoint(config.logger_dir);
   if (latest.empty()) return config;
   const callbacks::Checkpoint c = callbacks::load_checkpoint(latest);
   log_info("resuming from {}: epoch {} ended at global step {}", latest, c.info.epoch, c.info.global_step);

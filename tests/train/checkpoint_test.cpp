@@ -244,6 +244,28 @@ TEST_F(Checkpoints, NonFiniteVariablesAreNotSavedOrRestoredUnlessAllowed) {
   EXPECT_TRUE(std::isnan(s.variable("fc1/W").data<float>()[5]));
 }
 
+// One flipped bit in a tensor's bytes is found on restore, naming the file and tensor
+// (the checksums live in the header's metadata: the file stays plain safetensors).
+TEST_F(Checkpoints, AFlippedBitIsFoundNamingTheFileAndTensor) {
+  graph::Session& s = trainer_->session();
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+  std::string file = read_all(path);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(file[static_cast<std::size_t>(i)]);
+  const nlohmann::json header = nlohmann::json::parse(file.substr(8, n));
+  EXPECT_EQ(header.at("__metadata__").at("crc32c/fc0/W").get<std::string>().size(), 8u);
+  const auto offsets = header.at("fc0/W").at("data_offsets").get<std::vector<std::uint64_t>>();
+  file[8 + n + offsets[0] + 13] ^= 0x04;
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(file.data(), static_cast<std::streamsize>(file.size()));
+  try {
+    callbacks::load_checkpoint(path);
+    FAIL() << "a damaged checkpoint loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find(path + ": tensor fc0/W is damaged"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LoggerDir, ActionsOnAnExistingDirectory) {
   const std::string dir = temp_dir("logdir");
   auto write = [](const std::string& path) { std::ofstream(path) << "old"; };

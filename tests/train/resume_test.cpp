@@ -5,6 +5,8 @@
 // keeps the earlier run's best.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -162,6 +164,47 @@ TEST(Resume, SettersThatDependOnTheCurrentValueResumeExactlyWhereverTheyStand) {
       std::filesystem::remove_all(a);
       std::filesystem::remove_all(b);
     }
+}
+
+// What a kill or a damaged disk can leave in a log directory: an index that does not
+// parse stops a resume (rather than training from scratch over the checkpoints); no
+// index resumes from the newest checkpoint that loads; a temporary left by a killed
+// writer is removed, one of a live process kept.
+TEST(Resume, DamagedIndexesAndLeftoversAreHandled) {
+  namespace fs = std::filesystem;
+  const std::string dir = temp_dir("resume-leftovers");
+  {
+    train::SimpleTrainer first(device(), 11);
+    train::launch_train_with_config(config_for(dir, 3), first);  // model-3, -6, -9
+  }
+  const std::string index = dir + "/checkpoint";
+  std::ofstream(index, std::ios::trunc) << "garbage\n";
+  try {
+    train::AutoResumeTrainConfig(config_for(dir, 4));
+    FAIL() << "a damaged index was taken for none";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(index + " does not parse"), std::string::npos) << e.what();
+  }
+
+  fs::remove(index);
+  {  // the newest checkpoint damaged: its last byte flipped
+    std::fstream f(dir + "/model-9.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    const char last = static_cast<char>(f.get());
+    f.seekp(-1, std::ios::end);
+    f.put(static_cast<char>(last ^ 0x10));
+  }
+  // A dead writer's temporary (pid 0x7ffffffe is far above any pid_max here) and a live one's.
+  const std::string dead = dir + "/stats.json.tmp.2147483646.0badcafe";
+  const std::string live = dir + "/stats.json.tmp." + std::to_string(::getppid()) + ".00c0ffee";
+  std::ofstream(dead) << "{";
+  std::ofstream(live) << "{";
+  const train::TrainConfig resumed = train::AutoResumeTrainConfig(config_for(dir, 4));
+  EXPECT_EQ(resumed.starting_global_step, 6) << "model-9 is damaged, model-6 is the newest valid";
+  EXPECT_EQ(resumed.starting_epoch, 3);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));
+  fs::remove_all(dir);
 }
 
 TEST(Resume, NothingToResumeLeavesTheConfigAlone) {
