@@ -108,27 +108,35 @@ std::string latest_checkpoint(const std::string& dir) {
   return {};
 }
 
-std::string resume_checkpoint(const std::string& dir) {
+std::string resume_checkpoint(const std::string& dir, std::optional<std::int64_t> through_epoch) {
   const fs::path index = fs::path(dir) / kIndex;
-  if (fs::exists(index)) {
-    const std::string named = latest_checkpoint(dir);
+  const bool indexed = fs::exists(index);
+  std::string named;
+  if (indexed) {
+    named = latest_checkpoint(dir);
     if (named.empty())
       throw Error(ErrorCode::bad_data, index.string() + " does not parse: no line model_checkpoint_path: \"...\"; "
                                                         "repair it, or remove it to resume from the newest valid "
                                                         "model-*.safetensors");
-    load_checkpoint(named);  // Error naming the file when it is missing or damaged
-    return named;
+    const Checkpoint c = load_checkpoint(named);  // Error naming the file when it is missing or damaged
+    if (!through_epoch || c.info.epoch <= *through_epoch) return named;
+    log_warn("not resuming from {}: the statistics of its epoch {} were never written (a run stopped between the "
+             "checkpoint and them), so that epoch is trained again",
+             named, c.info.epoch);
   }
   const auto found = checkpoints_in(dir);
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
+    const std::string path = it->second.string();
+    if (path == named) continue;
     try {
-      load_checkpoint(it->second.string());
+      const Checkpoint c = load_checkpoint(path);
+      if (through_epoch && c.info.epoch > *through_epoch) continue;
     } catch (const Error& e) {
-      log_warn("not resuming from {}: {}", it->second.string(), e.what());
+      log_warn("not resuming from {}: {}", path, e.what());
       continue;
     }
-    log_warn("{} has no checkpoint index; resuming from the newest valid checkpoint, {}", dir, it->second.string());
-    return it->second.string();
+    log_warn("{}resuming from the newest valid checkpoint, {}", indexed ? "" : dir + " has no checkpoint index; ", path);
+    return path;
   }
   return {};
 }

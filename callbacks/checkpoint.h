@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ std::string latest_checkpoint(const std::string& dir);
 // file, is an Error (never a silent start from scratch over existing checkpoints).
 // Without one, the newest model-*.safetensors that loads, each skipped file and the
 // choice logged.
-std::string resume_checkpoint(const std::string& dir);
+// `through_epoch`: only a checkpoint of at most that many completed epochs qualifies
+// (see AutoResumeTrainConfig); the newer ones are passed over, and that is logged.
+std::string resume_checkpoint(const std::string& dir, std::optional<std::int64_t> through_epoch = std::nullopt);
 
 // Reads a checkpoint file; Error naming it when missing or corrupt.
 Checkpoint load_checkpoint(const std::string& path);

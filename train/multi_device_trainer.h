@@ -84,6 +84,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   std::uint64_t device_memory_bytes() const override;
   std::uint64_t peak_device_memory_bytes() const override;
   int tower_count() const { return static_cast<int>(opened.size()); }
+  std::int64_t batches_per_step() const override { return tower_count(); }
   // Exists once setup_graph has run.
   towers::Towers& towers();
 

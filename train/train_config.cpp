@@ -26,7 +26,16 @@ TrainConfig AutoResumeTrainConfig(TrainConfig config) {
   if (config.logger_dir.empty()) return config;
   for (const std::string& path : remove_stale_temporaries(config.logger_dir))
     log_info("removed {}, left by a run killed while it wrote", path);
-  const std::string latest = callbacks::resume_checkpoint(config.logger_dir);
+  // An epoch's end counts once its statistics are written (stats.json, the last monitor
+  // of the epoch): a checkpoint written before a kill that came before them is passed
+  // over, and the epoch is trained again, so no epoch's statistics, validation or
+  // best-model decision is lost. Without a JSONWriter there is nothing to wait for.
+  std::optional<std::int64_t> through;
+  bool json = !config.monitors;  // the defaults include one
+  for (const callbacks::MonitorPtr& m : config.monitors.value_or(std::vector<callbacks::MonitorPtr>{}))
+    json |= dynamic_cast<const callbacks::JSONWriter*>(m.get()) != nullptr;
+  if (json) through = callbacks::JSONWriter::last_recorded_epoch(config.logger_dir);
+  const std::string latest = callbacks::resume_checkpoint(config.logger_dir, through);
   if (latest.empty()) return config;
   const callbacks::Checkpoint c = callbacks::load_checkpoint(latest);
   log_info("resuming from {}: epoch {} ended at global step {}", latest, c.info.epoch, c.info.global_step);
@@ -57,6 +66,7 @@ void launch_train_with_config(TrainConfig config, TowerTrainer& trainer) {
   o.starting_epoch = config.starting_epoch;
   o.max_epoch = config.max_epoch;
   o.starting_global_step = config.starting_global_step;
+  o.resume_input = config.resume_input;
   o.logger_dir = config.logger_dir;
   trainer.train(std::move(o));
 }

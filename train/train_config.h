@@ -34,6 +34,7 @@ struct TrainConfig {
   int max_epoch = 99999;
   std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
   std::string logger_dir;  // empty: no files (see LoggerDir)
+  bool resume_input = true;  // TrainOptions::resume_input
 };
 
 // MovingAverageSummary, ProgressBar; update ops (BatchNorm averages) run with the train

@@ -1,5 +1,6 @@
 #include "vkpack/train/trainer.h"
 
+#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -83,6 +84,19 @@ void Trainer::setup(TrainOptions& o) {
     for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
   }
   if (o.session_init) o.session_init->init(session());
+  if (source_ && o.resume_input && o.starting_global_step > 0) replay_input(o.starting_global_step * batches_per_step());
+}
+
+// A resumed run must see the batches the uninterrupted one would have: the input
+// source (and its dataflow, shuffles and augmentations included) is deterministic
+// from its seed, so reading and dropping what the earlier run consumed puts it exactly
+// where that run stood, whatever the dataflow. It costs reading, not training.
+void Trainer::replay_input(std::int64_t batches) {
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < batches; ++i) source_->next_batch();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_info("resuming the input where global step {} left it: {} batches read and dropped in {:.1f} s",
+           global_step_, batches, seconds);
 }
 
 void Trainer::train(TrainOptions options) {

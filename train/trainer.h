@@ -34,6 +34,9 @@ struct TrainOptions {
   int max_epoch = 99999;
   std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
   std::string logger_dir;                  // empty: write no files
+  // With starting_global_step > 0 (a resume): read and drop the batches the earlier run
+  // consumed, so that the input goes on exactly where it stood (see Trainer::train).
+  bool resume_input = true;
 };
 
 class Trainer : public callbacks::TrainerView {
@@ -92,6 +95,8 @@ class Trainer : public callbacks::TrainerView {
   // still run, and at the end of the step (or epoch, or before_train) agree_to_stop()
   // says whether any process asked: the reason to stop, empty to go on.
   virtual bool stops_together() const { return false; }
+  // Batches one step takes from the input source (one per local tower).
+  virtual std::int64_t batches_per_step() const { return 1; }
   virtual std::string agree_to_stop(bool requested) { return requested ? "stop requested" : ""; }
   void set_step_result(std::int64_t samples, double cost) {
     samples_per_step_ = samples;
@@ -102,6 +107,7 @@ class Trainer : public callbacks::TrainerView {
 
  private:
   void setup(TrainOptions& options);
+  void replay_input(std::int64_t batches);
   void run_epochs();
   void run_after_train(std::exception_ptr failure);
   // Runs `hook` on every callback, in order; with stops_together(), a StopTraining is

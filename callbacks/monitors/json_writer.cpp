@@ -63,6 +63,16 @@ void JSONWriter::setup(TrainerView& trainer) {
   if (std::filesystem::exists(path_)) load_existing(trainer.starting_epoch());
 }
 
+std::int64_t JSONWriter::last_recorded_epoch(const std::string& logger_dir) {
+  const std::filesystem::path path = std::filesystem::path(logger_dir) / kFileName;
+  if (!std::filesystem::exists(path)) return 0;
+  const nlohmann::json stats = nlohmann::json::parse(read_text(path.string()), nullptr, /*allow_exceptions=*/false);
+  if (!problem_with(stats).empty()) return 0;
+  std::int64_t last = 0;
+  for (const nlohmann::json& entry : stats) last = std::max(last, entry["epoch_num"].get<std::int64_t>());
+  return last;
+}
+
 void JSONWriter::load_existing(int starting_epoch) {
   if (starting_epoch <= 1) {
     back_up("training starts at epoch 1, so it belongs to an earlier run");

@@ -39,6 +39,10 @@ class JSONWriter : public Monitor {
   // <logger_dir>/stats.json; empty before setup and without a logger directory.
   const std::string& path() const { return path_; }
 
+  // The last epoch whose statistics `logger_dir`'s stats.json records: 0 when there is
+  // no file (or it is not vkpack's list of epochs).
+  static std::int64_t last_recorded_epoch(const std::string& logger_dir);
+
  private:
   void load_existing(int starting_epoch);
   void back_up(const std::string& reason);
