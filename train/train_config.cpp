@@ -47,6 +47,17 @@ TrainConfig AutoResumeTrainConfig(TrainConfig config) {
 
 void launch_train_with_config(TrainConfig config, TowerTrainer& trainer) {
   if (!config.model) throw Error(ErrorCode::invalid_argument, "TrainConfig has no model");
+  auto bad = [](const std::string& what) { throw Error(ErrorCode::invalid_argument, "TrainConfig: " + what); };
+  if (config.steps_per_epoch < 0)
+    bad("steps_per_epoch is " + std::to_string(config.steps_per_epoch) + "; give a positive number, or 0 for the "
+        "input's size");
+  if (config.starting_epoch < 1) bad("starting_epoch is " + std::to_string(config.starting_epoch) + "; epochs count from 1");
+  // A resumed run that had finished starts after its last epoch and trains none.
+  if (config.max_epoch < config.starting_epoch - 1)
+    bad("max_epoch " + std::to_string(config.max_epoch) + " is before starting_epoch " +
+        std::to_string(config.starting_epoch));
+  if (config.starting_global_step < -1)
+    bad("starting_global_step is " + std::to_string(config.starting_global_step) + "; -1 derives it from starting_epoch");
   InputSourcePtr source = config.data;
   if (!source) {
     if (!config.dataflow) throw Error(ErrorCode::invalid_argument, "TrainConfig needs a dataflow or an input source");

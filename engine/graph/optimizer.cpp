@@ -1,5 +1,10 @@
 #include "vkpack/engine/graph/optimizer.h"
 
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/initializer.h"
 
@@ -56,7 +61,25 @@ std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<GradientP
   return train;
 }
 
+namespace {
+
+// A hyperparameter's value, or Error(invalid_argument) naming the optimizer, the
+// hyperparameter and the range it must lie in: [low, high), or [low, high] with `closed`.
+float in_range(const char* optimizer, const char* name, float value, float low, float high, bool closed = false) {
+  const bool fits = std::isfinite(value) && value >= low && (closed ? value <= high : value < high);
+  if (!fits)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: {} is {}; it must be a finite number in [{}, {}{}", optimizer, name, value, low,
+                            std::isinf(high) ? "inf" : fmt::format("{}", high), closed ? "]" : ")"));
+  return value;
+}
+
+constexpr float kNoLimit = std::numeric_limits<float>::infinity();
+
+}  // namespace
+
 Optimizer sgd(Graph& graph, float learning_rate) {
+  in_range("sgd", "learning_rate", learning_rate, 0.0f, kNoLimit);
   OptimizerAttrs a;
   a.kind = OptimizerKind::sgd;
   a.learning_rate = graph.hyperparameter("learning_rate", learning_rate);
@@ -64,6 +87,9 @@ Optimizer sgd(Graph& graph, float learning_rate) {
 }
 
 Optimizer momentum(Graph& graph, float learning_rate, float mu, bool nesterov) {
+  const char* name = nesterov ? "nesterov momentum" : "momentum";
+  in_range(name, "learning_rate", learning_rate, 0.0f, kNoLimit);
+  in_range(name, "momentum", mu, 0.0f, 1.0f, /*closed=*/true);
   OptimizerAttrs a;
   a.kind = nesterov ? OptimizerKind::nesterov : OptimizerKind::momentum;
   a.learning_rate = graph.hyperparameter("learning_rate", learning_rate);
@@ -72,6 +98,10 @@ Optimizer momentum(Graph& graph, float learning_rate, float mu, bool nesterov) {
 }
 
 Optimizer adam(Graph& graph, float learning_rate, float beta1, float beta2, float epsilon) {
+  in_range("adam", "learning_rate", learning_rate, 0.0f, kNoLimit);
+  in_range("adam", "beta1", beta1, 0.0f, 1.0f);
+  in_range("adam", "beta2", beta2, 0.0f, 1.0f);
+  in_range("adam", "epsilon", epsilon, 0.0f, kNoLimit);
   OptimizerAttrs a;
   a.kind = OptimizerKind::adam;
   a.learning_rate = graph.hyperparameter("learning_rate", learning_rate);
@@ -82,6 +112,7 @@ Optimizer adam(Graph& graph, float learning_rate, float beta1, float beta2, floa
 }
 
 Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float beta1, float beta2, float epsilon) {
+  in_range("adamw", "weight_decay", weight_decay, 0.0f, kNoLimit);
   Optimizer o = adam(graph, learning_rate, beta1, beta2, epsilon);
   o.attrs_.kind = OptimizerKind::adamw;
   o.attrs_.weight_decay = graph.hyperparameter("weight_decay", weight_decay);

@@ -5,6 +5,7 @@
 //
 //   fashion_mnist --model conv --epochs 8          see --help
 //   mpirun -np 2 fashion_mnist --distributed       one process per rank (DistributedTrainer)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -157,12 +158,25 @@ Options parse(int argc, char** argv) {
     else if (arg == "--limits-profile") o.profiles = comma_list(value());
     else if (arg == "--logdir") o.logdir = value();
     else if (arg == "--data") o.data = value();
-    else if (arg == "--seed") o.seed = number(to_u64);
+    else if (arg == "--seed") {
+      if (i + 1 < argc && argv[i + 1][0] == '-')
+        throw vkp::Error(vkp::ErrorCode::invalid_argument, "--seed takes a number from 0 to 18446744073709551615, not '" +
+                                                               std::string(argv[i + 1]) + "'");
+      o.seed = number(to_u64);
+    }
     else if (arg == "--resume") o.resume = true;
     else if (arg == "--distributed") o.distributed = true;
     else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
+  if (o.steps < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
+  if (o.device < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--device must be a device index, >= 0");
+  // The train split has 60000 images: a batch per tower must fit in it.
+  const std::int64_t towers = std::max<std::int64_t>(1, static_cast<std::int64_t>(o.devices.size()));
+  if (o.batch * towers > 60000)
+    throw vkp::Error(vkp::ErrorCode::invalid_argument,
+                     "--batch " + std::to_string(o.batch) + (towers > 1 ? " on " + std::to_string(towers) + " towers" : "") +
+                         " is more than the 60000 images of the train split");
   if (!std::isfinite(o.lr) || o.lr <= 0)
     throw vkp::Error(vkp::ErrorCode::invalid_argument,
                      "--lr must be a positive finite number, not " + std::to_string(o.lr));

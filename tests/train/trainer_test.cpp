@@ -201,5 +201,33 @@ TEST(Trainer, RunsAStepOfItsOwnWithHookedFetches) {
   EXPECT_NEAR(trainer.session().variable("b").data<float>()[0], -1.0f, 1e-4f);
 }
 
+// A TrainConfig that cannot train is refused before the graph is built, naming the field.
+TEST(TrainConfig, FieldsThatCannotTrainAreErrorsNamingThem) {
+  struct Case {
+    const char* field;
+    void (*spoil)(train::TrainConfig&);
+  };
+  const Case cases[] = {
+      {"steps_per_epoch", [](train::TrainConfig& c) { c.steps_per_epoch = -2; }},
+      {"starting_epoch", [](train::TrainConfig& c) { c.starting_epoch = 0; }},
+      {"max_epoch", [](train::TrainConfig& c) {
+         c.starting_epoch = 5;
+         c.max_epoch = 2;
+       }},
+      {"starting_global_step", [](train::TrainConfig& c) { c.starting_global_step = -7; }},
+  };
+  for (const Case& c : cases) {
+    train::TrainConfig config = tiny_config(2, 2);
+    c.spoil(config);
+    train::SimpleTrainer trainer(device());
+    try {
+      train::launch_train_with_config(std::move(config), trainer);
+      ADD_FAILURE() << c.field << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("TrainConfig: ") + c.field), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vkp::test

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "test_models.h"
@@ -168,6 +169,35 @@ TEST(Training, ThousandReplaysAllocateNothing) {
   EXPECT_EQ(allocations.load(), 0);
   EXPECT_EQ(dev.allocated_bytes(), device_bytes);
   EXPECT_EQ(session.global_step(), 1001u);
+}
+
+// Hyperparameters outside what their update rule means are refused when the optimizer is
+// made, naming the optimizer and the hyperparameter.
+TEST(Optimizers, HyperparametersOutOfRangeAreErrorsNamingThem) {
+  struct Case {
+    const char* what;
+    void (*make)(Graph&);
+  };
+  const Case cases[] = {
+      {"sgd: learning_rate is nan", [](Graph& g) { sgd(g, std::numeric_limits<float>::quiet_NaN()); }},
+      {"sgd: learning_rate is -0.1", [](Graph& g) { sgd(g, -0.1f); }},
+      {"momentum: momentum is 1.5", [](Graph& g) { momentum(g, 0.1f, 1.5f); }},
+      {"adam: learning_rate is inf", [](Graph& g) { adam(g, std::numeric_limits<float>::infinity()); }},
+      {"adam: beta2 is 1", [](Graph& g) { adam(g, 1e-3f, 0.9f, 1.0f); }},
+      {"adam: epsilon is -1e-08", [](Graph& g) { adam(g, 1e-3f, 0.9f, 0.999f, -1e-8f); }},
+      {"adamw: weight_decay is -0.01", [](Graph& g) { adamw(g, 1e-3f, -0.01f); }},
+  };
+  for (const Case& c : cases) {
+    Graph g(1);
+    try {
+      c.make(g);
+      ADD_FAILURE() << c.what << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.what), std::string::npos) << e.what();
+    }
+  }
+  Graph g(1);
+  EXPECT_NO_THROW(sgd(g, 0.0f));  // a learning rate of 0 freezes, as schedules use
 }
 
 }  // namespace
