@@ -19,21 +19,31 @@ constexpr std::uint32_t kDescriptorsPerPool = 1024;
 
 }  // namespace
 
+CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags) {
+  const DeviceFns& fn = device.fn();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.flags = flags;
+  pool_info.queueFamilyIndex = family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
+  CommandBufferOwner owner{{device.handle(), pool, fn.vkDestroyCommandPool}, VK_NULL_HANDLE};
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  check(fn.vkAllocateCommandBuffers(device.handle(), &alloc, &owner.buffer), "vkAllocateCommandBuffers");
+  return owner;
+}
+
 Recording::Recording(Device& device, RecordingOptions options) : device_(&device), options_(std::move(options)) {
   const DeviceFns& fn = device.fn();
   VKP_CHECK(!options_.transfer || device.has_transfer_queue(),
             "transfer recording '" + options_.name + "' on " + device.label() + ", which has no transfer queue");
   if (options_.transfer) options_.timestamps = false;
-  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool_info.queueFamilyIndex = options_.transfer ? device.transfer_family() : device.queue_family();
-  VkCommandPool pool = VK_NULL_HANDLE;
-  check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
-  pool_ = {device.handle(), pool, fn.vkDestroyCommandPool};
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  check(fn.vkAllocateCommandBuffers(device.handle(), &alloc, &commands_), "vkAllocateCommandBuffers");
+  CommandBufferOwner owner =
+      make_command_buffer(device, options_.transfer ? device.transfer_family() : device.queue_family());
+  pool_ = std::move(owner.pool);
+  commands_ = owner.buffer;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   check(fn.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
   if (options_.timestamps && !device.limits().timestamps) {

@@ -42,6 +42,14 @@ struct RecordingOptions {
   bool transfer = false;
 };
 
+// A command pool of queue family `family` holding one primary command buffer, which is
+// freed with the pool.
+struct CommandBufferOwner {
+  CommandPoolHandle pool;
+  VkCommandBuffer buffer = VK_NULL_HANDLE;
+};
+CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags = 0);
+
 class Recording {
  public:
   Recording(Device& device, RecordingOptions options = {});

@@ -8,6 +8,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/engine/vk/check.h"
 #include "vkpack/engine/vk/device.h"
+#include "vkpack/engine/vk/recording.h"
 
 namespace vkp::vk {
 namespace {
@@ -26,19 +27,10 @@ StagingRing::StagingRing(Device& device, VkDeviceSize bytes)
       readback_arena_(device, MemoryUse::readback, "staging ring readback", bytes) {
   upload_ = upload_arena_.allocate(bytes, "staging ring");
   readback_ = readback_arena_.allocate(bytes, "staging ring");
-  const DeviceFns& fn = device.fn();
-  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   // Each batch resets the pool, and with it the one command buffer.
-  pool_info.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pool_info.queueFamilyIndex = device.queue_family();
-  VkCommandPool pool = VK_NULL_HANDLE;
-  check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
-  pool_ = {device.handle(), pool, fn.vkDestroyCommandPool};
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  check(fn.vkAllocateCommandBuffers(device.handle(), &alloc, &commands_), "vkAllocateCommandBuffers");
+  CommandBufferOwner owner = make_command_buffer(device, device.queue_family(), VK_COMMAND_POOL_CREATE_TRANSIENT_BIT);
+  pool_ = std::move(owner.pool);
+  commands_ = owner.buffer;
 }
 
 StagingRing::~StagingRing() = default;

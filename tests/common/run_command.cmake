@@ -1,5 +1,5 @@
-# Runs a command and holds it to its exit status and output (ctest's own
-# PASS_REGULAR_EXPRESSION would ignore the exit status):
+# Runs a command and holds it to its exit status and output (ctest's own output regex
+# property would ignore the exit status):
 #   cmake "-DCOMMAND=prog;arg;..." -DEXPECT=regex [-DFAILS=1] -P run_command.cmake
 # Without FAILS the command must exit with 0, with it with a non-zero status; either way
 # its output (stderr, then stdout) must match EXPECT.
