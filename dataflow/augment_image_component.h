@@ -17,6 +17,7 @@ namespace vkp::dataflow {
 
 class AugmentImageComponent : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // The augmentors are applied in order to component `index`.
   AugmentImageComponent(DataFlowPtr df, std::vector<AugmentorPtr> augmentors, std::size_t index = 0,
                         std::uint64_t seed = 0);

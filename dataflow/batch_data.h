@@ -48,6 +48,7 @@ class BatchStacker {
 
 class BatchData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // With `remainder`, the last datapoints of an epoch that do not fill a whole batch
   // form a smaller batch; without it they are dropped.
   BatchData(DataFlowPtr df, std::size_t batch_size, bool remainder = false);

@@ -13,6 +13,7 @@ namespace vkp::dataflow {
 
 class CacheData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // With `shuffle`, the cached epochs come in an order drawn from `seed`; the first
   // epoch always comes in the wrapped flow's order.
   explicit CacheData(DataFlowPtr df, bool shuffle = false, std::uint64_t seed = 0);

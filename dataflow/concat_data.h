@@ -7,6 +7,7 @@ namespace vkp::dataflow {
 
 class ConcatData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return pointers(flows_); }
   // An empty list makes an empty flow.
   explicit ConcatData(std::vector<DataFlowPtr> flows);
 

@@ -45,6 +45,23 @@ EpochRange DataFlow::epoch() {
   return EpochRange(*this);
 }
 
+std::string DataFlow::replay_obstacle() const {
+  std::string own = own_replay_obstacle();
+  if (!own.empty()) return type_name() + ": " + own;
+  for (const DataFlow* input : inputs()) {
+    std::string reason = input->replay_obstacle();
+    if (!reason.empty()) return reason;
+  }
+  return {};
+}
+
+std::vector<const DataFlow*> DataFlow::pointers(const std::vector<DataFlowPtr>& flows) {
+  std::vector<const DataFlow*> out;
+  out.reserve(flows.size());
+  for (const DataFlowPtr& f : flows) out.push_back(f.get());
+  return out;
+}
+
 std::string DataFlow::type_name() const {
   const char* mangled = typeid(*this).name();
   int status = 0;

@@ -87,6 +87,15 @@ class DataFlow {
 
   bool is_reset() const { return state_ != State::created; }
 
+  // Why reading this flow again from reset_state(), with the same seeds, may not give
+  // the same datapoints in the same order; "" when it does. A resumed run replays its
+  // input to where the checkpoint left it and says so in its log when this is not "".
+  // Asks the flows this one reads, depth first; names the flow that stands in the way.
+  std::string replay_obstacle() const;
+
+  // The flows this one reads, for walks over the pipeline.
+  virtual std::vector<const DataFlow*> inputs() const { return {}; }
+
  protected:
   // Hooks for subclasses; the public functions above check the lifecycle and call them.
   virtual void on_reset_state() {}
@@ -94,6 +103,12 @@ class DataFlow {
   // Called only while an epoch runs; once it returned nullopt it is not called again
   // until the next on_start_epoch().
   virtual std::optional<Datapoint> on_next() = 0;
+
+  // This flow's own reason not to replay exactly (see replay_obstacle()), its inputs' aside.
+  virtual std::string own_replay_obstacle() const { return {}; }
+
+  // The flows of `flows`, for inputs().
+  static std::vector<const DataFlow*> pointers(const std::vector<DataFlowPtr>& flows);
 
   // The dynamic type's name ("BatchData"; namespaces other than vkp::dataflow kept), for messages.
   std::string type_name() const;

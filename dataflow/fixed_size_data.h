@@ -8,6 +8,7 @@ namespace vkp::dataflow {
 
 class FixedSizeData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // With `keep_state`, an epoch continues where the previous one stopped reading `df`;
   // without it, every epoch starts a new epoch of `df`.
   FixedSizeData(DataFlowPtr df, std::size_t size, bool keep_state = true);

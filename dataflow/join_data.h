@@ -9,6 +9,7 @@ namespace vkp::dataflow {
 
 class JoinData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return pointers(flows_); }
   // At least one flow. Logs a warning when the known sizes differ.
   explicit JoinData(std::vector<DataFlowPtr> flows);
 

@@ -16,6 +16,7 @@ namespace vkp::dataflow {
 
 class LocallyShuffleData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // `reuse`: each input datapoint enters the buffer that many times (copies), as
   // tensorpack's nr_reuse.
   LocallyShuffleData(DataFlowPtr df, std::size_t buffer_size, std::uint64_t seed = 0, std::size_t reuse = 1);

@@ -13,6 +13,7 @@ using ComponentFunction = std::function<std::optional<Array>(Array)>;
 
 class MapData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   MapData(DataFlowPtr df, MapFunction func);
 
   // The wrapped flow's size, as tensorpack reports it: an upper bound when `func` drops.
@@ -30,6 +31,7 @@ class MapData : public DataFlow {
 
 class MapDataComponent : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // Replaces component `index` by func(component).
   MapDataComponent(DataFlowPtr df, ComponentFunction func, std::size_t index = 0);
 

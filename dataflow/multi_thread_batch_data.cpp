@@ -1,6 +1,8 @@
 #include "vkpack/dataflow/multi_thread_batch_data.h"
 
 #include <algorithm>
+
+#include <fmt/format.h>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -94,6 +96,11 @@ MultiThreadBatchData::MultiThreadBatchData(DataFlowPtr df, std::size_t batch_siz
           "MultiThreadBatchData: num_threads must be at least 1, got 0");
   require(options_.buffer_batches >= 1, ErrorCode::invalid_argument,
           "MultiThreadBatchData: buffer_batches must be at least 1, got 0");
+}
+
+std::string MultiThreadBatchData::own_replay_obstacle() const {
+  if (options_.ordered || options_.num_threads == 1) return {};
+  return fmt::format("unordered, {} threads fill batches in the order they finish them", options_.num_threads);
 }
 
 MultiThreadBatchData::~MultiThreadBatchData() {

@@ -58,6 +58,7 @@ struct MultiThreadBatchOptions {
 
 class MultiThreadBatchData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // `func` must be safe to call from several threads at once.
   MultiThreadBatchData(DataFlowPtr df, std::size_t batch_size, RandomMapFunction func,
                        MultiThreadBatchOptions options = {});
@@ -68,6 +69,8 @@ class MultiThreadBatchData : public DataFlow {
   std::optional<std::size_t> size() const override;
 
  protected:
+  // Unordered with more than one thread: the order follows thread timing.
+  std::string own_replay_obstacle() const override;
   void on_reset_state() override;
   void on_start_epoch() override;
   std::optional<Datapoint> on_next() override;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace vkp::dataflow {
 namespace {
 
@@ -25,6 +27,11 @@ MultiThreadMapData::MultiThreadMapData(DataFlowPtr df, RandomMapFunction func, M
           "MultiThreadMapData: buffer_size must be at least 1, got 0");
   require(options_.chunk >= 1, ErrorCode::invalid_argument, "MultiThreadMapData: chunk must be at least 1, got 0");
   options_.chunk = std::min(options_.chunk, options_.buffer_size);
+}
+
+std::string MultiThreadMapData::own_replay_obstacle() const {
+  if (options_.ordered || options_.num_threads == 1) return {};
+  return fmt::format("unordered, {} threads yield datapoints in the order they finish them", options_.num_threads);
 }
 
 MultiThreadMapData::~MultiThreadMapData() {

@@ -51,6 +51,7 @@ struct MultiThreadMapOptions {
 
 class MultiThreadMapData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // `func` must be safe to call from several threads at once.
   MultiThreadMapData(DataFlowPtr df, MapFunction func, MultiThreadMapOptions options = {});
   MultiThreadMapData(DataFlowPtr df, RandomMapFunction func, MultiThreadMapOptions options = {});
@@ -60,6 +61,8 @@ class MultiThreadMapData : public DataFlow {
   std::optional<std::size_t> size() const override { return df_->size(); }
 
  protected:
+  // Unordered with more than one thread: the order follows thread timing.
+  std::string own_replay_obstacle() const override;
   void on_reset_state() override;
   void on_start_epoch() override;
   std::optional<Datapoint> on_next() override;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace vkp::dataflow {
 
 MultiThreadRunner::MultiThreadRunner(const Factory& factory, MultiThreadRunnerOptions options)
@@ -19,6 +21,11 @@ MultiThreadRunner::MultiThreadRunner(const Factory& factory, MultiThreadRunnerOp
             "MultiThreadRunner: the factory returned null for copy " + std::to_string(i));
   }
   size_ = copies_[0]->size();
+}
+
+std::string MultiThreadRunner::own_replay_obstacle() const {
+  if (options_.num_threads == 1) return {};
+  return fmt::format("{} threads interleave their copies in the order the threads run", options_.num_threads);
 }
 
 MultiThreadRunner::~MultiThreadRunner() {

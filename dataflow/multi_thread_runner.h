@@ -34,6 +34,7 @@ struct MultiThreadRunnerOptions {
 
 class MultiThreadRunner : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return pointers(copies_); }
   using Factory = std::function<DataFlowPtr(std::size_t index)>;
 
   // Calls factory(0) ... factory(num_threads - 1) now; each copy is reset and read on
@@ -45,6 +46,8 @@ class MultiThreadRunner : public DataFlow {
   std::optional<std::size_t> size() const override { return size_; }
 
  protected:
+  // With more than one thread: the copies' interleaving follows thread timing.
+  std::string own_replay_obstacle() const override;
   void on_reset_state() override;
   void on_start_epoch() override { yielded_ = 0; }
   std::optional<Datapoint> on_next() override;

@@ -13,6 +13,7 @@ std::string describe_datapoint(const Datapoint& dp);
 
 class PrintData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // Logs the first `count` datapoints of the first epoch, headed by `name`.
   explicit PrintData(DataFlowPtr df, std::size_t count = 2, std::string name = "PrintData");
 

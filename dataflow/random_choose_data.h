@@ -11,6 +11,7 @@ namespace vkp::dataflow {
 
 class RandomChooseData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return pointers(flows_); }
   // `weights`: one non-negative weight per flow (normalised here); empty: all equal.
   RandomChooseData(std::vector<DataFlowPtr> flows, std::vector<double> weights = {}, std::uint64_t seed = 0);
 

@@ -11,6 +11,7 @@ namespace vkp::dataflow {
 
 class RandomMixData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return pointers(flows_); }
   // Every flow must know its size; a flow whose epoch ends early is an Error.
   explicit RandomMixData(std::vector<DataFlowPtr> flows, std::uint64_t seed = 0);
 

@@ -8,6 +8,7 @@ namespace vkp::dataflow {
 
 class RepeatedData : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // One epoch of RepeatedData is `times` epochs of `df`, or endless with nullopt.
   // An endless repetition of a flow whose epoch is empty ends instead of spinning.
   RepeatedData(DataFlowPtr df, std::optional<std::size_t> times);
@@ -29,6 +30,7 @@ class RepeatedData : public DataFlow {
 
 class RepeatedDataPoint : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   // Yields every datapoint of `df` `times` times in a row (copies).
   RepeatedDataPoint(DataFlowPtr df, std::size_t times);
 

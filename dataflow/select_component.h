@@ -8,6 +8,7 @@ namespace vkp::dataflow {
 
 class SelectComponent : public DataFlow {
  public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
   SelectComponent(DataFlowPtr df, std::vector<std::size_t> indices);
 
   std::optional<std::size_t> size() const override { return df_->size(); }

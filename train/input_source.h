@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,9 @@ class InputSource {
   virtual std::vector<callbacks::CallbackPtr> callbacks() { return {}; }
   // Input buffers the trainer should keep: 2 to overlap uploads with steps.
   virtual int staging_buffers() const { return 1; }
+  // Why reading this source again from the start may not give the same batches in the
+  // same order ("" when it does): see DataFlow::replay_obstacle().
+  virtual std::string replay_obstacle() const { return {}; }
 
  protected:
   virtual void on_setup() {}
@@ -52,6 +56,7 @@ class FeedInput : public InputSource {
  public:
   explicit FeedInput(dataflow::DataFlowPtr flow);
   std::optional<std::size_t> size() const override { return flow_->size(); }
+  std::string replay_obstacle() const override { return flow_->replay_obstacle(); }
 
  protected:
   void on_setup() override;
@@ -66,6 +71,7 @@ class QueueInput : public InputSource {
   explicit QueueInput(dataflow::DataFlowPtr flow, std::size_t queue_size = 50);
   ~QueueInput() override;  // stops and joins the thread
   std::optional<std::size_t> size() const override { return flow_->size(); }
+  std::string replay_obstacle() const override { return flow_->replay_obstacle(); }
   // Puts "QueueInput/queue_size", the mean fill of the queue over each epoch.
   std::vector<callbacks::CallbackPtr> callbacks() override;
   // Batches waiting now.
@@ -91,6 +97,7 @@ class StagingInput : public InputSource {
   std::optional<std::size_t> size() const override { return source_->size(); }
   std::vector<callbacks::CallbackPtr> callbacks() override { return source_->callbacks(); }
   int staging_buffers() const override { return 2; }
+  std::string replay_obstacle() const override { return source_->replay_obstacle(); }
 
  protected:
   void on_setup() override { source_->setup(specs()); }

@@ -90,8 +90,14 @@ void Trainer::setup(TrainOptions& o) {
 // A resumed run must see the batches the uninterrupted one would have: the input
 // source (and its dataflow, shuffles and augmentations included) is deterministic
 // from its seed, so reading and dropping what the earlier run consumed puts it exactly
-// where that run stood, whatever the dataflow. It costs reading, not training.
+// where that run stood, whatever the dataflow. It costs reading, not training. A
+// dataflow whose order follows thread timing cannot be put back exactly: the run says so.
 void Trainer::replay_input(std::int64_t batches) {
+  const std::string obstacle = source_->replay_obstacle();
+  if (!obstacle.empty())
+    log_warn("this resume is not exact: the input cannot give the interrupted run's batches again ({}); "
+             "training goes on from the checkpoint with other batches",
+             obstacle);
   const auto start = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < batches; ++i) source_->next_batch();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -21,6 +21,8 @@
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/callbacks/summary.h"
 #include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
+#include "vkpack/dataflow/multi_thread_runner.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/train/tower_trainer.h"
@@ -205,6 +207,39 @@ TEST(Resume, DamagedIndexesAndLeftoversAreHandled) {
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(live));
   fs::remove_all(dir);
+}
+
+// A resumed run whose input cannot give the same batches again says so, naming the
+// dataflow; one whose input can says nothing of the kind.
+TEST(Resume, AnInputThatCannotReplayIsNamedInTheLog) {
+  // Trains one epoch, then resumes for a second with `input`: the warnings about it.
+  const auto warnings_of_resume = [](const std::string& dir, train::InputSourcePtr input) {
+    {
+      train::SimpleTrainer first(device(), 11);
+      train::launch_train_with_config(config_for(dir, 1), first);
+    }
+    std::vector<std::string> warnings;
+    const int sink = logger().add_sink([&](LogLevel level, std::string_view line) {
+      if (level == LogLevel::warn && line.find("resume is not exact") != std::string_view::npos)
+        warnings.emplace_back(line);
+    });
+    train::TrainConfig c = train::AutoResumeTrainConfig(config_for(dir, 2));
+    EXPECT_EQ(c.starting_global_step, 3);
+    c.data = std::move(input);
+    train::SimpleTrainer resumed(device(), 11);
+    train::launch_train_with_config(std::move(c), resumed);
+    logger().remove_sink(sink);
+    std::filesystem::remove_all(dir);
+    return warnings;
+  };
+  const std::vector<std::string> racing = warnings_of_resume(
+      temp_dir("resume-racing"),
+      std::make_shared<train::QueueInput>(std::make_unique<dataflow::MultiThreadRunner>(
+          [](std::size_t i) { return tiny_flow(3, 16, i + 1); }, dataflow::MultiThreadRunnerOptions{.num_threads = 2})));
+  ASSERT_EQ(racing.size(), 1u);
+  EXPECT_NE(racing[0].find("MultiThreadRunner: 2 threads interleave"), std::string::npos) << racing[0];
+  EXPECT_EQ(warnings_of_resume(temp_dir("resume-exact"), std::make_shared<train::QueueInput>(tiny_flow(3))),
+            std::vector<std::string>{});
 }
 
 TEST(Resume, NothingToResumeLeavesTheConfigAlone) {
