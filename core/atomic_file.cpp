@@ -11,6 +11,7 @@
 #include <random>
 #include <regex>
 
+#include "vkpack/core/crash_point.h"
 #include "vkpack/core/error.h"
 
 namespace vkp {
@@ -57,6 +58,9 @@ void AtomicFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail_io(target_, "cannot close", errno);
+  const bool crash_points = crash_points_armed();
+  const std::string name = crash_points ? std::filesystem::path(target_).filename().string() : std::string();
+  if (crash_points) crash_point("before-rename/" + name);
   if (::rename(path_.c_str(), target_.c_str()) != 0) {
     const int error_number = errno;
     fail_io(target_, "cannot rename the temporary file '" + path_ + "' over it", error_number);
@@ -72,6 +76,7 @@ void AtomicFile::commit() {
   const int error_number = errno;
   ::close(dir_fd);
   if (!ok) fail_io(target_, "cannot flush its directory (fsync)", error_number);
+  if (crash_points) crash_point("after-rename/" + name);
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {

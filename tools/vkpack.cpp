@@ -23,7 +23,8 @@ constexpr const char* kUsage =
     "  VKPACK_LOG_LEVEL   debug | info | warn | error (default info)\n"
     "  VKPACK_CACHE_DIR   where compiled pipelines are cached (default ~/.cache/vkpack)\n"
     "  VKPACK_MEMORY      mapped | staged | auto: how devices reach their memory (default auto)\n"
-    "  VKPACK_LIMITS_PROFILE  a profile of `vkpack devices --profiles`, or none (default)\n";
+    "  VKPACK_LIMITS_PROFILE  a profile of `vkpack devices --profiles`, or none (default)\n"
+    "  VKPACK_CRASH_AT    <point>[#n]: SIGKILL at the n-th pass of a crash point (crash tests)\n";
 
 }  // namespace
 

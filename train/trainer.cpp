@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "vkpack/core/crash_point.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/engine/vk/device.h"
@@ -220,6 +221,7 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
     cb.after_run(values.subspan(first, n));
   });
   delivered_ = true;
+  if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step_));
 }
 
 void Trainer::run_step() {

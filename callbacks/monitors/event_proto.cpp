@@ -37,7 +37,9 @@ void put_bytes(std::string& out, std::uint32_t field, std::string_view bytes) {
 }
 
 // Event field numbers.
-constexpr std::uint32_t kWallTime = 1, kStep = 2, kFileVersion = 3, kSummary = 5;
+constexpr std::uint32_t kWallTime = 1, kStep = 2, kFileVersion = 3, kSummary = 5, kSessionLog = 7;
+// SessionLog field number and SessionStatus value.
+constexpr std::uint32_t kSessionLogStatus = 1, kStatusStart = 1;
 // Summary and Summary.Value field numbers.
 constexpr std::uint32_t kSummaryValue = 1, kValueTag = 1, kValueSimpleValue = 2;
 
@@ -62,6 +64,19 @@ std::string encode_scalar_event(double wall_time, std::int64_t step, std::string
   put_key(event, kStep, kVarint);
   put_varint(event, static_cast<std::uint64_t>(step));
   put_bytes(event, kSummary, summary);
+  return event;
+}
+
+std::string encode_session_start_event(double wall_time, std::int64_t step) {
+  std::string session_log;
+  put_key(session_log, kSessionLogStatus, kVarint);
+  put_varint(session_log, kStatusStart);
+
+  std::string event;
+  put_fixed(event, kWallTime, wall_time);
+  put_key(event, kStep, kVarint);
+  put_varint(event, static_cast<std::uint64_t>(step));
+  put_bytes(event, kSessionLog, session_log);
   return event;
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "vkpack/callbacks/monitors/event_proto.h"
+#include "vkpack/core/crash_point.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 
@@ -51,6 +52,9 @@ void TFEventWriter::setup(TrainerView& trainer) {
   writer_ = create_event_file(trainer.logger_dir());
   path_ = writer_->path();
   writer_->write(encode_file_version_event(wall_time_now(), "brain.Event:2"));
+  // The first step this run trains: scalars a killed run wrote from there on, for steps
+  // this run trains again, are dropped by TensorBoard instead of shown twice.
+  writer_->write(encode_session_start_event(wall_time_now(), trainer.global_step() + 1));
   writer_->flush();
 }
 
@@ -60,7 +64,9 @@ void TFEventWriter::process_scalar(const std::string& name, double value, std::i
 }
 
 void TFEventWriter::trigger_epoch() {
-  if (writer_) writer_->flush();
+  if (!writer_) return;
+  writer_->flush();
+  crash_point("after-flush/events");
 }
 
 void TFEventWriter::close() {

@@ -1,7 +1,9 @@
 // TFEventWriter: writes every scalar as a TensorBoard event, as tensorpack's
 // TFEventWriter, to <logger_dir>/events.out.tfevents.<unix time>.<hostname>: TFRecord
 // framing (tfrecord_writer.h) of Event protocol buffers (event_proto.h), the first
-// naming the format "brain.Event:2". Flushed at every epoch's end, closed at close().
+// naming the format "brain.Event:2", the second a SessionLog START at the first step the
+// run trains (global step + 1), so that TensorBoard drops what a killed run wrote for
+// steps a resumed run trains again (as TensorFlow's Supervisor does). Flushed at every epoch's end, closed at close().
 // Does nothing (after a warning) when the trainer has no logger directory.
 #pragma once
 

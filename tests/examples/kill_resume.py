@@ -3,15 +3,21 @@
 
     kill_resume.py PROGRAM WORKDIR [example options...]
 
-Trains PROGRAM (fashion_mnist) once straight through, and once killed three times and
-resumed with --resume after each kill:
-  1. as soon as epoch 1's checkpoint appears (between the save and the statistics:
-     validation, the best-model copy and stats.json still to come);
-  2. in the middle of epoch 2's training steps;
-  3. while a file is being written (a temporary *.tmp.* is seen in the log directory).
+Trains PROGRAM (fashion_mnist) once straight through, and once killed five times and
+resumed with --resume after each kill. The kills are SIGKILLs the program sends itself
+at crash points (VKPACK_CRASH_AT, core/crash_point.h), so each lands exactly where it is
+meant to, on any machine:
+  1. epoch 1's checkpoint and index are written; its validation, best-model copy and
+     statistics are not;
+  2. TensorBoard's event file holds epoch 1's scalars; stats.json does not yet;
+  3. in the middle of epoch 2's training steps;
+  4. epoch 2's checkpoint is on disk under its temporary name, not yet renamed;
+  5. epoch 2's stats.json is on disk under its temporary name, not yet renamed.
 Then every tensor of the final checkpoint must equal the uninterrupted run's byte for
-byte, and stats.json must hold the same epochs with the same values, apart from the
-measures of time and queue fill, which no two runs share.
+byte, no temporary file may be left, and stats.json and the TensorBoard scalars (the
+event files read as TensorBoard reads them: in name order, a SessionLog START dropping
+what was loaded for its step and later) must hold the same values at the same steps,
+apart from the measures of time and queue fill, which no two runs share.
 """
 import json
 import os
@@ -20,7 +26,6 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 
 TIMING = ("Throughput", "QueueInput/queue_size", "PeakMemory", "EstimatedTimeLeft")
 EPOCHS, STEPS = 2, 12
@@ -42,6 +47,64 @@ def statistics(logdir):
     return [{k: v for k, v in e.items() if not k.startswith(TIMING)} for e in entries]
 
 
+def varint(data, at):
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def fields(message):
+    """(number, wire type, value) of each field of a protobuf message."""
+    at = 0
+    while at < len(message):
+        key, at = varint(message, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = varint(message, at)
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, at = message[at:at + size], at + size
+        elif wire == 2:
+            size, at = varint(message, at)
+            value, at = message[at:at + size], at + size
+        else:
+            raise ValueError("wire type %d" % wire)
+        yield number, wire, value
+
+
+def tensorboard_scalars(logdir):
+    """[(step, tag, float bits)] as TensorBoard shows them, timing tags left out."""
+    shown = []
+    for name in sorted(n for n in os.listdir(logdir) if n.startswith("events.out.tfevents.")):
+        with open(os.path.join(logdir, name), "rb") as f:
+            data = f.read()
+        at = 0
+        while at + 12 <= len(data):
+            (length,) = struct.unpack("<Q", data[at:at + 8])
+            if at + 16 + length > len(data):
+                break  # a record cut by the kill: TensorBoard stops reading there too
+            event, at = data[at + 12:at + 12 + length], at + 16 + length
+            step, values, start = 0, [], False
+            for number, _, value in fields(event):
+                if number == 2:
+                    step = value
+                elif number == 5:  # Summary: value = 1 {tag = 1, simple_value = 2}
+                    for _, _, v in fields(value):
+                        entry = dict((n, x) for n, _, x in fields(v))
+                        values.append((entry[1].decode(), entry[2]))
+                elif number == 7:  # SessionLog: status = 1, START = 1
+                    start = dict((n, x) for n, _, x in fields(value)).get(1) == 1
+            if start:
+                shown = [s for s in shown if s[0] < step]
+            shown += [(step, tag, bits) for tag, bits in values if not tag.startswith(TIMING)]
+    return shown
+
+
 def final_checkpoint(logdir):
     return os.path.join(logdir, "model-%d.safetensors" % (EPOCHS * STEPS))
 
@@ -51,56 +114,38 @@ def command(program, logdir, extra, resume):
         extra + (["--resume"] if resume else [])
 
 
-def run_to_end(program, logdir, extra, resume):
-    done = subprocess.run(command(program, logdir, extra, resume), capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit("%s exited with %d:\n%s" % (" ".join(command(program, logdir, extra, resume)), done.returncode,
-                                             done.stderr[-3000:]))
+def run(program, logdir, extra, resume, crash_at=None):
+    """Runs the program to its end, or (crash_at) to its SIGKILL at that crash point."""
+    env = dict(os.environ)
+    env.pop("VKPACK_CRASH_AT", None)
+    if crash_at:
+        env["VKPACK_CRASH_AT"] = crash_at
+    argv = command(program, logdir, extra, resume)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    expected = -signal.SIGKILL if crash_at else 0
+    if done.returncode != expected:
+        sys.exit("%s%s exited with %d, not %d:\n%s" % ("VKPACK_CRASH_AT=%s " % crash_at if crash_at else "",
+                                                      " ".join(argv), done.returncode, expected, done.stderr[-3000:]))
     return done.stderr + done.stdout
-
-
-def killed_when(program, logdir, extra, resume, condition, timeout=120):
-    """Starts a run and SIGKILLs it as soon as condition() holds; False if it ended first."""
-    process = subprocess.Popen(command(program, logdir, extra, resume), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    while process.poll() is None and time.monotonic() < deadline:
-        if condition():
-            process.send_signal(signal.SIGKILL)
-            process.wait()
-            return True
-        time.sleep(0.002)
-    if process.poll() is None:
-        process.kill()
-        sys.exit("the run neither ended nor met the kill condition in %d s" % timeout)
-    return False
 
 
 def main():
     program, work, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
     shutil.rmtree(work, ignore_errors=True)
     whole, killed = os.path.join(work, "whole"), os.path.join(work, "killed")
-    run_to_end(program, whole, extra, resume=False)
+    run(program, whole, extra, resume=False)
 
-    first = os.path.join(killed, "model-%d.safetensors" % STEPS)
-    stats = os.path.join(killed, "stats.json")
-    kills = 0
-    kills += killed_when(program, killed, extra, False, lambda: os.path.exists(first))
-    seen = {}
-
-    def mid_epoch_two():
-        if os.path.exists(stats) and "at" not in seen:
-            seen["at"] = time.monotonic()
-        return "at" in seen and time.monotonic() - seen["at"] > 0.4
-
-    kills += killed_when(program, killed, extra, True, mid_epoch_two)
-    kills += killed_when(program, killed, extra, True,
-                         lambda: any(".tmp." in name for name in os.listdir(killed)))
-    log = run_to_end(program, killed, extra, resume=True)
-    print("killed %d times; the last resume said: %s" % (
-        kills, " | ".join(line for line in log.splitlines() if "resum" in line)))
-    if kills < 2:
-        sys.exit("only %d of the kills happened before the run ended" % kills)
+    crash_points = ["after-rename/checkpoint", "after-flush/events", "step/%d" % (STEPS + STEPS // 2),
+                    "before-rename/model-%d.safetensors" % (EPOCHS * STEPS), "before-rename/stats.json"]
+    for i, point in enumerate(crash_points):
+        log = run(program, killed, extra, resume=i > 0, crash_at=point)
+        print("killed at %s; that run said: %s" % (point, " | ".join(
+            line.split("] ", 1)[-1] for line in log.splitlines() if "resum" in line or "not resuming" in line)))
+    log = run(program, killed, extra, resume=True)
+    print("the last resume said: %s" % " | ".join(line.split("] ", 1)[-1] for line in log.splitlines() if "resum" in line))
+    left = [name for name in os.listdir(killed) if ".tmp." in name]
+    if left:
+        sys.exit("temporary files were left: %s" % left)
 
     a = tensors(final_checkpoint(whole))
     b = tensors(final_checkpoint(killed))
@@ -112,7 +157,13 @@ def main():
     sa, sb = statistics(whole), statistics(killed)
     if sa != sb:
         sys.exit("stats.json differs:\nuninterrupted %s\nkilled        %s" % (sa, sb))
-    print("killed and resumed == uninterrupted: %d tensors bit for bit, %d epochs of statistics" % (len(a), len(sa)))
+    ta, tb = tensorboard_scalars(whole), tensorboard_scalars(killed)
+    if ta != tb:
+        first = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
+        sys.exit("TensorBoard's scalars differ (%d against %d), first at #%d:\nuninterrupted %s\nkilled        %s" % (
+            len(ta), len(tb), first, ta[first:first + 3], tb[first:first + 3]))
+    print("killed and resumed == uninterrupted: %d tensors bit for bit, %d epochs of statistics, %d TensorBoard scalars" % (
+        len(a), len(sa), len(ta)))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 // TFEventWriter: the event file it writes, read back by an independent decoder written
 // here from the formats' descriptions: TFRecord framing with masked CRC-32C (computed
 // bit by bit, not with the library's table) and a protobuf field walker for Event,
-// Summary and Summary.Value.
+// Summary, Summary.Value and SessionLog, and a loader that drops what a SessionLog START
+// orphans, as TensorBoard's event accumulator does.
 #include "vkpack/callbacks/monitors/tf_event_writer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -123,6 +125,7 @@ struct Event {
   std::int64_t step = 0;
   std::string file_version;
   std::vector<std::pair<std::string, float>> values;  // the summary's (tag, simple_value)
+  std::uint64_t session_status = 0;                    // SessionLog.status; START = 1
 };
 
 float to_float(const std::string& four) {
@@ -139,8 +142,9 @@ double to_double(const std::string& eight) {
   return d;
 }
 
-// Event: wall_time = 1 (double), step = 2 (int64), file_version = 3, summary = 5;
-// Summary: value = 1 (repeated); Value: tag = 1, simple_value = 2 (float).
+// Event: wall_time = 1 (double), step = 2 (int64), file_version = 3, summary = 5,
+// session_log = 7; Summary: value = 1 (repeated); Value: tag = 1, simple_value = 2
+// (float); SessionLog: status = 1 (enum).
 Event decode_event(const std::string& record) {
   Event e;
   for (const Field& f : walk(record)) {
@@ -164,11 +168,31 @@ Event decode_event(const std::string& record) {
         }
         e.values.push_back(value);
       }
+    } else if (f.number == 7 && f.wire == 2) {
+      for (const Field& g : walk(f.bytes)) {
+        if (g.number != 1 || g.wire != 0) throw std::runtime_error("unexpected SessionLog field");
+        e.session_status = g.varint;
+      }
     } else {
       throw std::runtime_error("unexpected Event field " + std::to_string(f.number));
     }
   }
   return e;
+}
+
+// The scalars TensorBoard shows for a directory of event files: the files read in name
+// order (their names start with the creation time), and a SessionLog START at step s
+// discards every scalar loaded so far at step s or later.
+std::vector<Scalar> tensorboard_view(const std::vector<std::string>& paths) {
+  std::vector<Scalar> kept;
+  for (const std::string& path : paths)
+    for (const std::string& record : read_records(fakes::read_file(path))) {
+      const Event e = decode_event(record);
+      if (e.session_status == 1)
+        std::erase_if(kept, [&](const Scalar& s) { return s.step >= e.step; });
+      for (const auto& [tag, value] : e.values) kept.push_back({tag, e.step, value});
+    }
+  return kept;
 }
 
 // What read_records says of `file`; empty when it reads it.
@@ -188,8 +212,10 @@ double now_seconds() {
 }
 
 struct TrainingRun {
-  explicit TrainingRun(const std::string& dir) {
+  // A run that starts (or resumes) at `global_step`.
+  explicit TrainingRun(const std::string& dir, std::int64_t global_step = 0) {
     trainer.logger_dir_ = dir;
+    trainer.global_step_ = global_step;
     monitors.setup_graph(trainer);
   }
   FakeTrainer trainer;
@@ -214,16 +240,22 @@ std::vector<Scalar> put_scalars(TrainingRun& run) {
   return scalars;
 }
 
-void expect_events(const std::string& path, const std::vector<Scalar>& want, double start, double end) {
+// The file names the format, then starts a session at `first_step`, then holds `want`.
+void expect_events(const std::string& path, const std::vector<Scalar>& want, double start, double end,
+                   std::int64_t first_step = 1) {
   const std::vector<std::string> records = read_records(read_file(path));
-  ASSERT_EQ(records.size(), want.size() + 1);
+  ASSERT_EQ(records.size(), want.size() + 2);
   const Event first = decode_event(records[0]);
   EXPECT_EQ(first.file_version, "brain.Event:2");
   EXPECT_TRUE(first.values.empty());
   EXPECT_GE(first.wall_time, start);
+  const Event session = decode_event(records[1]);
+  EXPECT_EQ(session.session_status, 1u);
+  EXPECT_EQ(session.step, first_step);
+  EXPECT_TRUE(session.values.empty());
   double previous = first.wall_time;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    const Event e = decode_event(records[i + 1]);
+    const Event e = decode_event(records[i + 2]);
     EXPECT_EQ(e.file_version, "");
     EXPECT_EQ(e.step, want[i].step) << i;
     ASSERT_EQ(e.values.size(), 1u) << i;
@@ -295,6 +327,36 @@ TEST(TFEventWriter, TwoWritersInOneDirectoryAndSecondWriteTwoFiles) {
   second.monitors.after_train();
   expect_events(first.writer->path(), a, start, now_seconds());
   expect_events(second.writer->path(), b, start, now_seconds());
+}
+
+// A run killed after step 5 and resumed from its checkpoint at step 3 trains steps 4 and 5
+// again: TensorBoard shows each step's scalars once, the resumed run's.
+TEST(TFEventWriter, AResumedRunsScalarsReplaceTheKilledRunsForTheStepsItTrainsAgain) {
+  const TempDir dir;
+  const auto put = [](TrainingRun& run, std::int64_t from, std::int64_t to, float offset) {
+    for (std::int64_t step = from; step <= to; ++step) {
+      run.trainer.global_step_ = step;
+      run.monitors.put_scalar("loss", static_cast<float>(step) + offset);
+    }
+    run.monitors.trigger_epoch();
+  };
+  std::vector<std::string> paths;
+  {
+    TrainingRun killed(dir.str());
+    put(killed, 1, 5, 0.25f);
+    paths.push_back(killed.writer->path());
+  }  // never closed, as after SIGKILL; trigger_epoch flushed it
+  TrainingRun resumed(dir.str(), 3);
+  put(resumed, 4, 7, 0.5f);
+  resumed.monitors.after_train();
+  paths.push_back(resumed.writer->path());
+  std::sort(paths.begin(), paths.end());
+
+  std::vector<std::pair<std::int64_t, float>> shown;
+  for (const Scalar& s : tensorboard_view(paths)) shown.emplace_back(s.step, s.value);
+  const std::vector<std::pair<std::int64_t, float>> want{{1, 1.25f}, {2, 2.25f}, {3, 3.25f}, {4, 4.5f},
+                                                         {5, 5.5f},  {6, 6.5f},  {7, 7.5f}};
+  EXPECT_EQ(shown, want);
 }
 
 TEST(TFEventWriter, ScalarsAfterCloseAreDropped) {
