@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "checker.h"
 #include "vk_test_env.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/autodiff.h"
@@ -27,25 +28,41 @@ RefTensor random_input(const graph::TensorType& type, const OpCheck& c, std::uin
   return t;
 }
 
-// Compares a device result with the reference; reports at most a few elements.
+// Compares a device result with the reference.
 void expect_close(const Array& got, const RefTensor& want, double tolerance, const std::string& what) {
   ASSERT_EQ(got.shape().dims(), want.type.dims) << what;
-  const RefTensor g = RefTensor::from(got);
-  int bad = 0;
-  for (std::size_t i = 0; i < want.values.size() && bad < 4; ++i) {
-    const double w = want.values[i], v = g.values[i];
-    if (std::isnan(w) && std::isnan(v)) continue;
-    if (!(std::abs(v - w) <= tolerance * std::max(1.0, std::abs(w)))) {
-      ADD_FAILURE() << what << " [" << i << "]: " << v << ", reference " << w;
-      ++bad;
-    }
-  }
+  std::vector<float> values;  // i32 results too, as values (exact below 2^24)
+  for (double v : RefTensor::from(got).values) values.push_back(static_cast<float>(v));
+  EXPECT_EQ(compare(values, want.values, relative_tolerances(want.values, tolerance)), "") << what;
 }
+
+void check_one(const OpCheck& c);
 
 }  // namespace
 
+std::vector<double> relative_tolerances(const std::vector<double>& want, double tolerance) {
+  std::vector<double> out;
+  out.reserve(want.size());
+  for (double w : want) out.push_back(tolerance * std::max(1.0, std::abs(w)));
+  return out;
+}
+
 void check_op(const OpCheck& c) {
-  SCOPED_TRACE(c.name);
+  check_one(c);
+  for (const std::vector<graph::TensorType>& inputs : c.more_inputs) {
+    OpCheck other = c;
+    other.inputs = inputs;
+    other.more_inputs.clear();
+    check_one(other);
+  }
+}
+
+namespace {
+
+void check_one(const OpCheck& c) {
+  std::string shapes;
+  for (const graph::TensorType& t : c.inputs) shapes += " " + graph::to_string(t);
+  SCOPED_TRACE(c.name + ":" + shapes);
   graph::Graph g(c.seed);
   std::vector<Tensor> inputs;
   std::map<int, RefTensor> feeds;
@@ -110,5 +127,7 @@ void check_op(const OpCheck& c) {
   for (std::size_t k = 0; k < xs.size(); ++k)
     expect_close(device_grads[k], ref_grads[k], c.backward_tolerance, "backward of input " + std::to_string(k));
 }
+
+}  // namespace
 
 }  // namespace vkp::test

@@ -9,7 +9,10 @@
 
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
+#include "vkpack/core/log.h"
 #include "vkpack/engine/vk/kernels/copy.h"
+#include "vkpack/engine/vk/kernels/elementwise.h"
+#include "vkpack/engine/vk/transfer.h"
 #include "vkpack/shaders/embedded.h"
 
 namespace vkp::test {
@@ -110,16 +113,51 @@ TEST(PipelineCache, IsWrittenOnCloseAndReadBack) {
   fs::remove_all(dir);
 }
 
-TEST(PipelineCache, DamagedFileIsIgnored) {
+// Runs a unary kernel (square) on a device with a cache in `dir`; its results.
+std::vector<float> square_with_cache(const fs::path& dir, const std::vector<float>& x) {
+  vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
+  vk::Arena arena(dev, vk::MemoryUse::device, "cache test");
+  const vk::BufferSlice dx = arena.allocate(x.size() * 4, "x"), dy = arena.allocate(x.size() * 4, "y");
+  vk::upload(dev, dx, std::as_bytes(std::span(x)));
+  vk::Recording recording(dev);
+  vk::unary(recording, vk::UnaryOp::square, x.size(), dx, dy);
+  recording.finish();
+  recording.run();
+  std::vector<float> y(x.size());
+  vk::download(dev, dy, std::as_writable_bytes(std::span(y)));
+  return y;
+}
+
+// A damaged cache file is ignored with a warning; the driver builds the pipelines again,
+// they compute what they computed before, and the file is written again, valid.
+TEST(PipelineCache, DamagedFileIsIgnoredRebuiltAndGivesTheSameResults) {
   const fs::path dir = fs::temp_directory_path() / ("vkpack-cache-damaged-" + std::to_string(::getpid()));
   fs::remove_all(dir);
+  const std::vector<float> x = random_floats(1031, 9);
+  const std::vector<float> before = square_with_cache(dir, x);
   std::string path;
   { path = vk::Device(instance(), device_index(), {.pipeline_cache_dir = dir.string()}).pipeline_cache().path(); }
+  ASSERT_TRUE(fs::exists(path));
   std::ofstream(path, std::ios::binary | std::ios::trunc) << "not a pipeline cache at all, but long enough......";
-  {
-    vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
-    dev.kernel(shaders::fill, {{0, 64}, {1, 4}});
-  }  // the device writes its cache when it goes
+
+  std::vector<std::string> warnings;
+  const int sink = logger().add_sink([&](LogLevel level, std::string_view line) {
+    if (level == LogLevel::warn) warnings.emplace_back(line);
+  });
+  const std::vector<float> after = square_with_cache(dir, x);
+  logger().remove_sink(sink);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("ignoring pipeline cache " + path + ": written by another driver or damaged"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(after, before);
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(after[i], x[i] * x[i]) << i;  // one rounding: exact in f32
+
+  std::ifstream in(path, std::ios::binary);
+  std::uint32_t header[4] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  EXPECT_EQ(header[1], 1u) << "the rebuilt cache was not written";  // VK_PIPELINE_CACHE_HEADER_VERSION_ONE
+  EXPECT_EQ(header[2], instance().device(device_index()).vendor_id);
   fs::remove_all(dir);
 }
 

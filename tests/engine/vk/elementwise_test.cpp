@@ -1,10 +1,12 @@
 // Unary and binary kernels against the double-precision reference on random data.
 // Tolerances per op (relative to max(1, |reference|)): exact ops 0; exp, log, sqrt,
-// rsqrt, sigmoid, tanh, div and pow 2^-20 (Vulkan allows a few ulp for these).
+// rsqrt, sigmoid, tanh, div and pow 2^-20 (Vulkan allows a few ulp for these). The
+// checker's power is tested too (ElementwiseChecker).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "checker.h"
 #include "reference.h"
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
@@ -45,15 +47,31 @@ std::vector<float> inputs_for(vk::UnaryOp op, std::size_t n, std::uint64_t seed)
   return positive ? random_floats(n, seed, 0.01f, 10.0f) : random_floats(n, seed, -6.0f, 6.0f);
 }
 
+// Per element: tol * max(1, |reference|).
+std::vector<double> tolerances(const std::vector<double>& want, double tol) {
+  std::vector<double> out;
+  out.reserve(want.size());
+  for (double w : want) out.push_back(tol * std::max(1.0, std::abs(w)));
+  return out;
+}
+
 void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  int bad = 0;
-  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
-    const double limit = tol * std::max(1.0, std::abs(want[i]));
-    if (!(std::abs(got[i] - want[i]) <= limit)) {
-      ADD_FAILURE() << what << " [" << i << "]: " << got[i] << ", reference " << want[i];
-      ++bad;
-    }
+  EXPECT_EQ(compare(got, want, tolerances(want, tol)), "") << what;
+}
+
+// The checker rejects zeros, an element beyond its tolerance and a transposed result, for
+// an exact op (tolerance 0) and an approximate one.
+TEST(ElementwiseChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedResult) {
+  const std::vector<float> x = random_floats(7 * 13, 4, -6.0f, 6.0f), y = random_floats(7 * 13, 5, -6.0f, 6.0f);
+  for (vk::UnaryOp op : {vk::UnaryOp::abs, vk::UnaryOp::exp, vk::UnaryOp::tanh}) {
+    std::vector<double> want;
+    for (float v : x) want.push_back(unary_reference(op, v));
+    expect_checker_rejects(want, tolerances(want, tolerance(op)), 7, 13, std::string(vk::to_string(op)));
+  }
+  for (vk::BinaryOp op : {vk::BinaryOp::max, vk::BinaryOp::mul, vk::BinaryOp::div}) {
+    std::vector<double> want;
+    for (std::size_t i = 0; i < x.size(); ++i) want.push_back(binary_reference(op, x[i], y[i]));
+    expect_checker_rejects(want, tolerances(want, tolerance(op)), 7, 13, std::string(vk::to_string(op)));
   }
 }
 
