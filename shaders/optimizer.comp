@@ -2,13 +2,14 @@
 // optimizer: one fused, in-place update of a variable from its gradient. kKind
 // (vkp::graph::OptimizerKind): 0 sgd, 1 momentum, 2 nesterov, 3 adam, 4 adamw.
 // Hyperparameters are read from the scalar buffer at the word offsets in the push
-// constants, so they change between steps without re-recording; word 1 is the global
-// step t (Adam corrects its bias with t + 1).
+// constants, so they change between steps without re-recording. Adam's step size
+// lr sqrt(1 - b2^t) / (1 - b1^t) is not computed here (f32 pow is a few ulps off): the
+// session computes it in double each step (graph::adam_step_factor) into a word.
 //   sgd       v -= lr g
 //   momentum  m = mu m + g;  v -= lr m                 (TensorFlow's MomentumOptimizer)
 //   nesterov  m = mu m + g;  v -= lr (g + mu m)
 //   adam      m = b1 m + (1-b1) g;  s = b2 s + (1-b2) g^2;
-//             v -= lr sqrt(1 - b2^(t+1)) / (1 - b1^(t+1)) m / (sqrt(s) + eps)
+//             v -= step_factor m / (sqrt(s) + eps)
 //   adamw     adam, then v -= lr wd v_old (decoupled weight decay)
 // Push constants mirror vkp::vk::OptimizerPush.
 #extension GL_GOOGLE_include_directive : require
@@ -24,7 +25,7 @@ layout(std430, binding = 3) buffer Slot2 { float s[]; };  // adam's second momen
 layout(std430, binding = 4) readonly buffer Scalars { uint scalars[]; };
 layout(push_constant) uniform Push {
   uint n;
-  uint lr, momentum, beta2, epsilon, weight_decay;  // word offsets in the scalar buffer
+  uint lr, momentum, beta2, epsilon, weight_decay, step_factor;  // word offsets in the scalar buffer
 } p;
 
 float word(uint at) { return uintBitsToFloat(scalars[at]); }
@@ -41,13 +42,11 @@ void main() {
     m[i] = acc;
     v[i] -= lr * (kKind == 2 ? grad + mu * acc : acc);
   } else {
-    const float b1 = word(p.momentum), b2 = word(p.beta2), eps = word(p.epsilon);
-    const float t = float(scalars[1] + 1u);
+    const float b1 = word(p.momentum), b2 = word(p.beta2), eps = word(p.epsilon), step = word(p.step_factor);
     const float m1 = b1 * m[i] + (1.0 - b1) * grad;
     const float m2 = b2 * s[i] + (1.0 - b2) * grad * grad;
     m[i] = m1;
     s[i] = m2;
-    const float step = lr * sqrt(1.0 - pow(b2, t)) / (1.0 - pow(b1, t));
     const float old = v[i];
     float updated = old - step * m1 / (sqrt(m2) + eps);
     if (kKind == 4) updated -= lr * word(p.weight_decay) * old;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/session.h"
 
 namespace vkp::towers {
@@ -109,9 +110,7 @@ void apply_host_optimizer(const HostOptimizerStep& p, float* v, const float* g, 
     case OptimizerKind::adam:
     case OptimizerKind::adamw: {
       const float b1 = mu, b2 = p.beta2, eps = p.epsilon;
-      // The shader's t is float(scalars[1] + 1u): the step's low 32 bits, plus one.
-      const float t = static_cast<float>(static_cast<std::uint32_t>(p.global_step) + 1u);
-      const float step = lr * std::sqrt(1.0f - std::pow(b2, t)) / (1.0f - std::pow(b1, t));
+      const float step = graph::adam_step_factor(lr, b1, b2, p.global_step + 1);  // as the session writes it
       const float one_b1 = 1.0f - b1, one_b2 = 1.0f - b2;
       const float decay = p.kind == OptimizerKind::adamw ? lr * p.weight_decay : 0.0f;
       const bool adamw = p.kind == OptimizerKind::adamw;

@@ -48,6 +48,7 @@ enum class OpKind : std::uint8_t {
   batch_norm,              // (x - mean) / sqrt(var + eps) * gamma + beta, per channel
   bn_grad_sums,            // per-channel sum dy and sum dy * xhat [2, C]
   bn_grad_input,           // the input gradient of batch_norm
+  bn_bessel,               // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
   count_,                  // number of kinds, not an op
 };
 
@@ -172,6 +173,7 @@ struct OptimizerAttrs {
   std::uint32_t beta2 = 0;
   std::uint32_t epsilon = 0;
   std::uint32_t weight_decay = 0;
+  std::uint32_t step_factor = 0;  // adam: Graph::kAdamStepWord
 };
 
 using Attrs = std::variant<NoAttrs, PlaceholderAttrs, ConstantAttrs, VariableAttrs, UnaryAttrs, BinaryAttrs, MatmulAttrs, ReduceAttrs,

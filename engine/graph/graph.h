@@ -92,10 +92,11 @@ class Graph {
 
   // Hyperparameters live in the session's scalar buffer, so callbacks change them
   // between steps without re-recording: the word index of `name` (made with `initial`
-  // the first time). Words 0 and 1 hold the run counter and the global step.
+  // the first time). Words 0 and 1 hold the run counter and the global step, word 2 Adam's
+  // step factor for the step (see adam_step_factor in optimizer.h).
   std::uint32_t hyperparameter(const std::string& name, float initial);
   const std::vector<std::pair<std::string, float>>& hyperparameters() const { return hyperparameters_; }
-  static constexpr std::uint32_t kRunWord = 0, kStepWord = 1, kFirstHyperparameterWord = 2;
+  static constexpr std::uint32_t kRunWord = 0, kStepWord = 1, kAdamStepWord = 2, kFirstHyperparameterWord = 3;
 
   void add_to_collection(const std::string& key, Tensor t) { collections_[key].push_back(t); }
   const std::vector<Tensor>& collection(const std::string& key) const;

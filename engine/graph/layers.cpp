@@ -97,8 +97,12 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   if (g.tower().is_training) {
     const Tensor stats = bn_stats(x);
     y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true, o.relu);
-    // moving = moving * momentum + batch * (1 - momentum), after the step.
-    const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c}), variance = reshape(slice(stats, {1, 0}, {1, c}), {c});
+    // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's
+    // BatchNorm (TensorFlow's fused batch norm) and PyTorch's: x is normalised with the
+    // biased batch variance, the moving variance follows the unbiased one, M / (M - 1)
+    // times it.
+    const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c});
+    const Tensor variance = reshape(slice(stats, {1, 0}, {1, c}), {c}) * bn_bessel(x);
     g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
     g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
   } else {

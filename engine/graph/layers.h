@@ -57,7 +57,8 @@ struct BatchNormOptions {
   bool relu = false;       // max(0, y) in the same kernel (BNReLU)
 };
 // Over the last axis (channels). Training: batch statistics (biased variance), and
-// moving-average updates added to the update-ops collection; inference: the averages.
+// moving-average updates of the mean and the unbiased variance (as tensorpack's) added
+// to the update-ops collection; inference: the averages.
 Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& options = {});
 // tensorpack's BNReLU: relu(BatchNorm(name, x)), one kernel for both (the variables are
 // BatchNorm's: name/gamma, name/beta, name/mean/EMA, name/variance/EMA).

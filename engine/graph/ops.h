@@ -110,6 +110,9 @@ Tensor accuracy(Tensor logits, Tensor labels);  // mean of in_top_k(.., 1)
 // --- normalization (channels last) ---
 // [.., C] -> [2, C]: per-channel mean and biased variance over every other axis.
 Tensor bn_stats(Tensor x);
+// M / (M - 1) for x viewed as [M, C] (1 when M <= 1), an f32 scalar: the Bessel correction
+// that makes bn_stats' biased variance an unbiased estimate.
+Tensor bn_bessel(Tensor x);
 // (x - mean) / sqrt(var + epsilon) * gamma + beta with stats [2, C] = (mean, var) and
 // gamma, beta [C]. batch_stats: stats is bn_stats(x) (training), so the gradient of x
 // accounts for it; otherwise they are fixed (inference, moving averages). relu: then

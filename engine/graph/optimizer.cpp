@@ -108,6 +108,7 @@ Optimizer adam(Graph& graph, float learning_rate, float beta1, float beta2, floa
   a.momentum = graph.hyperparameter("beta1", beta1);
   a.beta2 = graph.hyperparameter("beta2", beta2);
   a.epsilon = graph.hyperparameter("epsilon", epsilon);
+  a.step_factor = Graph::kAdamStepWord;
   return Optimizer(graph, a);
 }
 
@@ -117,6 +118,12 @@ Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float bet
   o.attrs_.kind = OptimizerKind::adamw;
   o.attrs_.weight_decay = graph.hyperparameter("weight_decay", weight_decay);
   return o;
+}
+
+float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t) {
+  const double steps = static_cast<double>(t);
+  return static_cast<float>(double{learning_rate} * std::sqrt(1.0 - std::pow(double{beta2}, steps)) /
+                            (1.0 - std::pow(double{beta1}, steps)));
 }
 
 }  // namespace vkp::graph

@@ -4,6 +4,7 @@
 // named as in TensorFlow: <var>/Momentum, <var>/Adam, <var>/Adam_1.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -41,7 +42,15 @@ Optimizer sgd(Graph& graph, float learning_rate);
 Optimizer momentum(Graph& graph, float learning_rate, float momentum = 0.9f, bool nesterov = false);
 Optimizer adam(Graph& graph, float learning_rate, float beta1 = 0.9f, float beta2 = 0.999f, float epsilon = 1e-8f);
 // Adam with decoupled weight decay: each step also subtracts lr * weight_decay * var.
+// (PyTorch's AdamW; TensorFlow Addons' subtracts weight_decay * var, unscaled by lr.)
 Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float beta1 = 0.9f, float beta2 = 0.999f,
                 float epsilon = 1e-8f);
+
+// Adam's step size at step t (counted from 1): lr sqrt(1 - beta2^t) / (1 - beta1^t),
+// TensorFlow's lr_t. Computed in double and rounded once, so the f32 factor every update
+// uses is the nearest to the exact one (a shader's f32 pow is a few ulps off at t = 1..5,
+// which made the first steps 3e-5 to 6e-5 too large). The session writes it to
+// Graph::kAdamStepWord before every run; the host optimizer calls it too.
+float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t);
 
 }  // namespace vkp::graph

@@ -441,6 +441,10 @@ void Program::write_feed(std::size_t index, const Array& value, int variant) {
   std::memcpy(feed_host_[static_cast<std::size_t>(variant)][index], value.bytes().data(), value.nbytes());
 }
 
+void Program::await_device() {
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
+}
+
 void Program::submit(int variant) {
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();

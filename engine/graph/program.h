@@ -58,6 +58,10 @@ class Program {
   // Feed `index` alone (Towers writes averaged gradients bucket by bucket).
   void write_feed(std::size_t index, const Array& value, int variant = 0);
   void submit(int variant = 0);
+  // Blocks until the run submitted last, if it has not been waited for, is done on the
+  // device (its fetches stay for wait()): the session calls it before it writes the
+  // scalar words (global step, hyperparameters) that the next run reads.
+  void await_device();
   // Waits for the whole run; copies into `outputs` the fetches that wait_segment has
   // not already delivered into it during this run.
   void wait(std::vector<Array>& outputs);

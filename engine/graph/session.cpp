@@ -1,9 +1,11 @@
 #include "vkpack/engine/graph/session.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/vk/device.h"
 
 namespace vkp::graph {
@@ -60,9 +62,12 @@ void Session::run_program(Program& program, std::span<const Array> feeds, std::v
 }
 
 void Session::submit_program(Program& program, int variant) {
+  // A run still in flight reads the scalar buffer: its words change only once it is done.
+  program.await_device();
   sync_hyperparameters();
   write_word(Graph::kRunWord, static_cast<std::uint32_t>(runs_));
   write_word(Graph::kStepWord, static_cast<std::uint32_t>(global_step_));
+  write_adam_step_factor();
   program.submit(variant);
 }
 
@@ -93,6 +98,18 @@ std::uint32_t Session::word_of(const std::string& name) const {
   for (const auto& [n, v] : hyper) known += (known.empty() ? "" : ", ") + n;
   throw Error(ErrorCode::not_found, "no hyperparameter named '" + name + "' (the graph has: " +
                                         (known.empty() ? "none" : known) + ")");
+}
+
+// Adam's hyperparameters have fixed names, so every Adam of a graph shares one factor.
+void Session::write_adam_step_factor() {
+  const auto& hyper = graph_->hyperparameters();
+  const auto has = [&](std::string_view name) {
+    return std::any_of(hyper.begin(), hyper.end(), [&](const auto& h) { return h.first == name; });
+  };
+  if (!has("beta1") || !has("beta2")) return;
+  const auto value = [&](const char* name) { return std::bit_cast<float>(read_word(word_of(name))); };
+  const float factor = adam_step_factor(value("learning_rate"), value("beta1"), value("beta2"), global_step_ + 1);
+  write_word(Graph::kAdamStepWord, std::bit_cast<std::uint32_t>(factor));
 }
 
 void Session::sync_hyperparameters() {

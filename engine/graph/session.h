@@ -76,6 +76,7 @@ class Session {
  private:
   // Writes the initial values of hyperparameters the graph made since the last call.
   void sync_hyperparameters();
+  void write_adam_step_factor();
   std::uint32_t word_of(const std::string& name) const;
   void write_word(std::uint32_t word, std::uint32_t bits);
   std::uint32_t read_word(std::uint32_t word) const;

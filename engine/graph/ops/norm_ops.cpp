@@ -17,6 +17,7 @@
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/ops/op_util.h"
 #include "vkpack/engine/vk/kernels/batch_norm.h"
+#include "vkpack/engine/vk/kernels/copy.h"
 
 namespace vkp::graph {
 namespace {
@@ -242,8 +243,33 @@ RefTensor reference_grad_input(const Node& node, std::span<const RefTensor* cons
   return out;
 }
 
+// --- bn_bessel: M / (M - 1), from x's concrete shape, written by one fill ---
+
+double bessel(const TensorType& x) {
+  const double m = static_cast<double>(rows_channels(x).first);
+  return m > 1 ? m / (m - 1) : 1.0;
+}
+
+TensorType infer_bessel(const Node&, std::span<const TensorType> in) {
+  rows_channels(in[0]);
+  return f32({});
+}
+
+void lower_bessel(LowerContext& ctx) {
+  vk::fill(ctx.recording, ctx.out, 1, static_cast<float>(bessel(ctx.in_types[0])));
+}
+
+RefTensor reference_bessel(const Node&, std::span<const RefTensor* const> in, RefState&) {
+  RefTensor out = RefTensor::zeros(f32({}));
+  out.values[0] = bessel(in[0]->type);
+  return out;
+}
+
 }  // namespace
 
+// A constant of the shape: no gradient flows through it (grad nullptr).
+extern const OpDef bn_bessel_op{OpKind::bn_bessel, "bn_bessel", infer_bessel, nullptr, lower_bessel, nullptr,
+                                reference_bessel};
 extern const OpDef bn_stats_op{OpKind::bn_stats, "bn_stats", infer_stats, grad_stats, lower_stats, workspace_stats,
                                reference_stats};
 extern const OpDef batch_norm_op{OpKind::batch_norm, "batch_norm", infer_batch_norm, grad_batch_norm, lower_batch_norm,
@@ -255,6 +281,8 @@ extern const OpDef bn_grad_input_op{OpKind::bn_grad_input, "bn_grad_input", infe
                                     nullptr, reference_grad_input};
 
 Tensor bn_stats(Tensor x) { return x.graph().add(OpKind::bn_stats, {x}); }
+
+Tensor bn_bessel(Tensor x) { return x.graph().add(OpKind::bn_bessel, {x}); }
 
 Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats, bool relu) {
   return x.graph().add(OpKind::batch_norm, {x, stats, gamma, beta}, BatchNormAttrs{epsilon, batch_stats, relu});

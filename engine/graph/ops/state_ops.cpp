@@ -45,17 +45,45 @@ TensorType infer_optimizer(const Node& node, std::span<const TensorType> in) {
   return kNothing;
 }
 
+// The kernel's rule for each kind, spelled out: a switch over every enumerator (-Wswitch
+// is an error), not a cast that silently breaks when either enum is reordered.
+constexpr vk::UpdateRule update_rule(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::sgd: return vk::UpdateRule::sgd;
+    case OptimizerKind::momentum: return vk::UpdateRule::momentum;
+    case OptimizerKind::nesterov: return vk::UpdateRule::nesterov;
+    case OptimizerKind::adam: return vk::UpdateRule::adam;
+    case OptimizerKind::adamw: return vk::UpdateRule::adamw;
+  }
+  return vk::UpdateRule::sgd;
+}
+static_assert(update_rule(OptimizerKind::adamw) == vk::UpdateRule::adamw);
+
 void lower_optimizer(LowerContext& ctx) {
   const OptimizerAttrs& a = ctx.attrs<OptimizerAttrs>();
-  const vk::OptimizerPush push{static_cast<std::uint32_t>(ctx.in_types[0].numel()), a.learning_rate, a.momentum,
-                               a.beta2, a.epsilon, a.weight_decay};
+  const vk::OptimizerPush push{static_cast<std::uint32_t>(ctx.in_types[0].numel()),
+                               a.learning_rate,
+                               a.momentum,
+                               a.beta2,
+                               a.epsilon,
+                               a.weight_decay,
+                               a.step_factor};
   const vk::BufferSlice& var = ctx.in[0];
-  vk::optimizer_update(ctx.recording, static_cast<vk::UpdateRule>(a.kind), push, var, ctx.in[1],
+  vk::optimizer_update(ctx.recording, update_rule(a.kind), push, var, ctx.in[1],
                        ctx.in.size() > 2 ? ctx.in[2] : var, ctx.in.size() > 3 ? ctx.in[3] : var, ctx.scalars);
 }
 
 double word(const RefState& state, std::uint32_t at) { return state.scalars.at(at); }
 
+// The published update rules, TensorFlow's (which tensorpack trains with), in double:
+//   sgd       (GradientDescentOptimizer)  v -= lr g
+//   momentum  (MomentumOptimizer)         m = mu m + g;  v -= lr m
+//   nesterov  (MomentumOptimizer, use_nesterov)  m = mu m + g;  v -= lr (g + mu m)
+//   adam      (AdamOptimizer, Kingma and Ba's algorithm with TensorFlow's epsilon placement:
+//             epsilon is added to sqrt of the uncorrected second moment, the bias correction
+//             folded into the step size)  m = b1 m + (1 - b1) g;  s = b2 s + (1 - b2) g^2;
+//             v -= lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(s) + eps),  t = global step + 1
+//   adamw     adam, then v -= lr wd v_before (PyTorch's AdamW decoupled weight decay)
 RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const> in, RefState& state) {
   const Graph& graph = *state.graph;
   const OptimizerAttrs& a = std::get<OptimizerAttrs>(node.attrs);

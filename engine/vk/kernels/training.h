@@ -25,9 +25,9 @@ void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t ke
 // Mirrors the push-constant block of shaders/optimizer.comp.
 struct OptimizerPush {
   std::uint32_t n;
-  std::uint32_t lr, momentum, beta2, epsilon, weight_decay;
+  std::uint32_t lr, momentum, beta2, epsilon, weight_decay, step_factor;
 };
-static_assert(sizeof(OptimizerPush) == 24);
+static_assert(sizeof(OptimizerPush) == 28);
 
 // Values are the shader's kKind.
 enum class UpdateRule : std::uint32_t { sgd, momentum, nesterov, adam, adamw };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "checker.h"
@@ -347,6 +348,38 @@ TEST(Ops, BatchNormStatisticsAndFixedStatistics) {
             .forward_tolerance = kBatchNormTolerance,
             .gradient_tolerance = 1e-4,
             .backward_tolerance = kBatchNormTolerance});
+}
+
+// The moving statistics after two training steps, computed here in double from the
+// definition tensorpack's BatchNorm follows: the mean, and the unbiased variance
+// sum (x - mean)^2 / (M - 1), each averaged into its EMA with the momentum.
+TEST(Ops, BatchNormMovingStatisticsFollowTheUnbiasedBatchVariance) {
+  for (const std::vector<std::int64_t>& dims : std::vector<std::vector<std::int64_t>>{{9, 5}, {3, 4, 2, 5}}) {
+    Graph g(1);
+    const Tensor x = placeholder(g, "x", f32(dims));
+    BatchNorm("bn", x, {.momentum = 0.75f});
+    const std::int64_t c = 5, m = f32(dims).numel() / c;
+    std::vector<double> mean_ema(c, 0.0), var_ema(c, 1.0);
+    Session session(g, device());
+    for (std::uint64_t step = 0; step < 2; ++step) {
+      const std::vector<float> values = random_floats(static_cast<std::size_t>(m * c), 20 + step, -3.0f, 5.0f);
+      Array xv(DType::f32, Shape(dims));
+      std::copy(values.begin(), values.end(), xv.data<float>().begin());
+      session.run({{x, xv}}, {}, g.collection(kUpdateOps));
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        double mean = 0, squares = 0;
+        for (std::int64_t r = 0; r < m; ++r) mean += values[static_cast<std::size_t>(r * c + ch)] / double(m);
+        for (std::int64_t r = 0; r < m; ++r) squares += std::pow(values[static_cast<std::size_t>(r * c + ch)] - mean, 2);
+        mean_ema[ch] = 0.75 * mean_ema[ch] + 0.25 * mean;
+        var_ema[ch] = 0.75 * var_ema[ch] + 0.25 * squares / double(m - 1);
+      }
+    }
+    const Array mean = session.variable("bn/mean/EMA"), var = session.variable("bn/variance/EMA");
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      EXPECT_NEAR(mean.data<float>()[ch], mean_ema[ch], 1e-6 * std::max(1.0, std::abs(mean_ema[ch]))) << ch;
+      EXPECT_NEAR(var.data<float>()[ch], var_ema[ch], 1e-6 * std::max(1.0, var_ema[ch])) << "channel " << ch;
+    }
+  }
 }
 
 TEST(Ops, BatchNormInferenceUsesMovingAverages) {

@@ -126,7 +126,7 @@ TEST(Training, OptimizersMatchTheReference) {
     for (const auto& [var, want] : ref.variables) {
       const RefTensor got = RefTensor::from(session.variable(var));
       for (std::size_t i = 0; i < got.values.size(); ++i)
-        ASSERT_NEAR(got.values[i], want.values[i], 1e-4 * std::max(1.0, std::abs(want.values[i]))) << var << "[" << i << "]";
+        ASSERT_NEAR(got.values[i], want.values[i], 1e-6 * std::max(1.0, std::abs(want.values[i]))) << var << "[" << i << "]";
     }
   }
 }

@@ -1,0 +1,113 @@
+// Optimizers on the device against their published update rules (TensorFlow's; see
+// reference_optimizer in engine/graph/ops/state_ops.cpp), through values derived by hand:
+// under a constant gradient g every rule has a closed form, computed here in double from
+// the f32 hyperparameters the device holds.
+//   sgd       w_k = w_{k-1} - lr g
+//   momentum  a_k = g (1 - mu^k) / (1 - mu);  w_k = w_{k-1} - lr a_k
+//   nesterov  w_k = w_{k-1} - lr (g + mu a_k)
+//   adam      m_k = (1 - b1^k) g,  s_k = (1 - b2^k) g^2, so with TensorFlow's epsilon placement
+//             w_k = w_{k-1} - lr sqrt(1 - b2^k) g / (sqrt(1 - b2^k) |g| + eps)
+//   adamw     the same, then - lr wd w_{k-1}
+// Tolerance after step k: 32 u sum_j |step_j| + 2 k u |w| (u = 2^-24): a few roundings per
+// update and one per write of w. The f32 bias correction this replaced (lavapipe's pow a
+// few ulps low) was 3e-6 to 6e-6 off per step here, 4 to 8 times that.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "vk_test_env.h"
+#include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/session.h"
+#include "vkpack/engine/graph/variables.h"
+
+namespace vkp::test {
+namespace {
+
+using namespace vkp::graph;
+
+// Gradients of every size that matters, down to one near Adam's epsilon, where its
+// placement decides the step (the paper's placement would give about 16 times this one).
+const std::vector<float> kGradient = {0.5f, -3.0f, 1e-3f, -2e-8f, 1e-8f, 40.0f};
+constexpr float kLearningRate = 0.1f, kMomentum = 0.8f, kWeightDecay = 0.05f;
+constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kEpsilon = 1e-8f;
+
+// w after each of `steps` steps, by the closed forms above, from w = 1.
+std::vector<std::vector<double>> closed_form(OptimizerKind kind, int steps, std::vector<std::vector<double>>& moves) {
+  const double lr = kLearningRate, mu = kMomentum, b2 = kBeta2, eps = kEpsilon, wd = kWeightDecay;  // b1 cancels
+  std::vector<std::vector<double>> out;
+  std::vector<double> w(kGradient.size(), 1.0);
+  moves.assign(kGradient.size(), {});
+  for (int k = 1; k <= steps; ++k) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const double g = kGradient[i], a = g * (1 - std::pow(mu, k)) / (1 - mu), c2 = std::sqrt(1 - std::pow(b2, k));
+      double step = 0;
+      switch (kind) {
+        case OptimizerKind::sgd: step = lr * g; break;
+        case OptimizerKind::momentum: step = lr * a; break;
+        case OptimizerKind::nesterov: step = lr * (g + mu * a); break;
+        case OptimizerKind::adam: step = lr * c2 * g / (c2 * std::abs(g) + eps); break;
+        case OptimizerKind::adamw: step = lr * c2 * g / (c2 * std::abs(g) + eps) + lr * wd * w[i]; break;
+      }
+      w[i] -= step;
+      moves[i].push_back(std::abs(step));
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+Optimizer make(Graph& g, OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::sgd: return sgd(g, kLearningRate);
+    case OptimizerKind::momentum: return momentum(g, kLearningRate, kMomentum);
+    case OptimizerKind::nesterov: return momentum(g, kLearningRate, kMomentum, true);
+    case OptimizerKind::adam: return adam(g, kLearningRate, kBeta1, kBeta2, kEpsilon);
+    case OptimizerKind::adamw: return adamw(g, kLearningRate, kWeightDecay, kBeta1, kBeta2, kEpsilon);
+  }
+  throw std::logic_error("kind");
+}
+
+TEST(Optimizers, FiveStepsUnderAConstantGradientMatchTheClosedForms) {
+  const char* names[] = {"sgd", "momentum", "nesterov", "adam", "adamw"};
+  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov,
+                             OptimizerKind::adam, OptimizerKind::adamw}) {
+    SCOPED_TRACE(names[static_cast<int>(kind)]);
+    Graph g(1);
+    const auto n = static_cast<std::int64_t>(kGradient.size());
+    const Tensor w = get_variable(g, "w", {n}, ones());
+    Array grad(DType::f32, Shape{n});
+    std::copy(kGradient.begin(), kGradient.end(), grad.data<float>().begin());
+    const std::vector<Tensor> step = make(g, kind).apply_gradients({{constant(g, grad, "g"), w}});
+    Session session(g, device());
+    std::vector<std::vector<double>> moves;
+    const std::vector<std::vector<double>> want = closed_form(kind, 5, moves);
+    const double u = std::ldexp(1.0, -24);
+    for (int k = 1; k <= 5; ++k) {
+      session.run({}, {}, step);
+      const Array got = session.variable("w");
+      for (std::size_t i = 0; i < kGradient.size(); ++i) {
+        double moved = 0;
+        for (int j = 0; j < k; ++j) moved += moves[i][static_cast<std::size_t>(j)];
+        const double expected = want[static_cast<std::size_t>(k - 1)][i];
+        const double tolerance = 32 * u * moved + 2 * k * u * std::abs(expected);
+        EXPECT_LE(std::abs(got.data<float>()[i] - expected), tolerance)
+            << "step " << k << ", w[" << i << "] (gradient " << kGradient[i] << "): " << got.data<float>()[i]
+            << ", closed form " << expected;
+      }
+    }
+  }
+}
+
+// The factor is the exact one rounded once: at t = 1..5, and far along.
+TEST(Optimizers, AdamStepFactorIsTheNearestFloatToTheExactOne) {
+  for (std::uint64_t t : {1ull, 2ull, 3ull, 4ull, 5ull, 1000ull, 1000000ull}) {
+    const double exact = double{0.001f} * std::sqrt(1 - std::pow(double{0.999f}, double(t))) /
+                         (1 - std::pow(double{0.9f}, double(t)));
+    const float got = adam_step_factor(0.001f, 0.9f, 0.999f, t);
+    EXPECT_LE(std::abs(got - exact), std::abs(std::nextafter(got, 1.0f) - got) / 2) << "t = " << t;
+  }
+}
+
+}  // namespace
+}  // namespace vkp::test
