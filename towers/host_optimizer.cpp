@@ -5,21 +5,11 @@
 
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/optimizer_table.h"
 #include "vkpack/engine/graph/session.h"
 
 namespace vkp::towers {
 namespace {
-
-const char* kind_name(graph::OptimizerKind kind) {
-  switch (kind) {
-    case graph::OptimizerKind::sgd: return "sgd";
-    case graph::OptimizerKind::momentum: return "momentum";
-    case graph::OptimizerKind::nesterov: return "nesterov";
-    case graph::OptimizerKind::adam: return "adam";
-    case graph::OptimizerKind::adamw: return "adamw";
-  }
-  return "?";
-}
 
 bool is_adam(graph::OptimizerKind kind) {
   return kind == graph::OptimizerKind::adam || kind == graph::OptimizerKind::adamw;
@@ -42,33 +32,24 @@ HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::Optim
   HostOptimizerStep step;
   step.kind = kind;
   step.global_step = global_step;
-  auto read = [&](const char* name) {
+  const graph::OptimizerSpec& spec = graph::optimizer_spec(kind);
+  auto read = [&](graph::HyperparameterRole role) {
+    const std::string name(spec.hyperparameters[static_cast<std::size_t>(role)]);
+    if (name.empty()) return 0.0f;  // a role this kind does not use
     try {
       return session.hyperparameter(name);
     } catch (const Error& e) {
-      throw Error(e.code(), std::string("the host's ") + kind_name(kind) + " update reads hyperparameter '" + name +
+      throw Error(e.code(), "the host's " + std::string(spec.name) + " update reads hyperparameter '" + name +
                                 "' from tower 0: " + e.what());
     }
   };
-  step.learning_rate = read("learning_rate");
-  switch (kind) {
-    case graph::OptimizerKind::sgd: break;
-    case graph::OptimizerKind::momentum:
-    case graph::OptimizerKind::nesterov: step.momentum = read("momentum"); break;
-    case graph::OptimizerKind::adamw: step.weight_decay = read("weight_decay"); [[fallthrough]];
-    case graph::OptimizerKind::adam:
-      step.momentum = read("beta1");
-      step.beta2 = read("beta2");
-      step.epsilon = read("epsilon");
-      break;
-  }
+  using Role = graph::HyperparameterRole;
+  step.learning_rate = read(Role::learning_rate);
+  step.momentum = read(Role::momentum);
+  step.beta2 = read(Role::beta2);
+  step.epsilon = read(Role::epsilon);
+  step.weight_decay = read(Role::weight_decay);
   return step;
-}
-
-std::vector<std::string> optimizer_slot_names(graph::OptimizerKind kind, const std::string& var) {
-  if (kind == graph::OptimizerKind::sgd) return {};
-  if (!is_adam(kind)) return {var + "/Momentum"};
-  return {var + "/Adam", var + "/Adam_1"};
 }
 
 void apply_host_optimizer(const HostOptimizerStep& p, float* v, const float* g, float* m, float* s, std::size_t n) {

@@ -29,14 +29,11 @@ struct HostOptimizerStep {
   std::uint64_t global_step = 0;  // Adam corrects its bias with t = global_step + 1
 };
 
-// The hyperparameters `kind` uses, read from `session` by the names graph::sgd,
-// momentum, adam and adamw give them ("learning_rate", "momentum", "beta1", ...).
+// The hyperparameters `kind` uses, read from `session` by the names of the optimizer
+// table (graph/optimizer_table.h: "learning_rate", "momentum", "beta1", ...). Slot names:
+// graph::optimizer_slot_names.
 HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::OptimizerKind kind,
                                            std::uint64_t global_step);
-
-// The slot variables `kind` keeps for variable `var`, in the shader's binding order
-// (m, then s), named as graph::Optimizer names them: <var>/Momentum; <var>/Adam, <var>/Adam_1.
-std::vector<std::string> optimizer_slot_names(graph::OptimizerKind kind, const std::string& var);
 
 // Updates n elements of variable v and its slots m, s in place from gradient g. m and s
 // may be null where `kind` keeps no such slot.

@@ -7,6 +7,7 @@
 
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/initializer.h"
+#include "vkpack/engine/graph/optimizer_table.h"
 
 namespace vkp::graph {
 namespace {
@@ -31,16 +32,8 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
     // A copy: slot() adds nodes, which may move the variable's node and its attrs.
     const std::string name = std::get<VariableAttrs>(var.node().attrs).var_name;
     std::vector<Tensor> inputs{var, grad};
-    switch (attrs_.kind) {
-      case OptimizerKind::sgd: break;
-      case OptimizerKind::momentum:
-      case OptimizerKind::nesterov: inputs.push_back(slot(*graph_, name + "/Momentum", var.type())); break;
-      case OptimizerKind::adam:
-      case OptimizerKind::adamw:
-        inputs.push_back(slot(*graph_, name + "/Adam", var.type()));
-        inputs.push_back(slot(*graph_, name + "/Adam_1", var.type()));
-        break;
-    }
+    for (const std::string& slot_name : optimizer_slot_names(attrs_.kind, name))
+      inputs.push_back(slot(*graph_, slot_name, var.type()));
     updates.push_back(graph_->add(OpKind::apply_optimizer, inputs, attrs_, "update_" + name));
   }
   return updates;
@@ -76,48 +69,58 @@ float in_range(const char* optimizer, const char* name, float value, float low, 
 
 constexpr float kNoLimit = std::numeric_limits<float>::infinity();
 
+// The attributes of `kind` with each hyperparameter the table lists registered under its
+// name, its value checked against its range: [low, high), or [low, high] with `closed`.
+struct Hyperparameter {
+  HyperparameterRole role;
+  float value, low, high;
+  bool closed = false;
+};
+
+OptimizerAttrs attrs_of(Graph& graph, OptimizerKind kind, std::initializer_list<Hyperparameter> values) {
+  const OptimizerSpec& spec = optimizer_spec(kind);
+  OptimizerAttrs a;
+  a.kind = kind;
+  std::uint32_t* words[] = {&a.learning_rate, &a.momentum, &a.beta2, &a.epsilon, &a.weight_decay};
+  for (const Hyperparameter& h : values) {
+    const std::string name(spec.hyperparameters[static_cast<std::size_t>(h.role)]);
+    VKP_CHECK(!name.empty(), std::string(spec.name) + " has no hyperparameter of this role");
+    in_range(std::string(spec.name).c_str(), name.c_str(), h.value, h.low, h.high, h.closed);
+    *words[static_cast<std::size_t>(h.role)] = graph.hyperparameter(name, h.value);
+  }
+  if (kind == OptimizerKind::adam || kind == OptimizerKind::adamw) a.step_factor = Graph::kAdamStepWord;
+  return a;
+}
+
+using Role = HyperparameterRole;
+
 }  // namespace
 
 Optimizer sgd(Graph& graph, float learning_rate) {
-  in_range("sgd", "learning_rate", learning_rate, 0.0f, kNoLimit);
-  OptimizerAttrs a;
-  a.kind = OptimizerKind::sgd;
-  a.learning_rate = graph.hyperparameter("learning_rate", learning_rate);
-  return Optimizer(graph, a);
+  return Optimizer(graph, attrs_of(graph, OptimizerKind::sgd, {{Role::learning_rate, learning_rate, 0.0f, kNoLimit}}));
 }
 
 Optimizer momentum(Graph& graph, float learning_rate, float mu, bool nesterov) {
-  const char* name = nesterov ? "nesterov momentum" : "momentum";
-  in_range(name, "learning_rate", learning_rate, 0.0f, kNoLimit);
-  in_range(name, "momentum", mu, 0.0f, 1.0f, /*closed=*/true);
-  OptimizerAttrs a;
-  a.kind = nesterov ? OptimizerKind::nesterov : OptimizerKind::momentum;
-  a.learning_rate = graph.hyperparameter("learning_rate", learning_rate);
-  a.momentum = graph.hyperparameter("momentum", mu);
-  return Optimizer(graph, a);
+  return Optimizer(graph, attrs_of(graph, nesterov ? OptimizerKind::nesterov : OptimizerKind::momentum,
+                                   {{Role::learning_rate, learning_rate, 0.0f, kNoLimit},
+                                    {Role::momentum, mu, 0.0f, 1.0f, /*closed=*/true}}));
 }
 
 Optimizer adam(Graph& graph, float learning_rate, float beta1, float beta2, float epsilon) {
-  in_range("adam", "learning_rate", learning_rate, 0.0f, kNoLimit);
-  in_range("adam", "beta1", beta1, 0.0f, 1.0f);
-  in_range("adam", "beta2", beta2, 0.0f, 1.0f);
-  in_range("adam", "epsilon", epsilon, 0.0f, kNoLimit);
-  OptimizerAttrs a;
-  a.kind = OptimizerKind::adam;
-  a.learning_rate = graph.hyperparameter("learning_rate", learning_rate);
-  a.momentum = graph.hyperparameter("beta1", beta1);
-  a.beta2 = graph.hyperparameter("beta2", beta2);
-  a.epsilon = graph.hyperparameter("epsilon", epsilon);
-  a.step_factor = Graph::kAdamStepWord;
-  return Optimizer(graph, a);
+  return Optimizer(graph, attrs_of(graph, OptimizerKind::adam,
+                                   {{Role::learning_rate, learning_rate, 0.0f, kNoLimit},
+                                    {Role::momentum, beta1, 0.0f, 1.0f},
+                                    {Role::beta2, beta2, 0.0f, 1.0f},
+                                    {Role::epsilon, epsilon, 0.0f, kNoLimit}}));
 }
 
 Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float beta1, float beta2, float epsilon) {
-  in_range("adamw", "weight_decay", weight_decay, 0.0f, kNoLimit);
-  Optimizer o = adam(graph, learning_rate, beta1, beta2, epsilon);
-  o.attrs_.kind = OptimizerKind::adamw;
-  o.attrs_.weight_decay = graph.hyperparameter("weight_decay", weight_decay);
-  return o;
+  return Optimizer(graph, attrs_of(graph, OptimizerKind::adamw,
+                                   {{Role::learning_rate, learning_rate, 0.0f, kNoLimit},
+                                    {Role::momentum, beta1, 0.0f, 1.0f},
+                                    {Role::beta2, beta2, 0.0f, 1.0f},
+                                    {Role::epsilon, epsilon, 0.0f, kNoLimit},
+                                    {Role::weight_decay, weight_decay, 0.0f, kNoLimit}}));
 }
 
 float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t) {

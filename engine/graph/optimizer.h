@@ -1,7 +1,8 @@
 // Optimizers: fused in-place update kernels, one per variable, whose hyperparameters
 // (learning rate, momentum, betas, epsilon, weight decay) live in the session's scalar
 // buffer under those names, so callbacks change them between steps. Slot variables are
-// named as in TensorFlow: <var>/Momentum, <var>/Adam, <var>/Adam_1.
+// named as in TensorFlow: <var>/Momentum, <var>/Adam, <var>/Adam_1. Names, slots and
+// defaults come from one table, optimizer_table.h.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "vkpack/engine/graph/autodiff.h"
 #include "vkpack/engine/graph/graph.h"
+#include "vkpack/engine/graph/optimizer_table.h"
 
 namespace vkp::graph {
 
@@ -39,12 +41,13 @@ class Optimizer {
 };
 
 Optimizer sgd(Graph& graph, float learning_rate);
-Optimizer momentum(Graph& graph, float learning_rate, float momentum = 0.9f, bool nesterov = false);
-Optimizer adam(Graph& graph, float learning_rate, float beta1 = 0.9f, float beta2 = 0.999f, float epsilon = 1e-8f);
+Optimizer momentum(Graph& graph, float learning_rate, float momentum = kDefaultMomentum, bool nesterov = false);
+Optimizer adam(Graph& graph, float learning_rate, float beta1 = kDefaultBeta1, float beta2 = kDefaultBeta2,
+               float epsilon = kDefaultEpsilon);
 // Adam with decoupled weight decay: each step also subtracts lr * weight_decay * var.
 // (PyTorch's AdamW; TensorFlow Addons' subtracts weight_decay * var, unscaled by lr.)
-Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float beta1 = 0.9f, float beta2 = 0.999f,
-                float epsilon = 1e-8f);
+Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float beta1 = kDefaultBeta1,
+                float beta2 = kDefaultBeta2, float epsilon = kDefaultEpsilon);
 
 // Adam's step size at step t (counted from 1): lr sqrt(1 - beta2^t) / (1 - beta1^t),
 // TensorFlow's lr_t. Computed in double and rounded once, so the f32 factor every update

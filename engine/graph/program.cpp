@@ -173,240 +173,320 @@ SegmentPlan plan_segments(const Graph& graph, const std::vector<int>& schedule, 
 
 }  // namespace
 
-std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>& feeds,
-                                 const std::vector<Tensor>& fetches, const std::vector<Tensor>& targets,
-                                 vk::Device& device, VariableStore& variables, const vk::BufferSlice& scalars,
-                                 const CompileOptions& options) {
-  auto foreign = [&](const Tensor& t, const char* what) {
-    if (!t.valid() || &t.graph() != &graph)
-      throw Error(ErrorCode::invalid_argument, std::string(what) + " '" + (t.valid() ? t.name() : "(empty)") +
-                                                   "' is not a tensor of this graph");
-  };
-  for (const Tensor& t : fetches) foreign(t, "fetch");
-  for (const Tensor& t : targets) foreign(t, "target");
-  for (const FeedSpec& f : feeds) foreign(f.placeholder, "feed");
+// compile()'s stages, in order; each reads what the earlier ones left here:
+//   schedule        execution order and concrete types from the feeds
+//   plan_storage    which node owns each tensor's storage, lifetimes of planned tensors
+//                   and workspaces, the memory plan; binding ranges checked
+//   allocate        the activation arena, constants and new variables (one transfer),
+//                   input buffers per variant, fetch read-back
+//   record          one command stream per variant (one per segment with segments)
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Graph& graph, const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                 const std::vector<Tensor>& targets, vk::Device& device, VariableStore& variables,
+                 const vk::BufferSlice& scalars, const CompileOptions& options)
+      : graph_(graph), feeds_(feeds), fetches_(fetches), targets_(targets), device_(device), variables_(variables),
+        scalars_(scalars), options_(options), variants_(std::max(1, options.variants)), p_(new Program()) {}
 
-  std::unique_ptr<Program> p(new Program());
-  p->schedule_ = schedule_nodes(graph, fetches, targets);
-  const std::vector<TensorType> types = concrete_types(graph, p->schedule_, feeds);
-  const std::vector<int>& schedule = p->schedule_;
-  const int steps = static_cast<int>(schedule.size());
-
-  // Storage: views share their input's; planned tensors and scratch get lifetimes.
-  std::vector<int> owner(static_cast<std::size_t>(graph.size()), -1);
-  std::map<int, std::size_t> tensor_at, workspace_at;  // node -> index in lifetimes
-  std::vector<Lifetime> lifetimes;
-  std::vector<std::uint64_t> workspace_bytes(static_cast<std::size_t>(graph.size()), 0);
-  for (int step = 0; step < steps; ++step) {
-    const int id = schedule[static_cast<std::size_t>(step)];
-    const Node& node = graph.node(id);
-    const OpDef& def = op_def(node.op);
-    owner[static_cast<std::size_t>(id)] = def.view ? owner[static_cast<std::size_t>(node.inputs[0])] : id;
-    // Variables, constants and feeds have storage of their own; the rest is planned.
-    const bool own_storage =
-        node.op == OpKind::variable || node.op == OpKind::constant || node.op == OpKind::placeholder;
-    if (!def.view && !own_storage && !def.side_effect) {
-      tensor_at[id] = lifetimes.size();
-      lifetimes.push_back({step, step, bytes_of(types[static_cast<std::size_t>(id)])});
+  std::unique_ptr<Program> build() {
+    check_graph();
+    schedule();
+    plan_storage();
+    check_binding_ranges();
+    allocate_activations();
+    upload_constants_and_variables();
+    allocate_inputs();
+    allocate_fetches();
+    for (int variant = 0; variant < variants_; ++variant) record(variant);
+    if (feeds_on_transfer_) {
+      p_->feeds_ready_.assign(static_cast<std::size_t>(variants_), 0);
+      p_->last_run_.assign(static_cast<std::size_t>(variants_), 0);
+      p_->feeds_sent_.assign(static_cast<std::size_t>(variants_), 0);
     }
-    if (def.workspace) {
-      std::vector<TensorType> in;
-      for (int input : node.inputs) in.push_back(types[static_cast<std::size_t>(input)]);
-      const std::uint64_t bytes = def.workspace(node, in, types[static_cast<std::size_t>(id)], device);
-      if (bytes > 0) {
-        workspace_bytes[static_cast<std::size_t>(id)] = bytes;
-        workspace_at[id] = lifetimes.size();
-        lifetimes.push_back({step, step, bytes});
-      }
-    }
-    for (int input : node.inputs)
-      if (const auto it = tensor_at.find(owner[static_cast<std::size_t>(input)]); it != tensor_at.end())
-        lifetimes[it->second].last = std::max(lifetimes[it->second].last, step);
+    return std::move(p_);
   }
-  for (const Tensor& t : fetches)
-    if (const auto it = tensor_at.find(owner[static_cast<std::size_t>(t.id())]); it != tensor_at.end())
-      lifetimes[it->second].last = steps;
-  const SegmentPlan segments = plan_segments(graph, schedule, fetches, types, owner, options.segments);
+
+ private:
+  std::size_t at(int id) const { return static_cast<std::size_t>(id); }
+  const TensorType& type_of(int id) const { return types_[at(id)]; }
+
+  void check_graph() const {
+    auto foreign = [&](const Tensor& t, const char* what) {
+      if (!t.valid() || &t.graph() != &graph_)
+        throw Error(ErrorCode::invalid_argument, std::string(what) + " '" + (t.valid() ? t.name() : "(empty)") +
+                                                     "' is not a tensor of this graph");
+    };
+    for (const Tensor& t : fetches_) foreign(t, "fetch");
+    for (const Tensor& t : targets_) foreign(t, "target");
+    for (const FeedSpec& f : feeds_) foreign(f.placeholder, "feed");
+  }
+
+  void schedule() {
+    p_->schedule_ = schedule_nodes(graph_, fetches_, targets_);
+    types_ = concrete_types(graph_, p_->schedule_, feeds_);
+  }
+
+  // Views share their input's storage; planned tensors and scratch get lifetimes.
+  void plan_storage() {
+    const std::vector<int>& schedule = p_->schedule_;
+    const int steps = static_cast<int>(schedule.size());
+    owner_.assign(at(graph_.size()), -1);
+    workspace_bytes_.assign(at(graph_.size()), 0);
+    for (int step = 0; step < steps; ++step) {
+      const int id = schedule[at(step)];
+      const Node& node = graph_.node(id);
+      const OpDef& def = op_def(node.op);
+      owner_[at(id)] = def.view ? owner_[at(node.inputs[0])] : id;
+      // Variables, constants and feeds have storage of their own; the rest is planned.
+      const bool own_storage =
+          node.op == OpKind::variable || node.op == OpKind::constant || node.op == OpKind::placeholder;
+      if (!def.view && !own_storage && !def.side_effect) {
+        tensor_at_[id] = lifetimes_.size();
+        lifetimes_.push_back({step, step, bytes_of(type_of(id))});
+      }
+      if (def.workspace) {
+        std::vector<TensorType> in;
+        for (int input : node.inputs) in.push_back(type_of(input));
+        const std::uint64_t bytes = def.workspace(node, in, type_of(id), device_);
+        if (bytes > 0) {
+          workspace_bytes_[at(id)] = bytes;
+          workspace_at_[id] = lifetimes_.size();
+          lifetimes_.push_back({step, step, bytes});
+        }
+      }
+      for (int input : node.inputs)
+        if (const auto it = tensor_at_.find(owner_[at(input)]); it != tensor_at_.end())
+          lifetimes_[it->second].last = std::max(lifetimes_[it->second].last, step);
+    }
+    for (const Tensor& t : fetches_)
+      if (const auto it = tensor_at_.find(owner_[at(t.id())]); it != tensor_at_.end()) lifetimes_[it->second].last = steps;
+    segments_ = plan_segments(graph_, schedule, fetches_, types_, owner_, options_.segments);
+    p_->segments_ = segments_.buckets;
+    segmented_.assign(fetches_.size(), 0);
+    for (const std::vector<int>& bucket : segments_.buckets)
+      for (int i : bucket) segmented_[at(i)] = 1;
+    if (!segments_.buckets.empty()) p_->delivered_.assign(fetches_.size(), 0);
+  }
+
   // Every tensor a kernel binds whole: planned ones, variables, constants and feeds.
   // Checked before anything is allocated, so the error names the tensor rather than a
   // kernel's binding.
-  const std::uint64_t range = device.limits().max_storage_buffer_range;
-  for (int id : schedule) {
-    const Node& node = graph.node(id);
-    if (owner[static_cast<std::size_t>(id)] != id || op_def(node.op).side_effect) continue;
-    const TensorType& type = types[static_cast<std::size_t>(id)];
-    if (bytes_of(type) <= range) continue;
-    const bool planned = tensor_at.count(id) > 0;
-    throw Error(ErrorCode::unsupported,
-                fmt::format("{} '{}' {} needs {} bytes; {} binds at most {} bytes (maxStorageBufferRange){}",
-                            node.op == OpKind::variable ? "variable" : node.op == OpKind::placeholder ? "feed" : "tensor",
-                            node.op == OpKind::variable ? std::get<VariableAttrs>(node.attrs).var_name : node.name,
-                            to_string(type), bytes_of(type), device.label(), range,
-                            planned || node.op == OpKind::placeholder ? ": use a smaller batch"
-                                                                      : ": split it into several variables"));
-  }
-  p->plan_ = plan_memory(lifetimes, vk::Arena::kAlignment);
-
-  vk::BufferSlice base;
-  if (p->plan_.arena_bytes > 0) {
-    p->activations_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name, p->plan_.arena_bytes);
-    base = p->activations_->allocate(p->plan_.arena_bytes, "activations");
-  }
-  std::uint64_t constant_bytes = 0;
-  for (int id : schedule)
-    if (graph.node(id).op == OpKind::constant)
-      constant_bytes += std::get<ConstantAttrs>(graph.node(id).attrs).value.nbytes() + 2 * vk::Arena::kAlignment;
-  p->constants_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name + " constants",
-                                              std::max<std::uint64_t>(constant_bytes, vk::Arena::kAlignment));
-  // Constants and the initial values of variables new to the store: one transfer.
-  std::map<int, vk::BufferSlice> persistent;
-  vk::TransferBatch transfers(device);
-  for (int id : schedule) {
-    const Node& node = graph.node(id);
-    if (node.op == OpKind::variable) persistent[id] = variables.storage(node);
-    if (node.op == OpKind::constant) {
-      const Array& value = std::get<ConstantAttrs>(node.attrs).value;
-      const vk::BufferSlice slice = p->constants_->allocate(std::max<std::size_t>(value.nbytes(), 4), node.name);
-      transfers.upload(slice, value.bytes());
-      persistent[id] = slice;
+  void check_binding_ranges() const {
+    const std::uint64_t range = device_.limits().max_storage_buffer_range;
+    for (int id : p_->schedule_) {
+      const Node& node = graph_.node(id);
+      if (owner_[at(id)] != id || op_def(node.op).side_effect) continue;
+      const TensorType& type = type_of(id);
+      if (bytes_of(type) <= range) continue;
+      const bool planned = tensor_at_.count(id) > 0;
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("{} '{}' {} needs {} bytes; {} binds at most {} bytes (maxStorageBufferRange){}",
+                              node.op == OpKind::variable      ? "variable"
+                              : node.op == OpKind::placeholder ? "feed"
+                                                               : "tensor",
+                              node.op == OpKind::variable ? std::get<VariableAttrs>(node.attrs).var_name : node.name,
+                              to_string(type), bytes_of(type), device_.label(), range,
+                              planned || node.op == OpKind::placeholder ? ": use a smaller batch"
+                                                                        : ": split it into several variables"));
     }
   }
-  variables.upload_initial_values(transfers);
-  transfers.run();
+
+  void allocate_activations() {
+    p_->plan_ = plan_memory(lifetimes_, vk::Arena::kAlignment);
+    if (p_->plan_.arena_bytes == 0) return;
+    p_->activations_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::device, options_.name, p_->plan_.arena_bytes);
+    base_ = p_->activations_->allocate(p_->plan_.arena_bytes, "activations");
+  }
+
+  // Constants and the initial values of variables new to the store: one transfer.
+  void upload_constants_and_variables() {
+    std::uint64_t constant_bytes = 0;
+    for (int id : p_->schedule_)
+      if (graph_.node(id).op == OpKind::constant)
+        constant_bytes += std::get<ConstantAttrs>(graph_.node(id).attrs).value.nbytes() + 2 * vk::Arena::kAlignment;
+    p_->constants_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::device, options_.name + " constants",
+                                                 std::max<std::uint64_t>(constant_bytes, vk::Arena::kAlignment));
+    vk::TransferBatch transfers(device_);
+    for (int id : p_->schedule_) {
+      const Node& node = graph_.node(id);
+      if (node.op == OpKind::variable) persistent_[id] = variables_.storage(node);
+      if (node.op == OpKind::constant) {
+        const Array& value = std::get<ConstantAttrs>(node.attrs).value;
+        const vk::BufferSlice slice = p_->constants_->allocate(std::max<std::size_t>(value.nbytes(), 4), node.name);
+        transfers.upload(slice, value.bytes());
+        persistent_[id] = slice;
+      }
+    }
+    variables_.upload_initial_values(transfers);
+    transfers.run();
+  }
+
   // Input buffers, one set per variant; written through their mapping, or through
   // staging copies recorded at the start of each variant.
-  const int variants = std::max(1, options.variants);
-  std::map<int, std::size_t> feed_index;
-  for (std::size_t i = 0; i < feeds.size(); ++i) feed_index[feeds[i].placeholder.id()] = i;
-  std::uint64_t feed_bytes = 0;
-  for (const FeedSpec& f : feeds) feed_bytes += bytes_of(f.type) + vk::Arena::kAlignment;
-  std::vector<std::vector<vk::BufferSlice>> inputs(static_cast<std::size_t>(variants));
-  if (!feeds.empty()) {
-    p->inputs_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::device, options.name + " inputs",
-                                             feed_bytes * static_cast<std::uint64_t>(variants));
-    for (auto& set : inputs)
-      for (const FeedSpec& f : feeds) set.push_back(p->inputs_->allocate(bytes_of(f.type), f.placeholder.name()));
-  }
-  auto slice_of = [&](int id, int variant) -> vk::BufferSlice {
-    const int o = owner[static_cast<std::size_t>(id)];
-    if (const auto it = persistent.find(o); it != persistent.end()) return it->second;
-    if (const auto it = feed_index.find(o); it != feed_index.end())
-      return inputs[static_cast<std::size_t>(variant)][it->second];
-    const std::size_t index = tensor_at.at(o);
-    return base.sub(p->plan_.offsets[index], lifetimes[index].bytes);
-  };
-
-  const bool mapped = !p->inputs_ || p->inputs_->host_visible();
-  const bool feeds_on_transfer = !mapped && variants > 1 && device.has_transfer_queue();
-  if (!mapped)
-    p->upload_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::upload, options.name + " feeds",
-                                             feed_bytes * static_cast<std::uint64_t>(variants));
-  std::uint64_t fetch_bytes = 0;
-  for (const Tensor& t : fetches) fetch_bytes += bytes_of(types[static_cast<std::size_t>(t.id())]) + vk::Arena::kAlignment;
-  for (const FeedSpec& f : feeds) {
-    p->feeds_.push_back(f);
-    p->feed_names_.push_back(f.placeholder.name());
-  }
-  std::vector<vk::BufferSlice> fetch_stage(fetches.size());
-  for (std::size_t i = 0; i < fetches.size(); ++i) {
-    const Tensor& t = fetches[i];
-    p->fetch_types_.push_back(types[static_cast<std::size_t>(t.id())]);
-    const vk::BufferSlice src = slice_of(t.id(), 0);
-    const bool direct = src.host != nullptr && feed_index.count(owner[static_cast<std::size_t>(t.id())]) == 0;
-    if (direct) {
-      p->fetch_host_.push_back(src.host);
-      continue;
+  void allocate_inputs() {
+    for (std::size_t i = 0; i < feeds_.size(); ++i) feed_index_[feeds_[i].placeholder.id()] = i;
+    for (const FeedSpec& f : feeds_) feed_bytes_ += bytes_of(f.type) + vk::Arena::kAlignment;
+    inputs_.resize(at(variants_));
+    if (!feeds_.empty()) {
+      p_->inputs_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::device, options_.name + " inputs",
+                                                feed_bytes_ * static_cast<std::uint64_t>(variants_));
+      for (auto& set : inputs_)
+        for (const FeedSpec& f : feeds_) set.push_back(p_->inputs_->allocate(bytes_of(f.type), f.placeholder.name()));
     }
-    // A feed fetched back, or device memory the host cannot map: copy it out at the end.
-    if (!p->readback_)
-      p->readback_ = std::make_unique<vk::Arena>(device, vk::MemoryUse::readback, options.name + " fetches", fetch_bytes);
-    fetch_stage[i] = p->readback_->allocate(src.size, t.name());
-    p->fetch_host_.push_back(fetch_stage[i].host);
+    mapped_ = !p_->inputs_ || p_->inputs_->host_visible();
+    feeds_on_transfer_ = !mapped_ && variants_ > 1 && device_.has_transfer_queue();
+    if (!mapped_)
+      p_->upload_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " feeds",
+                                                feed_bytes_ * static_cast<std::uint64_t>(variants_));
+    for (const FeedSpec& f : feeds_) {
+      p_->feeds_.push_back(f);
+      p_->feed_names_.push_back(f.placeholder.name());
+    }
   }
 
-  p->segments_ = segments.buckets;
-  std::vector<char> segmented(fetches.size(), 0);
-  for (const std::vector<int>& bucket : segments.buckets)
-    for (int i : bucket) segmented[static_cast<std::size_t>(i)] = 1;
-  if (!segments.buckets.empty()) p->delivered_.assign(fetches.size(), 0);
+  // Where the host reads each fetch: its mapping, or a read-back copy made at the end.
+  void allocate_fetches() {
+    std::uint64_t fetch_bytes = 0;
+    for (const Tensor& t : fetches_) fetch_bytes += bytes_of(type_of(t.id())) + vk::Arena::kAlignment;
+    fetch_stage_.resize(fetches_.size());
+    for (std::size_t i = 0; i < fetches_.size(); ++i) {
+      const Tensor& t = fetches_[i];
+      p_->fetch_types_.push_back(type_of(t.id()));
+      const vk::BufferSlice src = slice_of(t.id(), 0);
+      const bool direct = src.host != nullptr && feed_index_.count(owner_[at(t.id())]) == 0;
+      if (direct) {
+        p_->fetch_host_.push_back(src.host);
+        continue;
+      }
+      // A feed fetched back, or device memory the host cannot map: copy it out at the end.
+      if (!p_->readback_)
+        p_->readback_ =
+            std::make_unique<vk::Arena>(device_, vk::MemoryUse::readback, options_.name + " fetches", fetch_bytes);
+      fetch_stage_[i] = p_->readback_->allocate(src.size, t.name());
+      p_->fetch_host_.push_back(fetch_stage_[i].host);
+    }
+  }
 
-  for (int variant = 0; variant < variants; ++variant) {
-    auto& recordings = p->recordings_.emplace_back();
+  vk::BufferSlice slice_of(int id, int variant) const {
+    const int o = owner_[at(id)];
+    if (const auto it = persistent_.find(o); it != persistent_.end()) return it->second;
+    if (const auto it = feed_index_.find(o); it != feed_index_.end()) return inputs_[at(variant)][it->second];
+    const std::size_t index = tensor_at_.at(o);
+    return base_.sub(p_->plan_.offsets[index], lifetimes_[index].bytes);
+  }
+
+  // The feed copies of a variant (staged memory), on its first recording or on a
+  // transfer-queue recording of their own; where the host writes each feed.
+  void record_feed_copies(int variant, vk::Recording& first) {
+    std::vector<std::byte*> hosts;
+    vk::Recording* copies = &first;
+    if (feeds_on_transfer_) {
+      p_->feed_uploads_.push_back(std::make_unique<vk::Recording>(
+          device_, vk::RecordingOptions{options_.name + " feeds variant " + std::to_string(variant), false, true}));
+      copies = p_->feed_uploads_.back().get();
+    }
+    for (std::size_t i = 0; i < feeds_.size(); ++i) {
+      const vk::BufferSlice dst = inputs_[at(variant)][i];
+      if (mapped_) {
+        hosts.push_back(dst.host);
+      } else {
+        const vk::BufferSlice stage = p_->upload_->allocate(dst.size, feeds_[i].placeholder.name());
+        copies->copy(stage, dst);
+        hosts.push_back(stage.host);
+      }
+    }
+    if (feeds_on_transfer_) copies->finish();
+    p_->feed_host_.push_back(std::move(hosts));
+  }
+
+  void lower_node(int id, int variant, vk::Recording& rec) {
+    const Node& node = graph_.node(id);
+    const OpDef& def = op_def(node.op);
+    if (def.lower == nullptr) return;
+    std::vector<TensorType> in_types;
+    std::vector<vk::BufferSlice> in;
+    for (int input : node.inputs) {
+      in_types.push_back(type_of(input));
+      in.push_back(slice_of(input, variant));
+    }
+    const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id, variant);
+    const auto ws = workspace_at_.find(id);
+    const vk::BufferSlice workspace =
+        ws != workspace_at_.end() ? base_.sub(p_->plan_.offsets[ws->second], workspace_bytes_[at(id)]) : vk::BufferSlice{};
+    LowerContext ctx{rec, graph_, node, in_types, type_of(id), in, out, workspace, scalars_};
+    try {
+      def.lower(ctx);
+    } catch (const Error& e) {
+      throw Error(e.code(), node.name + ": " + e.what());
+    }
+    if (node.op == OpKind::apply_optimizer) p_->updates_variables_ = true;
+  }
+
+  void record(int variant) {
+    auto& recordings = p_->recordings_.emplace_back();
     auto start_recording = [&] {
-      std::string name = options.name;
-      if (variants > 1) name += " variant " + std::to_string(variant);
-      if (!segments.buckets.empty()) name += " segment " + std::to_string(recordings.size());
-      recordings.push_back(std::make_unique<vk::Recording>(device, vk::RecordingOptions{name, options.timestamps}));
+      std::string name = options_.name;
+      if (variants_ > 1) name += " variant " + std::to_string(variant);
+      if (!segments_.buckets.empty()) name += " segment " + std::to_string(recordings.size());
+      recordings.push_back(std::make_unique<vk::Recording>(device_, vk::RecordingOptions{name, options_.timestamps}));
       return recordings.back().get();
     };
     vk::Recording* rec = start_recording();
     auto copy_out = [&](std::size_t i) {
-      if (fetch_stage[i].buffer != VK_NULL_HANDLE) rec->copy(slice_of(fetches[i].id(), variant), fetch_stage[i]);
+      if (fetch_stage_[i].buffer != VK_NULL_HANDLE) rec->copy(slice_of(fetches_[i].id(), variant), fetch_stage_[i]);
     };
-    std::vector<std::byte*> hosts;
-    vk::Recording* feed_copies = rec;
-    if (feeds_on_transfer) {
-      p->feed_uploads_.push_back(std::make_unique<vk::Recording>(
-          device, vk::RecordingOptions{options.name + " feeds variant " + std::to_string(variant), false, true}));
-      feed_copies = p->feed_uploads_.back().get();
-    }
-    for (std::size_t i = 0; i < feeds.size(); ++i) {
-      const vk::BufferSlice dst = inputs[static_cast<std::size_t>(variant)][i];
-      if (mapped) {
-        hosts.push_back(dst.host);
-      } else {
-        const vk::BufferSlice stage = p->upload_->allocate(dst.size, feeds[i].placeholder.name());
-        feed_copies->copy(stage, dst);
-        hosts.push_back(stage.host);
-      }
-    }
-    if (feeds_on_transfer) feed_copies->finish();
-    p->feed_host_.push_back(std::move(hosts));
+    record_feed_copies(variant, *rec);
     std::size_t bucket = 0;
-    for (int step = 0; step < steps; ++step) {
-      const int id = schedule[static_cast<std::size_t>(step)];
-      const Node& node = graph.node(id);
-      const OpDef& def = op_def(node.op);
-      if (def.lower != nullptr) {
-        std::vector<TensorType> in_types;
-        std::vector<vk::BufferSlice> in;
-        for (int input : node.inputs) {
-          in_types.push_back(types[static_cast<std::size_t>(input)]);
-          in.push_back(slice_of(input, variant));
-        }
-        const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id, variant);
-        const vk::BufferSlice workspace =
-            workspace_at.count(id)
-                ? base.sub(p->plan_.offsets[workspace_at[id]], workspace_bytes[static_cast<std::size_t>(id)])
-                : vk::BufferSlice{};
-        LowerContext ctx{*rec, graph, node, in_types, types[static_cast<std::size_t>(id)], in, out, workspace, scalars};
-        try {
-          def.lower(ctx);
-        } catch (const Error& e) {
-          throw Error(e.code(), node.name + ": " + e.what());
-        }
-        if (node.op == OpKind::apply_optimizer) p->updates_variables_ = true;
-      }
+    const std::vector<int>& schedule = p_->schedule_;
+    for (int step = 0; step < static_cast<int>(schedule.size()); ++step) {
+      lower_node(schedule[at(step)], variant, *rec);
       // A bucket is complete: end its segment with the copies of its fetches (its
       // submission signals the timeline) and go on in the next command buffer.
-      for (; bucket < segments.end_step.size() && segments.end_step[bucket] == step; ++bucket) {
-        for (int i : segments.buckets[bucket]) copy_out(static_cast<std::size_t>(i));
+      for (; bucket < segments_.end_step.size() && segments_.end_step[bucket] == step; ++bucket) {
+        for (int i : segments_.buckets[bucket]) copy_out(at(i));
         rec->finish();
         rec = start_recording();
       }
     }
-    for (std::size_t i = 0; i < fetches.size(); ++i)
-      if (!segmented[i]) copy_out(i);
+    for (std::size_t i = 0; i < fetches_.size(); ++i)
+      if (!segmented_[i]) copy_out(i);
     rec->finish();
-    auto& in_order = p->in_order_.emplace_back();
+    auto& in_order = p_->in_order_.emplace_back();
     for (const auto& r : recordings) in_order.push_back(r.get());
   }
-  if (feeds_on_transfer) {
-    p->feeds_ready_.assign(static_cast<std::size_t>(variants), 0);
-    p->last_run_.assign(static_cast<std::size_t>(variants), 0);
-    p->feeds_sent_.assign(static_cast<std::size_t>(variants), 0);
-  }
-  return p;
+
+  const Graph& graph_;
+  const std::vector<FeedSpec>& feeds_;
+  const std::vector<Tensor>& fetches_;
+  const std::vector<Tensor>& targets_;
+  vk::Device& device_;
+  VariableStore& variables_;
+  const vk::BufferSlice& scalars_;
+  const CompileOptions& options_;
+  const int variants_;
+  std::unique_ptr<Program> p_;
+
+  std::vector<TensorType> types_;                      // by node id, concrete
+  std::vector<int> owner_;                             // node whose storage each node uses
+  std::map<int, std::size_t> tensor_at_, workspace_at_;  // node -> index in lifetimes_
+  std::vector<Lifetime> lifetimes_;
+  std::vector<std::uint64_t> workspace_bytes_;  // by node id
+  SegmentPlan segments_;
+  std::vector<char> segmented_;  // by fetch
+  vk::BufferSlice base_;         // the activation arena
+  std::map<int, vk::BufferSlice> persistent_;  // variables and constants
+  std::map<int, std::size_t> feed_index_;      // placeholder -> feed index
+  std::uint64_t feed_bytes_ = 0;
+  std::vector<std::vector<vk::BufferSlice>> inputs_;  // by variant, by feed
+  bool mapped_ = true, feeds_on_transfer_ = false;
+  std::vector<vk::BufferSlice> fetch_stage_;  // by fetch: its read-back copy, if any
+};
+
+std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>& feeds,
+                                 const std::vector<Tensor>& fetches, const std::vector<Tensor>& targets,
+                                 vk::Device& device, VariableStore& variables, const vk::BufferSlice& scalars,
+                                 const CompileOptions& options) {
+  return ProgramBuilder(graph, feeds, fetches, targets, device, variables, scalars, options).build();
 }
 
 void Program::send_feeds(int variant) {

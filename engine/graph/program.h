@@ -95,9 +95,7 @@ class Program {
   std::vector<vk::KernelTime> kernel_times() const;
 
  private:
-  friend std::unique_ptr<Program> compile(const Graph&, const std::vector<FeedSpec>&, const std::vector<Tensor>&,
-                                          const std::vector<Tensor>&, vk::Device&, VariableStore&,
-                                          const vk::BufferSlice&, const CompileOptions&);
+  friend class ProgramBuilder;  // compile()'s stages, in program.cpp
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
   void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "vkpack/engine/graph/op_def.h"
+#include "vkpack/engine/graph/optimizer_table.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/ops/op_util.h"
 #include "vkpack/engine/vk/kernels/training.h"
@@ -39,7 +40,7 @@ TensorType infer_optimizer(const Node& node, std::span<const TensorType> in) {
     if (in[i].dims != in[0].dims)
       detail::fail("input " + std::to_string(i) + " " + to_string(in[i]) + " does not match the variable " +
                    to_string(in[0]));
-  const std::size_t slots = kind == OptimizerKind::sgd ? 0 : (kind == OptimizerKind::adam || kind == OptimizerKind::adamw) ? 2 : 1;
+  const std::size_t slots = optimizer_spec(kind).slot_count;
   if (in.size() != 2 + slots)
     detail::fail("takes the variable, its gradient and " + std::to_string(slots) + " slot variables");
   return kNothing;
