@@ -43,6 +43,15 @@ constexpr std::uint32_t kSessionLogStatus = 1, kStatusStart = 1;
 // Summary and Summary.Value field numbers.
 constexpr std::uint32_t kSummaryValue = 1, kValueTag = 1, kValueSimpleValue = 2;
 
+// An Event's wall_time and step, the fields before its `what`.
+std::string event_header(double wall_time, std::int64_t step) {
+  std::string event;
+  put_fixed(event, kWallTime, wall_time);
+  put_key(event, kStep, kVarint);
+  put_varint(event, static_cast<std::uint64_t>(step));
+  return event;
+}
+
 }  // namespace
 
 std::string encode_file_version_event(double wall_time, std::string_view version) {
@@ -59,10 +68,7 @@ std::string encode_scalar_event(double wall_time, std::int64_t step, std::string
   std::string summary;
   put_bytes(summary, kSummaryValue, summary_value);
 
-  std::string event;
-  put_fixed(event, kWallTime, wall_time);
-  put_key(event, kStep, kVarint);
-  put_varint(event, static_cast<std::uint64_t>(step));
+  std::string event = event_header(wall_time, step);
   put_bytes(event, kSummary, summary);
   return event;
 }
@@ -72,10 +78,7 @@ std::string encode_session_start_event(double wall_time, std::int64_t step) {
   put_key(session_log, kSessionLogStatus, kVarint);
   put_varint(session_log, kStatusStart);
 
-  std::string event;
-  put_fixed(event, kWallTime, wall_time);
-  put_key(event, kStep, kVarint);
-  put_varint(event, static_cast<std::uint64_t>(step));
+  std::string event = event_header(wall_time, step);
   put_bytes(event, kSessionLog, session_log);
   return event;
 }
