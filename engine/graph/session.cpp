@@ -39,20 +39,43 @@ Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
   std::memset(scalars_.host, 0, kScalarWords * 4);
 }
 
-Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                          const std::vector<Tensor>& targets, int variants, const FetchSegments& segments) {
+Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                                                 const std::vector<Tensor>& targets, int variants,
+                                                 const FetchSegments& segments) {
   const std::string key = program_key(feeds, fetches, targets, variants, segments);
-  auto& slot = programs_[key];
-  if (!slot) {
+  auto [it, fresh] = programs_.try_emplace(key);
+  if (fresh) {
     try {
-      slot = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
-                     {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments});
+      it->second.program = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
+                                   {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments});
     } catch (...) {
-      programs_.erase(key);
+      programs_.erase(it);
       throw;
     }
   }
-  return *slot;
+  return it->second;
+}
+
+Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                          const std::vector<Tensor>& targets, int variants, const FetchSegments& segments) {
+  CachedProgram& entry = find_or_compile(feeds, fetches, targets, variants, segments);
+  entry.handed_out = true;
+  return *entry.program;
+}
+
+void Session::trim_cache() {
+  const std::size_t limit = std::max<std::size_t>(options_.cached_programs, 1);
+  for (;;) {
+    std::size_t cached = 0;
+    auto oldest = programs_.end();
+    for (auto it = programs_.begin(); it != programs_.end(); ++it) {
+      if (it->second.handed_out) continue;
+      ++cached;
+      if (oldest == programs_.end() || it->second.last_run < oldest->second.last_run) oldest = it;
+    }
+    if (cached <= limit) return;
+    programs_.erase(oldest);  // not running: run() waits for its programs
+  }
 }
 
 void Session::run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs) {
@@ -85,8 +108,11 @@ std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& f
     specs.push_back({tensor, {value.dtype(), value.shape().dims()}});
     values.push_back(value);
   }
+  CachedProgram& entry = find_or_compile(specs, fetches, targets, 1, {});
+  entry.last_run = ++run_calls_;
   std::vector<Array> outputs;
-  run_program(program(specs, fetches, targets), values, outputs);
+  run_program(*entry.program, values, outputs);
+  trim_cache();
   return outputs;
 }
 

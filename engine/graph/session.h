@@ -1,6 +1,10 @@
 // Session: runs a graph on one device. It owns the variables' device storage, the
 // scalar buffer (run counter, global step, hyperparameters) and the programs compiled so
-// far, cached by (feeds and their shapes, fetches, targets).
+// far, cached by (feeds and their shapes, fetches, targets). Programs handed out by
+// program() live as long as the session (their callers keep references); those that
+// run() compiles for itself are a bounded cache: beyond SessionOptions::cached_programs
+// the least recently run one is released (an evaluation that tries many batch sizes does
+// not keep every one's device memory).
 #pragma once
 
 #include <map>
@@ -24,6 +28,7 @@ using Feeds = std::vector<std::pair<Tensor, Array>>;
 
 struct SessionOptions {
   bool timestamps = false;  // compile programs with per-kernel timing
+  std::size_t cached_programs = 32;  // run()'s own programs kept at most (at least 1)
 };
 
 class Session {
@@ -49,6 +54,7 @@ class Session {
   // written, then wait for it.
   void submit_program(Program& program, int variant);
   void wait_program(Program& program, std::vector<Array>& outputs);
+  // Programs alive: those program() handed out and those run() keeps cached.
   std::size_t program_count() const { return programs_.size(); }
 
   // By name (see Graph::hyperparameter); Error(not_found) for unknown names. A
@@ -91,7 +97,19 @@ class Session {
   std::uint64_t global_step_ = 0;
   std::uint64_t runs_ = 0;
   std::size_t hyperparameters_written_ = 0;
-  std::map<std::string, std::unique_ptr<Program>> programs_;
+  struct CachedProgram {
+    std::unique_ptr<Program> program;
+    bool handed_out = false;    // by program(): never released
+    std::uint64_t last_run = 0;  // run() calls so far when it last ran it
+  };
+  // The program for this key, compiled the first time.
+  CachedProgram& find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                                 const std::vector<Tensor>& targets, int variants, const FetchSegments& segments);
+  // Releases the least recently run programs of run() beyond options_.cached_programs.
+  void trim_cache();
+
+  std::map<std::string, CachedProgram> programs_;
+  std::uint64_t run_calls_ = 0;
 };
 
 }  // namespace vkp::graph

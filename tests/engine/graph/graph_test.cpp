@@ -195,5 +195,41 @@ TEST(Program, VariantsDoubleBufferTheFeeds) {
   for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[0].data<float>()[i], 2.0f * b[i]);
 }
 
+// run() keeps at most SessionOptions::cached_programs of its own programs, releasing the
+// least recently run (with their device memory); programs handed out by program() stay
+// valid whatever run() compiles; a released shape compiles again and computes the same.
+TEST(Session, RunsProgramCacheIsBoundedAndHandedOutProgramsStay) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", f32({-1, 3}));
+  const Tensor y = x * 2.0f + 1.0f;
+  Session session(g, device(), {.cached_programs = 3});
+  Program& held = session.program({{x, f32({2, 3})}}, {y});
+  const auto batch = [](std::int64_t rows) {
+    return Array::from<float>(Shape{rows, 3}, random_floats(static_cast<std::size_t>(rows) * 3, rows));
+  };
+  const auto check = [&](const Array& in, const Array& out) {
+    for (std::size_t i = 0; i < in.data<float>().size(); ++i) ASSERT_EQ(out.data<float>()[i], in.data<float>()[i] * 2.0f + 1.0f);
+  };
+  const std::uint64_t before = device().allocated_bytes();
+  std::uint64_t first = 0;  // device memory of run()'s first program
+  for (std::int64_t rows = 3; rows <= 10; ++rows) {
+    const Array in = batch(rows);
+    check(in, session.run({{x, in}}, {y})[0]);
+    if (rows == 3) first = device().allocated_bytes() - before;
+    EXPECT_LE(session.program_count(), 1u + 3u) << "after " << rows - 2 << " shapes";
+  }
+  EXPECT_EQ(session.program_count(), 4u);
+  // Three programs of about the first's size (eight would hold about 8 times it).
+  EXPECT_LT(device().allocated_bytes() - before, 4 * first) << "released programs kept their memory";
+  // Rows 3 was released long ago: compiled again, the same results.
+  const Array again = batch(3);
+  check(again, session.run({{x, again}}, {y})[0]);
+  // The handed-out program (rows 2) was never released.
+  const Array two = batch(2);
+  std::vector<Array> out;
+  session.run_program(held, std::span(&two, 1), out);
+  check(two, out[0]);
+}
+
 }  // namespace
 }  // namespace vkp::test
