@@ -11,10 +11,28 @@ function(vkpack_library target folder)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set(excluded)
+  foreach(header IN LISTS VKPACK_PRIVATE_HEADERS)
+    if(header MATCHES "^${folder}/")
+      list(APPEND excluded REGEX "/${header}$" EXCLUDE)
+    endif()
+  endforeach()
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vkpack/${folder}
-    FILES_MATCHING PATTERN "*.h")
+    FILES_MATCHING PATTERN "*.h" ${excluded})
 endfunction()
+
+# Headers that are the library's internals: not installed, and not reached from the
+# public umbrella vkpack.h (tests/install checks both). Everything else a folder holds is
+# its public API.
+set(VKPACK_PRIVATE_HEADERS
+  core/atomic_file.h core/crash_point.h core/crc32c.h
+  dataflow/file_bytes.h dataflow/idx_file.h dataflow/permutation.h
+  engine/vk/check.h
+  engine/graph/lower.h engine/graph/op_def.h engine/graph/reference.h engine/graph/ops/conv_geometry.h
+  engine/graph/ops/op_util.h
+  towers/host_average.h
+  callbacks/monitors/crc32c.h callbacks/monitors/event_proto.h)
 
 # Warnings for vkpack's own code; third-party headers come in as SYSTEM includes.
 function(vkpack_warnings target)

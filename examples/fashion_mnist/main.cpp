@@ -14,22 +14,9 @@
 #include <string>
 
 #include "models.h"
-#include "vkpack/callbacks/inference_runner.h"
-#include "vkpack/callbacks/monitors.h"
-#include "vkpack/callbacks/param_setters.h"
-#include "vkpack/callbacks/saver.h"
-#include "vkpack/callbacks/tensor_callbacks.h"
-#include "vkpack/callbacks/trackers.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/log.h"
-#include "vkpack/engine/vk/device.h"
-#include "vkpack/train/logger_dir.h"
-#include "vkpack/train/multi_device_trainer.h"
-#include "vkpack/train/tower_trainer.h"
-#include "vkpack/train/train_config.h"
+#include "vkpack/vkpack.h"
 
 #ifdef VKPACK_HAVE_MPI
-#include "vkpack/train/distributed_trainer.h"
 using MpiSession = vkp::towers::MpiSession;
 #else
 // Stands in for the session where vkpack has no MPI: --distributed is refused.

@@ -1,11 +1,6 @@
 #include "models.h"
 
-#include "vkpack/callbacks/summary.h"
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/batch_data.h"
-#include "vkpack/dataflow/mnist.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
+#include "vkpack/vkpack.h"
 
 namespace vkp::examples {
 

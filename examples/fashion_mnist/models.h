@@ -6,8 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "vkpack/dataflow/dataflow.h"
-#include "vkpack/train/model_desc.h"
+#include "vkpack/vkpack.h"
 
 namespace vkp::examples {
 

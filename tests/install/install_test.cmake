@@ -1,4 +1,4 @@
-# cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DGENERATOR=... -P install_test.cmake
+# cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DGENERATOR=... -DPRIVATE_HEADERS=... -P install_test.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -8,6 +8,17 @@ function(step)
   message(STATUS "${out}")
 endfunction()
 step(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+# Internals stay out of the install tree; the public ones are there.
+foreach(header IN LISTS PRIVATE_HEADERS)
+  if(EXISTS "${WORK_DIR}/prefix/include/vkpack/${header}")
+    message(FATAL_ERROR "the private header vkpack/${header} was installed")
+  endif()
+endforeach()
+foreach(header vkpack.h engine/graph/session.h train/trainer.h dataflow/all.h)
+  if(NOT EXISTS "${WORK_DIR}/prefix/include/vkpack/${header}")
+    message(FATAL_ERROR "the public header vkpack/${header} was not installed")
+  endif()
+endforeach()
 step(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")

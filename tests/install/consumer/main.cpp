@@ -1,13 +1,9 @@
-// A program built against an installed vkpack: C = A B on device 0, checked by hand.
+// A program built against an installed vkpack, through the umbrella header alone: C = A B
+// on device 0, checked by hand.
+#include <vkpack/vkpack.h>
+
 #include <cstdio>
 #include <vector>
-
-#include <vkpack/engine/vk/device.h>
-#include <vkpack/engine/vk/instance.h>
-#include <vkpack/engine/vk/kernels/gemm.h>
-#include <vkpack/engine/vk/memory.h>
-#include <vkpack/engine/vk/recording.h>
-#include <vkpack/engine/vk/transfer.h>
 
 int main() {
   vkp::vk::Instance instance;
