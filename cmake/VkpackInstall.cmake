@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 set(config_dir "${CMAKE_INSTALL_LIBDIR}/cmake/vkpack")
 # The umbrella header; the folders' public headers come with their libraries
 # (vkpack_library, VKPACK_PRIVATE_HEADERS).
-install(FILES "${PROJECT_SOURCE_DIR}/vkpack.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/vkpack")
+install(FILES "${PROJECT_SOURCE_DIR}/vkpack/vkpack.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/vkpack")
 install(EXPORT vkpackTargets NAMESPACE vkpack:: DESTINATION "${config_dir}")
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/vkpackConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/vkpackConfig.cmake" INSTALL_DESTINATION "${config_dir}")

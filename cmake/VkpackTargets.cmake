@@ -2,7 +2,7 @@
 # include root, warnings, and installation of the target and of the folder's headers.
 function(vkpack_library target folder)
   target_include_directories(${target} PUBLIC
-    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(${target} PUBLIC cxx_std_20)
   vkpack_warnings(${target})
@@ -17,7 +17,7 @@ function(vkpack_library target folder)
       list(APPEND excluded REGEX "/${header}$" EXCLUDE)
     endif()
   endforeach()
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/vkpack/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vkpack/${folder}
     FILES_MATCHING PATTERN "*.h" ${excluded})
 endfunction()
