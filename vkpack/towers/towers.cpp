@@ -6,6 +6,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/optimizer_table.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/engine/vk/device.h"
@@ -88,89 +89,105 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
     throw Error(ErrorCode::unsupported,
                 "Towers: bucket_bytes needs replicated or parameter-server reduction; async applies each "
                 "tower's gradients whole, without averaging");
-  for (std::size_t k = 0; k < devices.size(); ++k) {
-    auto r = std::make_unique<Replica>();
-    r->graph = std::make_unique<graph::Graph>(options_.seed + k);
-    graph::Graph& g = *r->graph;
-    {
-      graph::TowerContext context(g, "", static_cast<int>(k), true);
-      r->tower = build(g, static_cast<int>(k));
-    }
-    if (!r->tower.cost.valid() || r->tower.cost.type().numel() != 1)
-      throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": the tower function must return a scalar cost");
-    const std::vector<graph::Tensor> vars = g.trainable_variables();
-    const std::vector<graph::Tensor> grads = graph::gradients(r->tower.cost, vars);
-    std::vector<std::string> names;
-    std::vector<graph::GradAndVar> pairs;
-    for (std::size_t i = 0; i < vars.size(); ++i) {
-      if (!grads[i].valid()) continue;
-      names.push_back(var_name(vars[i]));
-      r->gradients.push_back(grads[i]);
-      pairs.emplace_back(grads[i], vars[i]);
-    }
-    if (k == 0) {
-      if (names.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the cost depends on no trainable variable");
-      names_ = names;
-    } else if (names != names_) {
-      std::size_t i = 0;
-      while (i < names.size() && i < names_.size() && names[i] == names_[i]) ++i;
-      throw Error(ErrorCode::invalid_argument,
-                  "tower " + std::to_string(k) + " differs from tower 0 in its trainable variables: " +
-                      (i < names.size() ? "'" + names[i] + "'" : "nothing") + " where tower 0 has " +
-                      (i < names_.size() ? "'" + names_[i] + "'" : "nothing"));
-    }
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      const graph::Tensor& mine = pairs[i].second;
-      if (k > 0 && mine.type() != towers_[0]->graph->find_variable(names_[i]).type())
-        throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": variable " + names_[i] + " is " +
-                                                     graph::to_string(mine.type()) + ", in tower 0 " +
-                                                     graph::to_string(towers_[0]->graph->find_variable(names_[i]).type()));
-    }
-    r->updates = g.collection(graph::kUpdateOps);
-    // Applying towers take gradients through placeholders: every tower when replicated,
-    // only the master (tower 0) otherwise.
-    if (options_.reduction == Reduction::replicated || k == 0) {
-      std::vector<graph::GradAndVar> fed;
-      for (std::size_t i = 0; i < pairs.size(); ++i) {
-        r->gradient_inputs.push_back(graph::placeholder(g, "gradient/" + names_[i], pairs[i].second.type()));
-        fed.emplace_back(r->gradient_inputs.back(), pairs[i].second);
-      }
-      // A host master leaves tower 0's apply ops unused; they make its slot variables.
-      const graph::Optimizer o = optimizer(g);
-      if (k == 0) kind_ = o.kind();
-      r->apply_ops = o.apply_gradients(fed);
-    }
-    if (options_.reduction != Reduction::replicated)
-      for (std::size_t i = 0; i < pairs.size(); ++i) {
-        r->trainables.push_back(pairs[i].second);
-        r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], pairs[i].second.type()));
-        r->assigns.push_back(graph::assign(pairs[i].second, r->parameter_inputs.back()));
-      }
-    r->session = std::make_unique<graph::Session>(g, *devices[k]);
-    towers_.push_back(std::move(r));
-  }
+  for (std::size_t k = 0; k < devices.size(); ++k) add_replica(static_cast<int>(k), *devices[k], build, optimizer);
   for (const std::string& name : names_) {
     const graph::Tensor v = towers_[0]->graph->find_variable(name);
     averaged_.emplace_back(DType::f32, Shape(v.type().dims));
     all_variables_.push_back(static_cast<int>(all_variables_.size()));
   }
   broadcast_variables(0);
-  if (host_master()) {
-    for (const std::string& name : names_) {
-      const graph::Tensor v = towers_[0]->graph->find_variable(name);
-      if (v.type().dtype != DType::f32)
-        throw Error(ErrorCode::unsupported, "Towers: the host master updates float32 variables; " + name + " is " +
-                                                graph::to_string(v.type()) + " (use TowerOptions::master = device)");
-      slot_names_.push_back(optimizer_slot_names(kind_, name));
-      for (const std::string& slot : slot_names_.back())
-        if (!towers_[0]->graph->find_variable(slot).valid())
-          throw Error(ErrorCode::invalid_argument, "Towers: the optimizer made no slot variable " + slot +
-                                                       " in tower 0, where the host master expects it");
-    }
-    load_master();
-  }
+  if (host_master()) set_up_host_master();
   log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(options_.reduction),
            host_master() ? " (master on the host)" : "", names_.size());
+}
+
+// Tower k: its graph (the tower function, gradients of the trainable variables, the
+// apply ops or parameter assigns its reduction needs) and a session on `device`.
+void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer) {
+  auto r = std::make_unique<Replica>();
+  r->graph = std::make_unique<graph::Graph>(options_.seed + static_cast<std::uint64_t>(k));
+  graph::Graph& g = *r->graph;
+  {
+    graph::TowerContext context(g, "", k, true);
+    r->tower = build(g, k);
+  }
+  if (!r->tower.cost.valid() || r->tower.cost.type().numel() != 1)
+    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": the tower function must return a scalar cost");
+  const std::vector<graph::Tensor> vars = g.trainable_variables();
+  const std::vector<graph::Tensor> grads = graph::gradients(r->tower.cost, vars);
+  std::vector<std::string> names;
+  std::vector<graph::GradAndVar> pairs;
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (!grads[i].valid()) continue;
+    names.push_back(var_name(vars[i]));
+    r->gradients.push_back(grads[i]);
+    pairs.emplace_back(grads[i], vars[i]);
+  }
+  check_same_variables(k, names, pairs);
+  r->updates = g.collection(graph::kUpdateOps);
+  // Applying towers take gradients through placeholders: every tower when replicated,
+  // only the master (tower 0) otherwise.
+  if (options_.reduction == Reduction::replicated || k == 0) {
+    std::vector<graph::GradAndVar> fed;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      r->gradient_inputs.push_back(graph::placeholder(g, "gradient/" + names_[i], pairs[i].second.type()));
+      fed.emplace_back(r->gradient_inputs.back(), pairs[i].second);
+    }
+    // A host master leaves tower 0's apply ops unused; they make its slot variables.
+    const graph::Optimizer o = optimizer(g);
+    if (k == 0) kind_ = o.kind();
+    r->apply_ops = o.apply_gradients(fed);
+  }
+  if (options_.reduction != Reduction::replicated)
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      r->trainables.push_back(pairs[i].second);
+      r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], pairs[i].second.type()));
+      r->assigns.push_back(graph::assign(pairs[i].second, r->parameter_inputs.back()));
+    }
+  r->session = std::make_unique<graph::Session>(g, device);
+  towers_.push_back(std::move(r));
+}
+
+// Tower 0 sets the trainable variables (names_); every later tower must have the same
+// ones, of the same types, in the same order.
+void Towers::check_same_variables(int k, const std::vector<std::string>& names,
+                                  const std::vector<graph::GradAndVar>& pairs) {
+  if (k == 0) {
+    if (names.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the cost depends on no trainable variable");
+    names_ = names;
+    return;
+  }
+  if (names != names_) {
+    std::size_t i = 0;
+    while (i < names.size() && i < names_.size() && names[i] == names_[i]) ++i;
+    throw Error(ErrorCode::invalid_argument,
+                "tower " + std::to_string(k) + " differs from tower 0 in its trainable variables: " +
+                    (i < names.size() ? "'" + names[i] + "'" : "nothing") + " where tower 0 has " +
+                    (i < names_.size() ? "'" + names_[i] + "'" : "nothing"));
+  }
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const graph::TensorType& mine = pairs[i].second.type();
+    const graph::TensorType& first = towers_[0]->graph->find_variable(names_[i]).type();
+    if (mine != first)
+      throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": variable " + names_[i] + " is " +
+                                                   graph::to_string(mine) + ", in tower 0 " + graph::to_string(first));
+  }
+}
+
+// The host master's slot names, checked against tower 0's slot variables, then its values.
+void Towers::set_up_host_master() {
+  for (const std::string& name : names_) {
+    const graph::Tensor v = towers_[0]->graph->find_variable(name);
+    if (v.type().dtype != DType::f32)
+      throw Error(ErrorCode::unsupported, "Towers: the host master updates float32 variables; " + name + " is " +
+                                              graph::to_string(v.type()) + " (use TowerOptions::master = device)");
+    slot_names_.push_back(graph::optimizer_slot_names(kind_, name));
+    for (const std::string& slot : slot_names_.back())
+      if (!towers_[0]->graph->find_variable(slot).valid())
+        throw Error(ErrorCode::invalid_argument, "Towers: the optimizer made no slot variable " + slot +
+                                                     " in tower 0, where the host master expects it");
+  }
+  load_master();
 }
 
 Towers::~Towers() = default;
@@ -449,18 +466,43 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
   broadcast_hyperparameters();
   if (host_master()) host_step_ = read_host_optimizer_step(session(0), kind_, global_step);
 
-  // Forward and backward everywhere at once: submit every tower, then wait for each
-  // (bucket by bucket with bucket_bytes, averaging each bucket as it arrives).
   times_ = {};
   auto start = Clock::now();
-  std::vector<double>& samples = samples_;
-  samples.resize(static_cast<std::size_t>(n));
+  const double total = submit_gradients(batches, global_step, fetches);
+  const double cost = reduce_gradients(samples_, total);
+  times_.compute = seconds_since(start) - times_.reduce;
+
+  start = Clock::now();
+  switch (options_.reduction) {
+    case Reduction::replicated: apply_replicated(global_step); break;
+    case Reduction::parameter_server:
+      if (!host_master()) apply_on_tower_0(global_step);
+      send_parameters();
+      break;
+    case Reduction::async: apply_async(global_step); break;
+  }
+  for (int k = 0; k < n; ++k) session(k).set_global_step(global_step + 1);
+  times_.apply = seconds_since(start);
+
+  const Replica& first = *towers_[0];
+  fetched.resize(fetches.size());
+  for (std::size_t i = 0; i < fetches.size(); ++i) fetched[i] = first.outputs[1 + names_.size() + i];
+  return cost;
+}
+
+// Forward and backward everywhere at once: every tower's gradient program submitted (the
+// results are waited for by reduce_gradients, bucket by bucket with bucket_bytes). Sets
+// samples_ and weights_; returns the samples of the step.
+double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
+                                const std::vector<graph::Tensor>& fetches) {
+  const int n = size();
+  samples_.resize(static_cast<std::size_t>(n));
   double total = 0;
   for (int k = 0; k < n; ++k) {
     const std::vector<Array>& batch = batches[static_cast<std::size_t>(k)];
     graph::Program& p = gradient_program(k, batch, k == 0 ? fetches : std::vector<graph::Tensor>{});
-    samples[static_cast<std::size_t>(k)] = static_cast<double>(batch_rows(batch));
-    total += samples[static_cast<std::size_t>(k)];
+    samples_[static_cast<std::size_t>(k)] = static_cast<double>(batch_rows(batch));
+    total += samples_[static_cast<std::size_t>(k)];
     on_tower(k, [&] {
       p.write_feeds(batch, 0);
       session(k).set_global_step(global_step);
@@ -470,57 +512,46 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
   }
   weights_.resize(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k)
-    weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples[static_cast<std::size_t>(k)] / total);
-  const double cost = reduce_gradients(samples, total);
-  times_.compute = seconds_since(start) - times_.reduce;
+    weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples_[static_cast<std::size_t>(k)] / total);
+  return total;
+}
 
-  start = Clock::now();
-  switch (options_.reduction) {
-    case Reduction::replicated:
-      for (int k = 0; k < n; ++k)
-        on_tower(k, [&] {
-          session(k).set_global_step(global_step);
-          submit_apply(k);
-        });
-      for (int k = 0; k < n; ++k) {
-        Replica& r = *towers_[static_cast<std::size_t>(k)];
-        on_tower(k, [&] { r.session->wait_program(*r.apply_program, r.none); });
-      }
-      break;
-    case Reduction::parameter_server:
-      if (!host_master()) {
-        session(0).set_global_step(global_step);
-        submit_apply(0);
-        session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
-      }
-      send_parameters();
-      break;
-    case Reduction::async: {
-      const float scale = options_.async_scale;
-      for (int k = 0; k < n; ++k) {
-        // Tower k's gradients, scaled in place (the step reads them no more), feed the master.
-        Replica& r = *towers_[static_cast<std::size_t>(k)];
-        for (std::size_t i = 0; i < names_.size(); ++i) {
-          Array& g = r.outputs[1 + i];
-          if (scale != 1.0f)
-            for (float& x : g.data<float>()) x *= scale;
-          apply_program(0).write_feed(i, g, 0);
-        }
-        session(0).set_global_step(global_step);
-        submit_apply(0);
-        session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
-      }
-      send_parameters();
-      break;
-    }
+// Every tower applies the averages its gradient feeds hold.
+void Towers::apply_replicated(std::uint64_t global_step) {
+  for (int k = 0; k < size(); ++k)
+    on_tower(k, [&] {
+      session(k).set_global_step(global_step);
+      submit_apply(k);
+    });
+  for (int k = 0; k < size(); ++k) {
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    on_tower(k, [&] { r.session->wait_program(*r.apply_program, r.none); });
   }
-  for (int k = 0; k < n; ++k) session(k).set_global_step(global_step + 1);
-  times_.apply = seconds_since(start);
+}
 
-  const Replica& first = *towers_[0];
-  fetched.resize(fetches.size());
-  for (std::size_t i = 0; i < fetches.size(); ++i) fetched[i] = first.outputs[1 + names_.size() + i];
-  return cost;
+// The master on tower 0 applies what its gradient feeds hold.
+void Towers::apply_on_tower_0(std::uint64_t global_step) {
+  session(0).set_global_step(global_step);
+  submit_apply(0);
+  session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
+}
+
+// Tower 0's master applies each tower's gradients (times async_scale) in turn, then the
+// parameters go out to every tower.
+void Towers::apply_async(std::uint64_t global_step) {
+  const float scale = options_.async_scale;
+  for (int k = 0; k < size(); ++k) {
+    // Tower k's gradients, scaled in place (the step reads them no more), feed the master.
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      Array& g = r.outputs[1 + i];
+      if (scale != 1.0f)
+        for (float& x : g.data<float>()) x *= scale;
+      apply_program(0).write_feed(i, g, 0);
+    }
+    apply_on_tower_0(global_step);
+  }
+  send_parameters();
 }
 
 }  // namespace vkp::towers

@@ -141,6 +141,17 @@ class Towers {
  private:
   struct Replica;
 
+  // The constructor's stages.
+  void add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer);
+  void check_same_variables(int k, const std::vector<std::string>& names, const std::vector<graph::GradAndVar>& pairs);
+  void set_up_host_master();
+  // step()'s stages.
+  double submit_gradients(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
+                          const std::vector<graph::Tensor>& fetches);
+  void apply_replicated(std::uint64_t global_step);
+  void apply_on_tower_0(std::uint64_t global_step);
+  void apply_async(std::uint64_t global_step);
+
   graph::Program& gradient_program(int k, const std::vector<Array>& batch, const std::vector<graph::Tensor>& fetches);
   graph::Program& apply_program(int k);
   // Whether tower k runs an apply program (its gradient feeds are written).
