@@ -35,7 +35,7 @@ using Interp = callbacks::ScheduledHyperParamSetter::Interpolation;
 // Records the learning rate at the start of every epoch.
 std::shared_ptr<callbacks::Callback> lr_recorder(std::vector<float>& out) {
   auto f = std::make_shared<Hooks>();
-  f->before_epoch = [&out](TrainerView& t) { out.push_back(t.session().hyperparameter("learning_rate")); };
+  f->before_epoch = [&out](TrainerView& t) { out.push_back(t.hyperparameter("learning_rate")); };
   return f;
 }
 
@@ -72,7 +72,7 @@ TEST(HyperParamSetters, StepBasedScheduleChangesWithinAnEpoch) {
       "learning_rate", std::vector<std::pair<std::int64_t, float>>{{0, 0.0f}, {8, 0.8f}}, Interp::linear, true);
   std::vector<float> per_step;
   auto f = std::make_shared<Hooks>();
-  f->before_run = [&per_step](TrainerView& t) { per_step.push_back(t.session().hyperparameter("learning_rate")); };
+  f->before_run = [&per_step](TrainerView& t) { per_step.push_back(t.hyperparameter("learning_rate")); };
   train_with({s, f}, 2, 4);
   ASSERT_EQ(per_step.size(), 8u);
   for (std::size_t k = 0; k < 8; ++k) EXPECT_NEAR(per_step[k], 0.1f * static_cast<float>(k), 1e-6f) << "step " << k;
@@ -102,8 +102,8 @@ TEST(HyperParamSetters, AZeroLearningRateFreezesTheVariables) {
       "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.1f}, {2, 0.0f}});
   std::vector<Array> weights;
   auto f = std::make_shared<Hooks>();
-  f->before_epoch = [&weights](TrainerView& t) { weights.push_back(t.session().variable("fc1/W")); };
-  f->after_train = [&weights](TrainerView& t) { weights.push_back(t.session().variable("fc1/W")); };
+  f->before_epoch = [&weights](TrainerView& t) { weights.push_back(t.variable("fc1/W")); };
+  f->after_train = [&weights](TrainerView& t) { weights.push_back(t.variable("fc1/W")); };
   train_with({s, f}, 3);
   ASSERT_EQ(weights.size(), 4u);
   EXPECT_NE(0, std::memcmp(weights[0].bytes().data(), weights[1].bytes().data(), weights[0].nbytes()));
@@ -181,15 +181,15 @@ TEST(Periodic, EnableCallbackIfAndPeriodicCallback) {
 TEST(CheckNumerics, NamesTheCostAndTheStep) {
   // A NaN bias after the last relu makes the next step's cost NaN.
   train::TrainConfig config = tiny_config(2, 3);
+  train::SimpleTrainer trainer(device());
   auto poison = std::make_shared<Hooks>();
-  poison->trigger_step = [](TrainerView& t) {
+  poison->trigger_step = [&trainer](TrainerView& t) {
     if (t.global_step() != 3) return;
-    Array b = t.session().variable("fc1/b");
+    Array b = t.variable("fc1/b");
     b.data<float>()[1] = std::nanf("");
-    t.session().set_variable("fc1/b", b);
+    trainer.session().set_variable("fc1/b", b);
   };
   config.callbacks = {poison, std::make_shared<callbacks::CheckNumerics>()};
-  train::SimpleTrainer trainer(device());
   try {
     train::launch_train_with_config(std::move(config), trainer);
     FAIL() << "a NaN cost went unnoticed";

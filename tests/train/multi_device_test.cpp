@@ -149,12 +149,14 @@ TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
   auto trainer = parameter_server();
   auto saver = std::make_shared<callbacks::ModelSaver>(10);
   std::vector<bool> current;  // by step, after the saver: tower 0's slot equals the master's
+  std::vector<bool> seen;     // by step: what a callback reads (TrainerView::variable) equals the master's
   Array at_step_4;            // the master's slot when the mid-epoch checkpoint was written
   std::string saved_at_4;
   auto look = std::make_shared<Hooks>();
   look->trigger_step = [&](callbacks::TrainerView& t) {
     const Array& master = trainer->towers().master_value("fc0/W/Momentum");
-    current.push_back(same_bits(t.session().variable("fc0/W/Momentum"), master));
+    current.push_back(same_bits(trainer->session().variable("fc0/W/Momentum"), master));  // tower 0's own
+    seen.push_back(same_bits(t.variable("fc0/W/Momentum"), master));
     if (t.global_step() == 4) {
       at_step_4 = master;
       saved_at_4 = saver->last_saved();
@@ -166,6 +168,7 @@ TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
   train::launch_train_with_config(std::move(config), *trainer);
   // Steps 3 and 6 end an epoch: the sync comes after their trigger_step.
   EXPECT_EQ(current, (std::vector<bool>{false, true, false, true, false, true}));
+  EXPECT_EQ(seen, std::vector<bool>(6, true)) << "a callback read a stale slot";
   EXPECT_TRUE(same_bits(trainer->session().variable("fc0/W/Momentum"),
                         trainer->towers().master_value("fc0/W/Momentum")))
       << "tower 0 after training";
@@ -247,7 +250,7 @@ TEST(MultiDeviceTrainer, ALostDeviceStopsTrainingNamingItAndKeepsTheCheckpoint) 
   train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
   Array saved;  // fc0/W when epoch 1's checkpoint was written
   auto faults = std::make_shared<Hooks>();
-  faults->trigger_epoch = [&](callbacks::TrainerView& t) { saved = t.session().variable("fc0/W"); };
+  faults->trigger_epoch = [&](callbacks::TrainerView& t) { saved = t.variable("fc0/W"); };
   faults->trigger_step = [&](callbacks::TrainerView& t) {
     if (t.global_step() == 5) trainer.towers().session(1).device().simulate_loss();
   };

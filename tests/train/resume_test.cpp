@@ -125,7 +125,7 @@ TEST(Resume, SettersThatDependOnTheCurrentValueResumeExactlyWhereverTheyStand) {
           t.monitors().put_scalar("val", stat[static_cast<std::size_t>(t.epoch_num() - 1)]);
         };
         hooks->before_run = [&](callbacks::TrainerView& t) {
-          if (t.local_step() == 0) lrs.push_back(t.session().hyperparameter("learning_rate"));
+          if (t.local_step() == 0) lrs.push_back(t.hyperparameter("learning_rate"));
         };
         callbacks::CallbackPtr setter;
         if (plateau)

@@ -49,13 +49,23 @@ CheckpointInfo session_info(graph::Session& session, int epoch) {
   return info;
 }
 
+std::vector<std::string> variable_names(const graph::Graph& graph) {
+  std::vector<std::string> names;
+  for (const graph::Tensor& v : graph.variables()) names.push_back(std::get<graph::VariableAttrs>(v.node().attrs).var_name);
+  return names;
+}
+
 std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
                             int max_to_keep, bool allow_non_finite) {
-  TensorFile file;
-  std::vector<std::string> names;
-  for (const graph::Tensor& v : session.graph().variables())
-    names.push_back(std::get<graph::VariableAttrs>(v.node().attrs).var_name);
+  std::vector<std::string> names = variable_names(session.graph());
   std::vector<Array> values = session.variable_values(names);
+  return save_checkpoint(std::move(names), std::move(values), dir, info, max_to_keep, allow_non_finite);
+}
+
+std::string save_checkpoint(std::vector<std::string> names, std::vector<Array> values, const std::string& dir,
+                            const CheckpointInfo& info, int max_to_keep, bool allow_non_finite) {
+  VKP_CHECK(names.size() == values.size(), "save_checkpoint: names and values differ in number");
+  TensorFile file;
   for (std::size_t i = 0; i < names.size() && !allow_non_finite; ++i)
     if (const NonFinite bad = non_finite(values[i]); bad.count > 0)
       throw Error(ErrorCode::bad_data,

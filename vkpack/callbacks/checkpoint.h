@@ -34,6 +34,11 @@ struct Checkpoint {
 // unless allow_non_finite.
 std::string save_checkpoint(graph::Session& session, const std::string& dir, const CheckpointInfo& info,
                             int max_to_keep, bool allow_non_finite = false);
+// The same for variables read already: names[i] holds values[i].
+std::string save_checkpoint(std::vector<std::string> names, std::vector<Array> values, const std::string& dir,
+                            const CheckpointInfo& info, int max_to_keep, bool allow_non_finite = false);
+// Every variable of the graph (slots and moving averages too), by name, in creation order.
+std::vector<std::string> variable_names(const graph::Graph& graph);
 
 // The checkpoint the directory's `checkpoint` file names, or empty when there is none.
 std::string latest_checkpoint(const std::string& dir);

@@ -8,12 +8,12 @@
 
 namespace vkp::callbacks {
 
-float HyperParamSetter::current() const { return trainer().session().hyperparameter(param_); }
+float HyperParamSetter::current() const { return trainer().hyperparameter(param_); }
 
 void HyperParamSetter::apply(int coming_epoch) {
   const std::optional<float> value = value_to_set(coming_epoch);
   if (!value || *value == current()) return;
-  trainer().session().set_hyperparameter(param_, *value);
+  trainer().set_hyperparameter(param_, *value);
   log_info("{} set to {:.6g} at global step {}", param_, *value, trainer().global_step());
 }
 

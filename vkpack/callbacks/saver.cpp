@@ -40,12 +40,14 @@ void ModelSaver::on_setup_graph() {
 void ModelSaver::on_trigger() {
   // Epochs completed: a trigger inside an epoch (PeriodicTrigger by steps) has not
   // completed the current one, and a resumed run starts it again.
-  trainer().sync_state();
-  const TrainerView& t = trainer();
-  const int completed = t.local_step() >= t.steps_per_epoch() ? t.epoch_num() : t.epoch_num() - 1;
-  CheckpointInfo info = session_info(trainer().session(), completed);
-  info.global_step = trainer().global_step();
-  last_saved_ = save_checkpoint(trainer().session(), dir_, info, max_to_keep_, allow_non_finite_);
+  TrainerView& t = trainer();
+  CheckpointInfo info;
+  info.epoch = t.local_step() >= t.steps_per_epoch() ? t.epoch_num() : t.epoch_num() - 1;
+  info.global_step = t.global_step();
+  for (const auto& [name, initial] : t.graph().hyperparameters()) info.hyperparameters[name] = t.hyperparameter(name);
+  std::vector<std::string> names = variable_names(t.graph());
+  std::vector<Array> values = t.variable_values(names);  // the trainer syncs its state first
+  last_saved_ = save_checkpoint(std::move(names), std::move(values), dir_, info, max_to_keep_, allow_non_finite_);
   log_info("model saved to {}", last_saved_);
 }
 

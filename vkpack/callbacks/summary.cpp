@@ -55,7 +55,7 @@ void MovingAverageSummary::on_setup_graph() {
 void MovingAverageSummary::on_trigger() {
   const double steps = static_cast<double>(trainer().global_step());
   for (const Summary& s : summaries_) {
-    const double raw = trainer().session().variable(s.variable).data<float>()[0];
+    const double raw = trainer().variable(s.variable).data<float>()[0];
     const double correction = 1.0 - std::pow(s.decay, steps);
     const double value = correction > 0 ? raw / correction : raw;
     averages_[s.name] = value;

@@ -45,7 +45,7 @@ void CheckNumerics::on_after_run(std::span<const Array> values) {
 void CheckNumerics::check_variables() const {
   for (const graph::Tensor& v : trainer().graph().variables()) {
     const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
-    if (const std::int64_t bad = non_finite(trainer().session().variable(name)).count; bad > 0)
+    if (const std::int64_t bad = non_finite(trainer().variable(name)).count; bad > 0)
       throw Error(ErrorCode::bad_data, "CheckNumerics: variable " + name + " has " + std::to_string(bad) +
                                            " NaN or infinite value(s) at global step " +
                                            std::to_string(trainer().global_step()));
@@ -63,7 +63,7 @@ RunOp::RunOp(std::function<std::vector<graph::Tensor>(graph::Graph&)> make, bool
     : make_(std::move(make)), run_before_(run_before), run_as_trigger_(run_as_trigger), run_every_step_(run_every_step) {}
 
 void RunOp::on_setup_graph() { targets_ = make_(trainer().graph()); }
-void RunOp::run() { trainer().session().run({}, {}, targets_); }
+void RunOp::run() { trainer().run_targets(targets_); }
 void RunOp::on_before_train() { if (run_before_) run(); }
 void RunOp::on_trigger() { if (run_as_trigger_) run(); }
 void RunOp::on_trigger_step() { if (run_every_step_) run(); }

@@ -10,7 +10,6 @@
 
 #include "vkpack/core/array.h"
 #include "vkpack/engine/graph/graph.h"
-#include "vkpack/engine/graph/session.h"
 
 namespace vkp::callbacks {
 
@@ -32,13 +31,19 @@ class TrainerView {
   virtual int starting_epoch() const = 0;
   virtual int max_epoch() const = 0;
 
-  // The training graph and the session that holds its variables and hyperparameters.
+  // The training graph: callbacks find tensors in it, and build ops in it at setup_graph.
   virtual graph::Graph& graph() = 0;
-  virtual graph::Session& session() = 0;
-  // Brings session()'s variables and optimizer state up to date where the trainer keeps
-  // the master copy elsewhere (the parameter server's host master); the trainer calls it
-  // at every epoch end and when training ends cleanly, savers before they read.
-  virtual void sync_state() {}
+
+  // The training state, always current: where the trainer keeps a master copy elsewhere
+  // (the parameter server's host master) it answers from it, or brings it back first.
+  // Error(not_found) for names the graph does not have.
+  virtual float hyperparameter(const std::string& name) = 0;
+  virtual void set_hyperparameter(const std::string& name, float value) = 0;
+  virtual Array variable(const std::string& name) = 0;
+  // Several variables (slots and moving averages too) in one read, for checkpoints.
+  virtual std::vector<Array> variable_values(const std::vector<std::string>& names) = 0;
+  // Runs `targets` (ops a callback built in graph()) once, between steps.
+  virtual void run_targets(const std::vector<graph::Tensor>& targets) = 0;
   virtual Monitors& monitors() = 0;
   // train_log/<name>/, or empty when the run writes no files.
   virtual const std::string& logger_dir() const = 0;

@@ -259,6 +259,14 @@ void Towers::store_master_slots() {
   on_tower(0, [&] { session(0).set_variables(slots, values); });
 }
 
+bool Towers::master_holds(const std::string& name) const {
+  if (!host_master()) return false;
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name || std::find(slot_names_[i].begin(), slot_names_[i].end(), name) != slot_names_[i].end())
+      return true;
+  return false;
+}
+
 const Array& Towers::master_value(const std::string& name) const {
   check_host_master("master_value");
   for (std::size_t i = 0; i < names_.size(); ++i) {

@@ -119,6 +119,8 @@ class Towers {
   void load_master();
   void store_master_slots();
   const Array& master_value(const std::string& name) const;
+  // Whether the host master holds a trainable variable or slot of this name.
+  bool master_holds(const std::string& name) const;
 
   // One step at `global_step`: tower k is fed batches[k] (in the order of its inputs;
   // towers may take different batch sizes). `fetches` are tensors of graph(0) whose

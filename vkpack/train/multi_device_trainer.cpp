@@ -76,6 +76,11 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
 graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : graph_; }
 graph::Session& MultiDeviceTrainer::session() { return towers_ ? towers_->session(0) : Trainer::session(); }
 
+Array MultiDeviceTrainer::variable(const std::string& name) {
+  if (towers_ && towers_->host_master() && towers_->master_holds(name)) return towers_->master_value(name);
+  return session().variable(name);
+}
+
 void MultiDeviceTrainer::sync_state() {
   if (!slots_behind_) return;
   towers().store_master_slots();

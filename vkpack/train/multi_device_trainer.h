@@ -20,7 +20,8 @@
 //   - tower 0 receives the parameters every step, and the optimizer slots in
 //     sync_state(): at every epoch end (before after_epoch), when training ends without
 //     an error, and whenever a ModelSaver saves (also mid-epoch, under PeriodicTrigger).
-//     Between those, a callback reading a slot from session() sees the last synced one.
+//     A callback reads variables through TrainerView::variable (the master's value where
+//     it holds one) or variable_values (synced first), never a stale slot.
 #pragma once
 
 #include <memory>
@@ -80,6 +81,8 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
 
   graph::Graph& graph() override;
   graph::Session& session() override;
+  // A trainable variable or slot from the host master when it holds one, without a sync.
+  Array variable(const std::string& name) override;
   void sync_state() override;  // the host master's slots into tower 0, when they changed
   std::uint64_t device_memory_bytes() const override;
   std::uint64_t peak_device_memory_bytes() const override;

@@ -252,6 +252,22 @@ void Trainer::run_step() {
   deliver_fetched(std::span<const Array>(outputs_).subspan(first));
 }
 
+float Trainer::hyperparameter(const std::string& name) { return session().hyperparameter(name); }
+
+void Trainer::set_hyperparameter(const std::string& name, float value) { session().set_hyperparameter(name, value); }
+
+Array Trainer::variable(const std::string& name) {
+  sync_state();
+  return session().variable(name);
+}
+
+std::vector<Array> Trainer::variable_values(const std::vector<std::string>& names) {
+  sync_state();
+  return session().variable_values(names);
+}
+
+void Trainer::run_targets(const std::vector<graph::Tensor>& targets) { session().run({}, {}, targets); }
+
 std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
                                        const std::vector<graph::Tensor>& targets) {
   if (delivered_) return session().run(feeds, fetches, targets);  // the callbacks had this step's values

@@ -70,7 +70,11 @@ class Trainer : public callbacks::TrainerView {
   int starting_epoch() const override { return starting_epoch_; }
   int max_epoch() const override { return max_epoch_; }
   graph::Graph& graph() override { return graph_; }
-  graph::Session& session() override { return *session_; }
+  float hyperparameter(const std::string& name) override;
+  void set_hyperparameter(const std::string& name, float value) override;
+  Array variable(const std::string& name) override;
+  std::vector<Array> variable_values(const std::vector<std::string>& names) override;
+  void run_targets(const std::vector<graph::Tensor>& targets) override;
   callbacks::Monitors& monitors() override;
   const std::string& logger_dir() const override { return logger_dir_; }
   bool is_chief() const override { return true; }
@@ -82,6 +86,14 @@ class Trainer : public callbacks::TrainerView {
   std::vector<std::string> input_names() const override;
   graph::Tensor cost() const override { return cost_; }
   vk::Device& device() { return *device_; }
+
+  // The session of the training graph (tower 0's with several towers). Callbacks see the
+  // state through the TrainerView functions above instead, which sync first.
+  virtual graph::Session& session() { return *session_; }
+  // Brings session()'s variables and optimizer state up to date where the trainer keeps
+  // the master copy elsewhere (the parameter server's host master). The trainer calls it
+  // at every epoch end, when training ends cleanly and before variable_values().
+  virtual void sync_state() {}
 
  protected:
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).

@@ -39,7 +39,11 @@ class FakeTrainer : public TrainerView {
   int starting_epoch() const override { return starting_epoch_; }
   int max_epoch() const override { return max_epoch_; }
   graph::Graph& graph() override { throw absent("graph"); }
-  graph::Session& session() override { throw absent("session"); }
+  float hyperparameter(const std::string&) override { throw absent("hyperparameter"); }
+  void set_hyperparameter(const std::string&, float) override { throw absent("hyperparameter"); }
+  Array variable(const std::string&) override { throw absent("variable"); }
+  std::vector<Array> variable_values(const std::vector<std::string>&) override { throw absent("variable"); }
+  void run_targets(const std::vector<graph::Tensor>&) override { throw absent("run_targets"); }
   Monitors& monitors() override { throw absent("monitors"); }
   const std::string& logger_dir() const override { return logger_dir_; }
   bool is_chief() const override { return true; }
