@@ -18,6 +18,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/dataflow/data_from_list.h"
 #include "vkpack/engine/graph/variables.h"
+#include "vkpack/train/input_source.h"
 #include "vkpack/train/multi_device_trainer.h"
 
 namespace vkp::test {
@@ -50,6 +51,47 @@ TEST(MultiDeviceTrainer, ReplicatedTrainsAndKeepsTowersEqual) {
   EXPECT_TRUE(same_bits(c.variables.at("fc0/W"), trainer.session().variable("fc0/W")));
   EXPECT_TRUE(c.variables.count("fc0/W/Momentum"));
   std::filesystem::remove_all(dir);
+}
+
+// Counts the batches it hands on.
+class CountingInput : public train::InputSource {
+ public:
+  explicit CountingInput(train::InputSourcePtr source) : source_(std::move(source)) {}
+  std::optional<std::size_t> size() const override { return source_->size(); }
+  int batches = 0;
+
+ protected:
+  void on_setup() override { source_->setup(specs()); }
+  std::vector<Array> on_next() override {
+    ++batches;
+    return source_->next_batch();
+  }
+
+ private:
+  train::InputSourcePtr source_;
+};
+
+// StagingInput on several towers: every tower's next batch is read and written while the
+// current step runs (one step ahead of the batches trained on), and the run is bit for
+// bit the one without staging.
+TEST(MultiDeviceTrainer, StagingInputDoubleBuffersEveryTower) {
+  const auto run = [](bool staging, int& batches_read) {
+    train::TrainConfig config = tiny_config(6, 2);
+    auto counting = std::make_shared<CountingInput>(std::make_shared<train::FeedInput>(tiny_flow(6)));
+    config.data = staging ? train::InputSourcePtr(std::make_shared<train::StagingInput>(counting)) : counting;
+    train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
+    train::launch_train_with_config(std::move(config), trainer);
+    EXPECT_EQ(trainer.global_step(), 12);
+    expect_towers_equal(trainer);
+    batches_read = counting->batches;
+    return all_variables(trainer);
+  };
+  int plain_reads = 0, staged_reads = 0;
+  const auto plain = run(false, plain_reads), staged = run(true, staged_reads);
+  EXPECT_EQ(plain_reads, 12 * 2);
+  EXPECT_EQ(staged_reads, 12 * 2 + 2) << "the towers did not read one step ahead";
+  ASSERT_EQ(plain.size(), staged.size());
+  for (const auto& [name, value] : plain) EXPECT_TRUE(same_bits(value, staged.at(name))) << name;
 }
 
 TEST(MultiDeviceTrainer, HyperparametersReachEveryTower) {

@@ -78,6 +78,9 @@ struct Towers::Replica {
   graph::Program* read_program = nullptr;
   std::vector<Array> outputs_of_read;
   std::vector<Array> outputs;  // cost, gradients, then the extra fetches
+  // Staging: the input buffers of the next submission, and whether they hold its batch.
+  int variant = 0;
+  bool staged = false;
   std::vector<Array> none;
 };
 
@@ -315,7 +318,9 @@ graph::Program& Towers::gradient_program(int k, const std::vector<Array>& batch,
     for (std::size_t i = 0; i < names_.size(); ++i) segments.fetches.push_back(1 + static_cast<int>(i));
     segments.bucket_bytes = options_.bucket_bytes;
   }
-  r.program = &r.session->program(specs, all, r.updates, 1, segments);
+  r.program = &r.session->program(specs, all, r.updates, std::max(1, options_.staging_buffers), segments);
+  r.variant = 0;
+  r.staged = false;
   r.segment_of.assign(names_.size(), -1);
   for (int s = 0; s < r.program->segment_count(); ++s)
     for (int f : r.program->segment_fetches(s)) r.segment_of[static_cast<std::size_t>(f - 1)] = s;
@@ -466,7 +471,14 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
 
 double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
                     const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
+  return step(batches, {}, global_step, fetches, fetched);
+}
+
+double Towers::step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
+                    std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
   const int n = size();
+  if (!next.empty() && (options_.staging_buffers < 2 || static_cast<int>(next.size()) != n))
+    throw Error(ErrorCode::invalid_argument, "Towers::step: next batches need staging_buffers = 2 and one batch per tower");
   if (static_cast<int>(batches.size()) != n)
     throw Error(ErrorCode::invalid_argument, "Towers::step: " + std::to_string(n) + " towers, " +
                                                  std::to_string(batches.size()) + " batches");
@@ -477,6 +489,7 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
   times_ = {};
   auto start = Clock::now();
   const double total = submit_gradients(batches, global_step, fetches);
+  if (!next.empty()) stage_next(next);
   const double cost = reduce_gradients(samples_, total);
   times_.compute = seconds_since(start) - times_.reduce;
 
@@ -511,17 +524,36 @@ double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std
     graph::Program& p = gradient_program(k, batch, k == 0 ? fetches : std::vector<graph::Tensor>{});
     samples_[static_cast<std::size_t>(k)] = static_cast<double>(batch_rows(batch));
     total += samples_[static_cast<std::size_t>(k)];
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
     on_tower(k, [&] {
-      p.write_feeds(batch, 0);
+      if (!r.staged) p.write_feeds(batch, r.variant);
+      r.staged = false;
       session(k).set_global_step(global_step);
-      session(k).submit_program(p, 0);
+      session(k).submit_program(p, r.variant);
     });
-    towers_[static_cast<std::size_t>(k)]->next_segment = 0;
+    r.next_segment = 0;
   }
   weights_.resize(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k)
     weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples_[static_cast<std::size_t>(k)] / total);
   return total;
+}
+
+// While this step's gradient programs run: the next batches into the other input
+// buffers, which the next step submits.
+void Towers::stage_next(std::span<const std::vector<Array>> next) {
+  for (int k = 0; k < size(); ++k) {
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    const std::vector<Array>& batch = next[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (i >= r.fed_dims.size() || batch[i].shape().dims() != r.fed_dims[i])
+        throw Error(ErrorCode::invalid_argument,
+                    "tower " + std::to_string(k) + ": staging needs batches of one shape; input " + std::to_string(i) +
+                        " changed to " + to_string(batch[i].shape()));
+    on_tower(k, [&] { r.program->write_feeds(batch, 1 - r.variant); });
+    r.variant = 1 - r.variant;
+    r.staged = true;
+  }
 }
 
 // Every tower applies the averages its gradient feeds hold.

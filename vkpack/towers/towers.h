@@ -70,6 +70,10 @@ struct TowerOptions {
   // the host averages a bucket as soon as every tower has computed it, while backward
   // of earlier layers goes on. Both paths give bitwise the same results. Not with async.
   std::size_t bucket_bytes = 0;
+  // 2: every tower's gradient program keeps two sets of input buffers, and step() writes
+  // the next step's batches (its `next` argument) into the other set while this step
+  // runs (StagingInput); the next step then starts without writing its inputs.
+  int staging_buffers = 1;
 };
 
 // Host wall time of the parts of the last step, in seconds; they add up to the step.
@@ -128,6 +132,11 @@ class Towers {
   // towers weighted by batch size. A steady loop allocates nothing here.
   double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
               const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
+  // With staging_buffers = 2: `batches` are this step's (ignored when the last step
+  // already wrote them as its `next`), `next` the following step's, written while this
+  // step computes; they must have this step's shapes. An empty `next` stages nothing.
+  double step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
+              std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
   double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step);
 
   const StepTimes& last_times() const { return times_; }
@@ -150,6 +159,8 @@ class Towers {
   // step()'s stages.
   double submit_gradients(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
                           const std::vector<graph::Tensor>& fetches);
+  // Writes each tower's next batch into its other input buffers (staging).
+  void stage_next(std::span<const std::vector<Array>> next);
   void apply_replicated(std::uint64_t global_step);
   void apply_on_tower_0(std::uint64_t global_step);
   void apply_async(std::uint64_t global_step);

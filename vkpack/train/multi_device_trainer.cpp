@@ -45,6 +45,9 @@ void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
   tower_ = std::move(tower);
   std::vector<vk::Device*> list;
   for (const auto& d : opened) list.push_back(d.get());
+  // StagingInput: every tower double-buffers its inputs, as the one-device step does.
+  options_.staging_buffers = source ? source->staging_buffers() : 1;
+  staged_batches_.clear();
   towers_ = std::make_unique<towers::Towers>(
       list,
       [this](graph::Graph& g, int) {
@@ -108,13 +111,23 @@ void MultiDeviceTrainer::run_step() {
       slots_behind_ = false;
     }
   }
-  batches_.resize(static_cast<std::size_t>(t.size()));
+  const auto read = [&](std::vector<std::vector<Array>>& batches) {
+    batches.resize(static_cast<std::size_t>(t.size()));
+    for (std::vector<Array>& batch : batches) batch = input_source().next_batch();
+  };
+  // With StagingInput the batches of this step were read (and written to the devices)
+  // during the last one, and the next step's are read and written during this one.
+  const bool staging = options_.staging_buffers > 1;
+  if (!staging || staged_batches_.empty())
+    read(batches_);
+  else
+    std::swap(batches_, staged_batches_);
+  if (staging) read(staged_batches_);
   std::int64_t samples = 0;
-  for (std::vector<Array>& batch : batches_) {
-    batch = input_source().next_batch();
-    samples += batch_rows(batch);
-  }
-  const double cost = t.step(batches_, static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched_);
+  for (const std::vector<Array>& batch : batches_) samples += batch_rows(batch);
+  const double cost = t.step(batches_, staging ? std::span<const std::vector<Array>>(staged_batches_)
+                                               : std::span<const std::vector<Array>>(),
+                             static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched_);
   slots_behind_ = t.host_master();
   set_step_result(samples, cost);
   deliver_fetched(fetched_);

@@ -96,6 +96,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
   std::unique_ptr<towers::Towers> towers_;
   std::vector<std::vector<Array>> batches_;
+  std::vector<std::vector<Array>> staged_batches_;  // StagingInput: the next step's, already on the devices
   std::vector<Array> fetched_;
 };
 
