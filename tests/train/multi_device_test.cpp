@@ -94,6 +94,14 @@ TEST(MultiDeviceTrainer, StagingInputDoubleBuffersEveryTower) {
   for (const auto& [name, value] : plain) EXPECT_TRUE(same_bits(value, staged.at(name))) << name;
 }
 
+// The towers hold the sessions: the trainer makes no session of its own on the first
+// device, so it holds no device memory before its towers exist.
+TEST(MultiDeviceTrainer, HoldsNoSessionOfItsOwn) {
+  train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
+  EXPECT_EQ(trainer.device_memory_bytes(), 0u);
+  EXPECT_THROW(trainer.session(), Error);  // tower 0's, once setup_graph has made the towers
+}
+
 TEST(MultiDeviceTrainer, HyperparametersReachEveryTower) {
   // A learning rate of 0 from epoch 2 freezes the variables of both towers: tower 1's
   // change within epoch 1 (steps 1 to 2) and not after it (steps 2 to 6).

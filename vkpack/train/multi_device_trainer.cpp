@@ -77,7 +77,8 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
 }
 
 graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : graph_; }
-graph::Session& MultiDeviceTrainer::session() { return towers_ ? towers_->session(0) : Trainer::session(); }
+// Tower 0's: the Trainer base's own session is never made here.
+graph::Session& MultiDeviceTrainer::session() { return towers().session(0); }
 
 Array MultiDeviceTrainer::variable(const std::string& name) {
   if (towers_ && towers_->host_master() && towers_->master_holds(name)) return towers_->master_value(name);

@@ -13,7 +13,14 @@
 namespace vkp::train {
 
 Trainer::Trainer(vk::Device& device, std::uint64_t seed)
-    : graph_(seed), device_(&device), session_(std::make_unique<graph::Session>(graph_, device)) {}
+    : graph_(seed), device_(&device) {}
+
+// Made on first use: a trainer whose towers have sessions of their own (MultiDeviceTrainer)
+// never makes this one, so it holds no memory on the first device for nothing.
+graph::Session& Trainer::session() {
+  if (!session_) session_ = std::make_unique<graph::Session>(graph_, *device_);
+  return *session_;
+}
 
 Trainer::~Trainer() = default;
 
@@ -205,7 +212,7 @@ graph::Program& Trainer::step_program(const std::vector<Array>& batch) {
   for (std::size_t i = 0; i < batch.size(); ++i) specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
   std::vector<graph::Tensor> fetches = hooked_fetches_;
   if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
-  program_ = &session_->program(specs, fetches, targets_, source_->staging_buffers());
+  program_ = &session().program(specs, fetches, targets_, source_->staging_buffers());
   return *program_;
 }
 
@@ -233,19 +240,19 @@ void Trainer::run_step() {
       const std::vector<Array> batch = source_->next_batch();
       step_program(batch).write_feeds(batch, variant_);
     }
-    session_->submit_program(*program_, variant_);
+    session().submit_program(*program_, variant_);
     const std::vector<Array> next = source_->next_batch();
     for (std::size_t i = 0; i < next.size(); ++i)
       if (next[i].shape().dims() != program_->feeds()[i].type.dims)
         throw Error(ErrorCode::invalid_argument, "StagingInput needs batches of one shape; input '" +
                                                      inputs_[i].name() + "' changed to " + describe(next[i]));
     program_->write_feeds(next, 1 - variant_);
-    session_->wait_program(*program_, outputs_);
+    session().wait_program(*program_, outputs_);
     staged_ = true;
     variant_ = 1 - variant_;
   } else {
     const std::vector<Array> batch = source_->next_batch();
-    session_->run_program(step_program(batch), batch, outputs_);
+    session().run_program(step_program(batch), batch, outputs_);
   }
   const std::size_t first = cost_.valid() ? 1 : 0;
   last_cost_ = cost_.valid() ? static_cast<double>(outputs_[0].data<float>()[0]) : std::nan("");

@@ -89,7 +89,7 @@ class Trainer : public callbacks::TrainerView {
 
   // The session of the training graph (tower 0's with several towers). Callbacks see the
   // state through the TrainerView functions above instead, which sync first.
-  virtual graph::Session& session() { return *session_; }
+  virtual graph::Session& session();
   // Brings session()'s variables and optimizer state up to date where the trainer keeps
   // the master copy elsewhere (the parameter server's host master). The trainer calls it
   // at every epoch end, when training ends cleanly and before variable_values().
