@@ -28,26 +28,7 @@ namespace vkp::vk {
 class StagingRing;
 
 // Owns the VkDevice; declared first in Device so that it is destroyed last.
-class DeviceOwner {
- public:
-  DeviceOwner() = default;
-  DeviceOwner(VkDevice device, PFN_vkDestroyDevice destroy) : device_(device), destroy_(destroy) {}
-  DeviceOwner(const DeviceOwner&) = delete;
-  DeviceOwner& operator=(const DeviceOwner&) = delete;
-  DeviceOwner& operator=(DeviceOwner&& other) noexcept {
-    std::swap(device_, other.device_);
-    std::swap(destroy_, other.destroy_);
-    return *this;
-  }
-  ~DeviceOwner() {
-    if (device_ != VK_NULL_HANDLE) destroy_(device_, nullptr);
-  }
-  VkDevice get() const { return device_; }
-
- private:
-  VkDevice device_ = VK_NULL_HANDLE;
-  PFN_vkDestroyDevice destroy_ = nullptr;
-};
+using DeviceOwner = DeviceRootHandle;
 
 // How the host reaches device-local memory.
 enum class MemoryMode {

@@ -11,7 +11,6 @@ namespace vkp::vk {
 
 struct Instance::Messenger {
   std::function<void(const ValidationMessage&)> on_message;
-  VkDebugUtilsMessengerEXT handle = VK_NULL_HANDLE;
 };
 
 namespace {
@@ -211,40 +210,32 @@ Instance::Instance(InstanceOptions options)
     info.pNext = &messenger_info;
     if (!enabled.empty()) messenger_info.pNext = &validation_features;
   }
-  const VkResult created = g.vkCreateInstance(&info, nullptr, &instance_);
+  VkInstance instance = VK_NULL_HANDLE;
+  const VkResult created = g.vkCreateInstance(&info, nullptr, &instance);
   if (created == VK_ERROR_INCOMPATIBLE_DRIVER) throw Error(ErrorCode::no_device, kNoDevice);
   check(created, "vkCreateInstance");
-  try {  // the destructor will not run if the constructor throws: release by hand
-    fns_ = load_instance_fns(g, instance_);
+  // From here the handles own what is made: a throw below destroys it in order.
+  fns_ = load_instance_fns(g, instance);
+  instance_ = InstanceHandle(instance, fns_.vkDestroyInstance);
 
-    if (options_.validation && debug_utils && fns_.vkCreateDebugUtilsMessengerEXT) {
-      messenger_info.pNext = nullptr;
-      check(fns_.vkCreateDebugUtilsMessengerEXT(instance_, &messenger_info, nullptr, &messenger_->handle),
-            "vkCreateDebugUtilsMessengerEXT");
-    }
-
-    std::uint32_t count = 0;
-    VkResult listed = fns_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
-    std::vector<VkPhysicalDevice> handles(count);
-    if (listed >= 0 && count > 0) listed = fns_.vkEnumeratePhysicalDevices(instance_, &count, handles.data());
-    if (listed == VK_ERROR_INITIALIZATION_FAILED || count == 0) throw Error(ErrorCode::no_device, kNoDevice);
-    check(listed, "vkEnumeratePhysicalDevices");
-    for (std::uint32_t i = 0; i < count; ++i) devices_.push_back(describe(fns_, handles[i], static_cast<int>(i)));
-  } catch (...) {
-    release();
-    throw;
+  if (options_.validation && debug_utils && fns_.vkCreateDebugUtilsMessengerEXT) {
+    messenger_info.pNext = nullptr;
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    check(fns_.vkCreateDebugUtilsMessengerEXT(instance, &messenger_info, nullptr, &messenger),
+          "vkCreateDebugUtilsMessengerEXT");
+    debug_messenger_ = DebugMessengerHandle(instance, messenger, fns_.vkDestroyDebugUtilsMessengerEXT);
   }
+
+  std::uint32_t count = 0;
+  VkResult listed = fns_.vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> handles(count);
+  if (listed >= 0 && count > 0) listed = fns_.vkEnumeratePhysicalDevices(instance, &count, handles.data());
+  if (listed == VK_ERROR_INITIALIZATION_FAILED || count == 0) throw Error(ErrorCode::no_device, kNoDevice);
+  check(listed, "vkEnumeratePhysicalDevices");
+  for (std::uint32_t i = 0; i < count; ++i) devices_.push_back(describe(fns_, handles[i], static_cast<int>(i)));
 }
 
-Instance::~Instance() { release(); }
-
-void Instance::release() {
-  if (instance_ == VK_NULL_HANDLE) return;
-  if (messenger_ && messenger_->handle != VK_NULL_HANDLE)
-    fns_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_->handle, nullptr);
-  if (fns_.vkDestroyInstance) fns_.vkDestroyInstance(instance_, nullptr);
-  instance_ = VK_NULL_HANDLE;
-}
+Instance::~Instance() = default;
 
 const PhysicalDeviceInfo& Instance::device(int index) const {
   if (index < 0 || index >= static_cast<int>(devices_.size())) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "vkpack/engine/vk/handle.h"
 #include "vkpack/engine/vk/loader.h"
 
 namespace vkp::vk {
@@ -95,20 +96,21 @@ class Instance {
   // devices()[index], or Error(invalid_argument) listing the devices there are.
   const PhysicalDeviceInfo& device(int index) const;
 
-  VkInstance handle() const { return instance_; }
+  VkInstance handle() const { return instance_.get(); }
   const InstanceFns& fns() const { return fns_; }
   bool validation() const { return options_.validation; }
 
   struct Messenger;  // the debug messenger and the callback it calls
 
  private:
-  void release();
-
+  // In the order of teardown's reverse: the loader outlives the instance, the instance
+  // its messenger, and the messenger's callback data (messenger_) the messenger handle.
   InstanceOptions options_;
   std::unique_ptr<Loader> loader_;
-  VkInstance instance_ = VK_NULL_HANDLE;
-  InstanceFns fns_;
   std::unique_ptr<Messenger> messenger_;
+  InstanceHandle instance_;
+  InstanceFns fns_;
+  DebugMessengerHandle debug_messenger_;
   std::vector<PhysicalDeviceInfo> devices_;
 };
 
