@@ -121,6 +121,9 @@ class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
 };
 
 // Each tower's gradients, times `scale`, are applied to the master in turn, unaveraged.
+// In lock step: every tower computes from the same parameters and a step waits for all
+// of them; tensorpack's free-running asynchronous updates (each tower on the parameters
+// it last received) are not built yet.
 class AsyncMultiDeviceTrainer : public MultiDeviceTrainer {
  public:
   AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, std::uint64_t seed = 0,
