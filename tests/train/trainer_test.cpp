@@ -48,6 +48,37 @@ TEST(Trainer, LearnsTheTinyProblem) {
   EXPECT_LT(trainer.last_cost(), 0.35);
 }
 
+// While it trains, the trainer owns the global step: its session reads it (from a starting
+// step of 7 here, which a session counting on its own would not know) and cannot be set
+// behind its back; after training the session counts on from the trainer's last step.
+TEST(Trainer, OwnsTheGlobalStepItsSessionReads) {
+  train::TrainConfig config = tiny_config(3, 2);
+  config.starting_global_step = 7;
+  train::SimpleTrainer trainer(device(), 3);
+  std::vector<std::pair<std::uint64_t, std::int64_t>> seen;  // (session's, trainer's) before each step
+  auto look = std::make_shared<Hooks>();
+  bool refused = false;
+  look->before_run = [&](callbacks::TrainerView& t) {
+    seen.emplace_back(trainer.session().global_step(), t.global_step());
+    try {
+      trainer.session().set_global_step(100);
+    } catch (const Error&) {
+      refused = true;
+    }
+  };
+  config.callbacks = {look};
+  train::launch_train_with_config(std::move(config), trainer);
+  ASSERT_EQ(seen.size(), 6u);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].second, 7 + static_cast<std::int64_t>(i));
+    EXPECT_EQ(seen[i].first, static_cast<std::uint64_t>(seen[i].second)) << "step " << i;
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(trainer.session().global_step(), 13u);
+  trainer.session().set_global_step(5);  // its own again
+  EXPECT_EQ(trainer.session().global_step(), 5u);
+}
+
 class StopAt : public callbacks::Callback {
  public:
   explicit StopAt(std::int64_t step) : step_(step) {}

@@ -502,7 +502,7 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::span<const
       break;
     case Reduction::async: apply_async(global_step); break;
   }
-  for (int k = 0; k < n; ++k) session(k).set_global_step(global_step + 1);
+  for (int k = 0; k < n; ++k) set_step(k, global_step + 1);
   times_.apply = seconds_since(start);
 
   const Replica& first = *towers_[0];
@@ -528,7 +528,7 @@ double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std
     on_tower(k, [&] {
       if (!r.staged) p.write_feeds(batch, r.variant);
       r.staged = false;
-      session(k).set_global_step(global_step);
+      set_step(k, global_step);
       session(k).submit_program(p, r.variant);
     });
     r.next_segment = 0;
@@ -537,6 +537,15 @@ double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std
   for (int k = 0; k < n; ++k)
     weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples_[static_cast<std::size_t>(k)] / total);
   return total;
+}
+
+void Towers::follow_global_step(const std::int64_t* counter) {
+  for (int k = 0; k < size(); ++k) session(k).follow_global_step(counter);
+  follows_counter_ = counter != nullptr;
+}
+
+void Towers::set_step(int k, std::uint64_t step) {
+  if (!follows_counter_) session(k).set_global_step(step);
 }
 
 // While this step's gradient programs run: the next batches into the other input
@@ -560,7 +569,7 @@ void Towers::stage_next(std::span<const std::vector<Array>> next) {
 void Towers::apply_replicated(std::uint64_t global_step) {
   for (int k = 0; k < size(); ++k)
     on_tower(k, [&] {
-      session(k).set_global_step(global_step);
+      set_step(k, global_step);
       submit_apply(k);
     });
   for (int k = 0; k < size(); ++k) {
@@ -571,7 +580,7 @@ void Towers::apply_replicated(std::uint64_t global_step) {
 
 // The master on tower 0 applies what its gradient feeds hold.
 void Towers::apply_on_tower_0(std::uint64_t global_step) {
-  session(0).set_global_step(global_step);
+  set_step(0, global_step);
   submit_apply(0);
   session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
 }

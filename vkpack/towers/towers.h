@@ -141,6 +141,10 @@ class Towers {
 
   const StepTimes& last_times() const { return times_; }
 
+  // Every tower's session reads the global step from `counter` (a trainer's, which
+  // step() is then given) instead of step() setting it; nullptr: step() sets it again.
+  void follow_global_step(const std::int64_t* counter);
+
   // Across processes (DistributedTrainer): called every step with this process's
   // averaged gradients (by trainable variable), its sample count and its mean cost; it
   // must leave in them the same quantities over all processes. Not with async. With
@@ -164,6 +168,8 @@ class Towers {
   void apply_replicated(std::uint64_t global_step);
   void apply_on_tower_0(std::uint64_t global_step);
   void apply_async(std::uint64_t global_step);
+  // Tower k's session at `step`, unless the sessions follow a counter.
+  void set_step(int k, std::uint64_t step);
 
   graph::Program& gradient_program(int k, const std::vector<Array>& batch, const std::vector<graph::Tensor>& fetches);
   graph::Program& apply_program(int k);
@@ -201,6 +207,7 @@ class Towers {
   std::vector<int> all_variables_;  // 0 .. names_.size() - 1: the synchronous path's one bucket
   std::vector<int> bucket_;         // variables of the bucket being reduced
   StepTimes times_;
+  bool follows_counter_ = false;  // follow_global_step
 };
 
 }  // namespace vkp::towers

@@ -91,6 +91,12 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   // Exists once setup_graph has run.
   towers::Towers& towers();
 
+ protected:
+  // Every tower's session reads the trainer's global step.
+  void share_global_step(const std::int64_t* counter) override {
+    if (towers_) towers_->follow_global_step(counter);
+  }
+
  private:
   towers::TowerOptions options_;
   bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them

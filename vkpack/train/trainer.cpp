@@ -91,7 +91,11 @@ void Trainer::setup(TrainOptions& o) {
     if (cb != monitors_) cb->setup_graph(*this);
     for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
   }
+  // The trainer owns the global step; its sessions read it (a restore, which sets a
+  // session's own counter, runs before they follow again).
+  share_global_step(nullptr);
   if (o.session_init) o.session_init->init(session());
+  share_global_step(&global_step_);
   if (source_ && o.resume_input && o.starting_global_step > 0) replay_input(o.starting_global_step * batches_per_step());
 }
 
@@ -133,6 +137,8 @@ void Trainer::train(TrainOptions options) {
       failure = std::current_exception();
     }
   }
+  // Training is over: the sessions count on their own again, from the trainer's step.
+  share_global_step(nullptr);
   run_after_train(failure);
 }
 
@@ -141,7 +147,6 @@ void Trainer::run_epochs() {
     each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });
     for (local_step_ = 0; local_step_ < steps_per_epoch_; ++local_step_) {
       each_callback([](callbacks::Callback& cb) { cb.before_run(); });
-      session().set_global_step(static_cast<std::uint64_t>(global_step_));
       delivered_ = false;
       run_step();
       if (!delivered_) {

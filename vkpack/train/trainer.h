@@ -96,6 +96,9 @@ class Trainer : public callbacks::TrainerView {
   virtual void sync_state() {}
 
  protected:
+  // Makes the sessions that run the steps read the trainer's global step, during
+  // train() (nullptr: they count their own again). The default: session().
+  virtual void share_global_step(const std::int64_t* counter) { session().follow_global_step(counter); }
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
   const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }

@@ -89,7 +89,7 @@ void Session::submit_program(Program& program, int variant) {
   program.await_device();
   sync_hyperparameters();
   write_word(Graph::kRunWord, static_cast<std::uint32_t>(runs_));
-  write_word(Graph::kStepWord, static_cast<std::uint32_t>(global_step_));
+  write_word(Graph::kStepWord, static_cast<std::uint32_t>(global_step()));
   write_adam_step_factor();
   program.submit(variant);
 }
@@ -97,7 +97,7 @@ void Session::submit_program(Program& program, int variant) {
 void Session::wait_program(Program& program, std::vector<Array>& outputs) {
   program.wait(outputs);
   ++runs_;
-  if (program.updates_variables()) ++global_step_;
+  if (program.updates_variables() && global_step_ == &own_global_step_) ++own_global_step_;
 }
 
 std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& fetches,
@@ -134,8 +134,20 @@ void Session::write_adam_step_factor() {
   };
   if (!has("beta1") || !has("beta2")) return;
   const auto value = [&](const char* name) { return std::bit_cast<float>(read_word(word_of(name))); };
-  const float factor = adam_step_factor(value("learning_rate"), value("beta1"), value("beta2"), global_step_ + 1);
+  const float factor = adam_step_factor(value("learning_rate"), value("beta1"), value("beta2"), global_step() + 1);
   write_word(Graph::kAdamStepWord, std::bit_cast<std::uint32_t>(factor));
+}
+
+void Session::set_global_step(std::uint64_t step) {
+  if (global_step_ != &own_global_step_)
+    throw Error(ErrorCode::invalid_argument,
+                "this session follows its trainer's global step; set the trainer's (TrainConfig::starting_global_step)");
+  own_global_step_ = static_cast<std::int64_t>(step);
+}
+
+void Session::follow_global_step(const std::int64_t* owner) {
+  if (!owner) own_global_step_ = *global_step_;  // count on from where the owner left it
+  global_step_ = owner ? owner : &own_global_step_;
 }
 
 void Session::sync_hyperparameters() {

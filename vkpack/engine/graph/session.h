@@ -61,8 +61,15 @@ class Session {
   // hyperparameter starts at the value the graph gave it.
   void set_hyperparameter(const std::string& name, float value);
   float hyperparameter(const std::string& name);
-  std::uint64_t global_step() const { return global_step_; }
-  void set_global_step(std::uint64_t step) { global_step_ = step; }
+  // The global step the next run writes (dropout masks and Adam read it). A session
+  // counts its own, advancing it after each run that updates variables, unless it
+  // follows an owner's counter (a trainer's): then it only reads that one, and
+  // set_global_step is an Error naming the owner to set instead.
+  std::uint64_t global_step() const { return static_cast<std::uint64_t>(*global_step_); }
+  void set_global_step(std::uint64_t step);
+  // Follow `owner` (which must outlive the session's runs); nullptr: count again, on from
+  // the owner's value.
+  void follow_global_step(const std::int64_t* owner);
   std::uint64_t run_count() const { return runs_; }
 
   // Variable values by name; variables get storage (and their initial value) the first
@@ -94,7 +101,8 @@ class Session {
   VariableStore variables_;
   vk::Arena scalar_arena_;
   vk::BufferSlice scalars_;
-  std::uint64_t global_step_ = 0;
+  std::int64_t own_global_step_ = 0;
+  const std::int64_t* global_step_ = &own_global_step_;  // own_global_step_ or an owner's
   std::uint64_t runs_ = 0;
   std::size_t hyperparameters_written_ = 0;
   struct CachedProgram {
