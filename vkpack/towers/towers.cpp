@@ -6,6 +6,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/feed_stager.h"
 #include "vkpack/engine/graph/optimizer_table.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/variables.h"
@@ -78,9 +79,7 @@ struct Towers::Replica {
   graph::Program* read_program = nullptr;
   std::vector<Array> outputs_of_read;
   std::vector<Array> outputs;  // cost, gradients, then the extra fetches
-  // Staging: the input buffers of the next submission, and whether they hold its batch.
-  int variant = 0;
-  bool staged = false;
+  graph::FeedStager stager;  // staging_buffers = 2
   std::vector<Array> none;
 };
 
@@ -319,8 +318,7 @@ graph::Program& Towers::gradient_program(int k, const std::vector<Array>& batch,
     segments.bucket_bytes = options_.bucket_bytes;
   }
   r.program = &r.session->program(specs, all, r.updates, std::max(1, options_.staging_buffers), segments);
-  r.variant = 0;
-  r.staged = false;
+  r.stager.reset();
   r.segment_of.assign(names_.size(), -1);
   for (int s = 0; s < r.program->segment_count(); ++s)
     for (int f : r.program->segment_fetches(s)) r.segment_of[static_cast<std::size_t>(f - 1)] = s;
@@ -526,10 +524,9 @@ double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std
     total += samples_[static_cast<std::size_t>(k)];
     Replica& r = *towers_[static_cast<std::size_t>(k)];
     on_tower(k, [&] {
-      if (!r.staged) p.write_feeds(batch, r.variant);
-      r.staged = false;
+      const int variant = r.stager.prepare(p, batch);
       set_step(k, global_step);
-      session(k).submit_program(p, r.variant);
+      session(k).submit_program(p, variant);
     });
     r.next_segment = 0;
   }
@@ -553,15 +550,7 @@ void Towers::set_step(int k, std::uint64_t step) {
 void Towers::stage_next(std::span<const std::vector<Array>> next) {
   for (int k = 0; k < size(); ++k) {
     Replica& r = *towers_[static_cast<std::size_t>(k)];
-    const std::vector<Array>& batch = next[static_cast<std::size_t>(k)];
-    for (std::size_t i = 0; i < batch.size(); ++i)
-      if (i >= r.fed_dims.size() || batch[i].shape().dims() != r.fed_dims[i])
-        throw Error(ErrorCode::invalid_argument,
-                    "tower " + std::to_string(k) + ": staging needs batches of one shape; input " + std::to_string(i) +
-                        " changed to " + to_string(batch[i].shape()));
-    on_tower(k, [&] { r.program->write_feeds(batch, 1 - r.variant); });
-    r.variant = 1 - r.variant;
-    r.staged = true;
+    r.stager.stage(*r.program, next[static_cast<std::size_t>(k)], "tower " + std::to_string(k));
   }
 }
 

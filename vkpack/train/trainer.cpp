@@ -65,8 +65,7 @@ void Trainer::setup(TrainOptions& o) {
   local_step_ = 0;
   // Programs are compiled again for this run's callbacks' fetches.
   program_ = nullptr;
-  staged_ = false;
-  variant_ = 0;
+  stager_.reset();
   if (source_) {
     std::vector<InputSpec> specs;
     for (const graph::Tensor& t : inputs_) specs.push_back({t.name(), t.type()});
@@ -218,6 +217,7 @@ graph::Program& Trainer::step_program(const std::vector<Array>& batch) {
   std::vector<graph::Tensor> fetches = hooked_fetches_;
   if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
   program_ = &session().program(specs, fetches, targets_, source_->staging_buffers());
+  stager_.reset();
   return *program_;
 }
 
@@ -239,22 +239,17 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
 void Trainer::run_step() {
   if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
   if (source_->staging_buffers() > 1) {
-    // Double buffering: this step's inputs are already in buffers variant_; write the
-    // next step's into the other ones while this step runs.
-    if (!staged_) {
-      const std::vector<Array> batch = source_->next_batch();
-      step_program(batch).write_feeds(batch, variant_);
+    // Double buffering (graph::FeedStager): this step's inputs were written during the
+    // last step; the next step's are read and written while this one runs.
+    std::vector<Array> batch;
+    graph::Program* program = program_;
+    if (!stager_.staged()) {
+      batch = source_->next_batch();
+      program = &step_program(batch);
     }
-    session().submit_program(*program_, variant_);
-    const std::vector<Array> next = source_->next_batch();
-    for (std::size_t i = 0; i < next.size(); ++i)
-      if (next[i].shape().dims() != program_->feeds()[i].type.dims)
-        throw Error(ErrorCode::invalid_argument, "StagingInput needs batches of one shape; input '" +
-                                                     inputs_[i].name() + "' changed to " + describe(next[i]));
-    program_->write_feeds(next, 1 - variant_);
-    session().wait_program(*program_, outputs_);
-    staged_ = true;
-    variant_ = 1 - variant_;
+    session().submit_program(*program, stager_.prepare(*program, batch));
+    stager_.stage(*program, source_->next_batch(), "the training step");
+    session().wait_program(*program, outputs_);
   } else {
     const std::vector<Array> batch = source_->next_batch();
     session().run_program(step_program(batch), batch, outputs_);

@@ -14,6 +14,7 @@
 
 #include "vkpack/callbacks/callback.h"
 #include "vkpack/callbacks/monitors.h"
+#include "vkpack/engine/graph/feed_stager.h"
 #include "vkpack/engine/graph/graph.h"
 #include "vkpack/engine/graph/session.h"
 #include "vkpack/train/input_source.h"
@@ -144,8 +145,7 @@ class Trainer : public callbacks::TrainerView {
   graph::Tensor cost_;
   InputSourcePtr source_;
   graph::Program* program_ = nullptr;
-  int variant_ = 0;          // the input buffers of the next submission (staging)
-  bool staged_ = false;      // the next batch is already written
+  graph::FeedStager stager_;  // StagingInput's double buffering
   std::vector<Array> outputs_;
   bool delivered_ = false;   // this step handed the callbacks their values
 

@@ -7,6 +7,7 @@
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/feed_stager.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/program.h"
@@ -193,6 +194,34 @@ TEST(Program, VariantsDoubleBufferTheFeeds) {
   p->submit(1);
   p->wait(out);
   for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[0].data<float>()[i], 2.0f * b[i]);
+}
+
+// FeedStager, the double buffering every step runner uses: the staged batch is the one
+// the next run computes on, and a batch of another shape is refused, naming the input.
+TEST(Program, FeedStagerRunsEachStepOnTheBatchStagedForIt) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", f32({-1}));
+  const Tensor y = x * 3.0f;
+  Session session(g, device());
+  Program& p = session.program({{x, f32({100})}}, {y}, {}, 2);
+  FeedStager stager;
+  std::vector<Array> batches;
+  for (int i = 0; i < 4; ++i) batches.push_back(Array::from<float>(Shape{100}, random_floats(100, 40 + i)));
+  std::vector<Array> out;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<Array> current{batches[static_cast<std::size_t>(i)]};
+    session.submit_program(p, stager.prepare(p, current));
+    stager.stage(p, std::vector<Array>{batches[static_cast<std::size_t>(i + 1)]}, "test");
+    session.wait_program(p, out);
+    for (std::size_t j = 0; j < 100; ++j)
+      ASSERT_EQ(out[0].data<float>()[j], batches[static_cast<std::size_t>(i)].data<float>()[j] * 3.0f) << "run " << i;
+  }
+  const std::string message = error_of([&] {
+    stager.stage(p, std::vector<Array>{Array::from<float>(Shape{99}, random_floats(99, 1))}, "tower 1");
+  });
+  EXPECT_NE(message.find("tower 1: StagingInput needs batches of one shape; input 'x' changed from f32[100] to [99]"),
+            std::string::npos)
+      << message;
 }
 
 // run() keeps at most SessionOptions::cached_programs of its own programs, releasing the

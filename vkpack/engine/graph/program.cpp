@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/feed_stager.h"
 #include "vkpack/engine/vk/device.h"
 #include "vkpack/engine/vk/recording.h"
 
@@ -27,6 +28,17 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
                 fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
   if (!feed_uploads_.empty()) send_feeds(variant);
+}
+
+void FeedStager::stage(Program& program, std::span<const Array> next, const std::string& what) {
+  for (std::size_t i = 0; i < next.size() && i < program.feeds().size(); ++i)
+    if (next[i].shape().dims() != program.feeds()[i].type.dims)
+      throw Error(ErrorCode::invalid_argument,
+                  what + ": StagingInput needs batches of one shape; input '" + program.feeds()[i].placeholder.name() +
+                      "' changed from " + to_string(program.feeds()[i].type) + " to " + to_string(next[i].shape()));
+  program.write_feeds(next, 1 - variant_);
+  variant_ = 1 - variant_;
+  staged_ = true;
 }
 
 void Program::write_feed(std::size_t index, const Array& value, int variant) {
