@@ -76,7 +76,7 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
   return out;
 }
 
-graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : graph_; }
+graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : Trainer::graph(); }
 // Tower 0's: the Trainer base's own session is never made here.
 graph::Session& MultiDeviceTrainer::session() { return towers().session(0); }
 

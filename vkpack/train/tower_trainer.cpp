@@ -11,16 +11,16 @@ void TowerTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSource
   specs_ = inputs;
   tower_ = std::move(tower);
   std::vector<graph::Tensor> placeholders;
-  for (const InputSpec& s : specs_) placeholders.push_back(graph::placeholder(graph_, s.name, s.type));
+  for (const InputSpec& s : specs_) placeholders.push_back(graph::placeholder(graph(), s.name, s.type));
   graph::Tensor cost;
   {
-    graph::TowerContext training(graph_, "", 0, true);
+    graph::TowerContext training(graph(), "", 0, true);
     cost = tower_(placeholders);
   }
   if (!cost.valid() || cost.type().numel() != 1)
     throw Error(ErrorCode::invalid_argument, "the tower function must return the cost, a scalar; it returned " +
                                                  (cost.valid() ? graph::to_string(cost.type()) : std::string("nothing")));
-  const std::vector<graph::Tensor> train_op = optimizer(graph_).minimize(cost);
+  const std::vector<graph::Tensor> train_op = optimizer(graph()).minimize(cost);
   set_step(std::move(placeholders), std::move(source), train_op, cost);
 }
 

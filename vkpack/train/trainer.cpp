@@ -13,12 +13,19 @@
 namespace vkp::train {
 
 Trainer::Trainer(vk::Device& device, std::uint64_t seed)
-    : graph_(seed), device_(&device) {}
+    : seed_(seed), device_(&device) {}
+
+// Made on first use, as the session: a trainer whose towers build graphs of their own
+// (MultiDeviceTrainer) never makes this one.
+graph::Graph& Trainer::graph() {
+  if (!graph_) graph_ = std::make_unique<graph::Graph>(seed_);
+  return *graph_;
+}
 
 // Made on first use: a trainer whose towers have sessions of their own (MultiDeviceTrainer)
 // never makes this one, so it holds no memory on the first device for nothing.
 graph::Session& Trainer::session() {
-  if (!session_) session_ = std::make_unique<graph::Session>(graph_, *device_);
+  if (!session_) session_ = std::make_unique<graph::Session>(Trainer::graph(), *device_);
   return *session_;
 }
 

@@ -70,7 +70,7 @@ class Trainer : public callbacks::TrainerView {
   std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
   int starting_epoch() const override { return starting_epoch_; }
   int max_epoch() const override { return max_epoch_; }
-  graph::Graph& graph() override { return graph_; }
+  graph::Graph& graph() override;
   float hyperparameter(const std::string& name) override;
   void set_hyperparameter(const std::string& name, float value) override;
   Array variable(const std::string& name) override;
@@ -119,7 +119,6 @@ class Trainer : public callbacks::TrainerView {
     last_cost_ = cost;
   }
 
-  graph::Graph graph_;
 
  private:
   void setup(TrainOptions& options);
@@ -134,6 +133,8 @@ class Trainer : public callbacks::TrainerView {
   void check_stop();
   graph::Program& step_program(const std::vector<Array>& batch);
 
+  std::uint64_t seed_;
+  std::unique_ptr<graph::Graph> graph_;  // declared before the session, which refers to it
   vk::Device* device_;
   std::unique_ptr<graph::Session> session_;
   std::vector<callbacks::CallbackPtr> callbacks_;
