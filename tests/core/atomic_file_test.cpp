@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "dir_listing.h"
 #include "vkpack/core/crash_point.h"
 #include "vkpack/core/error.h"
 
@@ -32,12 +33,7 @@ struct TempDir {
     fs::create_directories(path);
   }
   ~TempDir() { fs::remove_all(path); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+  std::vector<std::string> names() const { return test::sorted_file_names(path); }
   fs::path path;
 };
 
@@ -46,6 +42,17 @@ std::string contents(const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Writes "new" over `target` in a death-test child that VKPACK_CRASH_AT kills at `point`.
+void expect_killed_writing(const std::string& target, const char* point) {
+  EXPECT_EXIT(
+      {
+        setenv("VKPACK_CRASH_AT", point, 1);
+        write_file_atomically(target, "new");
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
 }
 
 class AtomicFileTest : public ::testing::Test {
@@ -73,13 +80,7 @@ TEST_F(AtomicFileTest, AKillBeforeTheRenameLeavesTheOldFileAndATemporaryTheNextS
   const TempDir dir;
   const std::string target = (dir.path / "model-12.safetensors").string();
   std::ofstream(target) << "old";  // not through AtomicFile: the child reads the variable first
-  EXPECT_EXIT(
-      {
-        setenv("VKPACK_CRASH_AT", "before-rename/model-12.safetensors", 1);
-        write_file_atomically(target, "new");
-        std::exit(0);
-      },
-      ::testing::KilledBySignal(SIGKILL), "");
+  expect_killed_writing(target, "before-rename/model-12.safetensors");
   EXPECT_EQ(contents(target), "old");
   const std::vector<std::string> left = dir.names();
   ASSERT_EQ(left.size(), 2u);
@@ -98,13 +99,7 @@ TEST_F(AtomicFileTest, AKillAfterTheRenameLeavesTheNewFile) {
   const TempDir dir;
   const std::string target = (dir.path / "checkpoint").string();
   std::ofstream(target) << "old";
-  EXPECT_EXIT(
-      {
-        setenv("VKPACK_CRASH_AT", "after-rename/checkpoint", 1);
-        write_file_atomically(target, "new");
-        std::exit(0);
-      },
-      ::testing::KilledBySignal(SIGKILL), "");
+  expect_killed_writing(target, "after-rename/checkpoint");
   EXPECT_EQ(contents(target), "new");
   EXPECT_EQ(dir.names(), std::vector<std::string>{"checkpoint"});
 }

@@ -1,6 +1,7 @@
 // safetensors: round trips through the library, and the format checked against an
 // independent reader and writer written here by hand from the format's description
 // (8-byte little-endian header length, JSON header, raw data section).
+#include "dir_listing.h"
 #include "vkpack/core/safetensors.h"
 
 #include <gtest/gtest.h>
@@ -226,12 +227,7 @@ class Safetensors : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> listing() const { return test::sorted_file_names(dir_); }
 
   fs::path dir_;
 };

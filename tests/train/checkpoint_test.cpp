@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dir_listing.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/checkpoint.h"
@@ -116,10 +117,7 @@ TEST_F(Checkpoints, KeepsTheNewestMaxToKeep) {
     s.set_global_step(static_cast<std::uint64_t>(step));
     callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, step / 10), 2);
   }
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path().filename().string());
-  std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{"checkpoint", "model-30.safetensors", "model-40.safetensors"}));
+  EXPECT_EQ(test::sorted_file_names(dir_), (std::vector<std::string>{"checkpoint", "model-30.safetensors", "model-40.safetensors"}));
   EXPECT_EQ(callbacks::latest_checkpoint(dir_), dir_ + "/model-40.safetensors");
   EXPECT_EQ(callbacks::load_checkpoint(callbacks::latest_checkpoint(dir_)).info.epoch, 4);
 }

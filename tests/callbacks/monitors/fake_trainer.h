@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "file_size_limit.h"
+#include "dir_listing.h"
 #include "vkpack/callbacks/monitors.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
@@ -79,12 +80,7 @@ class TempDir {
   std::string str() const { return path_.string(); }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
   // Names in the directory, sorted.
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> listing() const { return test::sorted_file_names(path_); }
 
  private:
   std::filesystem::path path_;

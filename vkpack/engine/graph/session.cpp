@@ -128,13 +128,19 @@ std::uint32_t Session::word_of(const std::string& name) const {
 
 // Adam's hyperparameters have fixed names, so every Adam of a graph shares one factor.
 void Session::write_adam_step_factor() {
+  // The words are looked up by name again only when the graph made hyperparameters since.
   const auto& hyper = graph_->hyperparameters();
-  const auto has = [&](std::string_view name) {
-    return std::any_of(hyper.begin(), hyper.end(), [&](const auto& h) { return h.first == name; });
-  };
-  if (!has("beta1") || !has("beta2")) return;
-  const auto value = [&](const char* name) { return std::bit_cast<float>(read_word(word_of(name))); };
-  const float factor = adam_step_factor(value("learning_rate"), value("beta1"), value("beta2"), global_step() + 1);
+  if (adam_words_for_ != hyper.size()) {
+    adam_words_for_ = hyper.size();
+    const auto has = [&](std::string_view name) {
+      return std::any_of(hyper.begin(), hyper.end(), [&](const auto& h) { return h.first == name; });
+    };
+    adam_words_.reset();
+    if (has("beta1") && has("beta2")) adam_words_ = {word_of("learning_rate"), word_of("beta1"), word_of("beta2")};
+  }
+  if (!adam_words_) return;
+  const auto value = [&](std::size_t i) { return std::bit_cast<float>(read_word((*adam_words_)[i])); };
+  const float factor = adam_step_factor(value(0), value(1), value(2), global_step() + 1);
   write_word(Graph::kAdamStepWord, std::bit_cast<std::uint32_t>(factor));
 }
 

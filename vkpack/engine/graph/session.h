@@ -7,8 +7,11 @@
 // not keep every one's device memory).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,6 +108,10 @@ class Session {
   const std::int64_t* global_step_ = &own_global_step_;  // own_global_step_ or an owner's
   std::uint64_t runs_ = 0;
   std::size_t hyperparameters_written_ = 0;
+  // Words of learning_rate, beta1, beta2 when the graph has Adam's hyperparameters, as of
+  // adam_words_for_ hyperparameters.
+  std::optional<std::array<std::uint32_t, 3>> adam_words_;
+  std::size_t adam_words_for_ = SIZE_MAX;
   struct CachedProgram {
     std::unique_ptr<Program> program;
     bool handed_out = false;    // by program(): never released
