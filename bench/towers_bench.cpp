@@ -5,7 +5,9 @@
 //   2. step time of 1, 2 and 4 towers for an MLP and a convnet at a fixed batch per tower,
 //      split into compute (forward, backward, read-back), host reduction and apply, on the
 //      synchronous path and with the reduction overlapped with backward in buckets;
-//      "exposed" is the reduction time left after the last bucket arrived.
+//      "exposed" is the reduction time left after the last bucket arrived;
+//   3. with async: the same batches through the shared queue, the towers running free,
+//      against async's step (which waits for every tower), measured in the same run.
 //
 //   vkpack_bench_towers [--device=N] [--steps=N] [--towers=1,2,4] [--bucket-kb=256]
 //                       [--reduction=replicated|ps|ps-device|async]
@@ -87,6 +89,24 @@ towers::Tower convnet(Graph& g, std::int64_t batch) {
   return {{m.x, m.labels}, m.loss};
 }
 
+// 3. `steps` x towers batches fed to whichever tower is free, then drained, against the
+// median step of the same towers (`step_seconds`, every tower once and waited for).
+void free_running(towers::Towers& t, const std::vector<std::vector<Array>>& batches, int steps, std::int64_t batch,
+                  double step_seconds) {
+  t.take_async_stats();  // from here on
+  const auto start = std::chrono::steady_clock::now();
+  const int count = steps * t.size();
+  for (int s = 0; s < count; ++s) t.feed(batches[static_cast<std::size_t>(s % t.size())]);
+  t.drain();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const towers::AsyncStats stats = t.take_async_stats();
+  std::printf("%6s free-running: %.0f samples/s, %.2fx the stepped rate; updates by tower:", "", count * batch / seconds,
+              step_seconds * count / t.size() / seconds);
+  for (std::size_t k = 0; k < stats.updates.size(); ++k)
+    std::printf(" %llu (staleness mean %.2f)", static_cast<unsigned long long>(stats.updates[k]), stats.mean_staleness[k]);
+  std::printf("\n");
+}
+
 // 2. Steps of K towers, each its own VkDevice on the benchmark's physical device.
 void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int device_index, std::size_t bucket_bytes,
                  towers::TowerOptions options) {
@@ -135,6 +155,7 @@ void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int 
       std::printf("%6d %8d %8.2f %8.2f %8.3f %8.3f %8.2f %7.1f%% %10.0f %8.2f\n", k, t.last_times().buckets, step * 1e3,
                   median(compute) * 1e3, median(reduce) * 1e3, median(exposed) * 1e3, median(apply) * 1e3,
                   100 * median(exposed) / step, static_cast<double>(m.batch * k) / step, one > 0 ? step / one : 0.0);
+      if (options.reduction == towers::Reduction::async) free_running(t, batches, steps, m.batch, step);
     }
   }
   std::printf("\n");

@@ -2,7 +2,8 @@
 // variables one tower reaches on the concatenated batch; with BatchNorm (statistics
 // per tower, as in tensorpack) they match one graph holding K towers on the slices;
 // unequal batches are weighted; parameter server matches replicated, its master on the
-// host or on tower 0, for every optimizer; async applies each tower's gradient in turn;
+// host or on tower 0, for every optimizer; an async step applies every tower's gradient
+// (async_test.cpp has the free-running towers);
 // towers that differ are refused; gradients reduced in buckets while backward runs give
 // bitwise the synchronous path's variables.
 #include <gtest/gtest.h>
@@ -245,9 +246,10 @@ TEST_F(TowersTest, ParameterServerEqualsReplicated) {
   }
 }
 
-TEST_F(TowersTest, AsyncAppliesEachTowersGradientInTurn) {
-  // With SGD, one async step from w is w - lr * scale * (g0 + g1), both gradients taken
-  // at w; the reference computes them on one device.
+TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters) {
+  // An async step gives tower k batch k. Both towers start from w, so with SGD the master
+  // ends at w - lr * scale * (g0 + g1) in either order of applying, and after the step
+  // every tower holds it; the reference computes the gradients on one device.
   const float lr = 0.3f, scale = 0.5f;
   auto sgd_optimizer = [lr](Graph& g) { return sgd(g, lr); };
   towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,

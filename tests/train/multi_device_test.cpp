@@ -17,6 +17,7 @@
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/core/error.h"
 #include "vkpack/dataflow/data_from_list.h"
+#include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/train/input_source.h"
 #include "vkpack/train/multi_device_trainer.h"
@@ -136,6 +137,64 @@ TEST(MultiDeviceTrainer, ParameterServerAndAsyncTrain) {
     EXPECT_LT(trainer->last_cost(), 0.4) << (mode == 0 ? "parameter server" : "async");
     expect_towers_equal(*trainer);
   }
+}
+
+// The tiny model whose training tower 1 is slow: its cost also holds zero times a sum of
+// large products of its input, which no variable depends on (a slower GPU).
+class SlowSecondTower : public TinyModel {
+ public:
+  graph::Tensor build_graph(const std::vector<graph::Tensor>& in) override {
+    graph::Tensor cost = TinyModel::build_graph(in);
+    graph::Graph& g = in[0].graph();
+    if (g.tower().index != 1 || !g.tower().is_training) return cost;
+    const graph::Tensor z =
+        graph::broadcast_to(graph::reshape(graph::reduce_mean(graph::stop_gradient(in[0])) * 1e-3f, {1, 1}), {320, 320});
+    graph::Tensor work = graph::reduce_sum(graph::matmul(z, z));
+    for (int i = 0; i < 5; ++i) work = work + graph::reduce_sum(graph::matmul(z + static_cast<float>(i), z, false, true));
+    return cost + 0.0f * graph::stop_gradient(work * 1e-9f);
+  }
+};
+
+TEST(MultiDeviceTrainer, AsyncTowersRunFreeReportTheirUpdatesAndSaveTheMastersState) {
+  // 3 epochs of 12 steps, 2 batches a step, tower 1 slow; a learning rate of 0 from epoch
+  // 3; a ModelSaver every 8 steps, so that most saves come mid-epoch (each drains the
+  // towers: the fast one waits for the slow one's last gradient there).
+  const std::string dir = temp_dir("async");
+  train::TrainConfig config = tiny_config(12, 3);
+  config.model = std::make_shared<SlowSecondTower>();
+  config.logger_dir = dir;
+  train::AsyncMultiDeviceTrainer trainer(instance(), {device_index(), device_index()}, 3, 1.0f, device_options());
+  auto saver = std::make_shared<callbacks::ModelSaver>(10);
+  auto freeze = std::make_shared<callbacks::ScheduledHyperParamSetter>(
+      "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.1f}, {3, 0.0f}});
+  std::map<std::string, Array> seen;  // checkpoint path -> fc0/W a callback read right after the save
+  Array after_epoch_2;
+  auto look = std::make_shared<Hooks>();
+  look->trigger_step = [&](callbacks::TrainerView& t) {
+    if (t.global_step() % 8 == 0) seen[saver->last_saved()] = t.variable("fc0/W");
+  };
+  look->trigger_epoch = [&](callbacks::TrainerView& t) {
+    if (t.epoch_num() == 2) after_epoch_2 = t.variable("fc0/W");
+  };
+  config.callbacks = {freeze, std::make_shared<callbacks::PeriodicTrigger>(saver, 8), look};
+  train::launch_train_with_config(std::move(config), trainer);
+
+  EXPECT_EQ(trainer.global_step(), 36);
+  std::uint64_t fast = 0, slow = 0;
+  for (const auto& [step, value] : trainer.monitors().get_history("async/tower0/updates")) fast += static_cast<std::uint64_t>(value);
+  for (const auto& [step, value] : trainer.monitors().get_history("async/tower1/updates")) slow += static_cast<std::uint64_t>(value);
+  EXPECT_EQ(fast + slow, 72u) << "one update per batch";
+  EXPECT_GE(fast, 2 * slow) << "the fast tower was held back: fast " << fast << ", slow " << slow;
+  EXPECT_GE(trainer.monitors().get_latest("async/tower1/staleness_max"), 1.0);
+  EXPECT_LT(trainer.last_cost(), 0.5);
+  expect_towers_equal(trainer);
+  // Saves drain the towers: the checkpoint holds what the master held then.
+  ASSERT_EQ(seen.size(), 4u);
+  for (const auto& [path, value] : seen)
+    EXPECT_TRUE(same_bits(callbacks::load_checkpoint(path).variables.at("fc0/W"), value)) << path;
+  // The setter's learning rate of 0 reached the master: epoch 3 changed nothing.
+  EXPECT_TRUE(same_bits(trainer.variable("fc0/W"), after_epoch_2));
+  std::filesystem::remove_all(dir);
 }
 
 std::unique_ptr<train::SyncMultiDeviceTrainerParameterServer> parameter_server(

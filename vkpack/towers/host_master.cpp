@@ -4,7 +4,7 @@
 
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/optimizer_table.h"
-#include "vkpack/towers/on_tower.h"
+#include "vkpack/towers/internal.h"
 #include "vkpack/towers/towers.h"
 
 namespace vkp::towers {
@@ -28,7 +28,8 @@ void Towers::set_up_host_master() {
 }
 
 bool Towers::host_master() const {
-  return options_.reduction == Reduction::parameter_server && options_.master == Master::host;
+  return options_.reduction == Reduction::async ||
+         (options_.reduction == Reduction::parameter_server && options_.master == Master::host);
 }
 
 void Towers::check_host_master(const char* what) const {

@@ -29,6 +29,11 @@ void for_chunks(std::size_t n, Body&& body) {
 
 HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::OptimizerKind kind,
                                            std::uint64_t global_step) {
+  return read_host_optimizer_step(kind, global_step, [&](const std::string& name) { return session.hyperparameter(name); });
+}
+
+HostOptimizerStep read_host_optimizer_step(graph::OptimizerKind kind, std::uint64_t global_step,
+                                           const std::function<float(const std::string&)>& lookup) {
   HostOptimizerStep step;
   step.kind = kind;
   step.global_step = global_step;
@@ -37,7 +42,7 @@ HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::Optim
     const std::string name(spec.hyperparameters[static_cast<std::size_t>(role)]);
     if (name.empty()) return 0.0f;  // a role this kind does not use
     try {
-      return session.hyperparameter(name);
+      return lookup(name);
     } catch (const Error& e) {
       throw Error(e.code(), "the host's " + std::string(spec.name) + " update reads hyperparameter '" + name +
                                 "' from tower 0: " + e.what());

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct HostOptimizerStep {
 // graph::optimizer_slot_names.
 HostOptimizerStep read_host_optimizer_step(graph::Session& session, graph::OptimizerKind kind,
                                            std::uint64_t global_step);
+// The same from a lookup by name (async towers keep a table while their threads run).
+HostOptimizerStep read_host_optimizer_step(graph::OptimizerKind kind, std::uint64_t global_step,
+                                           const std::function<float(const std::string&)>& lookup);
 
 // Updates n elements of variable v and its slots m, s in place from gradient g. m and s
 // may be null where `kind` keeps no such slot.

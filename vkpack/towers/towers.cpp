@@ -12,7 +12,7 @@
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/engine/vk/device.h"
 #include "vkpack/towers/host_average.h"
-#include "vkpack/towers/on_tower.h"
+#include "vkpack/towers/internal.h"
 
 namespace vkp::towers {
 namespace {
@@ -42,38 +42,6 @@ const char* to_string(Reduction r) {
   return "?";
 }
 
-struct Towers::Replica {
-  std::unique_ptr<graph::Graph> graph;
-  std::unique_ptr<graph::Session> session;
-  Tower tower;
-  std::vector<graph::Tensor> gradients;        // by trainable variable
-  std::vector<graph::Tensor> updates;          // update ops (BatchNorm averages)
-  std::vector<graph::Tensor> gradient_inputs;  // where applying towers take gradients
-  std::vector<graph::Tensor> apply_ops;
-  // The compiled gradient program and what it was compiled for.
-  graph::Program* program = nullptr;
-  std::vector<std::vector<std::int64_t>> fed_dims;
-  std::vector<int> fetch_ids;
-  // With buckets: the segment of `program` that delivers each variable's gradient, and
-  // the next segment to wait for in this step.
-  std::vector<int> segment_of;
-  int next_segment = 0;
-  graph::Program* apply_program = nullptr;
-  // Parameter server and async: placeholders for every trainable variable and the
-  // assigns from them, compiled into receive_program, so that a tower receives all its
-  // parameters in one submission (host-visible input buffers, one command buffer of
-  // copies) rather than one staging allocation and submission per variable.
-  std::vector<graph::Tensor> parameter_inputs;
-  std::vector<graph::Tensor> assigns;
-  graph::Program* receive_program = nullptr;
-  // Tower 0 with its master on the device: every trainable variable fetched at once.
-  std::vector<graph::Tensor> trainables;
-  graph::Program* read_program = nullptr;
-  std::vector<Array> outputs_of_read;
-  std::vector<Array> outputs;  // cost, gradients, then the extra fetches
-  graph::FeedStager stager;  // staging_buffers = 2
-  std::vector<Array> none;
-};
 
 Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
                TowerOptions options)
@@ -168,7 +136,7 @@ void Towers::check_same_variables(int k, const std::vector<std::string>& names,
   }
 }
 
-Towers::~Towers() = default;
+Towers::~Towers() { stop_async(); }
 
 graph::Graph& Towers::graph(int k) { return *towers_.at(static_cast<std::size_t>(k))->graph; }
 graph::Session& Towers::session(int k) { return *towers_.at(static_cast<std::size_t>(k))->session; }
@@ -251,15 +219,20 @@ graph::Program& Towers::apply_program(int k) {
 
 void Towers::submit_apply(int k) { session(k).submit_program(apply_program(k), 0); }
 
+void Towers::apply_host_master(std::span<const int> variables, const HostOptimizerStep& step,
+                               std::span<const Array> gradients) {
+  for (int v : variables) {
+    const auto i = static_cast<std::size_t>(v);
+    std::vector<Array>& slots = master_slots_[i];
+    apply_host_optimizer(step, master_[i].data<float>().data(), gradients[i].data<float>().data(),
+                         slots.empty() ? nullptr : slots[0].data<float>().data(),
+                         slots.size() < 2 ? nullptr : slots[1].data<float>().data(), master_[i].shape().numel());
+  }
+}
+
 void Towers::use_averages(std::span<const int> variables) {
   if (host_master()) {
-    for (int v : variables) {
-      const auto i = static_cast<std::size_t>(v);
-      std::vector<Array>& slots = master_slots_[i];
-      apply_host_optimizer(host_step_, master_[i].data<float>().data(), averaged_[i].data<float>().data(),
-                           slots.empty() ? nullptr : slots[0].data<float>().data(),
-                           slots.size() < 2 ? nullptr : slots[1].data<float>().data(), master_[i].shape().numel());
-    }
+    apply_host_master(variables, host_step_, averaged_);
     return;
   }
   for (int k = 0; k < size(); ++k)
@@ -283,11 +256,10 @@ void Towers::reduce_bucket(std::span<const int> variables, bool write_feeds) {
 
 double Towers::reduce_gradients(std::span<const double> samples, double total) {
   const int n = size();
-  const bool averaging = options_.reduction != Reduction::async;
-  const bool bucketed = averaging && options_.bucket_bytes > 0;
+  const bool bucketed = options_.bucket_bytes > 0;
   // Across processes the averages change after the last bucket: feed them only then.
   // Likewise the host master's update.
-  const bool feed_early = averaging && !cross_reduce_;
+  const bool feed_early = !cross_reduce_;
   if (bucketed) {
     // Tower 0's buckets set the order; another tower's program may cut its segments
     // elsewhere (another schedule), so wait there for every segment up to the one
@@ -320,7 +292,6 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
   for (int k = 0; k < n; ++k)
     cost += samples[static_cast<std::size_t>(k)] / total *
             towers_[static_cast<std::size_t>(k)]->outputs[0].data<float>()[0];
-  if (!averaging) return cost;
 
   const auto start = Clock::now();
   if (!bucketed) {
@@ -394,6 +365,12 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::span<const
   if (static_cast<int>(batches.size()) != n)
     throw Error(ErrorCode::invalid_argument, "Towers::step: " + std::to_string(n) + " towers, " +
                                                  std::to_string(batches.size()) + " batches");
+  if (options_.reduction == Reduction::async) {
+    if (!next.empty())
+      throw Error(ErrorCode::invalid_argument, "Towers::step: async towers write each batch on their own thread; "
+                                               "give no next batches");
+    return step_async(batches, fetches, fetched);
+  }
   // Every mode: a hyperparameter may act in forward (a dropout rate), not only in updates.
   broadcast_hyperparameters();
   if (host_master()) host_step_ = read_host_optimizer_step(session(0), kind_, global_step);
@@ -412,7 +389,7 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::span<const
       if (!host_master()) apply_on_tower_0(global_step);
       send_parameters();
       break;
-    case Reduction::async: apply_async(global_step); break;
+    case Reduction::async: break;  // step_async
   }
   for (int k = 0; k < n; ++k) set_step(k, global_step + 1);
   times_.apply = seconds_since(start);
@@ -451,6 +428,7 @@ double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std
 }
 
 void Towers::follow_global_step(const std::int64_t* counter) {
+  if (options_.reduction == Reduction::async) return;
   for (int k = 0; k < size(); ++k) session(k).follow_global_step(counter);
   follows_counter_ = counter != nullptr;
 }
@@ -486,24 +464,6 @@ void Towers::apply_on_tower_0(std::uint64_t global_step) {
   set_step(0, global_step);
   submit_apply(0);
   session(0).wait_program(*towers_[0]->apply_program, towers_[0]->none);
-}
-
-// Tower 0's master applies each tower's gradients (times async_scale) in turn, then the
-// parameters go out to every tower.
-void Towers::apply_async(std::uint64_t global_step) {
-  const float scale = options_.async_scale;
-  for (int k = 0; k < size(); ++k) {
-    // Tower k's gradients, scaled in place (the step reads them no more), feed the master.
-    Replica& r = *towers_[static_cast<std::size_t>(k)];
-    for (std::size_t i = 0; i < names_.size(); ++i) {
-      Array& g = r.outputs[1 + i];
-      if (scale != 1.0f)
-        for (float& x : g.data<float>()) x *= scale;
-      apply_program(0).write_feed(i, g, 0);
-    }
-    apply_on_tower_0(global_step);
-  }
-  send_parameters();
 }
 
 }  // namespace vkp::towers

@@ -10,13 +10,18 @@
 //                     average and every tower receives the new parameters; the master
 //                     lives on the host (Master::host, the default) or on tower 0
 //                     (Master::device), see below
-//   async             tower 0's master applies each tower's gradient (times async_scale)
-//                     in turn, without averaging; the others receive the parameters
+//   async             every tower runs free on a thread of its own: it computes on the
+//                     parameters it last received, its gradient (times async_scale) is
+//                     applied to the host master as soon as it is ready, without
+//                     averaging or waiting for the other towers, and it receives the new
+//                     parameters (tensorpack's AsyncMultiGPUTrainer); see "Asynchronous
+//                     towers" below
 // Variables start from tower 0's values (broadcast_variables). A user can drive the
 // towers in a loop of their own; the multi-device trainers of train/ do it for them.
 //
 // The host master holds float arrays of every trainable variable and its optimizer
-// slots, updated by host_optimizer.h from the averaged gradients. Tower 0 still has the
+// slots, updated by host_optimizer.h from the averaged gradients (parameter_server) or
+// from each tower's gradient (async, which always keeps it on the host). Tower 0 still has the
 // slot variables (checkpoints read them there) but never updates them: it receives the
 // parameters each step like every tower, and its slots only when store_master_slots()
 // is called. Whoever writes tower 0's trainable variables or slots (a restore) calls
@@ -28,6 +33,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vkpack/core/array.h"
@@ -49,7 +55,7 @@ struct Tower {
 };
 
 enum class Reduction { replicated, parameter_server, async };
-// Where the parameter server's master copy lives. Async always applies on tower 0.
+// Where the parameter server's master copy lives. Async always keeps it on the host.
 enum class Master { host, device };
 Reduction parse_reduction(const std::string& name);  // "replicated", "ps", "async"
 const char* to_string(Reduction r);
@@ -74,6 +80,28 @@ struct TowerOptions {
   // the next step's batches (its `next` argument) into the other set while this step
   // runs (StagingInput); the next step then starts without writing its inputs.
   int staging_buffers = 1;
+  // async only: a bound on staleness (stale synchronous parallel). A tower starts its next
+  // gradient only while it has applied at most this many more updates than the tower
+  // that applied fewest; it waits otherwise (AsyncStats::held_seconds). Then a gradient
+  // is at most (towers - 1) * (2 * max_lead + 1) updates stale. -1: no bound.
+  int async_max_lead = -1;
+};
+
+// What the asynchronous towers did since the last take_async_stats(), by tower.
+struct AsyncStats {
+  std::vector<std::uint64_t> updates;         // gradients applied
+  std::vector<std::uint64_t> max_staleness;   // updates applied by others between its read and its apply
+  std::vector<double> mean_staleness;
+  std::vector<double> held_seconds;           // waiting for async_max_lead
+};
+
+// The updates applied since the last Towers::progress(): their cost averaged by
+// batch size, their samples and count.
+struct AsyncProgress {
+  double cost = 0;
+  double samples = 0;
+  std::uint64_t updates = 0;
+  std::uint64_t applied = 0;  // the master's update count
 };
 
 // Host wall time of the parts of the last step, in seconds; they add up to the step.
@@ -114,7 +142,7 @@ class Towers {
   // Tower 0's hyperparameters into the other towers that have them.
   void broadcast_hyperparameters();
 
-  // Whether the master lives on the host (parameter_server with Master::host).
+  // Whether the master lives on the host (parameter_server with Master::host, or async).
   bool host_master() const;
   // Host master only, else Error(invalid_argument). load_master: tower 0's trainable
   // variables and slots into the master. store_master_slots: the master's slots into
@@ -127,7 +155,8 @@ class Towers {
   bool master_holds(const std::string& name) const;
 
   // One step at `global_step`: tower k is fed batches[k] (in the order of its inputs;
-  // towers may take different batch sizes). `fetches` are tensors of graph(0) whose
+  // towers may take different batch sizes). Async towers number their updates
+  // themselves (count_updates_from) and ignore `global_step`. `fetches` are tensors of graph(0) whose
   // values for tower 0's batch land in `fetched`. Returns the cost averaged over the
   // towers weighted by batch size. A steady loop allocates nothing here.
   double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
@@ -141,8 +170,48 @@ class Towers {
 
   const StepTimes& last_times() const { return times_; }
 
+  // --- Asynchronous towers (Reduction::async; Error(invalid_argument) otherwise) ---
+  // Threads start with the first batch fed. Tower k's thread takes the next batch (its
+  // own queue first, then the shared one), sets its session's global step to the
+  // master's update count when it last received parameters, computes its gradients,
+  // applies them (times async_scale) to the host master under a lock, the update
+  // numbered by the master's count (Adam's t), and receives the new parameters. While
+  // the threads run, only the functions of this section may be called; drain() ends
+  // that. step() with async is feed(k, batches[k]) for every tower, then drain().
+  //
+  // A batch for whichever tower is free next; waits while size() batches already wait.
+  void feed(std::vector<Array> batch);
+  // A batch for tower k (no lead bound applies to it).
+  void feed(int k, std::vector<Array> batch);
+  // Waits until every batch fed is applied and the threads are idle; then every tower
+  // holds the master's parameters and hyperparameters, tower 0 its slots. A thread's
+  // error is thrown here (and by feed and progress), naming the tower; the batches no
+  // tower had taken are dropped.
+  void drain();
+  // After an error elsewhere: drops the batches no tower has taken and waits for those
+  // in flight, throwing nothing.
+  void abandon() noexcept;
+  // The cost of the updates applied since the last call (waits for one when none was)
+  // and, in `fetched`, the latest update's values of the async fetches.
+  AsyncProgress progress(std::vector<Array>& fetched);
+  // Tensors of graph(0), fetched in every tower's program by node name (the towers are
+  // built by one function). Only while drained.
+  void set_async_fetches(const std::vector<graph::Tensor>& of_tower_0);
+  // The master's update count from here on (a trainer passes global step x towers at
+  // the start of an epoch, so that Adam's bias correction goes on after a resume).
+  // Only while drained.
+  void count_updates_from(std::uint64_t applied);
+  AsyncStats take_async_stats();
+
+  // Tower 0's hyperparameter, which every tower and the host master use. While async
+  // threads run, a table they read before each gradient; otherwise tower 0's session
+  // (step() broadcasts it).
+  float hyperparameter(const std::string& name);
+  void set_hyperparameter(const std::string& name, float value);
+
   // Every tower's session reads the global step from `counter` (a trainer's, which
   // step() is then given) instead of step() setting it; nullptr: step() sets it again.
+  // Async towers ignore it: their threads number the steps by the master's updates.
   void follow_global_step(const std::int64_t* counter);
 
   // Across processes (DistributedTrainer): called every step with this process's
@@ -155,6 +224,7 @@ class Towers {
 
  private:
   struct Replica;
+  struct Async;  // async.cpp
 
   // The constructor's stages.
   void add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer);
@@ -167,7 +237,24 @@ class Towers {
   void stage_next(std::span<const std::vector<Array>> next);
   void apply_replicated(std::uint64_t global_step);
   void apply_on_tower_0(std::uint64_t global_step);
-  void apply_async(std::uint64_t global_step);
+  // async.cpp: queueing a batch (k < 0: the shared queue), tower k's thread (its lead
+  // bound, its computation, its update of the master), the master's hyperparameters,
+  // stopping the threads.
+  void enqueue(int k, std::vector<Array> batch);
+  void run_async_tower(int k);
+  void compute_async(int k, const std::vector<Array>& batch, std::uint64_t read,
+                     std::span<const std::pair<std::string, float>> hyper);
+  void apply_async(int k, const std::vector<Array>& batch, std::uint64_t read);
+  bool within_lead(int k) const;
+  void refresh_host_step();
+  void stop_async() noexcept;
+  double step_async(std::span<const std::vector<Array>> batches, const std::vector<graph::Tensor>& fetches,
+                    std::vector<Array>& fetched);
+  Async& async(const char* what);
+  // Tower k's graph's tensors of these names (fetches of graph(0)).
+  std::vector<graph::Tensor> same_in_tower(int k, const std::vector<graph::Tensor>& of_tower_0);
+  void apply_host_master(std::span<const int> variables, const HostOptimizerStep& step,
+                         std::span<const Array> gradients);
   // Tower k's session at `step`, unless the sessions follow a counter.
   void set_step(int k, std::uint64_t step);
 
@@ -208,6 +295,7 @@ class Towers {
   std::vector<int> bucket_;         // variables of the bucket being reduced
   StepTimes times_;
   bool follows_counter_ = false;  // follow_global_step
+  std::unique_ptr<Async> async_;  // async reduction
 };
 
 }  // namespace vkp::towers

@@ -69,8 +69,10 @@ towers::Towers& MultiDeviceTrainer::towers() {
 std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std::vector<std::string>& input_names,
                                                                        const std::vector<std::string>& output_names) {
   towers::Towers& t = towers();
+  sync_state();
   std::vector<callbacks::PredictFn> out;
-  for (int k = 0; k < t.size(); ++k) out.push_back(predictor_in(t.graph(k), t.session(k), input_names, output_names));
+  for (int k = 0; k < t.size(); ++k)
+    out.push_back(draining(predictor_in(t.graph(k), t.session(k), input_names, output_names)));
   // After the inference towers exist, so that their variables get the values too.
   t.broadcast_variables(0);
   return out;
@@ -78,14 +80,45 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
 
 graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : Trainer::graph(); }
 // Tower 0's: the Trainer base's own session is never made here.
-graph::Session& MultiDeviceTrainer::session() { return towers().session(0); }
+graph::Session& MultiDeviceTrainer::session() {
+  if (is_async()) towers().drain();
+  return towers().session(0);
+}
+
+callbacks::PredictFn MultiDeviceTrainer::draining(callbacks::PredictFn fn) {
+  if (!is_async()) return fn;
+  return [this, fn = std::move(fn)](const std::vector<Array>& inputs) {
+    towers().drain();
+    return fn(inputs);
+  };
+}
+
+callbacks::PredictFn MultiDeviceTrainer::predictor(const std::vector<std::string>& input_names,
+                                                   const std::vector<std::string>& output_names) {
+  sync_state();  // before the inference tower is built into tower 0's graph
+  return draining(TowerTrainer::predictor(input_names, output_names));
+}
+
+float MultiDeviceTrainer::hyperparameter(const std::string& name) { return towers().hyperparameter(name); }
+
+void MultiDeviceTrainer::set_hyperparameter(const std::string& name, float value) {
+  towers().set_hyperparameter(name, value);
+}
+
+void MultiDeviceTrainer::share_global_step(const std::int64_t* counter) {
+  if (!towers_) return;
+  towers_->follow_global_step(counter);
+  if (counter == nullptr && is_async()) towers_->abandon();
+}
 
 Array MultiDeviceTrainer::variable(const std::string& name) {
+  if (is_async()) sync_state();
   if (towers_ && towers_->host_master() && towers_->master_holds(name)) return towers_->master_value(name);
   return session().variable(name);
 }
 
 void MultiDeviceTrainer::sync_state() {
+  if (towers_ && is_async()) towers_->drain();  // tower 0's slots too
   if (!slots_behind_) return;
   towers().store_master_slots();
   slots_behind_ = false;
@@ -104,6 +137,7 @@ std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
 }
 
 void MultiDeviceTrainer::run_step() {
+  if (is_async()) return run_async_step();
   towers::Towers& t = towers();
   if (local_step() == 0) {
     t.broadcast_variables(0);
@@ -132,6 +166,51 @@ void MultiDeviceTrainer::run_step() {
   slots_behind_ = t.host_master();
   set_step_result(samples, cost);
   deliver_fetched(fetched_);
+}
+
+void MultiDeviceTrainer::run_async_step() {
+  towers::Towers& t = towers();
+  if (local_step() == 0) {
+    // The last epoch ended drained; what a callback or a restore wrote into tower 0 since
+    // reaches every tower and the master, whose updates go on from the global step.
+    t.drain();
+    t.broadcast_variables(0);
+    t.load_master();
+    t.count_updates_from(static_cast<std::uint64_t>(global_step()) * static_cast<std::uint64_t>(tower_count()));
+    t.set_async_fetches(hooked_fetches());
+  }
+  std::int64_t samples = 0;
+  for (int k = 0; k < t.size(); ++k) {
+    std::vector<Array> batch = input_source().next_batch();
+    samples += batch_rows(batch);
+    t.feed(std::move(batch));
+  }
+  const towers::AsyncProgress progress = t.progress(fetched_);
+  set_step_result(samples, progress.cost);
+  deliver_fetched(fetched_);
+}
+
+void MultiDeviceTrainer::report_epoch() {
+  if (!is_async() || !towers_) return;
+  const towers::AsyncStats s = towers_->take_async_stats();
+  std::string line;
+  for (std::size_t k = 0; k < s.updates.size(); ++k) {
+    line += fmt::format("{}tower {}: {} updates, staleness mean {:.2f} max {}", k == 0 ? "" : "; ", k, s.updates[k],
+                        s.mean_staleness[k], s.max_staleness[k]);
+    if (s.held_seconds[k] > 0) line += fmt::format(", held back {:.2f} s", s.held_seconds[k]);
+    const std::string prefix = "async/tower" + std::to_string(k) + "/";
+    monitors().put_scalar(prefix + "updates", static_cast<double>(s.updates[k]));
+    monitors().put_scalar(prefix + "staleness_mean", s.mean_staleness[k]);
+    monitors().put_scalar(prefix + "staleness_max", static_cast<double>(s.max_staleness[k]));
+  }
+  log_info("async epoch {}: {}", epoch_num(), line);
+}
+
+AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices,
+                                                 std::uint64_t seed, float scale, PerDeviceOptions device_options,
+                                                 int max_lead)
+    : MultiDeviceTrainer(instance, devices, towers::Reduction::async, seed, std::move(device_options), scale) {
+  set_async_max_lead(max_lead);
 }
 
 }  // namespace vkp::train

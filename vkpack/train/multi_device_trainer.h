@@ -80,10 +80,18 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
                                                      const std::vector<std::string>& output_names) override;
 
   graph::Graph& graph() override;
+  // Tower 0's; async towers are drained first (every fed batch applied, tower 0 holding
+  // the master's state), so whoever uses it does not race their threads.
   graph::Session& session() override;
+  callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names) override;
+  // Tower 0's, which every tower and the host master follow (towers::Towers::hyperparameter).
+  float hyperparameter(const std::string& name) override;
+  void set_hyperparameter(const std::string& name, float value) override;
   // A trainable variable or slot from the host master when it holds one, without a sync.
   Array variable(const std::string& name) override;
-  void sync_state() override;  // the host master's slots into tower 0, when they changed
+  // The host master's slots into tower 0, when they changed; async towers drained first.
+  void sync_state() override;
   std::uint64_t device_memory_bytes() const override;
   std::uint64_t peak_device_memory_bytes() const override;
   int tower_count() const { return static_cast<int>(opened.size()); }
@@ -92,12 +100,19 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   towers::Towers& towers();
 
  protected:
-  // Every tower's session reads the trainer's global step.
-  void share_global_step(const std::int64_t* counter) override {
-    if (towers_) towers_->follow_global_step(counter);
-  }
+  // Every tower's session reads the trainer's global step. At the end of training async
+  // towers drop what they were not given time to apply (after an error).
+  void share_global_step(const std::int64_t* counter) override;
+  // Async: each tower's updates and gradient staleness in the log and the monitors.
+  void report_epoch() override;
+  void set_async_max_lead(int max_lead) { options_.async_max_lead = max_lead; }
 
  private:
+  bool is_async() const { return options_.reduction == towers::Reduction::async; }
+  void run_async_step();
+  // For async towers: a predictor that drains them before every call.
+  callbacks::PredictFn draining(callbacks::PredictFn fn);
+
   towers::TowerOptions options_;
   bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
   std::unique_ptr<towers::Towers> towers_;
@@ -126,15 +141,22 @@ class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
                            1.0f, options) {}
 };
 
-// Each tower's gradients, times `scale`, are applied to the master in turn, unaveraged.
-// In lock step: every tower computes from the same parameters and a step waits for all
-// of them; tensorpack's free-running asynchronous updates (each tower on the parameters
-// it last received) are not built yet.
+// Towers that run free (tensorpack's AsyncMultiGPUTrainer): each on a thread of its own
+// computes on the parameters it last received, and its gradient, times `scale`, is
+// applied to a master on the host as soon as it is ready, unaveraged, without waiting
+// for the other towers. A step gives one batch per tower to whichever tower is free
+// next (a fast tower takes more of them) and waits only while towers() batches wait
+// already; its cost is that of the updates applied since the last step, its fetches the
+// latest update's values (from the tower that made it). Every batch of an epoch is
+// applied before the epoch ends, and the global step counts tower_count() updates, so
+// that Adam's bias correction and a resume go on from global step x towers.
+// `max_lead` >= 0 bounds staleness (TowerOptions::async_max_lead). Each epoch logs every
+// tower's updates and gradient staleness and puts them in the monitors
+// (async/tower<k>/updates, async/tower<k>/staleness_mean, async/tower<k>/staleness_max).
 class AsyncMultiDeviceTrainer : public MultiDeviceTrainer {
  public:
   AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, std::uint64_t seed = 0,
-                          float scale = 1.0f, PerDeviceOptions device_options = {})
-      : MultiDeviceTrainer(instance, devices, towers::Reduction::async, seed, std::move(device_options), scale) {}
+                          float scale = 1.0f, PerDeviceOptions device_options = {}, int max_lead = -1);
 };
 
 }  // namespace vkp::train

@@ -165,6 +165,7 @@ void Trainer::run_epochs() {
       check_stop();
     }
     sync_state();
+    report_epoch();
     each_callback([](callbacks::Callback& cb) { cb.after_epoch(); });
     each_callback([](callbacks::Callback& cb) { cb.trigger_epoch(); });
     check_stop();

@@ -97,6 +97,10 @@ class Trainer : public callbacks::TrainerView {
   virtual void sync_state() {}
 
  protected:
+  // At the end of every epoch, after sync_state and before the callbacks' after_epoch:
+  // what the trainer itself has to say about the epoch (the async towers' staleness).
+  virtual void report_epoch() {}
+
   // Makes the sessions that run the steps read the trainer's global step, during
   // train() (nullptr: they count their own again). The default: session().
   virtual void share_global_step(const std::int64_t* counter) { session().follow_global_step(counter); }
