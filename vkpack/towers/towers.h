@@ -2,20 +2,19 @@
 // training (tensorpack's multi-GPU trainers, DESIGN.md section 5). Tower k is the tower
 // function's graph built in a Graph of its own on devices[k] (which may be another
 // VkDevice on the same physical device) and run by a Session there; every tower takes its
-// own batch. A step computes each tower's gradients, copies them to the host, averages
-// them weighted by batch size in a fixed order, and applies the result:
+// own batch. A synchronous step computes each tower's gradients, copies them to the host,
+// averages them weighted by batch size in a fixed order, and applies the result:
 //   replicated        every tower applies the averaged gradients to its own variables
 //                     (the same update everywhere, so the copies stay equal)
 //   parameter_server  one master copy of the variables and optimizer state applies the
 //                     average and every tower receives the new parameters; the master
 //                     lives on the host (Master::host, the default) or on tower 0
 //                     (Master::device), see below
-//   async             every tower runs free on a thread of its own: it computes on the
-//                     parameters it last received, its gradient (times async_scale) is
-//                     applied to the host master as soon as it is ready, without
-//                     averaging or waiting for the other towers, and it receives the new
-//                     parameters (tensorpack's AsyncMultiGPUTrainer); see "Asynchronous
-//                     towers" below
+//   async             every tower runs free on a thread of its own: it receives the
+//                     master's parameters as it takes a batch, computes on them, and its
+//                     gradient (times async_scale) is applied to the host master as soon
+//                     as it is ready, without averaging or waiting for the other towers
+//                     (tensorpack's AsyncMultiGPUTrainer); see "Asynchronous towers" below
 // Variables start from tower 0's values (broadcast_variables). A user can drive the
 // towers in a loop of their own; the multi-device trainers of train/ do it for them.
 //
@@ -172,12 +171,13 @@ class Towers {
 
   // --- Asynchronous towers (Reduction::async; Error(invalid_argument) otherwise) ---
   // Threads start with the first batch fed. Tower k's thread takes the next batch (its
-  // own queue first, then the shared one), sets its session's global step to the
-  // master's update count when it last received parameters, computes its gradients,
-  // applies them (times async_scale) to the host master under a lock, the update
-  // numbered by the master's count (Adam's t), and receives the new parameters. While
-  // the threads run, only the functions of this section may be called; drain() ends
-  // that. step() with async is feed(k, batches[k]) for every tower, then drain().
+  // own queue first, then the shared one), receives the master's parameters and sets
+  // its session's global step to the master's update count (dropout masks), computes
+  // its gradients, and applies them (times async_scale) to the host master under a
+  // lock, as the update numbered by the master's count (Adam's t - 1). A gradient's
+  // staleness is the number of updates applied between the two. While the threads run,
+  // only the functions of this section may be called; drain() ends that. step() with
+  // async is feed(k, batches[k]) for every tower, then drain().
   //
   // A batch for whichever tower is free next; waits while size() batches already wait.
   void feed(std::vector<Array> batch);
@@ -191,8 +191,9 @@ class Towers {
   // After an error elsewhere: drops the batches no tower has taken and waits for those
   // in flight, throwing nothing.
   void abandon() noexcept;
-  // The cost of the updates applied since the last call (waits for one when none was)
-  // and, in `fetched`, the latest update's values of the async fetches.
+  // The cost of the updates applied since the last call (the last update's when none
+  // was; before the first one it waits) and, in `fetched`, the latest update's values of
+  // the async fetches.
   AsyncProgress progress(std::vector<Array>& fetched);
   // Tensors of graph(0), fetched in every tower's program by node name (the towers are
   // built by one function). Only while drained.
@@ -224,7 +225,7 @@ class Towers {
 
  private:
   struct Replica;
-  struct Async;  // async.cpp
+  struct Async;  // internal.h
 
   // The constructor's stages.
   void add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer);
