@@ -71,6 +71,10 @@
 #ifdef VKPACK_HAVE_MPI
 #include "vkpack/train/distributed_trainer.h"
 #endif
+// ONNX export (where the library was built with libonnx-dev)
+#ifdef VKPACK_HAVE_ONNX
+#include "vkpack/train/onnx_export.h"
+#endif
 #include "vkpack/train/input_source.h"
 #include "vkpack/train/logger_dir.h"
 #include "vkpack/train/model_desc.h"

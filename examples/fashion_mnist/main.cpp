@@ -66,6 +66,9 @@ constexpr const char* kHelp =
     "                       it an existing log directory is backed up first\n"
     "  --data DIR           Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and dropout (default 1)\n"
+    "  --export PATH        train nothing: write the model of the log directory's latest\n"
+    "                       checkpoint (input f32 [batch, 28, 28, 1] -> logits [batch, 10],\n"
+    "                       inference mode) to PATH as ONNX, for other engines\n"
     "  --help               this text\n";
 
 // "a,b,c" -> {"a", "b", "c"}.
@@ -81,7 +84,7 @@ std::vector<std::string> comma_list(const std::string& text) {
 }
 
 struct Options {
-  std::string model = "mlp", logdir, data, trainer = "replicated";
+  std::string model = "mlp", logdir, data, trainer = "replicated", export_path;
   std::vector<std::string> memory, profiles;  // per device, or one for all
   std::vector<int> devices;
   int epochs = 10, device = 0;
@@ -153,6 +156,7 @@ Options parse(int argc, char** argv) {
     }
     else if (arg == "--resume") o.resume = true;
     else if (arg == "--distributed") o.distributed = true;
+    else if (arg == "--export") o.export_path = value();
     else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
@@ -185,6 +189,24 @@ std::vector<vkp::vk::DeviceOptions> device_options(const Options& o, std::size_t
     if (!o.profiles.empty()) out[i].limits_profile = o.profiles[o.profiles.size() > 1 ? i : 0];
   }
   return out;
+}
+
+// --export: the inference tower of the latest checkpoint as ONNX.
+int export_model(const Options& o) {
+  using namespace vkp;
+#ifdef VKPACK_HAVE_ONNX
+  vk::Instance instance;
+  vk::Device device(instance, o.device);
+  auto model = std::make_shared<examples::FashionMnistModel>(examples::parse_architecture(o.model), o.lr);
+  train::OfflinePredictor predictor(model, o.logdir, device, {"input"}, {"logits"});
+  train::export_onnx(predictor, o.export_path);
+  std::printf("wrote %s: the %s model of %s, input 'input' f32 [batch, 28, 28, 1] (NHWC), output 'logits' [batch, 10]\n",
+              o.export_path.c_str(), o.model.c_str(), o.logdir.c_str());
+  return 0;
+#else
+  throw Error(ErrorCode::unsupported, "--export: this build of vkpack has no ONNX export (install libonnx-dev and "
+                                      "libprotobuf-dev, and build with VKPACK_WITH_ONNX)");
+#endif
 }
 
 // `mpi`: with --distributed only.
@@ -270,6 +292,7 @@ int main(int argc, char** argv) {
   std::optional<MpiSession> mpi;  // outlives run(), so that a failure can end the job
   try {
     const Options o = parse(argc, argv);
+    if (!o.export_path.empty()) return export_model(o);
     if (o.distributed) mpi.emplace();
     return run(o, mpi ? &*mpi : nullptr);
   } catch (const std::exception& e) {

@@ -1,9 +1,11 @@
 # Runs the example as a user would and holds it to what it promises:
 #   cmake -DPROGRAM=... -DARGS="a;b;c" -DMIN_ACCURACY=0.5 [-DEXPECT=regex] -P run_example.cmake
 #   cmake -DPROGRAM=... -DARGS="a;b;c" -DFAILS=1 -DEXPECT=regex -P run_example.cmake
+#   cmake -DPROGRAM=... -DARGS="a;b;c" -DNO_TRAINING=1 -DEXPECT=regex -P run_example.cmake
 # The process must exit with 0, print its table of test accuracies, reach MIN_ACCURACY
 # in its last epoch, and print EXPECT (a regular expression) where given. With FAILS, it
-# must exit with a non-zero status (not a crash) and print EXPECT.
+# must exit with a non-zero status (not a crash) and print EXPECT. With NO_TRAINING (a
+# run that trains nothing, such as --export), it must exit with 0 and print EXPECT.
 execute_process(COMMAND "${PROGRAM}" ${ARGS} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${err}\n${out}")  # the log (stderr) comes before the table (stdout)
 if(FAILS)
@@ -18,6 +20,12 @@ if(FAILS)
 endif()
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "exit status ${result}: ${PROGRAM} ${ARGS}\n${all}")
+endif()
+if(NO_TRAINING)
+  if(NOT all MATCHES "${EXPECT}")
+    message(FATAL_ERROR "the output does not match '${EXPECT}':\n${all}")
+  endif()
+  return()
 endif()
 string(REGEX MATCHALL "\n +[0-9]+  (0\\.[0-9]+|1\\.0+)" rows "${out}")
 if(NOT rows)

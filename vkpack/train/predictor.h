@@ -27,6 +27,11 @@ class OfflinePredictor {
 
   std::vector<Array> operator()(const std::vector<Array>& inputs);
 
+  // What export_onnx writes: the inference tower's session and its fed and fetched tensors.
+  graph::Session& session() { return *session_; }
+  const std::vector<graph::Tensor>& inputs() const { return inputs_; }
+  const std::vector<graph::Tensor>& outputs() const { return outputs_; }
+
  private:
   graph::Graph graph_;
   std::unique_ptr<graph::Session> session_;

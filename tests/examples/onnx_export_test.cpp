@@ -1,0 +1,95 @@
+// ONNX export checked by engines that are not vkpack's: each Fashion-MNIST model, trained
+// a few steps (so that batch norm's moving statistics are not their initial values) and
+// saved, is exported from its checkpoint; OpenCV's dnn module (python3-opencv) runs the
+// file on 256 test images and must give vkpack's predictor's logits within 1e-4 and the
+// same classes, after ONNX's own full check (check_onnx.py). An op with no mapping is
+// refused by name.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "models.h"
+#include "train_fixtures.h"
+#include "vk_test_env.h"
+#include "vkpack/callbacks/saver.h"
+#include "vkpack/train/onnx_export.h"
+#include "vkpack/train/predictor.h"
+#include "vkpack/train/tower_trainer.h"
+
+namespace vkp::test {
+namespace {
+
+// A checkpoint of `arch` after `steps` training steps, in a fresh directory.
+std::string trained(examples::Architecture arch, const std::string& name, std::int64_t steps) {
+  const std::string dir = temp_dir(name);
+  train::TrainConfig config;
+  config.model = std::make_shared<examples::FashionMnistModel>(arch, 1e-3f);
+  config.data = std::make_shared<train::FeedInput>(examples::fashion_mnist_batches(true, 32, 3));
+  config.steps_per_epoch = steps;
+  config.max_epoch = 1;
+  config.logger_dir = dir;
+  config.extra_callbacks = std::vector<callbacks::CallbackPtr>{};
+  config.monitors = std::vector<callbacks::MonitorPtr>{};
+  config.callbacks = {std::make_shared<callbacks::ModelSaver>()};
+  train::SimpleTrainer trainer(device(), 5);
+  train::launch_train_with_config(std::move(config), trainer);
+  return dir;
+}
+
+void write_floats(const std::string& path, const Array& a) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(a.bytes().data()), static_cast<std::streamsize>(a.nbytes()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+void expect_opencv_agrees(examples::Architecture arch, const std::string& name) {
+  const std::string dir = trained(arch, name, 15);
+  auto model = std::make_shared<examples::FashionMnistModel>(arch, 1e-3f);
+  train::OfflinePredictor predictor(model, dir, device(), {"input"}, {"logits"});
+  const std::string onnx = dir + "/model.onnx";
+  train::export_onnx(predictor, onnx);
+
+  dataflow::DataFlowPtr test = examples::fashion_mnist_batches(false, 256, 0);
+  test->reset_state();
+  const Array images = test->next()->at(0);
+  ASSERT_EQ(images.shape().dims(), (std::vector<std::int64_t>{256, 28, 28, 1}));
+  const Array logits = predictor({images})[0];
+  write_floats(dir + "/images.f32", images);
+  write_floats(dir + "/logits.f32", logits);
+  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + onnx + " " + dir +
+                              "/images.f32 " + dir + "/logits.f32 256 28,28,1 1e-4";
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << command;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxExport, OpenCvRunsTheExportedMlpAsVkpackDoes) { expect_opencv_agrees(examples::Architecture::mlp, "onnx-mlp"); }
+
+TEST(OnnxExport, OpenCvRunsTheExportedConvnetAsVkpackDoes) {
+  expect_opencv_agrees(examples::Architecture::convnet, "onnx-conv");
+}
+
+TEST(OnnxExport, AnOpWithNoMappingIsRefusedByName) {
+  // The inference tower's loss is a fused softmax cross entropy, which only training needs.
+  const std::string dir = trained(examples::Architecture::mlp, "onnx-refused", 1);
+  auto model = std::make_shared<examples::FashionMnistModel>(examples::Architecture::mlp, 1e-3f);
+  train::OfflinePredictor predictor(model, dir, device(), {"input", "label"}, {"cross_entropy_loss"});
+  try {
+    train::export_onnx(predictor, dir + "/loss.onnx");
+    FAIL() << "a graph with a training op was exported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("softmax_xent"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/loss.onnx"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vkp::test
