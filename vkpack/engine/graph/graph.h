@@ -110,6 +110,10 @@ class Graph {
   Reuse reuse_mode() const;
   void set_tower(TowerInfo info) { tower_ = std::move(info); }
   const TowerInfo& tower() const { return tower_; }
+  // Inside FreezeVariables (variables.h): variables made are not trainable.
+  void set_frozen(int depth) { frozen_ = depth; }
+  int frozen_depth() const { return frozen_; }
+  bool frozen() const { return frozen_ > 0; }
 
  private:
   struct Scope {
@@ -128,6 +132,7 @@ class Graph {
   std::map<std::string, std::vector<Tensor>> collections_;
   std::vector<Scope> scopes_;
   TowerInfo tower_;
+  int frozen_ = 0;
 };
 
 // Collection keys.

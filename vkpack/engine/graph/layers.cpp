@@ -1,5 +1,6 @@
 #include "vkpack/engine/graph/layers.h"
 
+#include <optional>
 #include <regex>
 
 #include "vkpack/core/error.h"
@@ -27,6 +28,8 @@ std::array<std::int64_t, 2> default_strides(std::array<std::int64_t, 2> strides,
 Tensor FullyConnected(const std::string& name, Tensor x, std::int64_t units, const FullyConnectedOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
   const Tensor flat = x.rank() == 2 ? x : flatten(x);
   const std::int64_t in = channels(flat, name);
   const Tensor w = get_variable(g, "W", {in, units}, o.kernel_initializer);
@@ -39,6 +42,8 @@ Tensor Conv2D(const std::string& name, Tensor x, std::int64_t filters, std::arra
               const Conv2DOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
   const std::int64_t in = channels(x, name);
   if (in % o.groups != 0 || filters % o.groups != 0)
     throw Error(ErrorCode::invalid_argument, name + ": " + std::to_string(in) + " input and " + std::to_string(filters) +
@@ -54,6 +59,8 @@ Tensor Conv2DTranspose(const std::string& name, Tensor x, std::int64_t filters, 
                        const Conv2DOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
   const Tensor w = get_variable(g, "W", {k[0], k[1], filters, channels(x, name)}, o.kernel_initializer);
   Tensor y = conv2d_transpose(x, w, {o.strides, o.dilations, o.padding, 1});
   if (o.use_bias) y = bias_add(y, get_variable(g, "b", {filters}, o.bias_initializer));
@@ -80,6 +87,8 @@ Tensor GlobalAvgPooling(const std::string& name, Tensor x) {
 Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
   const std::int64_t c = channels(x, name);
   const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
   const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones())
@@ -94,7 +103,7 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     moving_var = get_variable(g, "EMA", {c}, ones(), false);
   }
   Tensor y;
-  if (g.tower().is_training) {
+  if (g.tower().is_training && !g.frozen()) {
     const Tensor stats = bn_stats(x);
     y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true, o.relu);
     // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's

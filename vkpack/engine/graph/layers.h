@@ -22,6 +22,7 @@ struct FullyConnectedOptions {
   Activation activation;
   Initializer kernel_initializer = variance_scaling(2.0f, Initializer::Fan::in, Initializer::Distribution::normal);
   Initializer bias_initializer = zeros();
+  bool trainable = true;  // false: as inside FreezeVariables
 };
 // x [N, ...] (flattened) -> [N, units]; variables W [in, units], b [units].
 Tensor FullyConnected(const std::string& name, Tensor x, std::int64_t units, const FullyConnectedOptions& options = {});
@@ -35,6 +36,7 @@ struct Conv2DOptions {
   Activation activation;
   Initializer kernel_initializer = variance_scaling(2.0f, Initializer::Fan::in, Initializer::Distribution::normal);
   Initializer bias_initializer = zeros();
+  bool trainable = true;  // false: as inside FreezeVariables
 };
 // x NHWC -> [N, OH, OW, filters]; W [KH, KW, C / groups, filters], b [filters].
 Tensor Conv2D(const std::string& name, Tensor x, std::int64_t filters, std::array<std::int64_t, 2> kernel_size,
@@ -55,10 +57,11 @@ struct BatchNormOptions {
   bool center = true;      // beta
   bool scale = true;       // gamma
   bool relu = false;       // max(0, y) in the same kernel (BNReLU)
+  bool trainable = true;   // false: as inside FreezeVariables (moving statistics, kept)
 };
 // Over the last axis (channels). Training: batch statistics (biased variance), and
 // moving-average updates of the mean and the unbiased variance (as tensorpack's) added
-// to the update-ops collection; inference: the averages.
+// to the update-ops collection; inference, or frozen: the averages.
 Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& options = {});
 // tensorpack's BNReLU: relu(BatchNorm(name, x)), one kernel for both (the variables are
 // BatchNorm's: name/gamma, name/beta, name/mean/EMA, name/variance/EMA).

@@ -1,6 +1,7 @@
 #include "vkpack/engine/graph/variables.h"
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/ops.h"
 
 namespace vkp::graph {
 
@@ -15,6 +16,7 @@ Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int6
     if (existing.dims() != dims)
       throw Error(ErrorCode::invalid_argument, "variable " + full + " exists with shape " +
                                                    dims_string(existing.dims()) + ", requested " + dims_string(dims));
+    if (graph.frozen() && std::get<VariableAttrs>(existing.node().attrs).trainable) return stop_gradient(existing);
     return existing;
   }
   if (reuse == Reuse::yes)
@@ -23,7 +25,8 @@ Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int6
   for (std::int64_t d : dims)
     if (d < 0) throw Error(ErrorCode::invalid_argument, "variable " + full + " needs a known shape, got " + dims_string(dims));
   // Variables are named without the tower prefix of op names.
-  const Tensor v = graph.add(OpKind::variable, {}, VariableAttrs{full, f32(std::move(dims)), init, trainable},
+  const bool trains = trainable && !graph.frozen();
+  const Tensor v = graph.add(OpKind::variable, {}, VariableAttrs{full, f32(std::move(dims)), init, trains},
                              full.substr(full.rfind('/') + 1));
   graph.register_variable(v);
   return v;

@@ -14,7 +14,9 @@
 
 namespace vkp::graph {
 
-// Creates, or returns under reuse, the variable <scope>/<name>.
+// Creates, or returns under reuse, the variable <scope>/<name>. Inside FreezeVariables a
+// new variable is not trainable whatever `trainable` says, and a trainable one reused
+// there is returned through stop_gradient.
 Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int64_t> dims, Initializer init,
                     bool trainable = true);
 
@@ -37,6 +39,22 @@ class NameScope {
   ~NameScope() { graph_.pop_scope(); }
   NameScope(const NameScope&) = delete;
   NameScope& operator=(const NameScope&) = delete;
+
+ private:
+  Graph& graph_;
+};
+
+// tensorpack's freeze_variables, for fine-tuning: variables made inside are not trainable
+// (no gradient, no optimizer slots, untouched by the optimizer; checkpoints still hold
+// them), trainable ones reused inside are read through stop_gradient, and a BatchNorm
+// inside normalises with its moving statistics even in a training tower and leaves them
+// as they are. Layers take `trainable = false` to freeze themselves the same way.
+class FreezeVariables {
+ public:
+  explicit FreezeVariables(Graph& graph) : graph_(graph) { graph.set_frozen(graph.frozen_depth() + 1); }
+  ~FreezeVariables() { graph_.set_frozen(graph_.frozen_depth() - 1); }
+  FreezeVariables(const FreezeVariables&) = delete;
+  FreezeVariables& operator=(const FreezeVariables&) = delete;
 
  private:
   Graph& graph_;
