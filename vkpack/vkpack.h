@@ -11,6 +11,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/core/half.h"
 #include "vkpack/core/log.h"
+#include "vkpack/core/npz.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/core/safetensors.h"
 #include "vkpack/core/shape.h"
@@ -75,6 +76,7 @@
 #ifdef VKPACK_HAVE_ONNX
 #include "vkpack/train/onnx_export.h"
 #endif
+#include "vkpack/train/foreign_weights.h"
 #include "vkpack/train/input_source.h"
 #include "vkpack/train/logger_dir.h"
 #include "vkpack/train/model_desc.h"

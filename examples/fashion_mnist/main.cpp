@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -66,6 +67,11 @@ constexpr const char* kHelp =
     "                       it an existing log directory is backed up first\n"
     "  --data DIR           Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and dropout (default 1)\n"
+    "  --load PATH          start from the model variables of a checkpoint (or a log\n"
+    "                       directory's latest, or an .npz / .safetensors of the same\n"
+    "                       names); optimizer state and the step start afresh\n"
+    "  --freeze-conv        fine-tuning: train the fully connected layers only (the\n"
+    "                       convnet's convolutions and batch norms keep their values)\n"
     "  --export PATH        train nothing: write the model of the log directory's latest\n"
     "                       checkpoint (input f32 [batch, 28, 28, 1] -> logits [batch, 10],\n"
     "                       inference mode) to PATH as ONNX, for other engines\n"
@@ -84,14 +90,14 @@ std::vector<std::string> comma_list(const std::string& text) {
 }
 
 struct Options {
-  std::string model = "mlp", logdir, data, trainer = "replicated", export_path;
+  std::string model = "mlp", logdir, data, trainer = "replicated", export_path, load;
   std::vector<std::string> memory, profiles;  // per device, or one for all
   std::vector<int> devices;
   int epochs = 10, device = 0;
   std::int64_t batch = 128, steps = 0;
   float lr = 1e-3f;
   std::uint64_t seed = 1;
-  bool resume = false, distributed = false;
+  bool resume = false, distributed = false, freeze_conv = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -157,6 +163,8 @@ Options parse(int argc, char** argv) {
     else if (arg == "--resume") o.resume = true;
     else if (arg == "--distributed") o.distributed = true;
     else if (arg == "--export") o.export_path = value();
+    else if (arg == "--load") o.load = value();
+    else if (arg == "--freeze-conv") o.freeze_conv = true;
     else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
@@ -171,6 +179,8 @@ Options parse(int argc, char** argv) {
   if (!std::isfinite(o.lr) || o.lr <= 0)
     throw vkp::Error(vkp::ErrorCode::invalid_argument,
                      "--lr must be a positive finite number, not " + std::to_string(o.lr));
+  if (o.freeze_conv && vkp::examples::parse_architecture(o.model) != vkp::examples::Architecture::convnet)
+    throw vkp::Error(vkp::ErrorCode::invalid_argument, "--freeze-conv needs --model conv: the MLP has no convolutions");
   if (o.logdir.empty()) o.logdir = "train_log/fashion_mnist-" + o.model;
   return o;
 }
@@ -245,7 +255,19 @@ int run(const Options& o, MpiSession* mpi) {
   }
 
   train::TrainConfig config;
-  config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr);
+  config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr, o.freeze_conv);
+  if (o.freeze_conv) log_info("fine-tuning: the convolutions and their batch norms are frozen");
+  if (!o.load.empty()) {
+    // Model variables only: the checkpoint's optimizer slots (of frozen variables too) are skipped.
+    std::string file = o.load;
+    if (std::filesystem::is_directory(file)) {
+      file = callbacks::latest_checkpoint(o.load);
+      if (file.empty()) throw Error(ErrorCode::not_found, "--load: no checkpoint in " + o.load);
+    }
+    train::WeightMap map;
+    map.ignore = {R"(.*/(Adam|Adam_1|Momentum)$)"};
+    config.session_init = std::make_shared<train::WeightsRestore>(file, map);
+  }
   config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed + static_cast<std::uint64_t>(rank), o.data);
   // An epoch is one pass over the train split, whatever the number of towers and ranks.
   const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;

@@ -12,8 +12,8 @@ Architecture parse_architecture(const std::string& name) {
   throw Error(ErrorCode::invalid_argument, "unknown model '" + name + "'; choose mlp or conv");
 }
 
-FashionMnistModel::FashionMnistModel(Architecture architecture, float learning_rate)
-    : architecture_(architecture), learning_rate_(learning_rate) {}
+FashionMnistModel::FashionMnistModel(Architecture architecture, float learning_rate, bool freeze_convolutions)
+    : architecture_(architecture), learning_rate_(learning_rate), freeze_convolutions_(freeze_convolutions) {}
 
 std::vector<train::InputSpec> FashionMnistModel::inputs() const {
   return {{"input", f32({kUnknown, 28, 28, 1})}, {"label", i32({kUnknown})}};
@@ -30,8 +30,8 @@ Tensor FashionMnistModel::build_graph(const std::vector<Tensor>& in) {
   } else {
     Tensor t = image;
     for (const auto& [name, filters] : {std::pair{"conv0", 32}, std::pair{"conv1", 64}}) {
-      t = Conv2D(name, t, filters, {3, 3}, {.use_bias = false});
-      t = BNReLU(std::string(name) + "_bn", t);
+      t = Conv2D(name, t, filters, {3, 3}, {.use_bias = false, .trainable = !freeze_convolutions_});
+      t = BNReLU(std::string(name) + "_bn", t, {.trainable = !freeze_convolutions_});
       t = MaxPooling(std::string(name) + "_pool", t, {2, 2});
     }
     t = FullyConnected("fc0", t, 128, {.activation = relu_fn});

@@ -16,9 +16,11 @@ Architecture parse_architecture(const std::string& name);  // "mlp", "conv"/"con
 // Inputs "input" f32 [?, 28, 28, 1] and "label" i32 [?]. The tower names "cost" (mean
 // cross entropy + L2 on the weights), "accuracy" and "incorrect_vector" (1 per wrong
 // example) for the InferenceRunner, and adds cost and accuracy to the moving summaries.
+// `freeze_convolutions` (fine-tuning): the convnet's convolutions and their batch norms
+// are built with trainable = false, so only the fully connected layers train.
 class FashionMnistModel : public train::ModelDesc {
  public:
-  FashionMnistModel(Architecture architecture, float learning_rate);
+  FashionMnistModel(Architecture architecture, float learning_rate, bool freeze_convolutions = false);
   std::vector<train::InputSpec> inputs() const override;
   graph::Tensor build_graph(const std::vector<graph::Tensor>& inputs) override;
   graph::Optimizer optimizer(graph::Graph& graph) override;
@@ -26,6 +28,7 @@ class FashionMnistModel : public train::ModelDesc {
  private:
   Architecture architecture_;
   float learning_rate_;
+  bool freeze_convolutions_;
 };
 
 // Batches of the train split (shuffled from `seed`, last partial batch dropped) or the

@@ -6,6 +6,11 @@
 # in its last epoch, and print EXPECT (a regular expression) where given. With FAILS, it
 # must exit with a non-zero status (not a crash) and print EXPECT. With NO_TRAINING (a
 # run that trains nothing, such as --export), it must exit with 0 and print EXPECT.
+# FRESH_LOGDIR: removed first, so that repeated runs do not pile up the backups the
+# example makes of an existing log directory.
+if(FRESH_LOGDIR)
+  file(REMOVE_RECURSE "${FRESH_LOGDIR}")
+endif()
 execute_process(COMMAND "${PROGRAM}" ${ARGS} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${err}\n${out}")  # the log (stderr) comes before the table (stdout)
 if(FAILS)

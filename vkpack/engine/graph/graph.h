@@ -138,5 +138,6 @@ class Graph {
 // Collection keys.
 inline const std::string kUpdateOps = "update_ops";
 inline const std::string kRegularizationLosses = "regularization_losses";
+inline const std::string kOptimizerSlots = "optimizer_slots";  // the optimizers' slot variables
 
 }  // namespace vkp::graph

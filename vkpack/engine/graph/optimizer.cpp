@@ -18,6 +18,7 @@ Tensor slot(Graph& graph, const std::string& name, const TensorType& type) {
   if (Tensor existing = graph.find_variable(name); existing.valid()) return existing;
   const Tensor v = graph.add(OpKind::variable, {}, VariableAttrs{name, type, zeros(), false}, "slot");
   graph.register_variable(v);
+  graph.add_to_collection(kOptimizerSlots, v);
   return v;
 }
 

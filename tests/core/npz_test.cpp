@@ -1,0 +1,108 @@
+// NumPy's array files as NumPy itself writes them (write_npy.py, run in Debian's Python):
+// C and Fortran order, float32/float64/float16/int64/bool, scalars, .npz stored and
+// deflated; big-endian data, a truncated file and a missing one are named errors.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "vkpack/core/error.h"
+#include "vkpack/core/npz.h"
+
+namespace vkp {
+namespace {
+
+class Npz : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = (std::filesystem::temp_directory_path() / ("vkpack-npz-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(dir_);
+    const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_WRITE_NPY + " " + dir_;
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static std::string dir_;
+};
+std::string Npz::dir_;
+
+// 100 i + 10 j + k + fraction at C-order index (i, j, k) of `dims`.
+double f(std::size_t flat, const std::vector<std::int64_t>& dims, double fraction) {
+  double value = fraction, weight = 1;
+  for (std::size_t a = dims.size(); a-- > 0;) {
+    const auto extent = static_cast<std::size_t>(dims[a]);
+    value += weight * static_cast<double>(flat % extent);
+    flat /= extent;
+    weight *= 10;
+  }
+  return value;
+}
+
+template <class T>
+void expect_f(const Array& a, DType dtype, const std::vector<std::int64_t>& dims, double fraction) {
+  ASSERT_EQ(a.dtype(), dtype);
+  ASSERT_EQ(a.shape().dims(), dims);
+  const auto values = a.data<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(static_cast<double>(values[i]), f(i, dims, fraction)) << i;
+}
+
+TEST_F(Npz, ReadsCOrderFloat32) { expect_f<float>(read_npy(dir_ + "/c_f32.npy"), DType::f32, {2, 3, 4}, 0.25); }
+
+TEST_F(Npz, ReadsFortranOrderFloat64AsCOrderFloat32) {
+  expect_f<float>(read_npy(dir_ + "/fortran_f64.npy"), DType::f32, {2, 3, 4}, 0.25);
+}
+
+TEST_F(Npz, ReadsFloat16Int64BoolAndScalars) {
+  const Array h = read_npy(dir_ + "/f16.npy");
+  ASSERT_EQ(h.dtype(), DType::f16);
+  ASSERT_EQ(h.shape().dims(), (std::vector<std::int64_t>{3}));
+  const std::uint16_t* bits = reinterpret_cast<const std::uint16_t*>(h.bytes().data());
+  EXPECT_EQ(bits[0], 0x3400);  // 0.25 in IEEE half precision
+  EXPECT_EQ(bits[1], 0x3D00);  // 1.25
+  expect_f<std::int64_t>(read_npy(dir_ + "/i64.npy"), DType::i64, {2, 2}, 0);
+  const Array flags = read_npy(dir_ + "/flags.npy");
+  ASSERT_EQ(flags.dtype(), DType::u8);
+  EXPECT_EQ(flags.data<std::uint8_t>()[0], 1);
+  EXPECT_EQ(flags.data<std::uint8_t>()[1], 0);
+  const Array scalar = read_npy(dir_ + "/scalar.npy");
+  EXPECT_EQ(scalar.shape().rank(), 0);
+  EXPECT_EQ(scalar.data<float>()[0], 7.5f);
+}
+
+TEST_F(Npz, ReadsStoredAndDeflatedArchives) {
+  for (const char* name : {"stored.npz", "deflated.npz"}) {
+    SCOPED_TRACE(name);
+    const std::map<std::string, Array> arrays = read_npz(dir_ + "/" + name);
+    ASSERT_EQ(arrays.size(), 2u);
+    expect_f<float>(arrays.at("a"), DType::f32, {2, 3, 4}, 0.25);
+    expect_f<std::int32_t>(arrays.at("b"), DType::i32, {5}, 0);
+  }
+}
+
+TEST_F(Npz, NamesWhatItCannotRead) {
+  const auto expect_error = [](auto read, ErrorCode code, const std::string& part) {
+    try {
+      read();
+      FAIL() << "no error; expected one mentioning " << part;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error([&] { read_npy(dir_ + "/big_endian.npy"); }, ErrorCode::unsupported, "big-endian");
+  expect_error([&] { read_npy(dir_ + "/missing.npy"); }, ErrorCode::io, "missing.npy");
+  expect_error([&] { read_npz(dir_ + "/missing.npz"); }, ErrorCode::io, "missing.npz");
+  // A truncated array: its data ends early.
+  std::ifstream in(dir_ + "/c_f32.npy", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir_ + "/short.npy", std::ios::binary) << bytes.substr(0, bytes.size() - 5);
+  expect_error([&] { read_npy(dir_ + "/short.npy"); }, ErrorCode::bad_data, "bytes of data");
+  // A file that is not a zip archive at all.
+  expect_error([&] { read_npz(dir_ + "/c_f32.npy"); }, ErrorCode::bad_data, "zip");
+}
+
+}  // namespace
+}  // namespace vkp
