@@ -46,6 +46,7 @@
 #include "vkpack/callbacks/monitors/tf_event_writer.h"
 #include "vkpack/callbacks/param_setters.h"
 #include "vkpack/callbacks/periodic.h"
+#include "vkpack/callbacks/pictures.h"
 #include "vkpack/callbacks/progress_bar.h"
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/callbacks/summary.h"

@@ -1,6 +1,7 @@
 #include "vkpack/callbacks/monitors.h"
 
 #include "vkpack/core/error.h"
+#include "vkpack/dataflow/image_file.h"
 
 namespace vkp::callbacks {
 
@@ -22,6 +23,19 @@ void Monitors::put_scalar(const std::string& name, double value) {
   latest_[name] = value;
   history_[name].emplace_back(step, value);
   for (const MonitorPtr& m : monitors_) m->process_scalar(name, value, step);
+}
+
+void Monitors::put_image(const std::string& name, const Array& image) {
+  const std::string png = dataflow::encode_png(image);  // checks the shape and type
+  const int h = static_cast<int>(image.shape()[0]), w = static_cast<int>(image.shape()[1]),
+            c = image.shape().rank() == 3 ? static_cast<int>(image.shape()[2]) : 1;
+  const std::int64_t step = trainer().global_step();
+  for (const MonitorPtr& m : monitors_) m->process_image(name, h, w, c, png, step);
+}
+
+void Monitors::put_histogram(const std::string& name, std::span<const float> values) {
+  const std::int64_t step = trainer().global_step();
+  for (const MonitorPtr& m : monitors_) m->process_histogram(name, values, step);
 }
 
 double Monitors::get_latest(const std::string& name) const {

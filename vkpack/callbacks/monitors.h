@@ -6,8 +6,11 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "vkpack/core/array.h"
 
 #include "vkpack/callbacks/callback.h"
 
@@ -21,6 +24,15 @@ class Monitor {
   virtual void setup(TrainerView& trainer) { trainer_ = &trainer; }
   // A scalar, with the global step it belongs to.
   virtual void process_scalar(const std::string& name, double value, std::int64_t step) = 0;
+  // An image of height x width with 1 to 4 channels as a PNG; a histogram of values.
+  // Monitors that keep only numbers (stats.json, the log) ignore them.
+  virtual void process_image(const std::string& name, int height, int width, int channels, const std::string& png,
+                             std::int64_t step) {
+    (void)name, (void)height, (void)width, (void)channels, (void)png, (void)step;
+  }
+  virtual void process_histogram(const std::string& name, std::span<const float> values, std::int64_t step) {
+    (void)name, (void)values, (void)step;
+  }
   // At the end of every epoch (after the epoch's scalars are in).
   virtual void trigger_epoch() {}
   // After setup: what an earlier run that this one resumes recorded (JSONWriter: the
@@ -45,6 +57,11 @@ class Monitors : public Callback {
 
   // Records a scalar at the current global step and hands it to every monitor.
   void put_scalar(const std::string& name, double value);
+  // An image [H, W] or [H, W, C] (u8, or f32 in [0, 1]) at the current global step: PNG
+  // encoded once for every monitor (TensorBoard's image summary).
+  void put_image(const std::string& name, const Array& image);
+  // Values summarised as a histogram (TensorBoard's histogram summary).
+  void put_histogram(const std::string& name, std::span<const float> values);
   // The latest value put under `name`; Error(not_found) naming it when none was.
   double get_latest(const std::string& name) const;
   bool has(const std::string& name) const { return latest_.count(name) > 0; }

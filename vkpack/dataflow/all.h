@@ -13,6 +13,8 @@
 #include "vkpack/dataflow/fake_data.h"
 #include "vkpack/dataflow/fixed_size_data.h"
 #include "vkpack/dataflow/geometric_augmentors.h"
+#include "vkpack/dataflow/image_file.h"
+#include "vkpack/dataflow/image_from_file.h"
 #include "vkpack/dataflow/join_data.h"
 #include "vkpack/dataflow/locally_shuffle_data.h"
 #include "vkpack/dataflow/map_data.h"

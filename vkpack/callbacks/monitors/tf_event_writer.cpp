@@ -63,6 +63,17 @@ void TFEventWriter::process_scalar(const std::string& name, double value, std::i
   writer_->write(encode_scalar_event(wall_time_now(), step, name, static_cast<float>(value)));
 }
 
+void TFEventWriter::process_image(const std::string& name, int height, int width, int channels, const std::string& png,
+                                  std::int64_t step) {
+  if (!writer_) return;
+  writer_->write(encode_image_event(wall_time_now(), step, name, height, width, channels, png));
+}
+
+void TFEventWriter::process_histogram(const std::string& name, std::span<const float> values, std::int64_t step) {
+  if (!writer_) return;
+  writer_->write(encode_histogram_event(wall_time_now(), step, name, histogram_of(values)));
+}
+
 void TFEventWriter::trigger_epoch() {
   if (!writer_) return;
   writer_->flush();

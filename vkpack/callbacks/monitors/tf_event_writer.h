@@ -1,4 +1,4 @@
-// TFEventWriter: writes every scalar as a TensorBoard event, as tensorpack's
+// TFEventWriter: writes every scalar, image and histogram as a TensorBoard event, as tensorpack's
 // TFEventWriter, to <logger_dir>/events.out.tfevents.<unix time>.<hostname>: TFRecord
 // framing (tfrecord_writer.h) of Event protocol buffers (event_proto.h), the first
 // naming the format "brain.Event:2", the second a SessionLog START at the first step the
@@ -19,6 +19,9 @@ class TFEventWriter : public Monitor {
  public:
   void setup(TrainerView& trainer) override;
   void process_scalar(const std::string& name, double value, std::int64_t step) override;
+  void process_image(const std::string& name, int height, int width, int channels, const std::string& png,
+                     std::int64_t step) override;
+  void process_histogram(const std::string& name, std::span<const float> values, std::int64_t step) override;
   void trigger_epoch() override;
   void close() override;
 

@@ -1,0 +1,158 @@
+// Image files against OpenCV (images_cv2.py, Debian's python3-opencv): PNGs and a JPEG
+// OpenCV wrote decode to its pixels, a PNG vkpack writes is read by OpenCV as written;
+// truncated and missing files are errors naming them; ImageFolder finds classes and
+// labels; image_grid tiles.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "vkpack/core/error.h"
+#include "vkpack/dataflow/image_file.h"
+#include "vkpack/dataflow/image_from_file.h"
+
+namespace vkp::dataflow {
+namespace {
+
+std::uint8_t pattern(std::int64_t y, std::int64_t x, std::int64_t c, int seed = 0) {
+  return static_cast<std::uint8_t>((37 * y + 11 * x + 71 * c + seed) % 256);
+}
+
+int run(const std::string& args) {
+  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_IMAGES_CV2 + " " + args;
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class ImageFiles : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = (std::filesystem::temp_directory_path() / ("vkpack-images-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(dir_);
+    ASSERT_EQ(run("write " + dir_), 0);
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static std::string dir_;
+};
+std::string ImageFiles::dir_;
+
+void expect_pattern(const Array& image, std::int64_t h, std::int64_t w, std::int64_t c, int seed = 0, int slack = 0) {
+  ASSERT_EQ(image.dtype(), DType::u8);
+  ASSERT_EQ(image.shape().dims(), (std::vector<std::int64_t>{h, w, c}));
+  int worst = 0;
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x)
+      for (std::int64_t k = 0; k < c; ++k)
+        worst = std::max(worst, std::abs(int(image.data<std::uint8_t>()[static_cast<std::size_t>((y * w + x) * c + k)]) -
+                                         int(pattern(y, x, k, seed))));
+  EXPECT_LE(worst, slack);
+}
+
+TEST_F(ImageFiles, DecodesWhatOpenCvWrote) {
+  expect_pattern(read_image(dir_ + "/rgb.png"), 5, 7, 3);
+  expect_pattern(read_image(dir_ + "/rgba.png"), 3, 4, 4);
+  expect_pattern(read_image(dir_ + "/gray.png"), 4, 6, 1);
+  // A JPEG: lossy, so compared with OpenCV's decoding of the same file; two decoders
+  // differ by rounding in the inverse DCT and chroma upsampling.
+  const Array jpeg = read_image(dir_ + "/rgb.jpg");
+  ASSERT_EQ(jpeg.shape().dims(), (std::vector<std::int64_t>{5, 7, 3}));
+  std::ifstream raw(dir_ + "/rgb.jpg.opencv", std::ios::binary);
+  const std::string opencv((std::istreambuf_iterator<char>(raw)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(opencv.size(), jpeg.nbytes());
+  int worst = 0;
+  for (std::size_t i = 0; i < jpeg.nbytes(); ++i)
+    worst = std::max(worst, std::abs(int(jpeg.data<std::uint8_t>()[i]) - int(static_cast<unsigned char>(opencv[i]))));
+  EXPECT_LE(worst, 8) << "stb and OpenCV decode the JPEG this far apart";
+  // Channels converted on request: RGBA to RGB drops alpha; gray to RGB repeats it.
+  expect_pattern(read_image(dir_ + "/rgba.png", 3), 3, 4, 3);
+  const Array gray3 = read_image(dir_ + "/gray.png", 3);
+  EXPECT_EQ(gray3.shape().dims(), (std::vector<std::int64_t>{4, 6, 3}));
+  EXPECT_EQ(gray3.data<std::uint8_t>()[3 * 7 + 2], pattern(1, 1, 0));
+}
+
+TEST_F(ImageFiles, OpenCvReadsThePngsVkpackWrites) {
+  Array rgb(DType::u8, Shape{6, 9, 3}), rgba(DType::u8, Shape{2, 5, 4});
+  for (Array* a : {&rgb, &rgba}) {
+    const std::int64_t w = a->shape()[1], c = a->shape()[2];
+    for (std::size_t i = 0; i < a->nbytes(); ++i) {
+      const auto k = static_cast<std::int64_t>(i);
+      a->data<std::uint8_t>()[i] = pattern(k / c / w, k / c % w, k % c);
+    }
+  }
+  write_png(dir_ + "/ours_rgb.png", rgb);
+  write_png(dir_ + "/ours_rgba.png", rgba);
+  EXPECT_EQ(run("check " + dir_ + "/ours_rgb.png"), 0);
+  EXPECT_EQ(run("check " + dir_ + "/ours_rgba.png"), 0);
+  expect_pattern(read_image(dir_ + "/ours_rgb.png"), 6, 9, 3);
+}
+
+TEST_F(ImageFiles, ATruncatedOrMissingFileIsAnErrorNamingIt) {
+  std::ifstream in(dir_ + "/rgb.png", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir_ + "/cut.png", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  try {
+    read_image(dir_ + "/cut.png");
+    FAIL() << "a truncated PNG decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find("cut.png"), std::string::npos) << e.what();
+  }
+  try {
+    read_image(dir_ + "/nowhere.png");
+    FAIL() << "a missing file decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::io);
+    EXPECT_NE(std::string(e.what()).find("nowhere.png"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_image(dir_ + "/rgb.png", 2), Error);  // 2 channels cannot be asked for
+}
+
+TEST_F(ImageFiles, ImageFolderNumbersTheClassFoldersThatHoldImages) {
+  ImageFolder folder(dir_ + "/folder", 3, /*shuffle=*/false);
+  EXPECT_EQ(folder.classes(), (std::vector<std::string>{"cat", "dog"}));
+  ASSERT_EQ(folder.size(), 3u);
+  folder.reset_state();
+  std::vector<std::int32_t> labels;
+  int seed = 1;
+  for (Datapoint& dp : folder.epoch()) {
+    ASSERT_EQ(dp.size(), 2u);
+    expect_pattern(dp[0], 2, 3, 3, seed++);
+    labels.push_back(dp[1].data<std::int32_t>()[0]);
+  }
+  EXPECT_EQ(labels, (std::vector<std::int32_t>{0, 0, 1}));
+  // Shuffled: every image once per epoch, the same orders for the same seed.
+  const auto orders = [&](std::uint64_t s) {
+    ImageFolder shuffled(dir_ + "/folder", 3, true, s);
+    shuffled.reset_state();
+    std::vector<std::uint8_t> firsts;
+    for (int e = 0; e < 3; ++e)
+      for (Datapoint& dp : shuffled.epoch()) firsts.push_back(dp[0].data<std::uint8_t>()[0]);
+    return firsts;
+  };
+  const std::vector<std::uint8_t> seen = orders(4);
+  EXPECT_EQ(seen, orders(4));
+  EXPECT_EQ(std::multiset<std::uint8_t>(seen.begin(), seen.end()).count(pattern(0, 0, 0, 1)), 3u);
+  EXPECT_THROW(ImageFolder(dir_ + "/nowhere"), Error);
+  EXPECT_THROW(ImageFolder(dir_ + "/folder/empty"), Error);
+}
+
+TEST(ImageGrid, TilesImagesRowByRowWithGaps) {
+  Array images(DType::f32, Shape{3, 2, 2});  // three 2 x 2 gray images: 0.0, 0.5, 1.0
+  for (std::size_t i = 0; i < 12; ++i) images.data<float>()[i] = 0.5f * static_cast<float>(i / 4);
+  const Array grid = image_grid(images, 2, 2, 1);
+  ASSERT_EQ(grid.shape().dims(), (std::vector<std::int64_t>{5, 5, 1}));
+  const auto at = [&](int y, int x) { return int(grid.data<std::uint8_t>()[static_cast<std::size_t>(y * 5 + x)]); };
+  EXPECT_EQ(at(0, 0), 0);
+  EXPECT_EQ(at(1, 4), 128);  // image 1, top right cell
+  EXPECT_EQ(at(4, 1), 255);  // image 2, bottom left
+  EXPECT_EQ(at(2, 2), 0);    // the gap
+  EXPECT_EQ(at(4, 4), 0);    // the empty fourth cell
+}
+
+}  // namespace
+}  // namespace vkp::dataflow
