@@ -31,3 +31,4 @@
 #include "vkpack/dataflow/repeated_data.h"
 #include "vkpack/dataflow/select_component.h"
 #include "vkpack/dataflow/test_data_speed.h"
+#include "vkpack/dataflow/warp_augmentors.h"

@@ -1,0 +1,130 @@
+// Warps against exact cases and an independent double-precision reference: the identity
+// map and a quarter turn move pixels exactly, integer shifts read each border mode's
+// pixels (written out by hand), Rotation equals bilinear sampling of the rotated grid
+// computed here; cutout, shortest-edge resizing and GoogLeNet's crop keep their promises.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "vkpack/core/error.h"
+#include "vkpack/dataflow/geometric_augmentors.h"
+#include "vkpack/dataflow/warp_augmentors.h"
+
+namespace vkp::dataflow {
+namespace {
+
+Array ramp(std::int64_t h, std::int64_t w, std::int64_t c) {
+  Array a(DType::f32, Shape{h, w, c});
+  for (std::size_t i = 0; i < a.data<float>().size(); ++i) a.data<float>()[i] = static_cast<float>((i * 29) % 97) / 7.0f;
+  return a;
+}
+
+float at(const Array& a, std::int64_t y, std::int64_t x, std::int64_t k = 0) {
+  return a.data<float>()[static_cast<std::size_t>((y * a.shape()[1] + x) * a.shape()[2] + k)];
+}
+
+TEST(WarpAffine, TheIdentityAndAQuarterTurnMovePixelsExactly) {
+  const Array in = ramp(5, 5, 2);
+  const Array same = warp_affine(in, {1, 0, 0, 0, 1, 0}, 5, 5);
+  EXPECT_EQ(std::vector<float>(same.data<float>().begin(), same.data<float>().end()),
+            std::vector<float>(in.data<float>().begin(), in.data<float>().end()));
+  // out(y, x) = in(row x, column 4 - y)
+  const Array turned = warp_affine(in, {0, -1, 4, 1, 0, 0}, 5, 5);
+  for (std::int64_t y = 0; y < 5; ++y)
+    for (std::int64_t x = 0; x < 5; ++x)
+      for (std::int64_t k = 0; k < 2; ++k) EXPECT_EQ(at(turned, y, x, k), at(in, x, 4 - y, k)) << y << "," << x;
+}
+
+TEST(WarpAffine, IntegerShiftsReadEachBorderMode) {
+  // One row of 5: a b c d e. Shifted so that out(x) = in(x - 3): columns -3 .. 1.
+  Array row(DType::f32, Shape{1, 5, 1});
+  for (int i = 0; i < 5; ++i) row.data<float>()[static_cast<std::size_t>(i)] = static_cast<float>(10 + i);
+  const auto shifted = [&](Border b) {
+    const Array out = warp_affine(row, {1, 0, -3, 0, 1, 0}, 1, 5, b, -1.0f);
+    return std::vector<float>(out.data<float>().begin(), out.data<float>().end());
+  };
+  EXPECT_EQ(shifted(Border::constant), (std::vector<float>{-1, -1, -1, 10, 11}));
+  EXPECT_EQ(shifted(Border::replicate), (std::vector<float>{10, 10, 10, 10, 11}));
+  EXPECT_EQ(shifted(Border::reflect), (std::vector<float>{13, 12, 11, 10, 11}));  // dcb|abcde
+}
+
+// Bilinear sample of `in` at (u, v), 0 outside: the reference, in double.
+double sample(const Array& in, double u, double v, std::int64_t k) {
+  const std::int64_t h = in.shape()[0], w = in.shape()[1];
+  const double fu = std::floor(u), fv = std::floor(v);
+  double sum = 0;
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 2; ++i) {
+      const auto x = static_cast<std::int64_t>(fu) + i, y = static_cast<std::int64_t>(fv) + j;
+      const double weight = (i ? u - fu : 1 - (u - fu)) * (j ? v - fv : 1 - (v - fv));
+      if (x >= 0 && x < w && y >= 0 && y < h) sum += weight * at(in, y, x, k);
+    }
+  return sum;
+}
+
+TEST(Rotation, EqualsSamplingTheGridRotatedCounterClockwise) {
+  const Array in = ramp(9, 12, 3);
+  Rng rng(21), same(21);
+  const Array out = Rotation(30).apply(in, rng);
+  const double a = same.uniform(-30.0f, 30.0f) * std::numbers::pi / 180;
+  const double cx = 5.5, cy = 4.0;
+  double worst = 0;
+  for (std::int64_t y = 0; y < 9; ++y)
+    for (std::int64_t x = 0; x < 12; ++x) {
+      // The output pixel came from the input point rotated back (clockwise on screen).
+      const double dx = static_cast<double>(x) - cx, dy = static_cast<double>(y) - cy;
+      const double u = cx + dx * std::cos(a) - dy * std::sin(a), v = cy + dx * std::sin(a) + dy * std::cos(a);
+      for (std::int64_t k = 0; k < 3; ++k) worst = std::max(worst, std::abs(sample(in, u, v, k) - at(out, y, x, k)));
+    }
+  EXPECT_LT(worst, 1e-4);
+  EXPECT_NE(a, 0.0);
+}
+
+TEST(Affine, WithNothingToDrawIsTheIdentity) {
+  const Array in = ramp(6, 7, 1);
+  Rng rng(3);
+  const Array out = Affine(1, 1, 0, 0, 0).apply(in, rng);
+  for (std::size_t i = 0; i < in.data<float>().size(); ++i) EXPECT_NEAR(out.data<float>()[i], in.data<float>()[i], 1e-5);
+}
+
+TEST(RandomCutout, FillsOneRectangleAndLeavesTheRest) {
+  Array in(DType::u8, Shape{16, 16, 1});
+  for (auto& v : in.data<std::uint8_t>()) v = 200;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    Rng rng(seed);
+    const Array out = RandomCutout(3, 6, 7).apply(in, rng);
+    int filled = 0;
+    for (std::uint8_t v : out.data<std::uint8_t>()) {
+      EXPECT_TRUE(v == 200 || v == 7);
+      filled += v == 7;
+    }
+    EXPECT_GE(filled, 1) << seed;
+    EXPECT_LE(filled, 36) << seed;
+  }
+}
+
+TEST(ResizeShortestEdge, KeepsTheAspectRatio) {
+  Rng rng(1);
+  EXPECT_EQ(ResizeShortestEdge(10).apply(ramp(20, 35, 3), rng).shape().dims(), (std::vector<std::int64_t>{10, 18, 3}));
+  EXPECT_EQ(ResizeShortestEdge(10).apply(ramp(35, 20, 1), rng).shape().dims(), (std::vector<std::int64_t>{18, 10, 1}));
+}
+
+TEST(GoogleNetRandomCropAndResize, CropsAndResizesReproducibly) {
+  const Array in = ramp(40, 50, 3);
+  Rng a(5), b(5);
+  const Array x = GoogleNetRandomCropAndResize(16, 16).apply(in, a), y = GoogleNetRandomCropAndResize(16, 16).apply(in, b);
+  EXPECT_EQ(x.shape().dims(), (std::vector<std::int64_t>{16, 16, 3}));
+  EXPECT_EQ(std::vector<float>(x.data<float>().begin(), x.data<float>().end()),
+            std::vector<float>(y.data<float>().begin(), y.data<float>().end()));
+  // Whole area at aspect 1 of a square image: the whole image, resized.
+  const Array square = ramp(20, 20, 1);
+  Rng c(9), d(9);
+  const Array whole = GoogleNetRandomCropAndResize(8, 8, {1, 1}, {1, 1}).apply(square, c);
+  const Array resized = Resize(8, 8).apply(square, d);
+  EXPECT_EQ(std::vector<float>(whole.data<float>().begin(), whole.data<float>().end()),
+            std::vector<float>(resized.data<float>().begin(), resized.data<float>().end()));
+}
+
+}  // namespace
+}  // namespace vkp::dataflow
