@@ -13,9 +13,9 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "tower_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/optimizer.h"
@@ -27,19 +27,9 @@ namespace {
 
 using namespace graph;
 
-std::vector<std::unique_ptr<vk::Device>> opened;
-
-std::vector<vk::Device*> devices(int count) {
-  while (static_cast<int>(opened.size()) < count)
-    opened.push_back(std::make_unique<vk::Device>(instance(), device_index(), device_options()));
-  std::vector<vk::Device*> out;
-  for (int k = 0; k < count; ++k) out.push_back(opened[static_cast<std::size_t>(k)].get());
-  return out;
-}
-
 class AsyncTowers : public ::testing::Test {
  protected:
-  static void TearDownTestSuite() { opened.clear(); }
+  static void TearDownTestSuite() { close_tower_devices(); }
 };
 
 // x f32 [?, 5] -> FC 7 (relu) -> FC 3; mean cross entropy. `slow`: the cost also holds
@@ -57,23 +47,6 @@ towers::Tower build(Graph& g, bool slow = false) {
     cost = cost + 0.0f * stop_gradient(work * 1e-9f);
   }
   return {{x, label}, cost};
-}
-
-// `count` batches of `rows` datapoints: three classes around fixed centres.
-std::vector<std::vector<Array>> data(int count, std::int64_t rows, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<std::vector<Array>> out;
-  for (int s = 0; s < count; ++s) {
-    Array x(DType::f32, Shape{rows, 5}), label(DType::i32, Shape{rows});
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const auto k = static_cast<std::int32_t>(rng.below(3));
-      label.data<std::int32_t>()[static_cast<std::size_t>(i)] = k;
-      for (int d = 0; d < 5; ++d)
-        x.data<float>()[static_cast<std::size_t>(i * 5 + d)] = (d == k ? 1.5f : 0.0f) + rng.normal();
-    }
-    out.push_back({std::move(x), std::move(label)});
-  }
-  return out;
 }
 
 const std::string& var_name(const Tensor& v) { return std::get<VariableAttrs>(v.node().attrs).var_name; }
@@ -95,13 +68,13 @@ double cost_on(towers::Towers& t, const std::vector<Array>& batch) {
 // step with t = the master's count + 1. `from`: the count the updates start at.
 void expect_one_tower_is_sequential_adam(std::uint64_t from) {
   auto optimizer = [](Graph& g) { return adam(g, 0.05f); };
-  towers::Towers t(devices(1), [](Graph& g, int) { return build(g); }, optimizer,
+  towers::Towers t(tower_devices(1), [](Graph& g, int) { return build(g); }, optimizer,
                    {.reduction = towers::Reduction::async, .seed = 4});
   Graph g(4);
   const towers::Tower ref = build(g);
   const std::vector<Tensor> train = optimizer(g).minimize(ref.cost);
   Session s(g, device());
-  const auto batches = data(4, 8, 21);
+  const auto batches = three_class_batches(4, 8, 21);
   t.count_updates_from(from);
   for (const std::vector<Array>& b : batches) t.feed(b);
   t.drain();
@@ -144,12 +117,12 @@ double cost_after_sequential_training(const std::vector<std::vector<Array>>& bat
 }
 
 SlowRun run_with_a_slow_tower(int max_lead) {
-  towers::Towers t(devices(2), [](Graph& g, int k) { return build(g, k == 1); }, slow_run_optimizer,
+  towers::Towers t(tower_devices(2), [](Graph& g, int k) { return build(g, k == 1); }, slow_run_optimizer,
                    {.reduction = towers::Reduction::async, .seed = 6, .async_max_lead = max_lead});
-  const auto held_out = data(1, 256, 99)[0];
+  const auto held_out = three_class_batches(1, 256, 99)[0];
   SlowRun run;
   run.before = cost_on(t, held_out);
-  const auto batches = data(48, 16, 31);
+  const auto batches = three_class_batches(48, 16, 31);
   run.sequential = cost_after_sequential_training(batches, held_out);
   for (const std::vector<Array>& b : batches) t.feed(b);
   t.drain();
@@ -193,9 +166,9 @@ TEST_F(AsyncTowers, MaxLeadBoundsTheFastTowersLeadAndTheStaleness) {
 }
 
 TEST_F(AsyncTowers, AThreadsErrorReachesTheCallerNamingTheTower) {
-  towers::Towers t(devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
+  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
                    {.reduction = towers::Reduction::async});
-  const auto batches = data(3, 8, 2);
+  const auto batches = three_class_batches(3, 8, 2);
   t.feed(1, {batches[0][0]});  // one input of two
   try {
     t.drain();
@@ -213,9 +186,9 @@ TEST_F(AsyncTowers, AThreadsErrorReachesTheCallerNamingTheTower) {
 }
 
 TEST_F(AsyncTowers, AHyperparameterSetWhileTheThreadsRunReachesTheMasterAndEveryTower) {
-  towers::Towers t(devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
+  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
                    {.reduction = towers::Reduction::async});
-  const auto batches = data(6, 8, 3);
+  const auto batches = three_class_batches(6, 8, 3);
   t.feed(batches[0]);  // the threads run
   t.set_hyperparameter("learning_rate", 0.0f);
   EXPECT_EQ(t.hyperparameter("learning_rate"), 0.0f);
@@ -229,8 +202,8 @@ TEST_F(AsyncTowers, AHyperparameterSetWhileTheThreadsRunReachesTheMasterAndEvery
 }
 
 TEST_F(AsyncTowers, OtherReductionsRefuseTheAsyncCalls) {
-  towers::Towers t(devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); });
-  EXPECT_THROW(t.feed(data(1, 4, 1)[0]), Error);
+  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); });
+  EXPECT_THROW(t.feed(three_class_batches(1, 4, 1)[0]), Error);
   EXPECT_THROW(t.drain(), Error);
 }
 

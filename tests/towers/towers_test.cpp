@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 
+#include "tower_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/rng.h"
@@ -29,21 +30,9 @@ namespace {
 
 using namespace graph;
 
-// Devices for up to three towers, each its own VkDevice on the test's physical device,
-// closed before the instance (see TowersTest).
-std::vector<std::unique_ptr<vk::Device>> opened;
-
-std::vector<vk::Device*> devices(int count) {
-  while (static_cast<int>(opened.size()) < count)
-    opened.push_back(std::make_unique<vk::Device>(instance(), device_index(), device_options()));
-  std::vector<vk::Device*> out;
-  for (int k = 0; k < count; ++k) out.push_back(opened[static_cast<std::size_t>(k)].get());
-  return out;
-}
-
 class TowersTest : public ::testing::Test {
  protected:
-  static void TearDownTestSuite() { opened.clear(); }
+  static void TearDownTestSuite() { close_tower_devices(); }
 };
 
 // x f32 [?, 5] -> FC 7 (relu) [-> BatchNorm] -> FC 3; mean cross entropy.
@@ -62,23 +51,6 @@ towers::Tower build(Graph& g, bool batch_norm) {
 }
 
 Optimizer make_optimizer(Graph& g) { return momentum(g, 0.2f, 0.9f); }
-
-// `steps` batches of `rows` datapoints.
-std::vector<std::vector<Array>> data(int steps, std::int64_t rows, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<std::vector<Array>> out;
-  for (int s = 0; s < steps; ++s) {
-    Array x(DType::f32, Shape{rows, 5}), label(DType::i32, Shape{rows});
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const auto k = static_cast<std::int32_t>(rng.below(3));
-      label.data<std::int32_t>()[static_cast<std::size_t>(i)] = k;
-      for (int d = 0; d < 5; ++d)
-        x.data<float>()[static_cast<std::size_t>(i * 5 + d)] = (d == k ? 1.5f : 0.0f) + rng.normal();
-    }
-    out.push_back({std::move(x), std::move(label)});
-  }
-  return out;
-}
 
 // Rows [begin, end) of a batch.
 std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end) {
@@ -171,8 +143,8 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
              std::vector<vk::Device*> on = {}) {
   std::int64_t total = 0;
   for (std::int64_t s : sizes) total += s;
-  const auto steps = data(20, total, 17);
-  if (on.empty()) on = devices(static_cast<int>(sizes.size()));
+  const auto steps = three_class_batches(20, total, 17);
+  if (on.empty()) on = tower_devices(static_cast<int>(sizes.size()));
   towers::Towers t(on, [&](Graph& g, int) { return build(g, batch_norm); },
                    make_optimizer, {.reduction = reduction, .seed = 3, .master = master});
   Reference ref(reference_splits ? sizes : std::vector<std::int64_t>{total}, batch_norm);
@@ -252,9 +224,9 @@ TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters
   // every tower holds it; the reference computes the gradients on one device.
   const float lr = 0.3f, scale = 0.5f;
   auto sgd_optimizer = [lr](Graph& g) { return sgd(g, lr); };
-  towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
+  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
                    {.reduction = towers::Reduction::async, .seed = 9, .async_scale = scale});
-  const auto batches = data(2, 6, 5);
+  const auto batches = three_class_batches(2, 6, 5);
   Graph g(9);
   const towers::Tower ref = build(g, false);
   const std::vector<Tensor> vars = g.trainable_variables();
@@ -279,7 +251,7 @@ TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters
 
 TEST_F(TowersTest, RefusesTowersWithOtherVariables) {
   try {
-    towers::Towers t(devices(2),
+    towers::Towers t(tower_devices(2),
                      [](Graph& g, int k) {
                        towers::Tower tw = build(g, false);
                        if (k == 1) tw.cost = tw.cost + reduce_sum(get_variable(g, "extra", {2}, ones()));
@@ -294,8 +266,8 @@ TEST_F(TowersTest, RefusesTowersWithOtherVariables) {
 }
 
 TEST_F(TowersTest, StepChecksTheBatchCount) {
-  towers::Towers t(devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
-  const auto one = data(1, 4, 1);
+  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
+  const auto one = three_class_batches(1, 4, 1);
   EXPECT_THROW(t.step(one, 0), Error);
 }
 
@@ -316,9 +288,9 @@ Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, f
   std::vector<std::int64_t> sizes;
   std::int64_t total = 0;
   for (int k = 0; k < count; ++k) total += sizes.emplace_back(5 + k);
-  const auto steps = data(kSteps, total, 23);
+  const auto steps = three_class_batches(kSteps, total, 23);
   towers::Towers t(
-      devices(count), [&](Graph& g, int) { return build(g, batch_norm); }, optimizer, options);
+      tower_devices(count), [&](Graph& g, int) { return build(g, batch_norm); }, optimizer, options);
   Trained out;
   if (cross_scale > 0)
     t.set_cross_reduce([&out, cross_scale](std::span<Array> gradients, double& samples, double& cost) {
@@ -450,7 +422,7 @@ TEST_F(TowersTest, HostMasterIsBitwiseTheDeviceMasterForEveryOptimizer) {
   // multiply-adds. On a CPU device (lavapipe) the shader rounds +, -, *, / and sqrt as
   // IEEE does, so the runs are bitwise equal; a GPU may divide and take square roots to
   // within a few ulp (Vulkan's precision rules) and fuse, so there they agree to 1e-5.
-  const bool ieee = devices(1)[0]->kind() == vk::DeviceKind::cpu;
+  const bool ieee = tower_devices(1)[0]->kind() == vk::DeviceKind::cpu;
   for (const OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov,
                                    OptimizerKind::adam, OptimizerKind::adamw}) {
     const auto [host, device, replicated] = train_three_ways(optimizer_of(kind));
@@ -470,7 +442,7 @@ TEST_F(TowersTest, HostAdamIsBitwiseTheDeviceWhateverTheBetas) {
   // (graph::adam_step_factor), so betas whose f32 pow would round differently on the two
   // (0.8 and 0.95, as here; before, the device used the shader's pow and the runs differed
   // by ~1e-6) leave them bitwise equal on a CPU device.
-  const bool ieee = devices(1)[0]->kind() == vk::DeviceKind::cpu;
+  const bool ieee = tower_devices(1)[0]->kind() == vk::DeviceKind::cpu;
   for (const OptimizerKind kind : {OptimizerKind::adam, OptimizerKind::adamw}) {
     const auto [host, device, replicated] = train_three_ways(optimizer_of(kind, false));
     const std::string what = "optimizer kind " + std::to_string(static_cast<int>(kind));

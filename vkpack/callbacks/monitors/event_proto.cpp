@@ -99,26 +99,14 @@ std::string encode_file_version_event(double wall_time, std::string_view version
   return event;
 }
 
-std::string encode_scalar_event(double wall_time, std::int64_t step, std::string_view tag, float value) {
-  std::string summary_value;
-  put_bytes(summary_value, kValueTag, tag);
-  put_fixed(summary_value, kValueSimpleValue, value);
-  std::string summary;
-  put_bytes(summary, kSummaryValue, summary_value);
-
-  std::string event = event_header(wall_time, step);
-  put_bytes(event, kSummary, summary);
-  return event;
-}
-
 namespace {
 
-// An Event holding one Summary.Value: its tag, then `field` holding `message`.
-std::string value_event(double wall_time, std::int64_t step, std::string_view tag, std::uint32_t field,
-                        std::string_view message) {
+// An Event at (wall_time, step) holding a Summary of one Value, whose fields after its
+// tag are `value_fields`.
+std::string summary_event(double wall_time, std::int64_t step, std::string_view tag, const std::string& value_fields) {
   std::string summary_value;
   put_bytes(summary_value, kValueTag, tag);
-  put_bytes(summary_value, field, message);
+  summary_value += value_fields;
   std::string summary;
   put_bytes(summary, kSummaryValue, summary_value);
   std::string event = event_header(wall_time, step);
@@ -128,6 +116,12 @@ std::string value_event(double wall_time, std::int64_t step, std::string_view ta
 
 }  // namespace
 
+std::string encode_scalar_event(double wall_time, std::int64_t step, std::string_view tag, float value) {
+  std::string fields;
+  put_fixed(fields, kValueSimpleValue, value);
+  return summary_event(wall_time, step, tag, fields);
+}
+
 std::string encode_image_event(double wall_time, std::int64_t step, std::string_view tag, int height, int width,
                                int channels, std::string_view encoded) {
   std::string image;
@@ -135,7 +129,9 @@ std::string encode_image_event(double wall_time, std::int64_t step, std::string_
   put_int(image, kImageWidth, width);
   put_int(image, kImageColorspace, channels);
   put_bytes(image, kImageEncoded, encoded);
-  return value_event(wall_time, step, tag, kValueImage, image);
+  std::string fields;
+  put_bytes(fields, kValueImage, image);
+  return summary_event(wall_time, step, tag, fields);
 }
 
 Histogram histogram_of(std::span<const float> values) {
@@ -173,7 +169,9 @@ std::string encode_histogram_event(double wall_time, std::int64_t step, std::str
   put_fixed(histo, kHistoSumSquares, h.sum_squares);
   put_packed(histo, kHistoBucketLimit, h.bucket_limit);
   put_packed(histo, kHistoBucket, h.bucket);
-  return value_event(wall_time, step, tag, kValueHisto, histo);
+  std::string fields;
+  put_bytes(fields, kValueHisto, histo);
+  return summary_event(wall_time, step, tag, fields);
 }
 
 std::string encode_session_start_event(double wall_time, std::int64_t step) {

@@ -1,0 +1,37 @@
+#include "tower_fixtures.h"
+
+#include "vk_test_env.h"
+#include "vkpack/core/rng.h"
+
+namespace vkp::test {
+namespace {
+std::vector<std::unique_ptr<vk::Device>> opened;
+}  // namespace
+
+std::vector<vk::Device*> tower_devices(int count) {
+  while (static_cast<int>(opened.size()) < count)
+    opened.push_back(std::make_unique<vk::Device>(instance(), device_index(), device_options()));
+  std::vector<vk::Device*> out;
+  for (int k = 0; k < count; ++k) out.push_back(opened[static_cast<std::size_t>(k)].get());
+  return out;
+}
+
+void close_tower_devices() { opened.clear(); }
+
+std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::vector<Array>> out;
+  for (int s = 0; s < count; ++s) {
+    Array x(DType::f32, Shape{rows, 5}), label(DType::i32, Shape{rows});
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const auto k = static_cast<std::int32_t>(rng.below(3));
+      label.data<std::int32_t>()[static_cast<std::size_t>(i)] = k;
+      for (int d = 0; d < 5; ++d)
+        x.data<float>()[static_cast<std::size_t>(i * 5 + d)] = (d == k ? 1.5f : 0.0f) + rng.normal();
+    }
+    out.push_back({std::move(x), std::move(label)});
+  }
+  return out;
+}
+
+}  // namespace vkp::test
