@@ -9,6 +9,7 @@
 #include "vkpack/dataflow/augment_image_component.h"
 #include "vkpack/dataflow/geometric_augmentors.h"
 #include "vkpack/dataflow/photometric_augmentors.h"
+#include "vkpack/dataflow/warp_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -355,6 +356,44 @@ TEST(AugmentImageComponent, WorkerThreadsGiveTheSameImages) {
   parallel.reset_state();
   EXPECT_EQ(image_epoch(serial), image_epoch(parallel));
   EXPECT_EQ(image_epoch(serial), image_epoch(parallel));
+}
+
+}  // namespace
+}  // namespace vkp::dataflow
+
+namespace vkp::dataflow {
+namespace {
+
+// An image [H, W, 1] and its "mask" [H, W] holding the same values: after the same
+// geometric augmentation they must still hold the same values.
+TEST(AugmentImageComponents, MovesAnImageAndItsMaskTogether) {
+  std::vector<Datapoint> points;
+  for (int k = 0; k < 6; ++k) {
+    Array image(DType::u8, Shape{12, 10, 1}), mask(DType::u8, Shape{12, 10});
+    for (std::size_t i = 0; i < 120; ++i)
+      image.data<std::uint8_t>()[i] = mask.data<std::uint8_t>()[i] = static_cast<std::uint8_t>((i * 7 + k) % 251);
+    points.push_back({image, mask});
+  }
+  const std::vector<AugmentorPtr> augs{std::make_shared<Flip>(FlipAxis::horizontal), std::make_shared<Rotation>(25),
+                                       std::make_shared<RandomCrop>(8, 8)};
+  AugmentImageComponents df(std::make_unique<DataFromList>(points, false), augs, {0, 1}, 7);
+  df.reset_state();
+  int count = 0, changed = 0;
+  for (Datapoint& dp : df.epoch()) {
+    ASSERT_EQ(dp[0].shape().dims(), (std::vector<std::int64_t>{8, 8, 1}));
+    ASSERT_EQ(dp[1].shape().dims(), (std::vector<std::int64_t>{8, 8}));
+    for (std::size_t i = 0; i < 64; ++i)
+      ASSERT_EQ(dp[0].data<std::uint8_t>()[i], dp[1].data<std::uint8_t>()[i]) << "datapoint " << count << " pixel " << i;
+    changed += dp[0].data<std::uint8_t>()[0] != points[static_cast<std::size_t>(count)][0].data<std::uint8_t>()[0];
+    ++count;
+  }
+  EXPECT_EQ(count, 6);
+  EXPECT_GT(changed, 0) << "nothing was augmented";
+  // Components of different sizes are refused, naming them.
+  std::vector<Datapoint> bad{{Array(DType::u8, Shape{4, 4, 1}), Array(DType::u8, Shape{5, 4})}};
+  AugmentImageComponents mismatched(std::make_unique<DataFromList>(bad, false), augs, {0, 1});
+  mismatched.reset_state();
+  EXPECT_THROW(mismatched.next(), Error);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "vkpack/dataflow/batch_data.h"
 #include "vkpack/dataflow/cache_data.h"
 #include "vkpack/dataflow/cifar.h"
+#include "vkpack/dataflow/color_augmentors.h"
 #include "vkpack/dataflow/concat_data.h"
 #include "vkpack/dataflow/data_from_generator.h"
 #include "vkpack/dataflow/data_from_list.h"

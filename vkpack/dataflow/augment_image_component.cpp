@@ -33,4 +33,59 @@ RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::s
   };
 }
 
+namespace {
+
+// The components `indices` of `dp`, each augmented with a copy of `rng` (which then
+// stands where the last copy stopped).
+void augment_together(const AugmentorList& list, const std::vector<std::size_t>& indices, Datapoint& dp, Rng& rng,
+                      const char* who) {
+  std::int64_t h = -1, w = -1;
+  for (std::size_t i : indices) {
+    require_component(dp, i, who);
+    const ImageDims d = image_dims(dp[i], who);
+    if (h >= 0 && (d.height != h || d.width != w))
+      throw Error(ErrorCode::invalid_argument, std::string(who) + ": component " + std::to_string(i) + " is " +
+                                                   describe(dp[i]) + ", component " + std::to_string(indices[0]) +
+                                                   " is " + describe(dp[indices[0]]) + "; they must be one size");
+    h = d.height, w = d.width;
+  }
+  Rng after = rng;
+  for (std::size_t i : indices) {
+    Rng copy = rng;
+    dp[i] = list.apply(std::move(dp[i]), copy);
+    after = copy;
+  }
+  rng = after;
+}
+
+}  // namespace
+
+AugmentImageComponents::AugmentImageComponents(DataFlowPtr df, std::vector<AugmentorPtr> augmentors,
+                                               std::vector<std::size_t> indices, std::uint64_t seed)
+    : df_(std::move(df)), augmentors_(std::move(augmentors)), indices_(std::move(indices)), seed_(seed) {
+  require(df_ != nullptr, ErrorCode::invalid_argument, "AugmentImageComponents: the dataflow is null");
+  require(!indices_.empty(), ErrorCode::invalid_argument, "AugmentImageComponents: no components to augment");
+}
+
+void AugmentImageComponents::on_reset_state() {
+  count_ = 0;
+  df_->reset_state();
+}
+
+std::optional<Datapoint> AugmentImageComponents::on_next() {
+  std::optional<Datapoint> dp = df_->next();
+  if (!dp) return std::nullopt;
+  Rng rng(seed_, count_++);
+  augment_together(augmentors_, indices_, *dp, rng, "AugmentImageComponents");
+  return dp;
+}
+
+RandomMapFunction augment_components(std::vector<AugmentorPtr> augmentors, std::vector<std::size_t> indices) {
+  auto list = std::make_shared<const AugmentorList>(std::move(augmentors));
+  return [list, indices](Datapoint dp, Rng& rng) -> std::optional<Datapoint> {
+    augment_together(*list, indices, dp, rng, "augment_components");
+    return dp;
+  };
+}
+
 }  // namespace vkp::dataflow

@@ -41,4 +41,33 @@ class AugmentImageComponent : public DataFlow {
 // `augmentors` in order to component `index` with the Rng the runner hands over.
 RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::size_t index = 0);
 
+// tensorpack's AugmentImageComponents: the same augmentation of several components of
+// each datapoint (an image and its mask or depth map): each component gets its own copy
+// of datapoint k's Rng(seed, k), so every augmentor draws the same crop, flip or angle
+// for all of them. The components must have one height and width (Error naming them);
+// use augmentors that move pixels (a colour change would reach the mask too).
+class AugmentImageComponents : public DataFlow {
+ public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
+  AugmentImageComponents(DataFlowPtr df, std::vector<AugmentorPtr> augmentors, std::vector<std::size_t> indices,
+                         std::uint64_t seed = 0);
+
+  std::optional<std::size_t> size() const override { return df_->size(); }
+
+ protected:
+  void on_reset_state() override;
+  void on_start_epoch() override { df_->start_epoch(); }
+  std::optional<Datapoint> on_next() override;
+
+ private:
+  DataFlowPtr df_;
+  AugmentorList augmentors_;
+  std::vector<std::size_t> indices_;
+  std::uint64_t seed_;
+  std::uint64_t count_ = 0;
+};
+
+// AugmentImageComponents' function for the thread runners.
+RandomMapFunction augment_components(std::vector<AugmentorPtr> augmentors, std::vector<std::size_t> indices);
+
 }  // namespace vkp::dataflow
