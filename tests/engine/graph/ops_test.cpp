@@ -190,6 +190,40 @@ TEST(Ops, Convolutions) {
             .backward_tolerance = 2e-4});
 }
 
+TEST(Ops, Resize) {
+  for (const ResizeMethod method : {ResizeMethod::bilinear, ResizeMethod::nearest}) {
+    const std::string how = method == ResizeMethod::bilinear ? "bilinear " : "nearest ";
+    // Up by 2, up by an awkward factor, down, and to the same size.
+    check_op({.name = how + "up 2x",
+              .inputs = {f32({2, 3, 4, 3})},
+              .build = [method](Inputs& in) { return resize(in[0], {6, 8}, method); }});
+    check_op({.name = how + "up 5x7 to 7x11",
+              .inputs = {f32({1, 5, 7, 2})},
+              .build = [method](Inputs& in) { return resize(in[0], {7, 11}, method); }});
+    check_op({.name = how + "down 9x8 to 4x3",
+              .inputs = {f32({2, 9, 8, 1})},
+              .build = [method](Inputs& in) { return resize(in[0], {4, 3}, method); }});
+    check_op({.name = how + "same size",
+              .inputs = {f32({1, 4, 5, 2})},
+              .build = [method](Inputs& in) { return resize(in[0], {4, 5}, method); }});
+  }
+}
+
+TEST(Ops, ResizeBilinearGivesTensorFlowOnesKnownValues) {
+  // tf.compat.v1.image.resize_bilinear([[0, 1], [2, 3]], [4, 4]) (align_corners=False):
+  // rows sample 0, 0.5, 1, 1.5 (the last clamps), columns likewise.
+  Graph g(1);
+  const Tensor x = placeholder(g, "x", f32({1, 2, 2, 1}));
+  const Tensor up = resize(x, {4, 4});
+  const Tensor near = resize(x, {4, 4}, ResizeMethod::nearest);
+  Session s(g, device());
+  const std::vector<Array> got = s.run({{x, Array::from(Shape{1, 2, 2, 1}, std::vector<float>{0, 1, 2, 3})}}, {up, near});
+  EXPECT_EQ(std::vector<float>(got[0].data<float>().begin(), got[0].data<float>().end()),
+            (std::vector<float>{0, 0.5f, 1, 1, 1, 1.5f, 2, 2, 2, 2.5f, 3, 3, 2, 2.5f, 3, 3}));
+  EXPECT_EQ(std::vector<float>(got[1].data<float>().begin(), got[1].data<float>().end()),
+            (std::vector<float>{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}));
+}
+
 TEST(Ops, Pooling) {
   check_op({.name = "max_pool valid",
             .inputs = {f32({2, 7, 6, 3})},

@@ -49,6 +49,8 @@ enum class OpKind : std::uint8_t {
   bn_grad_sums,            // per-channel sum dy and sum dy * xhat [2, C]
   bn_grad_input,           // the input gradient of batch_norm
   bn_bessel,               // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
+  resize,                  // nearest or bilinear resampling of NHWC images to another size
+  resize_grad,             // the gradient of resize for its input
   count_,                  // number of kinds, not an op
 };
 
@@ -163,6 +165,16 @@ struct BatchNormAttrs {
   bool relu = false;
 };
 
+enum class ResizeMethod : std::uint8_t { nearest, bilinear };
+
+// TensorFlow 1's align_corners=False convention: output pixel o samples the input at
+// o * in / out (no half-pixel offset); nearest takes its floor, bilinear blends the two
+// neighbours (the last row and column repeat at the far edge).
+struct ResizeAttrs {
+  ResizeMethod method = ResizeMethod::bilinear;
+  std::array<std::int64_t, 2> size{0, 0};  // output [H, W]
+};
+
 enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw };
 
 // Offsets of the optimizer's hyperparameters in the session's scalar buffer.
@@ -178,6 +190,6 @@ struct OptimizerAttrs {
 
 using Attrs = std::variant<NoAttrs, PlaceholderAttrs, ConstantAttrs, VariableAttrs, UnaryAttrs, BinaryAttrs, MatmulAttrs, ReduceAttrs,
                            AxisAttrs, DimsAttrs, SliceAttrs, PadAttrs, TransposeAttrs, CastAttrs, Conv2DAttrs,
-                           PoolAttrs, SoftmaxAttrs, InTopKAttrs, DropoutAttrs, OptimizerAttrs, BatchNormAttrs>;
+                           PoolAttrs, SoftmaxAttrs, InTopKAttrs, DropoutAttrs, OptimizerAttrs, BatchNormAttrs, ResizeAttrs>;
 
 }  // namespace vkp::graph

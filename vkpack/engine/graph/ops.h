@@ -94,6 +94,8 @@ Tensor max_pool(Tensor x, std::array<std::int64_t, 2> window, std::array<std::in
 Tensor avg_pool(Tensor x, std::array<std::int64_t, 2> window, std::array<std::int64_t, 2> strides,
                 Padding padding = Padding::valid);
 Tensor global_avg_pool(Tensor x);  // [N, H, W, C] -> [N, C]
+// NHWC images resampled to `size` [H, W] (ResizeAttrs: TensorFlow 1's align_corners=False).
+Tensor resize(Tensor x, std::array<std::int64_t, 2> size, ResizeMethod method = ResizeMethod::bilinear);
 
 // --- classification ---
 Tensor softmax(Tensor x);      // over the last axis
