@@ -10,6 +10,7 @@
 #include "checker.h"
 #include "op_check.h"
 #include "vk_test_env.h"
+#include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/autodiff.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
@@ -207,6 +208,35 @@ TEST(Ops, Resize) {
               .inputs = {f32({1, 4, 5, 2})},
               .build = [method](Inputs& in) { return resize(in[0], {4, 5}, method); }});
   }
+}
+
+TEST(Ops, InstanceNormWithoutAffine) {
+  // Composed of reductions and elementwise ops: forward and gradients through them.
+  check_op({.name = "instance_norm",
+            .inputs = {f32({2, 3, 5, 4})},
+            .build = [](Inputs& in) { return InstanceNorm("in", in[0], 1e-3f, false); },
+            .gradient_tolerance = 1e-4,
+            .backward_tolerance = 2e-4});
+  // Against its definition: each image's each channel has mean 0 and, with epsilon 0,
+  // mean square 1 over H x W.
+  Graph g(1);
+  const Tensor x = placeholder(g, "x", f32({2, 3, 5, 4}));
+  const Tensor y = InstanceNorm("in", x, 0.0f, false);
+  Session s(g, device());
+  Array in(DType::f32, Shape{2, 3, 5, 4});
+  Rng rng(2);
+  for (float& v : in.data<float>()) v = 3.0f + 2.0f * rng.normal();
+  const Array out = s.run({{x, in}}, {y})[0];
+  for (int b = 0; b < 2; ++b)
+    for (int c = 0; c < 4; ++c) {
+      double mean = 0, squares = 0;
+      for (int i = 0; i < 15; ++i) {
+        const double v = out.data<float>()[static_cast<std::size_t>((b * 15 + i) * 4 + c)];
+        mean += v / 15, squares += v * v / 15;
+      }
+      EXPECT_NEAR(mean, 0.0, 1e-5) << b << "," << c;
+      EXPECT_NEAR(squares, 1.0, 1e-4) << b << "," << c;
+    }
 }
 
 TEST(Ops, ResizeBilinearGivesTensorFlowOnesKnownValues) {

@@ -126,6 +126,22 @@ Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options) {
   return BatchNorm(name, x, options);
 }
 
+Tensor InstanceNorm(const std::string& name, Tensor x, float epsilon, bool affine) {
+  Graph& g = x.graph();
+  if (x.rank() != 4)
+    throw Error(ErrorCode::invalid_argument, name + ": InstanceNorm takes NHWC images, not " + to_string(x.type()));
+  VariableScope scope(g, name);
+  const std::int64_t c = channels(x, name);
+  const Tensor centred = x - reduce_mean(x, {1, 2}, true);
+  const Tensor variance = reduce_mean(square(centred), {1, 2}, true);
+  Tensor y = centred * rsqrt(variance + epsilon);
+  if (affine) {
+    y = y * reshape(get_variable(g, "gamma", {c}, ones()), {1, 1, 1, c});
+    y = y + reshape(get_variable(g, "beta", {c}, zeros()), {1, 1, 1, c});
+  }
+  return identity(y, "output");
+}
+
 Tensor Dropout(const std::string& name, Tensor x, float rate) {
   NameScope scope(x.graph(), name);
   return dropout(x, rate);

@@ -70,6 +70,12 @@ Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options = {});
 // Identity in inference.
 Tensor Dropout(const std::string& name, Tensor x, float rate);
 
+// tensorpack's InstanceNorm (for generators): each image's each channel normalised over
+// its own H x W, (x - mean) / sqrt(variance + epsilon) (biased variance), then times
+// gamma plus beta per channel when `affine` (variables gamma [C], beta [C]). The same in
+// training and inference; no moving statistics. x NHWC.
+Tensor InstanceNorm(const std::string& name, Tensor x, float epsilon = 1e-5f, bool affine = true);
+
 // The sum over trainable variables whose name matches `pattern` (a regular expression,
 // matched in full) of regularizer(variable), also added to the regularization-losses
 // collection; 0 when none matches.
