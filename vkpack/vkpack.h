@@ -78,6 +78,7 @@
 #include "vkpack/train/onnx_export.h"
 #endif
 #include "vkpack/train/foreign_weights.h"
+#include "vkpack/train/gan.h"
 #include "vkpack/train/input_source.h"
 #include "vkpack/train/logger_dir.h"
 #include "vkpack/train/model_desc.h"

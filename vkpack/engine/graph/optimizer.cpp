@@ -43,6 +43,14 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
 std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<GradientProcessor>& processors) const {
   const std::vector<Tensor> vars = graph_->trainable_variables();
   if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: the graph has no trainable variables");
+  std::vector<Tensor> train = minimize(cost, vars, processors);
+  for (const Tensor& t : graph_->collection(kUpdateOps)) train.push_back(t);
+  return train;
+}
+
+std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<Tensor>& vars,
+                                        const std::vector<GradientProcessor>& processors) const {
+  if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: no variables to train for '" + cost.name() + "'");
   const std::vector<Tensor> grads = gradients(cost, vars);
   std::vector<GradAndVar> pairs;
   for (std::size_t i = 0; i < vars.size(); ++i) pairs.emplace_back(grads[i], vars[i]);
@@ -50,9 +58,7 @@ std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<GradientP
   if (pairs.empty())
     throw Error(ErrorCode::invalid_argument, "minimize: cost '" + cost.name() + "' depends on no trainable variable");
   for (const GradientProcessor& process : processors) pairs = process(std::move(pairs));
-  std::vector<Tensor> train = apply_gradients(pairs);
-  for (const Tensor& t : graph_->collection(kUpdateOps)) train.push_back(t);
-  return train;
+  return apply_gradients(pairs);
 }
 
 namespace {

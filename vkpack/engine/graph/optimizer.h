@@ -26,6 +26,10 @@ class Optimizer {
   // gradients(cost, trainable variables) -> processors in order -> apply_gradients, plus
   // the graph's update ops (BatchNorm moving averages): the train op.
   std::vector<Tensor> minimize(Tensor cost, const std::vector<GradientProcessor>& processors = {}) const;
+  // Only `var_list` (trainable variables) trains, and the update-ops collection is left
+  // to the caller (a GAN's two optimizers each train their own net).
+  std::vector<Tensor> minimize(Tensor cost, const std::vector<Tensor>& var_list,
+                               const std::vector<GradientProcessor>& processors) const;
 
   OptimizerKind kind() const { return attrs_.kind; }
 
