@@ -254,6 +254,21 @@ TEST(Ops, ResizeBilinearGivesTensorFlowOnesKnownValues) {
             (std::vector<float>{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}));
 }
 
+TEST(Ops, Conv2DTransposeShapesFollowTensorFlowsRule) {
+  // TensorFlow's conv2d_transpose output for stride s: SAME in * s; VALID
+  // (in - 1) * s + (k - 1) * dilation + 1; odd and even inputs, square and not.
+  Graph g(1);
+  const auto out = [&](std::int64_t h, std::int64_t w, std::int64_t k, std::array<std::int64_t, 2> s, Padding p) {
+    const Tensor x = placeholder(g, "x" + std::to_string(g.size()), f32({2, h, w, 3}));
+    const Tensor f = placeholder(g, "f" + std::to_string(g.size()), f32({k, k, 5, 3}));
+    return conv2d_transpose(x, f, {.strides = s, .padding = p}).dims();
+  };
+  EXPECT_EQ(out(7, 7, 5, {2, 2}, Padding::same), (std::vector<std::int64_t>{2, 14, 14, 5}));
+  EXPECT_EQ(out(4, 5, 3, {2, 2}, Padding::same), (std::vector<std::int64_t>{2, 8, 10, 5}));
+  EXPECT_EQ(out(4, 5, 3, {2, 3}, Padding::valid), (std::vector<std::int64_t>{2, 9, 15, 5}));
+  EXPECT_EQ(out(7, 7, 5, {2, 2}, Padding::valid), (std::vector<std::int64_t>{2, 17, 17, 5}));
+}
+
 TEST(Ops, Pooling) {
   check_op({.name = "max_pool valid",
             .inputs = {f32({2, 7, 6, 3})},
