@@ -16,6 +16,7 @@
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/saver.h"
+#include "vkpack/engine/graph/ops.h"
 #include "vkpack/train/onnx_export.h"
 #include "vkpack/train/predictor.h"
 #include "vkpack/train/tower_trainer.h"
@@ -73,6 +74,30 @@ TEST(OnnxExport, OpenCvRunsTheExportedMlpAsVkpackDoes) { expect_opencv_agrees(ex
 
 TEST(OnnxExport, OpenCvRunsTheExportedConvnetAsVkpackDoes) {
   expect_opencv_agrees(examples::Architecture::convnet, "onnx-conv");
+}
+
+TEST(OnnxExport, ResizedImagesComeOutOfOpenCvAsOutOfVkpack) {
+  // Bilinear up (5 x 6 to 8 x 10, awkward factors) then nearest down: TensorFlow 1's
+  // sampling as ONNX's "asymmetric" coordinates.
+  graph::Graph g(1);
+  const graph::Tensor x = graph::placeholder(g, "x", graph::f32({graph::kUnknown, 5, 6, 2}));
+  const graph::Tensor y = graph::identity(
+      graph::resize(graph::resize(x, {8, 10}), {3, 7}, graph::ResizeMethod::nearest), "resized");
+  graph::Session session(g, device());
+  const std::string dir = temp_dir("onnx-resize");
+  train::export_onnx(session, {x}, {y}, dir + "/resize.onnx");
+  Array images(DType::f32, Shape{8, 5, 6, 2});
+  for (std::size_t i = 0; i < images.data<float>().size(); ++i)
+    images.data<float>()[i] = static_cast<float>((i * 37) % 101) / 100.0f;
+  write_floats(dir + "/images.f32", images);
+  write_floats(dir + "/logits.f32", session.run({{x, images}}, {y})[0]);
+  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/resize.onnx " +
+                              dir + "/images.f32 " + dir + "/logits.f32 8 5,6,2 1e-5";
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(OnnxExport, AnOpWithNoMappingIsRefusedByName) {

@@ -61,6 +61,8 @@ void GANTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePt
   const graph::Optimizer opt = optimizer(g);
   d_train_ = opt.minimize(d_loss, d_vars_, {});
   g_train_ = opt.minimize(g_loss, g_vars_, {});
+  // As the training tower made them (a predictor's tower, built later, adds none to run).
+  updates_ = g.collection(graph::kUpdateOps);
   log_info("GAN: {} generator and {} discriminator variables; discriminator every {} step(s), generator every {}",
            g_vars_.size(), d_vars_.size(), d_period_, g_period_);
   set_step(placeholders_, std::move(source), {}, cost_);
@@ -80,9 +82,8 @@ void GANTrainer::run_step() {
   if (train_g) g_targets = g_train_;
   // The moving averages (batch norm) update once a step, with the last update that runs.
   if (train_d || train_g) {
-    const std::vector<graph::Tensor>& updates = graph().collection(graph::kUpdateOps);
     std::vector<graph::Tensor>& last = train_g ? g_targets : d_targets;
-    last.insert(last.end(), updates.begin(), updates.end());
+    last.insert(last.end(), updates_.begin(), updates_.end());
   }
   if (!d_targets.empty()) session().run(feeds, {}, d_targets);
   // The callbacks' fetches come from this run: after the discriminator's update.

@@ -69,7 +69,7 @@ class GANTrainer : public TowerTrainer {
  private:
   std::shared_ptr<GANModelDesc> model_;
   int d_period_, g_period_;
-  std::vector<graph::Tensor> placeholders_, g_vars_, d_vars_, d_train_, g_train_;
+  std::vector<graph::Tensor> placeholders_, g_vars_, d_vars_, d_train_, g_train_, updates_;
   graph::Tensor cost_;
 };
 

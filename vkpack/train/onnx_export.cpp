@@ -257,6 +257,7 @@ class Exporter {
   void conv2d(int id);
   void pool(int id);
   void batch_norm(int id);
+  void resize(int id);
   std::vector<std::int64_t> same_pads(int id, std::array<std::int64_t, 2> window, std::array<std::int64_t, 2> strides,
                                       std::array<std::int64_t, 2> dilations, graph::Padding padding);
 
@@ -353,6 +354,7 @@ void Exporter::translate_node(int id) {
       attr(add_node("Cast", {index}, out, n.name), "to", std::int64_t{onnx::TensorProto::INT32});
       return set(id, out);
     }
+    case OpKind::resize: return resize(id);
     default: unsupported(id, "has no ONNX mapping (a training op, not part of an inference graph)");
   }
 }
@@ -571,6 +573,33 @@ void Exporter::batch_norm(int id) {
     add_node("Relu", {normalised}, out, n.name + "/relu");
   }
   set(id, out, rank == 4);
+}
+
+// ONNX's Resize in NCHW, TensorFlow 1's sampling as "asymmetric" coordinates (input
+// position = output position * in / out) with floor for nearest. Opset 13 wants the whole
+// output shape: the batch and channels of the input (Shape, Slice) then [OH, OW].
+void Exporter::resize(int id) {
+  const Node& n = node(id);
+  const auto& a = std::get<graph::ResizeAttrs>(n.attrs);
+  const std::string x = nchw(n.inputs[0]);
+  const std::string shape = fresh(n.name + "/input_shape"), leading = fresh(n.name + "/batch_and_channels"),
+                    sizes = fresh(n.name + "/sizes");
+  add_node("Shape", {x}, shape, shape);
+  add_node("Slice", {shape, int64s(n.name + "/zero", {0}), int64s(n.name + "/two", {2})}, leading, leading);
+  attr(add_node("Concat", {leading, int64s(n.name + "/size", {a.size[0], a.size[1]})}, sizes, sizes), "axis",
+       std::int64_t{0});
+  const std::string out = output_name(id);
+  auto& r = add_node("Resize", {x, "", "", sizes}, out, n.name);
+  const auto text = [&](const char* name, const char* value) {
+    auto* at = r.add_attribute();
+    at->set_name(name);
+    at->set_type(onnx::AttributeProto::STRING);
+    at->set_s(value);
+  };
+  text("mode", a.method == graph::ResizeMethod::nearest ? "nearest" : "linear");
+  text("coordinate_transformation_mode", "asymmetric");
+  if (a.method == graph::ResizeMethod::nearest) text("nearest_mode", "floor");
+  set(id, out, true);
 }
 
 }  // namespace
