@@ -40,6 +40,8 @@ constexpr const char* kHelp =
     "                       1,000 samples of each class; the Fashion-MNIST example's convnet\n"
     "                       of DIR's latest checkpoint (fashion_mnist --model conv) labels them\n"
     "                       and the real test images; both accuracies are printed\n"
+    "  --export PATH        train nothing: write the generator of --logdir's latest checkpoint\n"
+    "                       (onehot [B, 10], z [B, 100] -> gen/image [B, 28, 28, 1]) as ONNX\n"
     "  --help               this text\n";
 
 struct Options {
@@ -48,7 +50,7 @@ struct Options {
   float lr = 2e-4f;
   std::uint64_t seed = 1;
   bool resume = false;
-  std::string logdir = "train_log/gan", data, evaluate;
+  std::string logdir = "train_log/gan", data, evaluate, export_path;
 };
 
 Options parse(int argc, char** argv) {
@@ -86,6 +88,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--seed") o.seed = number(to_u64);
     else if (arg == "--resume") o.resume = true;
     else if (arg == "--evaluate") o.evaluate = value();
+    else if (arg == "--export") o.export_path = value();
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
   }
   if (o.epochs < 1 || o.batch < 1 || o.batch > 60000)
@@ -181,6 +184,22 @@ int evaluate(const Options& o) {
   return 0;
 }
 
+int export_generator(const Options& o) {
+#ifdef VKPACK_HAVE_ONNX
+  vk::Instance instance;
+  vk::Device device(instance, o.device);
+  auto gan = std::make_shared<examples::ConditionalGan>(o.batch, o.lr);
+  train::OfflinePredictor generator(gan, o.logdir, device, {"onehot", "z"}, {"gen/image"});
+  train::export_onnx(generator, o.export_path);
+  std::printf("wrote %s: the generator of %s, inputs 'onehot' [%lld, 10] and 'z' [%lld, 100], output 'gen/image'\n",
+              o.export_path.c_str(), o.logdir.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.batch));
+  return 0;
+#else
+  (void)o;
+  throw Error(ErrorCode::unsupported, "--export: this build of vkpack has no ONNX export (libonnx-dev)");
+#endif
+}
+
 int run(const Options& o) {
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
@@ -204,6 +223,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
+    if (!o.export_path.empty()) return export_generator(o);
     return o.evaluate.empty() ? run(o) : evaluate(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gan: %s\n", e.what());

@@ -16,6 +16,7 @@
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/saver.h"
+#include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/train/onnx_export.h"
 #include "vkpack/train/predictor.h"
@@ -93,6 +94,34 @@ TEST(OnnxExport, ResizedImagesComeOutOfOpenCvAsOutOfVkpack) {
   write_floats(dir + "/logits.f32", session.run({{x, images}}, {y})[0]);
   const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/resize.onnx " +
                               dir + "/images.f32 " + dir + "/logits.f32 8 5,6,2 1e-5";
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxExport, TransposedConvolutionsComeOutOfOpenCvAsOutOfVkpack) {
+  // A DCGAN generator's upsampling: 5 x 5 SAME at stride 2 (7 -> 14), then 3 x 3 VALID
+  // at stride 2 (14 -> 29), and 2 x 2 SAME at stride 3 (fewer taps than the stride).
+  graph::Graph g(1);
+  const graph::Tensor x = graph::placeholder(g, "x", graph::f32({graph::kUnknown, 7, 7, 3}));
+  graph::Tensor t = graph::Conv2DTranspose("deconv0", x, 4, {5, 5}, {.strides = {2, 2}});
+  t = graph::Conv2DTranspose("deconv1", t, 2, {3, 3}, {.strides = {2, 2}, .padding = graph::Padding::valid});
+  t = graph::Conv2DTranspose("deconv2", t, 1, {2, 2}, {.strides = {3, 3}, .use_bias = false});
+  const graph::Tensor y = graph::identity(t, "upsampled");
+  graph::Session session(g, device());
+  const std::string dir = temp_dir("onnx-deconv");
+  train::export_onnx(session, {x}, {y}, dir + "/deconv.onnx");
+  Array images(DType::f32, Shape{4, 7, 7, 3});
+  for (std::size_t i = 0; i < images.data<float>().size(); ++i)
+    images.data<float>()[i] = static_cast<float>((i * 53) % 97) / 96.0f - 0.5f;
+  const Array want = session.run({{x, images}}, {y})[0];
+  ASSERT_EQ(want.shape().dims(), (std::vector<std::int64_t>{4, 87, 87, 1}));
+  write_floats(dir + "/images.f32", images);
+  write_floats(dir + "/logits.f32", want);
+  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/deconv.onnx " +
+                              dir + "/images.f32 " + dir + "/logits.f32 4 7,7,3 1e-4";
   std::fflush(stdout);
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status));

@@ -258,6 +258,7 @@ class Exporter {
   void pool(int id);
   void batch_norm(int id);
   void resize(int id);
+  void conv2d_transpose(int id);
   std::vector<std::int64_t> same_pads(int id, std::array<std::int64_t, 2> window, std::array<std::int64_t, 2> strides,
                                       std::array<std::int64_t, 2> dilations, graph::Padding padding);
 
@@ -355,6 +356,7 @@ void Exporter::translate_node(int id) {
       return set(id, out);
     }
     case OpKind::resize: return resize(id);
+    case OpKind::conv2d_backprop_input: return conv2d_transpose(id);
     default: unsupported(id, "has no ONNX mapping (a training op, not part of an inference graph)");
   }
 }
@@ -573,6 +575,67 @@ void Exporter::batch_norm(int id) {
     add_node("Relu", {normalised}, out, n.name + "/relu");
   }
   set(id, out, rank == 4);
+}
+
+// conv2d_transpose (conv2d_backprop_input in an inference graph) as ONNX's ConvTranspose:
+// the filter [KH, KW, out, in] to [in, out, KH, KW]; the padding of the convolution it
+// transposes (SAME as TensorFlow pads the output-sized input), and output_padding for
+// what the pads leave short of the output size.
+void Exporter::conv2d_transpose(int id) {
+  const Node& n = node(id);
+  const auto& a = std::get<graph::Conv2DAttrs>(n.attrs);
+  if (a.groups != 1) unsupported(id, "has groups; the export takes conv2d_transpose with one group");
+  const Array& w = folded(n.inputs[1], id, "filter");
+  const std::int64_t kh = w.shape()[0], kw = w.shape()[1], co = w.shape()[2], ci = w.shape()[3];
+  Array iohw(w.dtype(), Shape{ci, co, kh, kw});
+  const std::size_t bytes = size_of(w.dtype());
+  for (std::int64_t y = 0; y < kh; ++y)
+    for (std::int64_t x = 0; x < kw; ++x)
+      for (std::int64_t o = 0; o < co; ++o)
+        for (std::int64_t i = 0; i < ci; ++i)
+          std::memcpy(iohw.bytes().data() + static_cast<std::size_t>(((i * co + o) * kh + y) * kw + x) * bytes,
+                      w.bytes().data() + static_cast<std::size_t>(((y * kw + x) * co + o) * ci + i) * bytes, bytes);
+  // Per axis: the convolution's padding p_b, p_a (p_b <= p_a); ConvTranspose takes the
+  // symmetric min(p_b, p_a) = p_b (engines such as OpenCV take no other), which leaves
+  // p_a - p_b extra outputs at the end, sliced off; where the output is longer than the
+  // taps reach (fewer taps than the stride), zeros are padded at the end.
+  const auto& in = type(n.inputs[0]).dims;
+  std::vector<std::int64_t> pads(2), full(2), outs(2);
+  const std::int64_t k[2] = {kh, kw};
+  bool slice = false, pad = false;
+  for (std::size_t d = 0; d < 2; ++d) {
+    const std::int64_t s = a.strides[d], span = (k[d] - 1) * a.dilations[d] + 1, x = in[1 + d];
+    outs[d] = a.input_hw[d];
+    const std::int64_t total =
+        a.padding == graph::Padding::same ? std::max<std::int64_t>((x - 1) * s + span - outs[d], 0) : 0;
+    pads[d] = total / 2;
+    full[d] = (x - 1) * s + span - 2 * pads[d];
+    slice = slice || full[d] > outs[d];
+    pad = pad || full[d] < outs[d];
+  }
+  const std::string filter = add_initializer(constant_name(n.inputs[1]), iohw);
+  std::string value = fresh(n.name + "/full");
+  auto& conv = add_node("ConvTranspose", {nchw(n.inputs[0]), filter}, value, n.name);
+  attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
+  attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
+  attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
+  attr(conv, "pads", std::vector<std::int64_t>{pads[0], pads[1], pads[0], pads[1]});
+  if (slice) {
+    const std::string cut = fresh(n.name + "/cut");
+    add_node("Slice", {value, int64s(n.name + "/starts", {0, 0}), int64s(n.name + "/ends", {outs[0], outs[1]}),
+                       int64s(n.name + "/axes", {2, 3})},
+             cut, cut);
+    value = cut;
+  }
+  if (pad) {
+    const std::string padded = fresh(n.name + "/padded");
+    const auto more = [&](std::size_t d) { return std::max<std::int64_t>(outs[d] - std::min(full[d], outs[d]), 0); };
+    add_node("Pad", {value, int64s(n.name + "/pads", {0, 0, 0, 0, 0, 0, more(0), more(1)})}, padded, padded);
+    value = padded;
+  }
+  const std::string out = output_name(id);
+  add_node("Identity", {value}, out, n.name + "/output");
+  set(id, out, true);
 }
 
 // ONNX's Resize in NCHW, TensorFlow 1's sampling as "asymmetric" coordinates (input
