@@ -4,35 +4,6 @@
 
 namespace vkp::dataflow {
 
-AugmentImageComponent::AugmentImageComponent(DataFlowPtr df, std::vector<AugmentorPtr> augmentors,
-                                             std::size_t index, std::uint64_t seed)
-    : df_(std::move(df)), augmentors_(std::move(augmentors)), index_(index), seed_(seed) {
-  require(df_ != nullptr, ErrorCode::invalid_argument, "AugmentImageComponent: the dataflow is null");
-}
-
-void AugmentImageComponent::on_reset_state() {
-  count_ = 0;
-  df_->reset_state();
-}
-
-std::optional<Datapoint> AugmentImageComponent::on_next() {
-  std::optional<Datapoint> dp = df_->next();
-  if (!dp) return std::nullopt;
-  require_component(*dp, index_, "AugmentImageComponent");
-  Rng rng(seed_, count_++);
-  (*dp)[index_] = augmentors_.apply(std::move((*dp)[index_]), rng);
-  return dp;
-}
-
-RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::size_t index) {
-  auto list = std::make_shared<const AugmentorList>(std::move(augmentors));
-  return [list, index](Datapoint dp, Rng& rng) -> std::optional<Datapoint> {
-    require_component(dp, index, "augment_component");
-    dp[index] = list->apply(std::move(dp[index]), rng);
-    return dp;
-  };
-}
-
 namespace {
 
 // The components `indices` of `dp`, each augmented with a copy of `rng` (which then
@@ -78,6 +49,10 @@ std::optional<Datapoint> AugmentImageComponents::on_next() {
   Rng rng(seed_, count_++);
   augment_together(augmentors_, indices_, *dp, rng, "AugmentImageComponents");
   return dp;
+}
+
+RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::size_t index) {
+  return augment_components(std::move(augmentors), {index});
 }
 
 RandomMapFunction augment_components(std::vector<AugmentorPtr> augmentors, std::vector<std::size_t> indices) {

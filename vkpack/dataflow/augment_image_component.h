@@ -15,28 +15,6 @@
 
 namespace vkp::dataflow {
 
-class AugmentImageComponent : public DataFlow {
- public:
-  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
-  // The augmentors are applied in order to component `index`.
-  AugmentImageComponent(DataFlowPtr df, std::vector<AugmentorPtr> augmentors, std::size_t index = 0,
-                        std::uint64_t seed = 0);
-
-  std::optional<std::size_t> size() const override { return df_->size(); }
-
- protected:
-  void on_reset_state() override;
-  void on_start_epoch() override { df_->start_epoch(); }
-  std::optional<Datapoint> on_next() override;
-
- private:
-  DataFlowPtr df_;
-  AugmentorList augmentors_;
-  std::size_t index_;
-  std::uint64_t seed_;
-  std::uint64_t count_ = 0;  // datapoints augmented since reset_state()
-};
-
 // For MultiThreadMapData and MultiThreadBatchData (with their options' seed): applies
 // `augmentors` in order to component `index` with the Rng the runner hands over.
 RandomMapFunction augment_component(std::vector<AugmentorPtr> augmentors, std::size_t index = 0);
@@ -65,6 +43,15 @@ class AugmentImageComponents : public DataFlow {
   std::vector<std::size_t> indices_;
   std::uint64_t seed_;
   std::uint64_t count_ = 0;
+};
+
+// One component: AugmentImageComponents of {index}.
+class AugmentImageComponent : public AugmentImageComponents {
+ public:
+  // The augmentors are applied in order to component `index`.
+  AugmentImageComponent(DataFlowPtr df, std::vector<AugmentorPtr> augmentors, std::size_t index = 0,
+                        std::uint64_t seed = 0)
+      : AugmentImageComponents(std::move(df), std::move(augmentors), {index}, seed) {}
 };
 
 // AugmentImageComponents' function for the thread runners.
