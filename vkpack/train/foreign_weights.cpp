@@ -1,7 +1,6 @@
 #include "vkpack/train/foreign_weights.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -9,6 +8,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/core/npz.h"
+#include "vkpack/core/permute.h"
 #include "vkpack/core/safetensors.h"
 
 namespace vkp::train {
@@ -16,29 +16,6 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// out[i0, i1, ...] = a[...] with output axis k being input axis perm[k].
-Array permute(const Array& a, const std::vector<int>& perm) {
-  const std::vector<std::int64_t>& in = a.shape().dims();
-  const std::size_t rank = in.size();
-  std::vector<std::int64_t> out_dims(rank), in_strides(rank, 1);
-  for (std::size_t k = rank; k-- > 1;) in_strides[k - 1] = in_strides[k] * in[k];
-  for (std::size_t k = 0; k < rank; ++k) out_dims[k] = in[static_cast<std::size_t>(perm[k])];
-  Array out(a.dtype(), Shape(out_dims));
-  const std::size_t bytes = size_of(a.dtype());
-  const std::size_t count = static_cast<std::size_t>(a.shape().numel());
-  std::vector<std::int64_t> index(rank, 0);
-  for (std::size_t o = 0; o < count; ++o) {
-    std::int64_t from = 0;
-    for (std::size_t k = 0; k < rank; ++k) from += index[k] * in_strides[static_cast<std::size_t>(perm[k])];
-    std::memcpy(out.bytes().data() + o * bytes, a.bytes().data() + static_cast<std::size_t>(from) * bytes, bytes);
-    for (std::size_t k = rank; k-- > 0;) {
-      if (++index[k] < out_dims[k]) break;
-      index[k] = 0;
-    }
-  }
-  return out;
 }
 
 Array convert(const Array& a, Layout layout, const std::string& name) {
@@ -49,8 +26,8 @@ Array convert(const Array& a, Layout layout, const std::string& name) {
   };
   switch (layout) {
     case Layout::as_is: return a;
-    case Layout::torch_linear: need_rank(2, "torch_linear"); return permute(a, {1, 0});
-    case Layout::torch_conv: need_rank(4, "torch_conv"); return permute(a, {2, 3, 1, 0});
+    case Layout::torch_linear: need_rank(2, "torch_linear"); return permute_axes(a, {1, 0});
+    case Layout::torch_conv: need_rank(4, "torch_conv"); return permute_axes(a, {2, 3, 1, 0});
   }
   return a;
 }

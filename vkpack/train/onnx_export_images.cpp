@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "vkpack/core/permute.h"
 #include "vkpack/train/onnx_exporter.h"
 
 namespace vkp::train::onnx_detail {
@@ -32,15 +33,8 @@ void Exporter::conv2d(int id) {
   const auto& a = std::get<graph::Conv2DAttrs>(n.attrs);
   // HWIO -> OIHW
   const Array& w = folded(n.inputs[1], id, "filter");
-  const std::int64_t kh = w.shape()[0], kw = w.shape()[1], ci = w.shape()[2], co = w.shape()[3];
-  Array oihw(w.dtype(), Shape{co, ci, kh, kw});
-  const std::size_t bytes = size_of(w.dtype());
-  for (std::int64_t y = 0; y < kh; ++y)
-    for (std::int64_t x = 0; x < kw; ++x)
-      for (std::int64_t i = 0; i < ci; ++i)
-        for (std::int64_t o = 0; o < co; ++o)
-          std::memcpy(oihw.bytes().data() + static_cast<std::size_t>(((o * ci + i) * kh + y) * kw + x) * bytes,
-                      w.bytes().data() + static_cast<std::size_t>(((y * kw + x) * ci + i) * co + o) * bytes, bytes);
+  const std::int64_t kh = w.shape()[0], kw = w.shape()[1];
+  const Array oihw = permute_axes(w, {3, 2, 0, 1});
   const std::string filter = add_initializer(constant_name(n.inputs[1]), oihw);
   const std::string out = output_name(id);
   auto& conv = add_node("Conv", {nchw(n.inputs[0]), filter}, out, n.name);
@@ -100,16 +94,10 @@ void Exporter::conv2d_transpose(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::Conv2DAttrs>(n.attrs);
   if (a.groups != 1) unsupported(id, "has groups; the export takes conv2d_transpose with one group");
+  // [KH, KW, out, in] -> [in, out, KH, KW]
   const Array& w = folded(n.inputs[1], id, "filter");
-  const std::int64_t kh = w.shape()[0], kw = w.shape()[1], co = w.shape()[2], ci = w.shape()[3];
-  Array iohw(w.dtype(), Shape{ci, co, kh, kw});
-  const std::size_t bytes = size_of(w.dtype());
-  for (std::int64_t y = 0; y < kh; ++y)
-    for (std::int64_t x = 0; x < kw; ++x)
-      for (std::int64_t o = 0; o < co; ++o)
-        for (std::int64_t i = 0; i < ci; ++i)
-          std::memcpy(iohw.bytes().data() + static_cast<std::size_t>(((i * co + o) * kh + y) * kw + x) * bytes,
-                      w.bytes().data() + static_cast<std::size_t>(((y * kw + x) * co + o) * ci + i) * bytes, bytes);
+  const std::int64_t kh = w.shape()[0], kw = w.shape()[1];
+  const Array iohw = permute_axes(w, {3, 2, 0, 1});
   // Per axis: the convolution's padding p_b, p_a (p_b <= p_a); ConvTranspose takes the
   // symmetric min(p_b, p_a) = p_b (engines such as OpenCV take no other), which leaves
   // p_a - p_b extra outputs at the end, sliced off; where the output is longer than the
