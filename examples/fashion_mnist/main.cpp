@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "flags.h"
 #include "models.h"
 #include "vkpack/vkpack.h"
 
@@ -77,18 +78,6 @@ constexpr const char* kHelp =
     "                       inference mode) to PATH as ONNX, for other engines\n"
     "  --help               this text\n";
 
-// "a,b,c" -> {"a", "b", "c"}.
-std::vector<std::string> comma_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    items.push_back(text.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return items;
-}
-
 struct Options {
   std::string model = "mlp", logdir, data, trainer = "replicated", export_path, load;
   std::vector<std::string> memory, profiles;  // per device, or one for all
@@ -102,70 +91,27 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw vkp::Error(vkp::ErrorCode::invalid_argument, arg + " needs a value; see --help");
-      return argv[++i];
-    };
-    // A number, or an error naming the option.
-    auto number = [&](auto convert) {
-      const std::string text = value();
-      try {
-        std::size_t used = 0;
-        const auto v = convert(text, &used);
-        if (used == text.size()) return v;
-      } catch (const std::exception&) {
-      }
-      throw vkp::Error(vkp::ErrorCode::invalid_argument, arg + " takes a number, not '" + text + "'");
-    };
-    const auto to_int = [](const std::string& t, std::size_t* n) { return std::stoi(t, n); };
-    const auto to_i64 = [](const std::string& t, std::size_t* n) { return std::stoll(t, n); };
-    const auto to_u64 = [](const std::string& t, std::size_t* n) { return std::stoull(t, n); };
-    const auto to_float = [](const std::string& t, std::size_t* n) { return std::stof(t, n); };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kHelp, stdout);
-      std::exit(0);
-    } else if (arg == "--model") o.model = value();
-    else if (arg == "--epochs") o.epochs = number(to_int);
-    else if (arg == "--batch") o.batch = number(to_i64);
-    else if (arg == "--steps") o.steps = number(to_i64);
-    else if (arg == "--lr") o.lr = number(to_float);
-    else if (arg == "--device") o.device = number(to_int);
-    else if (arg == "--devices") {
-      const std::string list = value();
-      std::size_t at = 0;
-      while (at <= list.size()) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        const std::string item = list.substr(at, comma - at);
-        std::size_t used = 0;
-        int index = -1;
-        try {
-          index = std::stoi(item, &used);
-        } catch (const std::exception&) {
-        }
-        if (item.empty() || used != item.size() || index < 0)
-          throw vkp::Error(vkp::ErrorCode::invalid_argument, "--devices takes indices like 0,1 or 0,0; not '" + list + "'");
-        o.devices.push_back(index);
-        at = comma + 1;
-      }
-    } else if (arg == "--trainer") o.trainer = value();
-    else if (arg == "--memory") o.memory = comma_list(value());
-    else if (arg == "--limits-profile") o.profiles = comma_list(value());
-    else if (arg == "--logdir") o.logdir = value();
-    else if (arg == "--data") o.data = value();
-    else if (arg == "--seed") {
-      if (i + 1 < argc && argv[i + 1][0] == '-')
-        throw vkp::Error(vkp::ErrorCode::invalid_argument, "--seed takes a number from 0 to 18446744073709551615, not '" +
-                                                               std::string(argv[i + 1]) + "'");
-      o.seed = number(to_u64);
-    }
-    else if (arg == "--resume") o.resume = true;
-    else if (arg == "--distributed") o.distributed = true;
-    else if (arg == "--export") o.export_path = value();
-    else if (arg == "--load") o.load = value();
-    else if (arg == "--freeze-conv") o.freeze_conv = true;
-    else throw vkp::Error(vkp::ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
+  vkp::examples::Flags flags(argc, argv, kHelp);
+  while (flags.next()) {
+    if (flags.is("--model")) o.model = flags.value();
+    else if (flags.is("--epochs")) o.epochs = flags.to_int();
+    else if (flags.is("--batch")) o.batch = flags.to_i64();
+    else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--lr")) o.lr = flags.to_float();
+    else if (flags.is("--device")) o.device = flags.to_int();
+    else if (flags.is("--devices")) o.devices = flags.to_indices();
+    else if (flags.is("--trainer")) o.trainer = flags.value();
+    else if (flags.is("--memory")) o.memory = flags.to_list();
+    else if (flags.is("--limits-profile")) o.profiles = flags.to_list();
+    else if (flags.is("--logdir")) o.logdir = flags.value();
+    else if (flags.is("--data")) o.data = flags.value();
+    else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else if (flags.is("--resume")) o.resume = true;
+    else if (flags.is("--distributed")) o.distributed = true;
+    else if (flags.is("--export")) o.export_path = flags.value();
+    else if (flags.is("--load")) o.load = flags.value();
+    else if (flags.is("--freeze-conv")) o.freeze_conv = true;
+    else flags.unknown();
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.steps < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "flags.h"
 #include "gan_model.h"
 #include "models.h"
 
@@ -55,41 +56,20 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(ErrorCode::invalid_argument, arg + " needs a value; see --help");
-      return argv[++i];
-    };
-    const auto number = [&](auto convert) {
-      const std::string text = value();
-      try {
-        std::size_t used = 0;
-        const auto v = convert(text, &used);
-        if (used == text.size()) return v;
-      } catch (const std::exception&) {
-      }
-      throw Error(ErrorCode::invalid_argument, arg + " takes a number, not '" + text + "'");
-    };
-    const auto to_int = [](const std::string& t, std::size_t* n) { return std::stoi(t, n); };
-    const auto to_i64 = [](const std::string& t, std::size_t* n) { return std::stoll(t, n); };
-    const auto to_u64 = [](const std::string& t, std::size_t* n) { return std::stoull(t, n); };
-    const auto to_float = [](const std::string& t, std::size_t* n) { return std::stof(t, n); };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kHelp, stdout);
-      std::exit(0);
-    } else if (arg == "--epochs") o.epochs = number(to_int);
-    else if (arg == "--steps") o.steps = number(to_i64);
-    else if (arg == "--batch") o.batch = number(to_i64);
-    else if (arg == "--lr") o.lr = number(to_float);
-    else if (arg == "--device") o.device = number(to_int);
-    else if (arg == "--logdir") o.logdir = value();
-    else if (arg == "--data") o.data = value();
-    else if (arg == "--seed") o.seed = number(to_u64);
-    else if (arg == "--resume") o.resume = true;
-    else if (arg == "--evaluate") o.evaluate = value();
-    else if (arg == "--export") o.export_path = value();
-    else throw Error(ErrorCode::invalid_argument, "unknown option " + arg + "; see --help");
+  examples::Flags flags(argc, argv, kHelp);
+  while (flags.next()) {
+    if (flags.is("--epochs")) o.epochs = flags.to_int();
+    else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--batch")) o.batch = flags.to_i64();
+    else if (flags.is("--lr")) o.lr = flags.to_float();
+    else if (flags.is("--device")) o.device = flags.to_int();
+    else if (flags.is("--logdir")) o.logdir = flags.value();
+    else if (flags.is("--data")) o.data = flags.value();
+    else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else if (flags.is("--resume")) o.resume = true;
+    else if (flags.is("--evaluate")) o.evaluate = flags.value();
+    else if (flags.is("--export")) o.export_path = flags.value();
+    else flags.unknown();
   }
   if (o.epochs < 1 || o.batch < 1 || o.batch > 60000)
     throw Error(ErrorCode::invalid_argument, "--epochs must be >= 1 and --batch in 1 .. 60000");

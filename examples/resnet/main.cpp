@@ -1,0 +1,158 @@
+// examples/resnet: tensorpack's cifar10-resnet, a pre-activation residual network of
+// 6n + 2 layers, on Fashion-MNIST (Debian's files) or on CIFAR-10 when --data points at
+// its binary files. Pad-and-crop and flip augmentation, Momentum with a stepped
+// learning rate, the test split evaluated after every epoch, checkpoints and --resume;
+// one device or data-parallel towers (--devices).
+//
+//   resnet --depth 14 --epochs 12          see --help
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "flags.h"
+#include "resnet_model.h"
+
+namespace {
+
+using namespace vkp;
+
+constexpr const char* kHelp =
+    "usage: resnet [options]\n"
+    "\n"
+    "Trains a pre-activation ResNet (tensorpack's cifar10-resnet) on Fashion-MNIST, or on\n"
+    "CIFAR-10 with --data, on Vulkan devices and reports the test accuracy after every epoch.\n"
+    "\n"
+    "options:\n"
+    "  --depth D            layers, 6n + 2: n residual units in each of three stages of\n"
+    "                       16, 32 and 64 filters (default 14; tensorpack's default is 32)\n"
+    "  --epochs N           epochs to train (default 12)\n"
+    "  --batch N            batch size per tower (default 128)\n"
+    "  --steps N            steps per epoch (default: a pass over the train split)\n"
+    "  --lr X               initial learning rate of Momentum(0.9) (default 0.1); divided by\n"
+    "                       10 at 50% and by 100 at 75% of the epochs\n"
+    "  --no-augment         no random crop and flip\n"
+    "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
+    "  --devices I,J,...    train data-parallel on these devices, one tower each (an index\n"
+    "                       may repeat)\n"
+    "  --trainer NAME       with --devices: replicated (default), ps or async\n"
+    "  --logdir DIR         log directory (default train_log/resnet-<depth>)\n"
+    "  --resume             continue from the log directory's latest checkpoint; without\n"
+    "                       it an existing log directory is backed up first\n"
+    "  --data DIR           CIFAR-10's binary files (cifar-10-batches-bin), or Fashion-MNIST\n"
+    "                       files (default /usr/share/datasets/fashion-mnist)\n"
+    "  --seed N             seed of initial values, shuffling and augmentation (default 1)\n"
+    "  --help               this text\n";
+
+struct Options {
+  int depth = 14, epochs = 12, device = 0;
+  std::int64_t batch = 128, steps = 0;
+  float lr = 0.1f;
+  std::uint64_t seed = 1;
+  bool resume = false, augment = true;
+  std::vector<int> devices;
+  std::string trainer = "replicated", logdir, data;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  examples::Flags flags(argc, argv, kHelp);
+  while (flags.next()) {
+    if (flags.is("--depth")) o.depth = flags.to_int();
+    else if (flags.is("--epochs")) o.epochs = flags.to_int();
+    else if (flags.is("--batch")) o.batch = flags.to_i64();
+    else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--lr")) o.lr = flags.to_float();
+    else if (flags.is("--no-augment")) o.augment = false;
+    else if (flags.is("--device")) o.device = flags.to_int();
+    else if (flags.is("--devices")) o.devices = flags.to_indices();
+    else if (flags.is("--trainer")) o.trainer = flags.value();
+    else if (flags.is("--logdir")) o.logdir = flags.value();
+    else if (flags.is("--resume")) o.resume = true;
+    else if (flags.is("--data")) o.data = flags.value();
+    else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else flags.unknown();
+  }
+  if (o.depth < 8 || (o.depth - 2) % 6 != 0)
+    throw Error(ErrorCode::invalid_argument, "--depth must be 6n + 2 with n >= 1 (8, 14, 20, 32, 56, ...), not " +
+                                                 std::to_string(o.depth));
+  if (o.epochs < 1 || o.batch < 1) throw Error(ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
+  if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
+  if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
+  if (!std::isfinite(o.lr) || o.lr <= 0) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  if (o.logdir.empty()) o.logdir = "train_log/resnet-" + std::to_string(o.depth);
+  return o;
+}
+
+int run(const Options& o) {
+  const examples::ImageSet images = examples::find_image_set(o.data);
+  const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
+  if (o.batch * towers > images.train_size())
+    throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
+                                                 " tower(s) is more than the " + std::to_string(images.train_size()) +
+                                                 " images of the train split");
+  train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
+  vk::Instance instance;
+  std::unique_ptr<vk::Device> device;
+  std::unique_ptr<train::TowerTrainer> trainer;
+  if (o.devices.empty()) {
+    device = std::make_unique<vk::Device>(instance, o.device);
+    log_info("training ResNet-{} on {} on {}", o.depth, images.name(), device->label());
+    trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
+  } else {
+    const towers::Reduction reduction = towers::parse_reduction(o.trainer);
+    log_info("training ResNet-{} on {} on {} towers ({})", o.depth, images.name(), towers, o.trainer);
+    if (reduction == towers::Reduction::replicated)
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance, o.devices, o.seed);
+    else if (reduction == towers::Reduction::parameter_server)
+      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance, o.devices, o.seed);
+    else
+      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(instance, o.devices, o.seed);
+  }
+
+  train::TrainConfig config;
+  config.model = std::make_shared<examples::PreactResNet>(images, (o.depth - 2) / 6, o.lr);
+  config.dataflow = examples::resnet_batches(images, true, o.batch, o.seed, o.augment);
+  const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : images.train_size() / o.batch / towers;
+  config.steps_per_epoch = steps_per_epoch;
+  config.max_epoch = o.epochs;
+  config.logger_dir = logdir.path();
+  // lr, lr / 10 from 50% of the epochs, lr / 100 from 75% (tensorpack's 82 and 123 of
+  // its ~164); points that fall on the same epoch in short runs are dropped.
+  std::vector<std::pair<std::int64_t, float>> schedule{{1, o.lr}};
+  for (const auto& [fraction, value] : {std::pair{0.5, o.lr / 10}, std::pair{0.75, o.lr / 100}}) {
+    const auto epoch = static_cast<std::int64_t>(fraction * o.epochs) + 1;
+    if (epoch > schedule.back().first) schedule.emplace_back(epoch, value);
+  }
+  config.callbacks = {
+      std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
+      std::make_shared<callbacks::ModelSaver>(3),
+      std::make_shared<callbacks::InferenceRunner>(
+          examples::resnet_batches(images, false, o.batch, 0),
+          std::vector<callbacks::InferencerPtr>{
+              std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}),
+              std::make_shared<callbacks::ClassificationError>("incorrect_vector", "validation_error")}),
+      std::make_shared<callbacks::MaxSaver>("validation_accuracy"),
+      std::make_shared<callbacks::ThroughputTracker>(),
+      std::make_shared<callbacks::EstimatedTimeLeft>(),
+      std::make_shared<callbacks::CheckNumerics>(),
+  };
+  if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
+  train::launch_train_with_config(std::move(config), *trainer);
+
+  const auto& accuracy = trainer->monitors().get_history("validation_accuracy");
+  std::printf("\nepoch  test accuracy\n");
+  for (const auto& [step, value] : accuracy) std::printf("%5lld  %.4f\n", static_cast<long long>(step / steps_per_epoch), value);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "resnet: %s\n", e.what());
+    return 1;
+  }
+}
