@@ -29,7 +29,44 @@ void augment_together(const AugmentorList& list, const std::vector<std::size_t>&
   rng = after;
 }
 
+void augment_with_points(const AugmentorList& list, std::size_t image, std::size_t points, Datapoint& dp, Rng& rng,
+                         const char* who) {
+  require_component(dp, image, who);
+  require_component(dp, points, who);
+  require(image != points, ErrorCode::invalid_argument, std::string(who) + ": the image and the points are one component");
+  dp[image] = list.apply_with_points(std::move(dp[image]), dp[points], rng);
+}
+
 }  // namespace
+
+AugmentImageCoordinates::AugmentImageCoordinates(DataFlowPtr df, std::vector<AugmentorPtr> augmentors,
+                                                 std::size_t image_index, std::size_t points_index, std::uint64_t seed)
+    : df_(std::move(df)), augmentors_(std::move(augmentors)), image_index_(image_index), points_index_(points_index),
+      seed_(seed) {
+  require(df_ != nullptr, ErrorCode::invalid_argument, "AugmentImageCoordinates: the dataflow is null");
+}
+
+void AugmentImageCoordinates::on_reset_state() {
+  count_ = 0;
+  df_->reset_state();
+}
+
+std::optional<Datapoint> AugmentImageCoordinates::on_next() {
+  std::optional<Datapoint> dp = df_->next();
+  if (!dp) return std::nullopt;
+  Rng rng(seed_, count_++);
+  augment_with_points(augmentors_, image_index_, points_index_, *dp, rng, "AugmentImageCoordinates");
+  return dp;
+}
+
+RandomMapFunction augment_coordinates(std::vector<AugmentorPtr> augmentors, std::size_t image_index,
+                                      std::size_t points_index) {
+  auto list = std::make_shared<const AugmentorList>(std::move(augmentors));
+  return [list, image_index, points_index](Datapoint dp, Rng& rng) -> std::optional<Datapoint> {
+    augment_with_points(*list, image_index, points_index, dp, rng, "augment_coordinates");
+    return dp;
+  };
+}
 
 AugmentImageComponents::AugmentImageComponents(DataFlowPtr df, std::vector<AugmentorPtr> augmentors,
                                                std::vector<std::size_t> indices, std::uint64_t seed)

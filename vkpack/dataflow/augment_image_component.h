@@ -1,4 +1,5 @@
-// AugmentImageComponent: applies image augmentors to one component of every datapoint.
+// AugmentImageComponent(s), AugmentImageCoordinates: image augmentors applied to components
+// of every datapoint (an image; an image and its mask; an image and points on it).
 //
 // Datapoint k (counted from reset_state(), across epochs) is augmented with
 // Rng(seed, k): the same seed gives the same augmented data, and augment_component()
@@ -53,6 +54,37 @@ class AugmentImageComponent : public AugmentImageComponents {
                         std::uint64_t seed = 0)
       : AugmentImageComponents(std::move(df), std::move(augmentors), {index}, seed) {}
 };
+
+// tensorpack's AugmentImageCoordinates: component `image_index` augmented as by
+// AugmentImageComponent, and component `points_index` (f32 [N, 2] rows of (x, y) in the
+// image's pixel grid: keypoints, box corners, polygons) moved with it by the same draws
+// (ImageAugmentor::apply_with_points). Every augmentor must be able to move points
+// (the geometric ones, warps, crops, resizes and flips, and ValueAugmentors); one that
+// cannot is an Error(unsupported) at the first datapoint.
+class AugmentImageCoordinates : public DataFlow {
+ public:
+  std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
+  AugmentImageCoordinates(DataFlowPtr df, std::vector<AugmentorPtr> augmentors, std::size_t image_index = 0,
+                          std::size_t points_index = 1, std::uint64_t seed = 0);
+
+  std::optional<std::size_t> size() const override { return df_->size(); }
+
+ protected:
+  void on_reset_state() override;
+  void on_start_epoch() override { df_->start_epoch(); }
+  std::optional<Datapoint> on_next() override;
+
+ private:
+  DataFlowPtr df_;
+  AugmentorList augmentors_;
+  std::size_t image_index_, points_index_;
+  std::uint64_t seed_;
+  std::uint64_t count_ = 0;
+};
+
+// AugmentImageCoordinates' function for the thread runners.
+RandomMapFunction augment_coordinates(std::vector<AugmentorPtr> augmentors, std::size_t image_index = 0,
+                                      std::size_t points_index = 1);
 
 // AugmentImageComponents' function for the thread runners.
 RandomMapFunction augment_components(std::vector<AugmentorPtr> augmentors, std::vector<std::size_t> indices);

@@ -24,6 +24,11 @@ Array AugmentorList::apply(Array image, Rng& rng) const {
   return image;
 }
 
+Array AugmentorList::apply_with_points(Array image, Array& points, Rng& rng) const {
+  for (const AugmentorPtr& a : augmentors_) image = a->apply_with_points(std::move(image), points, rng);
+  return image;
+}
+
 RandomApplyAug::RandomApplyAug(AugmentorPtr augmentor, double prob) : augmentor_(std::move(augmentor)), prob_(prob) {
   require(augmentor_ != nullptr, ErrorCode::invalid_argument, "RandomApplyAug: the augmentor is null");
   require(prob_ >= 0 && prob_ <= 1, ErrorCode::invalid_argument,
@@ -32,6 +37,12 @@ RandomApplyAug::RandomApplyAug(AugmentorPtr augmentor, double prob) : augmentor_
 
 Array RandomApplyAug::apply(Array image, Rng& rng) const {
   if (rng.uniform() < prob_) return augmentor_->apply(std::move(image), rng);
+  return image;
+}
+
+Array RandomApplyAug::apply_with_points(Array image, Array& points, Rng& rng) const {
+  if (rng.uniform() < prob_) return augmentor_->apply_with_points(std::move(image), points, rng);
+  move_points(points, {1, 0, 0, 0, 1, 0}, "RandomApplyAug");  // checks them, moves nothing
   return image;
 }
 
@@ -54,12 +65,16 @@ RandomChooseAug::RandomChooseAug(std::vector<AugmentorPtr> augmentors, std::vect
   for (double w : weights) cumulative_.push_back(running += w / total);
 }
 
-Array RandomChooseAug::apply(Array image, Rng& rng) const {
+std::size_t RandomChooseAug::pick(Rng& rng) const {
   const double u = rng.uniform();
   const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
-  const std::size_t pick = it == cumulative_.end() ? augmentors_.size() - 1
-                                                   : static_cast<std::size_t>(it - cumulative_.begin());
-  return augmentors_[pick]->apply(std::move(image), rng);
+  return it == cumulative_.end() ? augmentors_.size() - 1 : static_cast<std::size_t>(it - cumulative_.begin());
+}
+
+Array RandomChooseAug::apply(Array image, Rng& rng) const { return augmentors_[pick(rng)]->apply(std::move(image), rng); }
+
+Array RandomChooseAug::apply_with_points(Array image, Array& points, Rng& rng) const {
+  return augmentors_[pick(rng)]->apply_with_points(std::move(image), points, rng);
 }
 
 }  // namespace vkp::dataflow

@@ -10,6 +10,7 @@ class AugmentorList : public ImageAugmentor {
  public:
   explicit AugmentorList(std::vector<AugmentorPtr> augmentors);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::vector<AugmentorPtr> augmentors_;
@@ -20,6 +21,7 @@ class RandomApplyAug : public ImageAugmentor {
  public:
   RandomApplyAug(AugmentorPtr augmentor, double prob);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   AugmentorPtr augmentor_;
@@ -31,8 +33,11 @@ class RandomChooseAug : public ImageAugmentor {
  public:
   explicit RandomChooseAug(std::vector<AugmentorPtr> augmentors, std::vector<double> weights = {});
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
+  std::size_t pick(Rng& rng) const;
+
   std::vector<AugmentorPtr> augmentors_;
   std::vector<double> cumulative_;
 };

@@ -10,7 +10,7 @@ namespace vkp::dataflow {
 
 // Rotates every pixel's hue by one angle uniform in [-max_deg, max_deg] degrees, keeping
 // its saturation and value (HSV).
-class Hue : public ImageAugmentor {
+class Hue : public ValueAugmentor {
  public:
   explicit Hue(float max_deg);
   Array apply(Array image, Rng& rng) const override;
@@ -21,7 +21,7 @@ class Hue : public ImageAugmentor {
 
 // Blends every pixel with its grey (0.299 R + 0.587 G + 0.114 B): out = x v + grey (1 - v),
 // v uniform in [1 - alpha, 1 + alpha].
-class Saturation : public ImageAugmentor {
+class Saturation : public ValueAugmentor {
  public:
   explicit Saturation(float alpha);
   Array apply(Array image, Rng& rng) const override;
@@ -33,7 +33,7 @@ class Saturation : public ImageAugmentor {
 // AlexNet's PCA lighting noise: out_c = x_c + sum_i eigvec[c][i] * alpha_i * eigval[i],
 // alpha_i normal with standard deviation `std` (eigen-decomposition of the data set's RGB
 // covariance, in the images' scale).
-class Lighting : public ImageAugmentor {
+class Lighting : public ValueAugmentor {
  public:
   Lighting(float std, std::array<float, 3> eigval, std::array<std::array<float, 3>, 3> eigvec);
   Array apply(Array image, Rng& rng) const override;

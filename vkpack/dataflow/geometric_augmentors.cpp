@@ -160,9 +160,21 @@ Flip::Flip(FlipAxis axis, double prob) : axis_(axis), prob_(prob) {
           "Flip: prob must be in [0, 1], got " + std::to_string(prob_));
 }
 
+// The geometric augmentors' apply() is apply_with_points() without points.
 Array Flip::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Flip::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Flip");
-  if (rng.uniform() >= prob_) return image;
+  if (rng.uniform() >= prob_) {
+    move_points(points, {1, 0, 0, 0, 1, 0}, "Flip");
+    return image;
+  }
+  const auto last_x = static_cast<double>(d.width - 1), last_y = static_cast<double>(d.height - 1);
+  move_points(points, axis_ == FlipAxis::horizontal ? PointMap{-1, 0, last_x, 0, 1, 0} : PointMap{1, 0, 0, 0, -1, last_y},
+              "Flip");
   const std::size_t pixel = static_cast<std::size_t>(d.channels) * size_of(image.dtype());
   const std::size_t row = static_cast<std::size_t>(d.width) * pixel;
   std::byte* p = image.bytes().data();
@@ -190,10 +202,16 @@ RandomCrop::RandomCrop(std::int64_t height, std::int64_t width) : height_(height
 }
 
 Array RandomCrop::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array RandomCrop::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "RandomCrop");
   require_fits(image, d, height_, width_, "RandomCrop");
   const auto top = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.height - height_ + 1)));
   const auto left = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.width - width_ + 1)));
+  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "RandomCrop");
   return crop_image(image, top, left, height_, width_);
 }
 
@@ -201,10 +219,17 @@ CenterCrop::CenterCrop(std::int64_t height, std::int64_t width) : height_(height
   require_positive_size(height_, width_, "CenterCrop");
 }
 
-Array CenterCrop::apply(Array image, Rng&) const {
+Array CenterCrop::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array CenterCrop::apply_with_points(Array image, Array& points, Rng&) const {
   const ImageDims d = image_dims(image, "CenterCrop");
   require_fits(image, d, height_, width_, "CenterCrop");
-  return crop_image(image, (d.height - height_) / 2, (d.width - width_) / 2, height_, width_);
+  const std::int64_t top = (d.height - height_) / 2, left = (d.width - width_) / 2;
+  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "CenterCrop");
+  return crop_image(image, top, left, height_, width_);
 }
 
 Shift::Shift(std::int64_t pad, std::int64_t height, std::int64_t width, float fill)
@@ -214,12 +239,18 @@ Shift::Shift(std::int64_t pad, std::int64_t height, std::int64_t width, float fi
 }
 
 Array Shift::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Shift::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Shift");
   const std::int64_t padded_h = d.height + 2 * pad_, padded_w = d.width + 2 * pad_;
   require_fits(image, ImageDims{padded_h, padded_w, d.channels, d.rank}, height_, width_, "Shift (after padding)");
   // Window origin in padded coordinates, then in image coordinates.
   const std::int64_t top = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(padded_h - height_ + 1))) - pad_;
   const std::int64_t left = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(padded_w - width_ + 1))) - pad_;
+  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "Shift");
   const Element fill = element_of(image.dtype(), fill_);
   const bool in_place = height_ == d.height && width_ == d.width;
   Array out = in_place ? std::move(image) : Array::uninitialized(image.dtype(), d.with_size(height_, width_));
@@ -266,10 +297,23 @@ Resize::Resize(std::int64_t height, std::int64_t width) : height_(height), width
   require_positive_size(height_, width_, "Resize");
 }
 
-Array Resize::apply(Array image, Rng&) const {
+PointMap resize_map(std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w) {
+  // Output pixel i samples the input at (i + 0.5) * in / out - 0.5; inverted.
+  const double sx = static_cast<double>(out_w) / static_cast<double>(in_w);
+  const double sy = static_cast<double>(out_h) / static_cast<double>(in_h);
+  return {sx, 0, 0.5 * sx - 0.5, 0, sy, 0.5 * sy - 0.5};
+}
+
+Array Resize::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Resize::apply_with_points(Array image, Array& points, Rng&) const {
   const ImageDims d = image_dims(image, "Resize");
   require_u8_or_f32(image, "Resize");
   require(d.height > 0 && d.width > 0, ErrorCode::invalid_argument, "Resize: cannot resize an empty image " + describe(image));
+  move_points(points, resize_map(d.height, d.width, height_, width_), "Resize");
   Array out = Array::uninitialized(image.dtype(), d.with_size(height_, width_));
   if (image.dtype() == DType::u8)
     resize_bilinear(image.data<std::uint8_t>().data(), d, out.data<std::uint8_t>().data(), height_, width_);

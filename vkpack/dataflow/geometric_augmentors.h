@@ -13,6 +13,7 @@ class Flip : public ImageAugmentor {
  public:
   explicit Flip(FlipAxis axis, double prob = 0.5);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   FlipAxis axis_;
@@ -24,6 +25,7 @@ class RandomCrop : public ImageAugmentor {
  public:
   RandomCrop(std::int64_t height, std::int64_t width);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::int64_t height_, width_;
@@ -34,6 +36,7 @@ class CenterCrop : public ImageAugmentor {
  public:
   CenterCrop(std::int64_t height, std::int64_t width);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::int64_t height_, width_;
@@ -46,6 +49,7 @@ class Shift : public ImageAugmentor {
  public:
   Shift(std::int64_t pad, std::int64_t height, std::int64_t width, float fill = 0);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::int64_t pad_, height_, width_;
@@ -58,10 +62,15 @@ class Resize : public ImageAugmentor {
  public:
   Resize(std::int64_t height, std::int64_t width);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::int64_t height_, width_;
 };
+
+// Where point (x, y) of an in_h x in_w image lands when it is resized to out_h x out_w
+// (as Resize samples: pixel centres keep their relative place).
+PointMap resize_map(std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w);
 
 // The window [top, top + height) x [left, left + width) of `image`; it must lie inside.
 Array crop_image(const Array& image, std::int64_t top, std::int64_t left, std::int64_t height, std::int64_t width);

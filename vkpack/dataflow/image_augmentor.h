@@ -6,6 +6,7 @@
 // augmentor can serve several threads, and the same Rng state gives the same result.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -20,6 +21,20 @@ class ImageAugmentor {
   virtual ~ImageAugmentor() = default;
   // Takes the image by value so that in-place augmentors reuse its bytes.
   virtual Array apply(Array image, Rng& rng) const = 0;
+  // apply(), with the same draws from `rng`, and the same move of points on the image:
+  // `points` f32 [N, 2] of (x, y) in the image's pixel grid (the centre of the pixel at
+  // row r and column c is (c, r), OpenCV's convention; points may lie outside), moved
+  // to where that spot of the image lands (tensorpack's apply_coords). Augmentors that
+  // move pixels override this; those that only change values derive from ValueAugmentor.
+  // Others refuse: Error(unsupported).
+  virtual Array apply_with_points(Array image, Array& points, Rng& rng) const;
+};
+
+// An augmentor that changes the values of pixels and never where they are (colour,
+// noise, normalisation, cutout): points on the image stay where they are.
+class ValueAugmentor : public ImageAugmentor {
+ public:
+  Array apply_with_points(Array image, Array& points, Rng& rng) const final;
 };
 
 using AugmentorPtr = std::shared_ptr<const ImageAugmentor>;
@@ -35,6 +50,14 @@ struct ImageDims {
 
 // Error(invalid_argument) naming `who` unless `image` is [H, W] or [H, W, C].
 ImageDims image_dims(const Array& image, const char* who);
+// An affine map of image coordinates: (x, y) -> (m[0] x + m[1] y + m[2], m[3] x + m[4] y + m[5]).
+using PointMap = std::array<double, 6>;
+// Moves every row (x, y) of `points` f32 [N, 2] by `map`; Error(invalid_argument)
+// naming `who` for another shape or dtype.
+void move_points(Array& points, const PointMap& map, const char* who);
+// The map that undoes `map` (which must be invertible).
+PointMap inverse(const PointMap& map);
+
 // Error(invalid_argument) naming `who` unless `image` is u8 or f32.
 void require_u8_or_f32(const Array& image, const char* who);
 

@@ -9,7 +9,7 @@
 namespace vkp::dataflow {
 
 // Adds one value drawn uniformly from [-delta, delta) to every pixel.
-class Brightness : public ImageAugmentor {
+class Brightness : public ValueAugmentor {
  public:
   explicit Brightness(float delta);
   Array apply(Array image, Rng& rng) const override;
@@ -20,7 +20,7 @@ class Brightness : public ImageAugmentor {
 
 // Scales every channel's deviation from its mean by a factor drawn uniformly from
 // [low, high): out = (x - mean_c) * factor + mean_c.
-class Contrast : public ImageAugmentor {
+class Contrast : public ValueAugmentor {
  public:
   Contrast(float low, float high);
   Array apply(Array image, Rng& rng) const override;
@@ -31,7 +31,7 @@ class Contrast : public ImageAugmentor {
 
 // out = (x - mean) / max(stddev, 1 / sqrt(numel)), over the whole image or per channel;
 // the result is f32. Not random.
-class MeanVarianceNormalize : public ImageAugmentor {
+class MeanVarianceNormalize : public ValueAugmentor {
  public:
   explicit MeanVarianceNormalize(bool all_channels = true);
   Array apply(Array image, Rng& rng) const override;
@@ -41,7 +41,7 @@ class MeanVarianceNormalize : public ImageAugmentor {
 };
 
 // Adds independent normal noise of standard deviation `sigma` to every element.
-class GaussianNoise : public ImageAugmentor {
+class GaussianNoise : public ValueAugmentor {
  public:
   explicit GaussianNoise(float sigma);
   Array apply(Array image, Rng& rng) const override;
@@ -52,7 +52,7 @@ class GaussianNoise : public ImageAugmentor {
 
 // To f32: out = (x * scale - mean_c) / std_c. `mean` and `std` have one value per
 // channel, or one for all, or are empty (0 and 1). Not random. ToFloat() maps u8 to [0, 1].
-class ToFloat : public ImageAugmentor {
+class ToFloat : public ValueAugmentor {
  public:
   explicit ToFloat(float scale = 1.0f / 255.0f, std::vector<float> mean = {}, std::vector<float> std = {});
   Array apply(Array image, Rng& rng) const override;

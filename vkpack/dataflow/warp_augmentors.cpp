@@ -93,10 +93,18 @@ Array warp_affine(const Array& image, const std::array<double, 6>& m, std::int64
 
 Rotation::Rotation(double max_deg, Border border, float fill) : max_deg_(max_deg), border_(border), fill_(fill) {}
 
+// The warps' apply() is apply_with_points() without points.
 Array Rotation::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Rotation::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Rotation");
   const double deg = rng.uniform(static_cast<float>(-max_deg_), static_cast<float>(max_deg_));
-  return warp_affine(image, inverse_about_centre(d, 1, deg, 0, 0, 0), d.height, d.width, border_, fill_);
+  const PointMap m = inverse_about_centre(d, 1, deg, 0, 0, 0);
+  move_points(points, inverse(m), "Rotation");
+  return warp_affine(image, m, d.height, d.width, border_, fill_);
 }
 
 Affine::Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
@@ -108,12 +116,19 @@ Affine::Affine(double scale_min, double scale_max, double translate_frac, double
 }
 
 Array Affine::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Affine::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Affine");
   const auto draw = [&](double lo, double hi) { return static_cast<double>(rng.uniform(static_cast<float>(lo), static_cast<float>(hi))); };
   const double s = draw(scale_min_, scale_max_), deg = draw(-rotate_, rotate_), shear = draw(-shear_, shear_);
   const double tx = draw(-translate_, translate_) * static_cast<double>(d.width),
                ty = draw(-translate_, translate_) * static_cast<double>(d.height);
-  return warp_affine(image, inverse_about_centre(d, s, deg, shear, tx, ty), d.height, d.width, border_, fill_);
+  const PointMap m = inverse_about_centre(d, s, deg, shear, tx, ty);
+  move_points(points, inverse(m), "Affine");
+  return warp_affine(image, m, d.height, d.width, border_, fill_);
 }
 
 ResizeShortestEdge::ResizeShortestEdge(std::int64_t size) : size_(size) {
@@ -121,11 +136,16 @@ ResizeShortestEdge::ResizeShortestEdge(std::int64_t size) : size_(size) {
 }
 
 Array ResizeShortestEdge::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array ResizeShortestEdge::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "ResizeShortestEdge");
   const double scale = static_cast<double>(size_) / static_cast<double>(std::min(d.height, d.width));
   const std::int64_t h = d.height <= d.width ? size_ : std::llround(static_cast<double>(d.height) * scale);
   const std::int64_t w = d.width < d.height ? size_ : std::llround(static_cast<double>(d.width) * scale);
-  return Resize(h, w).apply(std::move(image), rng);
+  return Resize(h, w).apply_with_points(std::move(image), points, rng);
 }
 
 GoogleNetRandomCropAndResize::GoogleNetRandomCropAndResize(std::int64_t height, std::int64_t width,
@@ -133,6 +153,11 @@ GoogleNetRandomCropAndResize::GoogleNetRandomCropAndResize(std::int64_t height, 
     : height_(height), width_(width), area_(area), aspect_(aspect) {}
 
 Array GoogleNetRandomCropAndResize::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array GoogleNetRandomCropAndResize::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "GoogleNetRandomCropAndResize");
   const double total = static_cast<double>(d.height * d.width);
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -142,10 +167,13 @@ Array GoogleNetRandomCropAndResize::apply(Array image, Rng& rng) const {
     if (w < 1 || h < 1 || w > d.width || h > d.height) continue;
     const auto top = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.height - h + 1)));
     const auto left = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.width - w + 1)));
-    return Resize(height_, width_).apply(crop_image(image, top, left, h, w), rng);
+    move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "GoogleNetRandomCropAndResize");
+    return Resize(height_, width_).apply_with_points(crop_image(image, top, left, h, w), points, rng);
   }
   const std::int64_t side = std::min(d.height, d.width);
-  return Resize(height_, width_).apply(crop_image(image, (d.height - side) / 2, (d.width - side) / 2, side, side), rng);
+  const std::int64_t top = (d.height - side) / 2, left = (d.width - side) / 2;
+  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "GoogleNetRandomCropAndResize");
+  return Resize(height_, width_).apply_with_points(crop_image(image, top, left, side, side), points, rng);
 }
 
 RandomCutout::RandomCutout(std::int64_t min_size, std::int64_t max_size, float fill)

@@ -26,6 +26,7 @@ class Rotation : public ImageAugmentor {
  public:
   explicit Rotation(double max_deg, Border border = Border::constant, float fill = 0);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   double max_deg_;
@@ -42,6 +43,7 @@ class Affine : public ImageAugmentor {
   Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
          Border border = Border::constant, float fill = 0);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   double scale_min_, scale_max_, translate_, rotate_, shear_;
@@ -55,6 +57,7 @@ class ResizeShortestEdge : public ImageAugmentor {
  public:
   explicit ResizeShortestEdge(std::int64_t size);
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::int64_t size_;
@@ -68,6 +71,7 @@ class GoogleNetRandomCropAndResize : public ImageAugmentor {
   GoogleNetRandomCropAndResize(std::int64_t height, std::int64_t width, std::array<double, 2> area = {0.08, 1.0},
                                std::array<double, 2> aspect = {0.75, 4.0 / 3.0});
   Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
   std::int64_t height_, width_;
@@ -76,7 +80,7 @@ class GoogleNetRandomCropAndResize : public ImageAugmentor {
 
 // Cutout: a rectangle of height and width uniform in [min, max] pixels, at a uniform
 // position (it may cross the border), set to `fill`.
-class RandomCutout : public ImageAugmentor {
+class RandomCutout : public ValueAugmentor {
  public:
   RandomCutout(std::int64_t min_size, std::int64_t max_size, float fill = 0);
   Array apply(Array image, Rng& rng) const override;
