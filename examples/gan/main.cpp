@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,10 @@ constexpr const char* kHelp =
     "  --batch N            batch size (default 64)\n"
     "  --lr X               Adam's learning rate, beta1 0.5 (default 0.0002)\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
+    "  --devices I,J,...    train data-parallel on these devices, one tower each (an index may\n"
+    "                       repeat): each step takes a batch per tower, and both nets' gradients\n"
+    "                       are averaged over the towers\n"
+    "  --trainer NAME       with --devices: replicated (default) or ps\n"
     "  --logdir DIR         log directory (default train_log/gan)\n"
     "  --resume             continue from the log directory's latest checkpoint\n"
     "  --data DIR           Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)\n"
@@ -51,7 +56,8 @@ struct Options {
   float lr = 2e-4f;
   std::uint64_t seed = 1;
   bool resume = false;
-  std::string logdir = "train_log/gan", data, evaluate, export_path;
+  std::vector<int> devices;
+  std::string logdir = "train_log/gan", data, evaluate, export_path, trainer = "replicated";
 };
 
 Options parse(int argc, char** argv) {
@@ -63,6 +69,8 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--device")) o.device = flags.to_int();
+    else if (flags.is("--devices")) o.devices = flags.to_indices();
+    else if (flags.is("--trainer")) o.trainer = flags.value();
     else if (flags.is("--logdir")) o.logdir = flags.value();
     else if (flags.is("--data")) o.data = flags.value();
     else if (flags.is("--seed")) o.seed = flags.to_u64();
@@ -181,20 +189,31 @@ int export_generator(const Options& o) {
 }
 
 int run(const Options& o) {
+  const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
+  if (o.batch * towers > 60000)
+    throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
+                                                 " towers is more than the 60000 images of the train split");
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
-  vk::Device device(instance, o.device);
   auto model = std::make_shared<examples::ConditionalGan>(o.batch, o.lr);
-  train::GANTrainer trainer(device, model, o.seed);
+  std::unique_ptr<vk::Device> device;
+  std::unique_ptr<train::TowerTrainer> trainer;
+  if (o.devices.empty()) {
+    device = std::make_unique<vk::Device>(instance, o.device);
+    trainer = std::make_unique<train::GANTrainer>(*device, model, o.seed);
+  } else {
+    const towers::Reduction reduction = towers::parse_reduction(o.trainer);
+    trainer = std::make_unique<train::MultiDeviceGANTrainer>(instance, o.devices, model, reduction, o.seed);
+  }
   train::TrainConfig config;
   config.model = model;
   config.dataflow = examples::gan_batches(o.batch, o.seed, o.data);
-  config.steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch;
+  config.steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
   config.callbacks = {std::make_shared<callbacks::ModelSaver>(), std::make_shared<SampleGrid>(o.batch)};
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
-  train::launch_train_with_config(std::move(config), trainer);
+  train::launch_train_with_config(std::move(config), *trainer);
   return 0;
 }
 

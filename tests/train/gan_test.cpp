@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "gan_fixtures.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/saver.h"
@@ -27,50 +28,6 @@ namespace vkp::test {
 namespace {
 
 using namespace graph;
-constexpr std::int64_t kBatch = 16;
-
-class OneDimGan : public train::GANModelDesc {
- public:
-  explicit OneDimGan(bool adam) : adam_(adam) {}
-  std::vector<train::InputSpec> inputs() const override {
-    return {{"real", f32({kBatch, 1})}, {"z", f32({kBatch, 2})}};
-  }
-  Tensor build_graph(const std::vector<Tensor>& in) override {
-    Graph& g = in[0].graph();
-    const Activation leaky = [](Tensor t) { return leaky_relu(t, 0.2f); };
-    Tensor fake;
-    {
-      VariableScope gen(g, "gen");
-      fake = identity(FullyConnected("fc1", FullyConnected("fc0", in[1], 8, {.activation = leaky}), 1), "fake");
-    }
-    const auto discriminator = [&](Tensor x, Reuse reuse) {
-      VariableScope d(g, "discrim", reuse);
-      return FullyConnected("fc1", FullyConnected("fc0", x, 8, {.activation = leaky}), 1);
-    };
-    const Tensor real_logits = discriminator(in[0], Reuse::inherit), fake_logits = discriminator(fake, Reuse::yes);
-    const Tensor ones = broadcast_to(scalar(g, 1.0f), {kBatch, 1}), zeros = broadcast_to(scalar(g, 0.0f), {kBatch, 1});
-    const Tensor d_loss = reduce_mean(sigmoid_cross_entropy(real_logits, ones)) +
-                          reduce_mean(sigmoid_cross_entropy(fake_logits, zeros));
-    const Tensor g_loss = reduce_mean(sigmoid_cross_entropy(fake_logits, ones));
-    return set_losses(g_loss, d_loss);
-  }
-  Optimizer optimizer(Graph& g) override { return adam_ ? adam(g, 0.01f, 0.5f) : sgd(g, 0.05f); }
-
- private:
-  bool adam_;
-};
-
-std::vector<dataflow::Datapoint> batches(int count) {
-  Rng rng(17);
-  std::vector<dataflow::Datapoint> out;
-  for (int b = 0; b < count; ++b) {
-    Array real(DType::f32, Shape{kBatch, 1}), z(DType::f32, Shape{kBatch, 2});
-    for (float& v : real.data<float>()) v = 3.0f + 0.5f * rng.normal();
-    for (float& v : z.data<float>()) v = rng.uniform(-1, 1);
-    out.push_back({real, z});
-  }
-  return out;
-}
 
 train::TrainConfig gan_config(std::shared_ptr<OneDimGan> model, int steps, int epochs) {
   train::TrainConfig config;

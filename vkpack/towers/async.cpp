@@ -195,12 +195,12 @@ void Towers::compute_async(int k, const std::vector<Array>& batch, std::uint64_t
     r.session->wait_program(*r.receive_program, r.none);
     session(k).set_global_step(read);  // dropout masks differ by update
     graph::Program& p = gradient_program(k, batch, async_->fetches[static_cast<std::size_t>(k)]);
-    r.session->submit_program(p, r.stager.prepare(p, batch));
-    r.session->wait_program(p, r.outputs);
+    r.session->submit_program(p, r.parts[0].stager.prepare(p, batch));
+    r.session->wait_program(p, r.parts[0].outputs);
   });
   if (options_.async_scale != 1.0f)
     for (std::size_t i = 0; i < names_.size(); ++i)
-      for (float& x : r.outputs[1 + i].data<float>()) x *= options_.async_scale;
+      for (float& x : r.parts[0].outputs[1 + i].data<float>()) x *= options_.async_scale;
 }
 
 // Under the lock: tower k's gradients, computed from update `read`, applied to the
@@ -208,7 +208,8 @@ void Towers::compute_async(int k, const std::vector<Array>& batch, std::uint64_t
 // the latest fetches follow.
 void Towers::apply_async(int k, const std::vector<Array>& batch, std::uint64_t read) {
   Async& a = *async_;
-  const Replica& r = *towers_[static_cast<std::size_t>(k)];
+  // Async towers have one objective, whose gradients are every trainable variable's.
+  const Part& r = towers_[static_cast<std::size_t>(k)]->parts[0];
   const auto ku = static_cast<std::size_t>(k);
   a.host_step.global_step = a.applied;
   apply_host_master(all_variables_, a.host_step, std::span<const Array>(r.outputs).subspan(1, names_.size()));
@@ -358,8 +359,8 @@ double Towers::step_async(std::span<const std::vector<Array>> batches, const std
   double cost = 0;
   for (int k = 0; k < size(); ++k)
     cost += static_cast<double>(batch_rows(batches[static_cast<std::size_t>(k)])) / total *
-            towers_[static_cast<std::size_t>(k)]->outputs[0].data<float>()[0];
-  const Replica& first = *towers_[0];
+            towers_[static_cast<std::size_t>(k)]->parts[0].outputs[0].data<float>()[0];
+  const Part& first = towers_[0]->parts[0];
   fetched.assign(first.outputs.begin() + static_cast<std::ptrdiff_t>(1 + names_.size()), first.outputs.end());
   return cost;
 }

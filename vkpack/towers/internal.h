@@ -20,23 +20,32 @@
 
 namespace vkp::towers {
 
-struct Towers::Replica {
-  std::unique_ptr<graph::Graph> graph;
-  std::unique_ptr<graph::Session> session;
-  Tower tower;
-  std::vector<graph::Tensor> gradients;        // by trainable variable
-  std::vector<graph::Tensor> updates;          // update ops (BatchNorm averages)
+// One objective's gradients and programs in one tower (a single-cost tower has one).
+struct Towers::Part {
+  graph::Tensor cost;
+  std::vector<graph::Tensor> gradients;        // by variable of the objective
   std::vector<graph::Tensor> gradient_inputs;  // where applying towers take gradients
   std::vector<graph::Tensor> apply_ops;
   // The compiled gradient program and what it was compiled for.
   graph::Program* program = nullptr;
   std::vector<std::vector<std::int64_t>> fed_dims;
   std::vector<int> fetch_ids;
-  // With buckets: the segment of `program` that delivers each variable's gradient, and
-  // the next segment to wait for in this step.
+  bool with_updates = true;
+  // With buckets: the segment of `program` that delivers each trainable variable's
+  // gradient (-1: not this objective's), and the next segment to wait for in this step.
   std::vector<int> segment_of;
   int next_segment = 0;
   graph::Program* apply_program = nullptr;
+  std::vector<Array> outputs;  // cost, the objective's gradients, then the extra fetches
+  graph::FeedStager stager;    // staging_buffers = 2
+};
+
+struct Towers::Replica {
+  std::unique_ptr<graph::Graph> graph;
+  std::unique_ptr<graph::Session> session;
+  Tower tower;
+  std::vector<Part> parts;                     // by objective
+  std::vector<graph::Tensor> updates;          // update ops (BatchNorm averages)
   // Parameter server and async: placeholders for every trainable variable and the
   // assigns from them, compiled into receive_program, so that a tower receives all its
   // parameters in one submission (host-visible input buffers, one command buffer of
@@ -48,8 +57,6 @@ struct Towers::Replica {
   std::vector<graph::Tensor> trainables;
   graph::Program* read_program = nullptr;
   std::vector<Array> outputs_of_read;
-  std::vector<Array> outputs;  // cost, gradients, then the extra fetches
-  graph::FeedStager stager;  // staging_buffers = 2
   std::vector<Array> none;
 };
 

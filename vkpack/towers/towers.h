@@ -47,10 +47,21 @@ class Device;
 
 namespace vkp::towers {
 
+// One of several costs of a tower and the trainable variables it trains (a GAN's
+// discriminator loss and the discriminator's variables). Objectives train disjoint sets.
+struct Objective {
+  graph::Tensor cost;                     // a scalar
+  std::vector<graph::Tensor> variables;   // trainable variables of the tower's graph
+};
+
 // What a tower function built in one tower's graph.
 struct Tower {
   std::vector<graph::Tensor> inputs;  // placeholders, fed from that tower's batch
   graph::Tensor cost;                 // a scalar
+  // Empty: one objective, `cost` over every trainable variable. Otherwise step() trains
+  // one of these at a time (objective i of every tower together); every tower must give
+  // the same objectives over the same variables. Not with async or bucket_bytes.
+  std::vector<Objective> objectives;
 };
 
 enum class Reduction { replicated, parameter_server, async };
@@ -134,6 +145,9 @@ class Towers {
   const Tower& tower(int k) const;
   // The trainable variables, in the order gradients are reduced.
   const std::vector<std::string>& trainable_names() const { return names_; }
+  int objective_count() const { return static_cast<int>(objective_vars_.size()); }
+  // Objective o's trainable variables, as indices into trainable_names().
+  const std::vector<int>& objective_variables(int o) const { return objective_vars_.at(static_cast<std::size_t>(o)); }
 
   // Every variable of tower `from` (slots and moving averages too) into every other
   // tower that has it.
@@ -166,6 +180,12 @@ class Towers {
   double step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
               std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
   double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step);
+  // A step of objective `objective` alone: its cost's gradients of its variables,
+  // averaged and applied; the update ops (batch norm's moving averages) run with it when
+  // `run_updates`. The step()s above are objective 0's with the update ops. A GAN's step
+  // is its discriminator's objective, then its generator's on the same batches.
+  double step(int objective, bool run_updates, std::span<const std::vector<Array>> batches,
+              std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
 
   const StepTimes& last_times() const { return times_; }
 
@@ -224,14 +244,22 @@ class Towers {
   void set_cross_reduce(CrossReduce reduce);
 
  private:
+  struct Part;
   struct Replica;
   struct Async;  // internal.h
 
   // The constructor's stages.
   void add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer);
-  void check_same_variables(int k, const std::vector<std::string>& names, const std::vector<graph::GradAndVar>& pairs);
+  void check_same_variables(int k, const std::vector<std::string>& names, const std::vector<graph::Tensor>& vars,
+                            const std::vector<std::vector<int>>& objective_vars);
+  // Tower k's part of the objective being stepped, and the output holding its gradient
+  // of trainable variable i.
+  Part& part(int k);
+  Array& gradient_output(int k, int i);
   void set_up_host_master();
-  // step()'s stages.
+  // step()'s stages: the whole step of objective current_, then its parts.
+  double step_current(std::span<const std::vector<Array>> next, std::span<const std::vector<Array>> batches,
+                      std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
   double submit_gradients(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
                           const std::vector<graph::Tensor>& fetches);
   // Writes each tower's next batch into its other input buffers (staging).
@@ -292,7 +320,11 @@ class Towers {
   std::vector<double> samples_;      // this step's batch size of each tower
   std::vector<const float*> inputs_;
   std::vector<float> weights_;
-  std::vector<int> all_variables_;  // 0 .. names_.size() - 1: the synchronous path's one bucket
+  std::vector<int> all_variables_;  // 0 .. names_.size() - 1
+  std::vector<std::vector<int>> objective_vars_;  // by objective, indices into names_
+  std::vector<std::vector<int>> position_;        // by objective and variable: index in the objective, or -1
+  int current_ = 0;                               // the objective of this step
+  bool current_updates_ = true;                   // whether it runs the update ops
   std::vector<int> bucket_;         // variables of the bucket being reduced
   StepTimes times_;
   bool follows_counter_ = false;  // follow_global_step

@@ -91,4 +91,47 @@ void GANTrainer::run_step() {
   set_step_result(batch_rows(batch), static_cast<double>(cost[0].data<float>()[0]));
 }
 
+MultiDeviceGANTrainer::MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
+                                             std::shared_ptr<GANModelDesc> model, towers::Reduction reduction,
+                                             std::uint64_t seed, int d_period, int g_period,
+                                             PerDeviceOptions device_options)
+    : MultiDeviceTrainer(instance, devices, reduction, seed, std::move(device_options)), model_(std::move(model)),
+      d_period_(d_period), g_period_(g_period) {
+  if (!model_) throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: the model is null");
+  if (reduction == towers::Reduction::async)
+    throw Error(ErrorCode::unsupported, "MultiDeviceGANTrainer: async towers train one cost; use replicated or ps");
+  if (d_period < 1 || g_period < 1 || (d_period > 1 && g_period > 1))
+    throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: d_period and g_period must be >= 1, and one of "
+                                             "them 1 (every step trains a net)");
+}
+
+towers::Tower MultiDeviceGANTrainer::build_tower(graph::Graph& g, int k) {
+  towers::Tower t = MultiDeviceTrainer::build_tower(g, k);
+  const graph::Tensor g_loss = model_->g_loss(), d_loss = model_->d_loss();
+  if (!g_loss.valid() || !d_loss.valid() || &g_loss.graph() != &g)
+    throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: the model's build_graph must call set_losses");
+  std::vector<graph::Tensor> g_vars = variables_under(g, model_->g_scope()), d_vars = variables_under(g, model_->d_scope());
+  if (g_vars.empty() || d_vars.empty())
+    throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: no trainable variable under '" +
+                                                 (g_vars.empty() ? model_->g_scope() : model_->d_scope()) + "/'");
+  t.objectives = {{d_loss, std::move(d_vars)}, {g_loss, std::move(g_vars)}};
+  if (k == 0)
+    log_info("GAN on towers: discriminator every {} step(s), generator every {}", d_period_, g_period_);
+  return t;
+}
+
+double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> batches,
+                                          std::span<const std::vector<Array>>, std::vector<Array>& fetched) {
+  towers::Towers& t = towers();
+  const auto step = static_cast<std::uint64_t>(global_step());
+  const bool train_d = step % static_cast<std::uint64_t>(d_period_) == 0;
+  const bool train_g = step % static_cast<std::uint64_t>(g_period_) == 0;
+  double cost = 0;
+  if (train_d)
+    cost += t.step(kDiscriminator, !train_g, batches, step, train_g ? std::vector<graph::Tensor>{} : hooked_fetches(),
+                   train_g ? none_ : fetched);
+  if (train_g) cost += t.step(kGenerator, true, batches, step, hooked_fetches(), fetched);
+  return cost;
+}
+
 }  // namespace vkp::train

@@ -20,7 +20,7 @@
 // The global step counts steps; Adam corrects both updates of a step with its t. The
 // update-ops collection (batch norm's moving averages) runs with the last update of a
 // step. Checkpoints hold both nets' variables and slots, so a resumed run ends where an
-// uninterrupted one does. One device (the multi-device trainers take single-cost models).
+// uninterrupted one does. MultiDeviceGANTrainer trains the same on several devices.
 #pragma once
 
 #include <memory>
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "vkpack/train/model_desc.h"
+#include "vkpack/train/multi_device_trainer.h"
 #include "vkpack/train/tower_trainer.h"
 
 namespace vkp::train {
@@ -79,6 +80,34 @@ class SeparateGANTrainer : public GANTrainer {
   SeparateGANTrainer(vk::Device& device, std::shared_ptr<GANModelDesc> model, std::uint64_t seed, int d_period,
                      int g_period)
       : GANTrainer(device, std::move(model), seed, d_period, g_period) {}
+};
+
+// GANs on several devices (tensorpack's MultiGPUGANTrainer): every tower builds both
+// nets and takes a batch of its own; a step is the discriminator's objective (its
+// gradients averaged over the towers by batch size and applied, replicated or by the
+// parameter server), then the generator's on the same batches through the updated
+// discriminator, as GANTrainer does on one device. The update ops run once, with the
+// last objective of the step; the callbacks' fetches come from that objective's run
+// (tower 0's batch). The step's cost is the mean d_loss plus the mean g_loss of the two
+// runs. With periods, one of d_period and g_period must be 1, so that every step trains.
+// Not with async towers or bucket_bytes.
+class MultiDeviceGANTrainer : public MultiDeviceTrainer {
+ public:
+  MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
+                        std::shared_ptr<GANModelDesc> model,
+                        towers::Reduction reduction = towers::Reduction::replicated, std::uint64_t seed = 0,
+                        int d_period = 1, int g_period = 1, PerDeviceOptions device_options = {});
+
+ protected:
+  towers::Tower build_tower(graph::Graph& graph, int k) override;
+  double step_towers(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
+                     std::vector<Array>& fetched) override;
+
+ private:
+  static constexpr int kDiscriminator = 0, kGenerator = 1;  // the towers' objectives
+  std::shared_ptr<GANModelDesc> model_;
+  int d_period_, g_period_;
+  std::vector<Array> none_;
 };
 
 }  // namespace vkp::train

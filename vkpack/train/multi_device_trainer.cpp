@@ -50,15 +50,21 @@ void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
   staged_batches_.clear();
   towers_ = std::make_unique<towers::Towers>(
       list,
-      [this](graph::Graph& g, int) {
-        towers::Tower t;
-        for (const InputSpec& s : specs_) t.inputs.push_back(graph::placeholder(g, s.name, s.type));
-        t.cost = tower_(t.inputs);
-        return t;
-      },
-      optimizer, options_);
+      [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_);
   const towers::Tower& first = towers_->tower(0);
   set_step(first.inputs, std::move(source), {}, first.cost);
+}
+
+towers::Tower MultiDeviceTrainer::build_tower(graph::Graph& g, int) {
+  towers::Tower t;
+  for (const InputSpec& s : specs_) t.inputs.push_back(graph::placeholder(g, s.name, s.type));
+  t.cost = tower_(t.inputs);
+  return t;
+}
+
+double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batches,
+                                       std::span<const std::vector<Array>> next, std::vector<Array>& fetched) {
+  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched);
 }
 
 towers::Towers& MultiDeviceTrainer::towers() {
@@ -160,9 +166,9 @@ void MultiDeviceTrainer::run_step() {
   if (staging) read(staged_batches_);
   std::int64_t samples = 0;
   for (const std::vector<Array>& batch : batches_) samples += batch_rows(batch);
-  const double cost = t.step(batches_, staging ? std::span<const std::vector<Array>>(staged_batches_)
-                                               : std::span<const std::vector<Array>>(),
-                             static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched_);
+  const double cost = step_towers(batches_, staging ? std::span<const std::vector<Array>>(staged_batches_)
+                                                    : std::span<const std::vector<Array>>(),
+                                  fetched_);
   slots_behind_ = t.host_master();
   set_step_result(samples, cost);
   deliver_fetched(fetched_);

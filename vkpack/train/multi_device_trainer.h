@@ -25,6 +25,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "vkpack/engine/vk/device.h"
@@ -106,6 +107,14 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   // Async: each tower's updates and gradient staleness in the log and the monitors.
   void report_epoch() override;
   void set_async_max_lead(int max_lead) { options_.async_max_lead = max_lead; }
+  // Tower k: placeholders of the input specs and the tower function's cost. A trainer of
+  // several objectives (a GAN's) adds them here.
+  virtual towers::Tower build_tower(graph::Graph& graph, int k);
+  // A synchronous step of the towers on `batches` (`next`: the following step's, to
+  // stage, or empty); the callbacks' fetches land in `fetched`. Returns the step's cost.
+  virtual double step_towers(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
+                             std::vector<Array>& fetched);
+  const towers::TowerOptions& tower_options() const { return options_; }
 
  private:
   bool is_async() const { return options_.reduction == towers::Reduction::async; }

@@ -1,0 +1,154 @@
+// GANs on several devices (MultiDeviceGANTrainer), against GAN training on one device:
+// two towers of batch 8 must train the one-dimensional GAN as GANTrainer trains it on
+// the same 16 samples a step (the mean losses over 16 are the averages of those over two
+// 8s), with replicated reduction and with the parameter server, and with periods; a
+// crashed and resumed run on two towers ends bit for bit where an uninterrupted one
+// does; what the towers cannot train is refused by name.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "gan_fixtures.h"
+#include "train_fixtures.h"
+#include "vk_test_env.h"
+#include "vkpack/callbacks/saver.h"
+#include "vkpack/core/error.h"
+#include "vkpack/dataflow/data_from_list.h"
+#include "vkpack/towers/towers.h"
+
+namespace vkp::test {
+namespace {
+
+constexpr std::int64_t kHalf = kBatch / 2;
+
+// Steps of batch 16 made of consecutive pairs of `halves` (8 each), in order.
+std::vector<dataflow::Datapoint> joined(const std::vector<dataflow::Datapoint>& halves) {
+  std::vector<dataflow::Datapoint> out;
+  for (std::size_t i = 0; i + 1 < halves.size(); i += 2) {
+    dataflow::Datapoint dp;
+    for (std::size_t c = 0; c < halves[i].size(); ++c) {
+      const Array &a = halves[i][c], &b = halves[i + 1][c];
+      Array both(DType::f32, Shape{a.shape()[0] + b.shape()[0], a.shape()[1]});
+      std::memcpy(both.bytes().data(), a.bytes().data(), a.nbytes());
+      std::memcpy(both.bytes().data() + a.nbytes(), b.bytes().data(), b.nbytes());
+      dp.push_back(both);
+    }
+    out.push_back(dp);
+  }
+  return out;
+}
+
+train::TrainConfig config_of(std::shared_ptr<OneDimGan> model, std::vector<dataflow::Datapoint> list, int steps,
+                             int epochs) {
+  train::TrainConfig config;
+  config.model = std::move(model);
+  config.data = std::make_shared<train::FeedInput>(std::make_unique<dataflow::DataFromList>(std::move(list), false));
+  config.steps_per_epoch = steps;
+  config.max_epoch = epochs;
+  config.extra_callbacks = std::vector<callbacks::CallbackPtr>{};
+  config.monitors = std::vector<callbacks::MonitorPtr>{};
+  return config;
+}
+
+// Every variable of `one` (slots included) against the same of `towers`.
+void expect_close(train::Trainer& one, train::Trainer& towers, float tolerance) {
+  const auto expected = all_variables(one), got = all_variables(towers);
+  ASSERT_EQ(expected.size(), got.size());
+  ASSERT_TRUE(expected.count("gen/fc0/W/Adam") && expected.count("discrim/fc1/b/Adam_1")) << "both nets' slots";
+  for (const auto& [name, value] : expected) {
+    float worst = 0;
+    for (std::size_t i = 0; i < value.data<float>().size(); ++i)
+      worst = std::max(worst, std::abs(value.data<float>()[i] - got.at(name).data<float>()[i]));
+    EXPECT_LE(worst, tolerance) << name;
+  }
+}
+
+void expect_towers_train_as_one(towers::Reduction reduction, int d_period, int g_period) {
+  const int steps = 6, epochs = 2;
+  const std::vector<dataflow::Datapoint> halves = batches(2 * steps, kHalf);
+  auto whole = std::make_shared<OneDimGan>(true, kBatch);
+  train::GANTrainer one(device(), whole, 5, d_period, g_period);
+  train::launch_train_with_config(config_of(whole, joined(halves), steps, epochs), one);
+  auto half = std::make_shared<OneDimGan>(true, kHalf);
+  train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, half, reduction, 5, d_period, g_period,
+                                   device_options());
+  train::launch_train_with_config(config_of(half, halves, steps, epochs), two);
+  EXPECT_EQ(two.global_step(), one.global_step());
+  expect_close(one, two, 2e-5f);
+  // Training moved the generator: the comparison is not of untouched initial values.
+  float moved = 0;
+  const Array w = one.variable("gen/fc1/W");
+  auto fresh = std::make_shared<OneDimGan>(true, kBatch);
+  train::GANTrainer untrained(device(), fresh, 5);
+  train::launch_train_with_config(config_of(fresh, joined(halves), 1, 1), untrained);
+  for (std::size_t i = 0; i < w.data<float>().size(); ++i)
+    moved = std::max(moved, std::abs(w.data<float>()[i] - untrained.variable("gen/fc1/W").data<float>()[i]));
+  EXPECT_GT(moved, 1e-3f);
+}
+
+TEST(MultiDeviceGANTrainer, ReplicatedTowersTrainAsOneDeviceOnTheirJoinedBatches) {
+  expect_towers_train_as_one(towers::Reduction::replicated, 1, 1);
+}
+
+TEST(MultiDeviceGANTrainer, TheParameterServerTrainsAsOneDevice) {
+  expect_towers_train_as_one(towers::Reduction::parameter_server, 1, 1);
+}
+
+TEST(MultiDeviceGANTrainer, KeepsSeparateGANTrainersPeriods) {
+  expect_towers_train_as_one(towers::Reduction::replicated, 1, 3);
+  expect_towers_train_as_one(towers::Reduction::parameter_server, 2, 1);
+}
+
+TEST(MultiDeviceGANTrainer, ACrashedAndResumedRunEqualsAnUninterruptedOne) {
+  const std::string a = temp_dir("gan-towers-a"), b = temp_dir("gan-towers-b");
+  const auto config_for = [](const std::string& dir, std::shared_ptr<OneDimGan> model,
+                             std::vector<callbacks::CallbackPtr> extra) {
+    train::TrainConfig config = config_of(std::move(model), batches(6, kHalf), 3, 4);
+    config.logger_dir = dir;
+    config.callbacks = {std::make_shared<callbacks::ModelSaver>(3)};
+    config.callbacks.insert(config.callbacks.end(), extra.begin(), extra.end());
+    return config;
+  };
+  const auto trainer = [](std::shared_ptr<OneDimGan> model) {
+    return std::make_unique<train::MultiDeviceGANTrainer>(instance(), std::vector<int>{device_index(), device_index()},
+                                                          std::move(model), towers::Reduction::parameter_server, 3, 1,
+                                                          1, device_options());
+  };
+  auto model = std::make_shared<OneDimGan>(true, kHalf);
+  auto whole = trainer(model);
+  train::launch_train_with_config(config_for(a, model, {}), *whole);
+  {
+    auto m = std::make_shared<OneDimGan>(true, kHalf);
+    auto first = trainer(m);
+    EXPECT_THROW(train::launch_train_with_config(config_for(b, m, {std::make_shared<CrashAt>(8)}), *first), Error);
+  }
+  auto m = std::make_shared<OneDimGan>(true, kHalf);
+  auto resumed = trainer(m);
+  train::launch_train_with_config(train::AutoResumeTrainConfig(config_for(b, m, {})), *resumed);
+  EXPECT_EQ(resumed->global_step(), whole->global_step());
+  const auto expected = all_variables(*whole), got = all_variables(*resumed);
+  ASSERT_EQ(expected.size(), got.size());
+  EXPECT_TRUE(expected.count("gen/fc0/W/Adam") && expected.count("discrim/fc0/W/Adam_1")) << "both nets' slots";
+  for (const auto& [name, value] : expected)
+    EXPECT_EQ(0, std::memcmp(value.bytes().data(), got.at(name).bytes().data(), value.nbytes())) << name;
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
+}
+
+TEST(MultiDeviceGANTrainer, RefusesWhatItCannotTrain) {
+  auto model = std::make_shared<OneDimGan>(true, kHalf);
+  const std::vector<int> two{device_index(), device_index()};
+  try {
+    train::MultiDeviceGANTrainer t(instance(), two, model, towers::Reduction::async, 1, 1, 1, device_options());
+    ADD_FAILURE() << "async towers were taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+  }
+  EXPECT_THROW(train::MultiDeviceGANTrainer(instance(), two, model, towers::Reduction::replicated, 1, 2, 3,
+                                            device_options()),
+               Error);
+}
+
+}  // namespace
+}  // namespace vkp::test
