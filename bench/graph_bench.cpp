@@ -6,8 +6,12 @@
 //      mapped and staged (as on a discrete GPU), side by side;
 //   3. training throughput (samples/s) at batch 128 of an MLP 784-256-256-10 against
 //      the same step written by hand with Eigen on the host, and of a small convnet,
-//      with the share of device time per kernel family (timestamps).
-// Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N] [--top=N]
+//      with the share of device time per kernel family (timestamps);
+//   4. the bundled examples' models: a step of examples/resnet's ResNet (--depth=D,
+//      default 14, batch 128) and of examples/gan's DCGAN (batch 64), likewise.
+// bench/compare_torch runs parts 3 and 4 beside the same models in PyTorch.
+// Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N] [--top=N] [--depth=D]
+//      [--only=overhead,memory,mlp,convnet,resnet,dcgan]
 // (VKPACK_MEMORY and VKPACK_LIMITS_PROFILE apply to the device of parts 1 and 3.)
 #include <Eigen/Core>
 
@@ -21,6 +25,8 @@
 
 #include "bench_device.h"
 #include "bench_models.h"
+#include "gan_model.h"
+#include "resnet_model.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/optimizer.h"
@@ -208,29 +214,39 @@ std::string family_of(const std::string& label) {
   return it != families.end() ? it->second : "elementwise";
 }
 
-StepStats measure(Session& session, Program& program, const std::vector<Array>& feeds, int steps) {
+// A step is `programs` run in order (a GAN's is two), each fed `feeds`.
+StepStats measure(Session& session, const std::vector<Program*>& programs, const std::vector<Array>& feeds, int steps) {
   std::vector<Array> out;
-  for (int i = 0; i < 3; ++i) session.run_program(program, feeds, out);
+  for (int i = 0; i < 3; ++i)
+    for (Program* p : programs) session.run_program(*p, feeds, out);
   StepStats s;
   const auto start = Clock::now();
-  for (int i = 0; i < steps; ++i) {
-    session.run_program(program, feeds, out);
-    for (const vk::KernelTime& t : program.kernel_times()) {
-      s.family_seconds[family_of(t.label)] += t.ns * 1e-9 / steps;
-      s.device_seconds += t.ns * 1e-9 / steps;
+  for (int i = 0; i < steps; ++i)
+    for (Program* p : programs) {
+      session.run_program(*p, feeds, out);
+      for (const vk::KernelTime& t : p->kernel_times()) {
+        s.family_seconds[family_of(t.label)] += t.ns * 1e-9 / steps;
+        s.device_seconds += t.ns * 1e-9 / steps;
+      }
     }
-  }
   s.step_seconds = seconds_since(start) / steps;
-  const std::vector<vk::KernelTime> last = program.kernel_times();
-  for (std::size_t i = 0; i < last.size(); ++i)
-    s.slowest.emplace_back(last[i].ns * 1e-9, "#" + std::to_string(i) + " " + last[i].label);
+  for (Program* p : programs) {
+    const std::vector<vk::KernelTime> last = p->kernel_times();
+    for (std::size_t i = 0; i < last.size(); ++i)
+      s.slowest.emplace_back(last[i].ns * 1e-9, "#" + std::to_string(i) + " " + last[i].label);
+  }
   std::sort(s.slowest.rbegin(), s.slowest.rend());
   return s;
 }
 
-void print_stats(const char* name, int batch, const StepStats& s, double flops_per_step) {
-  std::printf("%s, batch %d: %.1f ms/step, %.0f samples/s, %.2f GFLOP/s; device time %.1f ms/step:\n", name, batch,
-              s.step_seconds * 1e3, batch / s.step_seconds, flops_per_step / s.step_seconds * 1e-9, s.device_seconds * 1e3);
+StepStats measure(Session& session, Program& program, const std::vector<Array>& feeds, int steps) {
+  return measure(session, std::vector<Program*>{&program}, feeds, steps);
+}
+
+void print_stats(const std::string& name, int batch, const StepStats& s, double flops_per_step) {
+  std::printf("%s, batch %d: %.1f ms/step, %.0f samples/s, %.2f GFLOP/s; device time %.1f ms/step:\n", name.c_str(),
+              batch, s.step_seconds * 1e3, batch / s.step_seconds, flops_per_step / s.step_seconds * 1e-9,
+              s.device_seconds * 1e3);
   std::vector<std::pair<double, std::string>> rows;
   for (const auto& [family, seconds] : s.family_seconds) rows.emplace_back(seconds, family);
   std::sort(rows.rbegin(), rows.rend());
@@ -308,19 +324,105 @@ void convnet_throughput(int steps) {
   std::printf("\n");
 }
 
+// A ModelDesc's inputs in `g`: placeholders, their specs at `batch` (an unknown first
+// extent), and random feeds of those types (labels below 10).
+struct ModelInputs {
+  std::vector<Tensor> placeholders;
+  std::vector<FeedSpec> specs;
+  std::vector<Array> feeds;
+};
+
+ModelInputs model_inputs(Graph& g, const train::ModelDesc& model, std::int64_t batch) {
+  ModelInputs m;
+  std::uint64_t seed = 7;
+  for (const train::InputSpec& spec : model.inputs()) {
+    m.placeholders.push_back(placeholder(g, spec.name, spec.type));
+    TensorType type = spec.type;
+    if (type.dims[0] < 0) type.dims[0] = batch;
+    m.specs.push_back({m.placeholders.back(), type});
+    Array a = random_array(type.dtype, Shape(type.dims), seed++);
+    if (type.dtype == DType::i32)
+      for (std::int32_t& v : a.data<std::int32_t>()) v = std::abs(v) % 10;
+    m.feeds.push_back(std::move(a));
+  }
+  return m;
+}
+
+// examples/resnet's model (Momentum), one training step of `depth` layers at batch 128.
+void resnet_throughput(int steps, int depth) {
+  const int batch = 128;
+  Graph g(4);
+  examples::PreactResNet model(examples::find_image_set({}), (depth - 2) / 6, 0.1f);
+  const ModelInputs in = model_inputs(g, model, batch);
+  Tensor cost;
+  {
+    TowerContext training(g, "", 0, true);
+    cost = model.build_graph(in.placeholders);
+  }
+  std::vector<Tensor> train = model.optimizer(g).minimize(cost);
+  const std::vector<Tensor> updates = g.collection(kUpdateOps);
+  train.insert(train.end(), updates.begin(), updates.end());
+  Session session(g, device(), {.timestamps = true});
+  Program& program = session.program(in.specs, {cost}, train);
+  const StepStats s = measure(session, program, in.feeds, steps);
+  // Multiply-adds of the convolutions (conv0, then n units of two per stage; a stage's
+  // first conv halves the resolution from the second stage on) and the linear layer.
+  const int n = (depth - 2) / 6;
+  double macs = 28.0 * 28 * 9 * 1 * 16 + 2 * n * 28.0 * 28 * 9 * 16 * 16;
+  macs += 14.0 * 14 * 9 * 16 * 32 + (2 * n - 1) * 14.0 * 14 * 9 * 32 * 32;
+  macs += 7.0 * 7 * 9 * 32 * 64 + (2 * n - 1) * 7.0 * 7 * 9 * 64 * 64 + 64 * 10;
+  print_stats("ResNet-" + std::to_string(depth) + " (examples/resnet, pre-activation, Momentum)", batch, s,
+              3 * 2 * batch * macs);
+  std::printf("\n");
+}
+
+// examples/gan's conditional DCGAN (Adam), a step as GANTrainer runs it: the
+// discriminator's update, then the generator's with the update ops.
+void dcgan_throughput(int steps) {
+  const int batch = 64;
+  Graph g(5);
+  examples::ConditionalGan model(batch, 2e-4f);
+  const ModelInputs in = model_inputs(g, model, batch);
+  {
+    TowerContext training(g, "", 0, true);
+    model.build_graph(in.placeholders);
+  }
+  std::vector<Tensor> g_vars, d_vars;
+  for (const Tensor& v : g.trainable_variables())
+    (std::get<VariableAttrs>(v.node().attrs).var_name.rfind("gen/", 0) == 0 ? g_vars : d_vars).push_back(v);
+  const Optimizer opt = model.optimizer(g);
+  const std::vector<Tensor> d_train = opt.minimize(model.d_loss(), d_vars, {});
+  std::vector<Tensor> g_train = opt.minimize(model.g_loss(), g_vars, {});
+  const std::vector<Tensor> updates = g.collection(kUpdateOps);
+  g_train.insert(g_train.end(), updates.begin(), updates.end());
+  Session session(g, device(), {.timestamps = true});
+  Program& d_step = session.program(in.specs, {model.d_loss()}, d_train);
+  Program& g_step = session.program(in.specs, {model.g_loss()}, g_train);
+  const StepStats s = measure(session, {&d_step, &g_step}, in.feeds, steps);
+  print_stats("conditional DCGAN (examples/gan: D update, then G update)", batch, s, 0);
+  std::printf("\n");
+}
+
 }  // namespace
 }  // namespace vkp::bench
 
 int main(int argc, char** argv) {
-  int steps = 20;
+  int steps = 20, depth = 14;
+  std::string only;  // --only=a,b: these sections (overhead, memory, mlp, convnet, resnet, dcgan)
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::atoi(argv[i] + 8);
     else if (std::strncmp(argv[i], "--top=", 6) == 0) vkp::bench::g_top = std::atoi(argv[i] + 6);
+    else if (std::strncmp(argv[i], "--only=", 7) == 0) only = std::string(",") + (argv[i] + 7) + ",";
+    else if (std::strncmp(argv[i], "--depth=", 8) == 0) depth = std::atoi(argv[i] + 8);
+  const auto run = [&](const char* section) { return only.empty() || only.find(std::string(",") + section + ",") != std::string::npos; };
   vkp::bench::open_device(&argc, argv);
   std::printf("device: %s\n\n", vkp::bench::device().label().c_str());
-  vkp::bench::host_overhead(std::max(steps * 50, 200));
-  vkp::bench::memory_modes(steps);
-  vkp::bench::mlp_throughput(steps);
-  vkp::bench::convnet_throughput(steps);
+  if (run("overhead")) vkp::bench::host_overhead(std::max(steps * 50, 200));
+  if (run("memory")) vkp::bench::memory_modes(steps);
+  if (run("mlp")) vkp::bench::mlp_throughput(steps);
+  if (run("convnet")) vkp::bench::convnet_throughput(steps);
+  // The examples' models take seconds a step on a CPU: fewer steps.
+  if (run("resnet")) vkp::bench::resnet_throughput(std::max(2, steps / 4), depth);
+  if (run("dcgan")) vkp::bench::dcgan_throughput(std::max(2, steps / 4));
   return 0;
 }
