@@ -64,7 +64,8 @@ Tensor PreactResNet::build_graph(const std::vector<Tensor>& in) {
   for (int stage = 1; stage <= 3; ++stage)
     for (int k = 0; k < n_; ++k)
       t = residual("res" + std::to_string(stage) + "." + std::to_string(k), t, stage > 1 && k == 0, stage == 1 && k == 0);
-  t = BNReLU("bnlast", t);
+  // Its histogram, zero fraction and rms go to TensorBoard once an epoch.
+  t = callbacks::add_activation_summary(identity(BNReLU("bnlast", t), "bnlast_output"));
   t = GlobalAvgPooling("gap", t);
   const Tensor logits = identity(FullyConnected("linear", t, 10), "logits");
   const Tensor xent = identity(reduce_mean(sparse_softmax_cross_entropy(logits, label)), "cross_entropy_loss");

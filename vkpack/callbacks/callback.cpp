@@ -13,6 +13,7 @@ void Callback::setup_graph(TrainerView& trainer) {
   trainer_ = &trainer;
   on_setup_graph();
   fetches_ = on_fetches();
+  epoch_fetches_ = on_epoch_fetches();
 }
 
 void Callback::before_train() { on_before_train(); }
@@ -22,6 +23,12 @@ void Callback::before_run() { on_before_run(); }
 void Callback::after_run(std::span<const Array> values) {
   VKP_CHECK(values.size() == fetches_.size(), name() + ": after_run got a different number of values than it fetches");
   on_after_run(values);
+}
+
+void Callback::after_epoch_run(std::span<const Array> values) {
+  VKP_CHECK(values.size() == epoch_fetches_.size(),
+            name() + ": after_epoch_run got a different number of values than it fetches");
+  on_after_epoch_run(values);
 }
 
 void Callback::trigger_step() { on_trigger_step(); }

@@ -37,6 +37,11 @@ class Callback {
   void before_run();
   // `values` holds fetches()' values of this step, in order.
   void after_run(std::span<const Array> values);
+  // Tensors read only with the last step of each epoch (tensorpack's MergeAllSummaries:
+  // activations summarised once an epoch), fixed after setup_graph; the trainer runs
+  // that step with them, and hands their values to after_epoch_run after after_run.
+  const std::vector<graph::Tensor>& epoch_fetches() const { return epoch_fetches_; }
+  void after_epoch_run(std::span<const Array> values);
   void trigger_step();
   void after_epoch();
   void trigger_epoch();
@@ -57,6 +62,9 @@ class Callback {
   virtual void on_before_epoch() {}
   virtual void on_before_run() {}
   virtual void on_after_run(std::span<const Array>) {}
+  // Tensors to fetch with the last step of every epoch; called once, after on_fetches.
+  virtual std::vector<graph::Tensor> on_epoch_fetches() { return {}; }
+  virtual void on_after_epoch_run(std::span<const Array>) {}
   virtual void on_trigger_step() {}
   virtual void on_after_epoch() {}
   // By default an epoch's trigger is the callback's trigger.
@@ -69,7 +77,7 @@ class Callback {
 
  private:
   TrainerView* trainer_ = nullptr;
-  std::vector<graph::Tensor> fetches_;
+  std::vector<graph::Tensor> fetches_, epoch_fetches_;
 };
 
 using CallbackPtr = std::shared_ptr<Callback>;

@@ -19,10 +19,12 @@ class PeriodicTrigger : public Callback {
  protected:
   void on_setup_graph() override;
   std::vector<graph::Tensor> on_fetches() override { return inner_->fetches(); }
+  std::vector<graph::Tensor> on_epoch_fetches() override { return inner_->epoch_fetches(); }
   void on_before_train() override;
   void on_before_epoch() override { inner_->before_epoch(); }
   void on_before_run() override { inner_->before_run(); }
   void on_after_run(std::span<const Array> values) override { inner_->after_run(values); }
+  void on_after_epoch_run(std::span<const Array> values) override { inner_->after_epoch_run(values); }
   void on_trigger_step() override;
   void on_after_epoch() override { inner_->after_epoch(); }
   void on_trigger_epoch() override;
@@ -47,10 +49,14 @@ class EnableCallbackIf : public Callback {
  protected:
   void on_setup_graph() override;
   std::vector<graph::Tensor> on_fetches() override { return inner_->fetches(); }
+  std::vector<graph::Tensor> on_epoch_fetches() override { return inner_->epoch_fetches(); }
   void on_before_train() override;
   void on_before_epoch() override;
   void on_before_run() override;
   void on_after_run(std::span<const Array> values) override;
+  void on_after_epoch_run(std::span<const Array> values) override {
+    if (step_enabled_) inner_->after_epoch_run(values);
+  }
   void on_trigger_step() override;
   void on_after_epoch() override;
   void on_trigger_epoch() override;

@@ -1,10 +1,12 @@
 #include "vkpack/callbacks/pictures.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <regex>
 
 #include "vkpack/callbacks/monitors.h"
+#include "vkpack/callbacks/summary.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/dataflow/image_file.h"
@@ -55,6 +57,31 @@ void DumpTensorAsImage::on_trigger() {
   log_info("DumpTensorAsImage: {} ({} images) written to {}", tensor_, n, last_written_);
 }
 
+namespace {
+
+double root_mean_square(std::span<const float> v) {
+  double squares = 0;
+  for (float x : v) squares += static_cast<double>(x) * x;
+  return v.empty() ? 0.0 : std::sqrt(squares / static_cast<double>(v.size()));
+}
+
+}  // namespace
+
+void ActivationSummaries::on_setup_graph() {
+  tensors_ = activation_summaries(trainer().graph());
+}
+
+void ActivationSummaries::on_after_epoch_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    const std::span<const float> v = values[i].data<float>();
+    const auto zeros = static_cast<double>(std::count(v.begin(), v.end(), 0.0f));
+    const std::string prefix = "activation-summary/" + tensors_[i].name();
+    trainer().monitors().put_histogram(prefix + "-histogram", v);
+    trainer().monitors().put_scalar(prefix + "-sparsity", v.empty() ? 0.0 : zeros / static_cast<double>(v.size()));
+    trainer().monitors().put_scalar(prefix + "-rms", root_mean_square(v));
+  }
+}
+
 void ParamHistograms::on_setup_graph() {
   std::vector<std::regex> res;
   for (const std::string& p : patterns_) res.emplace_back(p);
@@ -74,11 +101,8 @@ void ParamHistograms::on_trigger() {
   const std::vector<Array> values = trainer().variable_values(names_);
   for (std::size_t i = 0; i < names_.size(); ++i) {
     const auto v = values[i].data<float>();
-    double squares = 0;
-    for (float x : v) squares += static_cast<double>(x) * x;
     trainer().monitors().put_histogram("param-summary/" + names_[i], v);
-    trainer().monitors().put_scalar("param-summary/" + names_[i] + "-rms",
-                                    v.empty() ? 0.0 : std::sqrt(squares / static_cast<double>(v.size())));
+    trainer().monitors().put_scalar("param-summary/" + names_[i] + "-rms", root_mean_square(v));
   }
 }
 

@@ -3,7 +3,9 @@
 //                      summary (tensorpack's DumpTensorAsImage; a GAN's samples)
 //   ParamHistograms    variables as histogram summaries and their root mean square as
 //                      scalars (tensorpack's add_param_summary with 'histogram', 'rms')
-// Both act at their trigger: every epoch, or as PeriodicTrigger says.
+//   ActivationSummaries  what add_activation_summary registered: a histogram, the zero
+//                      fraction and the rms of each activation, once an epoch
+// The first two act at their trigger: every epoch, or as PeriodicTrigger says.
 #pragma once
 
 #include <string>
@@ -53,6 +55,23 @@ class ParamHistograms : public Callback {
  private:
   std::vector<std::string> patterns_;
   std::vector<std::string> names_;  // the variables matched
+};
+
+// Summarises the activations of add_activation_summary (summary.h) with the last training
+// step of every epoch, as tensorpack's MergeAllSummaries does: the values that step
+// computed, fetched with it only (other steps fetch nothing for it). One of the default
+// callbacks; with no activation registered it does nothing.
+class ActivationSummaries : public Callback {
+ public:
+  ActivationSummaries() { chief_only_ = true; }
+
+ protected:
+  void on_setup_graph() override;
+  std::vector<graph::Tensor> on_epoch_fetches() override { return tensors_; }
+  void on_after_epoch_run(std::span<const Array> values) override;
+
+ private:
+  std::vector<graph::Tensor> tensors_;
 };
 
 }  // namespace vkp::callbacks

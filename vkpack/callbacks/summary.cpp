@@ -13,8 +13,20 @@ namespace {
 // Pairs (average variable, decay as a constant scalar node) of a graph's summaries.
 const std::string kMovingSummaries = "moving_summaries";
 const std::string kSuffix = "/EMA";
+const std::string kActivations = "activation_summaries";
 
 }  // namespace
+
+graph::Tensor add_activation_summary(graph::Tensor t) {
+  if (t.rank() < 2 || t.dtype() != DType::f32)
+    throw Error(ErrorCode::invalid_argument, "add_activation_summary: " + t.name() + " is " + graph::to_string(t.type()) +
+                                                 "; it summarises activations of rank 2 or more, f32");
+  graph::Graph& g = t.graph();
+  if (g.tower().is_training) g.add_to_collection(kActivations, t);
+  return t;
+}
+
+const std::vector<graph::Tensor>& activation_summaries(graph::Graph& graph) { return graph.collection(kActivations); }
 
 graph::Tensor add_moving_summary(graph::Tensor t, float decay) {
   if (t.type().numel() != 1 || t.dtype() != DType::f32)

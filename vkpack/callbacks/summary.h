@@ -19,6 +19,16 @@ namespace vkp::callbacks {
 graph::Tensor add_moving_summary(graph::Tensor t, float decay = 0.95f);
 void add_moving_summary(const std::vector<graph::Tensor>& ts, float decay = 0.95f);
 
+// tensorpack's add_activation_summary: `t` (an activation of the training tower, of rank
+// 2 or more, f32) is summarised once an epoch, from the epoch's last training step, by
+// ActivationSummaries (pictures.h; a default callback): a histogram
+// "activation-summary/<name>-histogram", its zero fraction "...-sparsity" and root mean
+// square "...-rms", <name> the tensor's name (name it with identity(t, "name")). Only in
+// a training tower; in other towers it does nothing. Returns `t`.
+graph::Tensor add_activation_summary(graph::Tensor t);
+// The activations add_activation_summary registered in `graph`.
+const std::vector<graph::Tensor>& activation_summaries(graph::Graph& graph);
+
 // Puts every moving summary of the trainer's graph into the monitors at every trigger
 // (the end of every epoch), corrected for its zero start: divided by 1 - decay^steps,
 // steps being the global step (as Adam corrects its moments).

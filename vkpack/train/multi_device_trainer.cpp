@@ -64,7 +64,7 @@ towers::Tower MultiDeviceTrainer::build_tower(graph::Graph& g, int) {
 
 double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batches,
                                        std::span<const std::vector<Array>> next, std::vector<Array>& fetched) {
-  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), hooked_fetches(), fetched);
+  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), step_fetches(), fetched);
 }
 
 towers::Towers& MultiDeviceTrainer::towers() {
@@ -183,7 +183,9 @@ void MultiDeviceTrainer::run_async_step() {
     t.broadcast_variables(0);
     t.load_master();
     t.count_updates_from(static_cast<std::uint64_t>(global_step()) * static_cast<std::uint64_t>(tower_count()));
-    t.set_async_fetches(hooked_fetches());
+    // Async towers fetch the epoch fetches with every update (their fetch list is fixed
+    // while they run) and deliver them with the epoch's last step.
+    t.set_async_fetches(last_step_fetches());
   }
   std::int64_t samples = 0;
   for (int k = 0; k < t.size(); ++k) {
@@ -193,6 +195,7 @@ void MultiDeviceTrainer::run_async_step() {
   }
   const towers::AsyncProgress progress = t.progress(fetched_);
   set_step_result(samples, progress.cost);
+  if (!fetches_epoch_tensors()) fetched_.resize(hooked_fetches().size());
   deliver_fetched(fetched_);
 }
 

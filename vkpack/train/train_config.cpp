@@ -4,6 +4,7 @@
 #include "vkpack/callbacks/monitors/json_writer.h"
 #include "vkpack/callbacks/monitors/scalar_printer.h"
 #include "vkpack/callbacks/monitors/tf_event_writer.h"
+#include "vkpack/callbacks/pictures.h"
 #include "vkpack/callbacks/progress_bar.h"
 #include "vkpack/callbacks/summary.h"
 #include "vkpack/core/atomic_file.h"
@@ -14,7 +15,8 @@
 namespace vkp::train {
 
 std::vector<callbacks::CallbackPtr> default_callbacks() {
-  return {std::make_shared<callbacks::MovingAverageSummary>(), std::make_shared<callbacks::ProgressBar>()};
+  return {std::make_shared<callbacks::MovingAverageSummary>(), std::make_shared<callbacks::ActivationSummaries>(),
+          std::make_shared<callbacks::ProgressBar>()};
 }
 
 std::vector<callbacks::MonitorPtr> default_monitors() {

@@ -37,7 +37,7 @@ void Trainer::set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source,
   source_ = std::move(source);
   targets_ = std::move(targets);
   cost_ = cost;
-  program_ = nullptr;
+  program_ = last_step_program_ = nullptr;
 }
 
 InputSource& Trainer::input_source() {
@@ -71,7 +71,7 @@ void Trainer::setup(TrainOptions& o) {
   epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done
   local_step_ = 0;
   // Programs are compiled again for this run's callbacks' fetches.
-  program_ = nullptr;
+  program_ = last_step_program_ = nullptr;
   stager_.reset();
   if (source_) {
     std::vector<InputSpec> specs;
@@ -93,10 +93,14 @@ void Trainer::setup(TrainOptions& o) {
   callbacks_.push_back(monitors_);  // last, so that its epoch trigger sees every epoch scalar
   monitors_->setup_graph(*this);
   hooked_fetches_.clear();
+  epoch_fetches_.clear();
   for (const callbacks::CallbackPtr& cb : callbacks_) {
     if (cb != monitors_) cb->setup_graph(*this);
     for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
+    for (const graph::Tensor& t : cb->epoch_fetches()) epoch_fetches_.push_back(t);
   }
+  last_step_fetches_ = hooked_fetches_;
+  last_step_fetches_.insert(last_step_fetches_.end(), epoch_fetches_.begin(), epoch_fetches_.end());
   // The trainer owns the global step; its sessions read it (a restore, which sets a
   // session's own counter, runs before they follow again).
   share_global_step(nullptr);
@@ -214,25 +218,36 @@ void Trainer::run_after_train(std::exception_ptr failure) {
   if (failure) std::rethrow_exception(failure);
 }
 
-graph::Program& Trainer::step_program(const std::vector<Array>& batch) {
-  bool same = program_ != nullptr;
+bool Trainer::fetches_epoch_tensors() const { return !epoch_fetches_.empty() && local_step_ == steps_per_epoch_ - 1; }
+
+const std::vector<graph::Tensor>& Trainer::step_fetches() const {
+  return fetches_epoch_tensors() ? last_step_fetches_ : hooked_fetches_;
+}
+
+graph::Program& Trainer::step_program(const std::vector<Array>& batch, bool last_of_epoch) {
+  graph::Program*& program = last_of_epoch ? last_step_program_ : program_;
+  bool same = program != nullptr;
   for (std::size_t i = 0; same && i < batch.size(); ++i)
-    same = batch[i].shape().dims() == program_->feeds()[i].type.dims;
-  if (same) return *program_;
+    same = batch[i].shape().dims() == program->feeds()[i].type.dims;
+  if (same) return *program;
   std::vector<graph::FeedSpec> specs;
   samples_per_step_ = batch_rows(batch);
   for (std::size_t i = 0; i < batch.size(); ++i) specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
-  std::vector<graph::Tensor> fetches = hooked_fetches_;
+  std::vector<graph::Tensor> fetches = last_of_epoch ? last_step_fetches_ : hooked_fetches_;
   if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
-  program_ = &session().program(specs, fetches, targets_, source_->staging_buffers());
-  stager_.reset();
-  return *program_;
+  // The epoch's last step runs alone (nothing staged for it): one variant.
+  program = &session().program(specs, fetches, targets_, last_of_epoch ? 1 : source_->staging_buffers());
+  if (!last_of_epoch) stager_.reset();
+  return *program;
 }
 
 void Trainer::deliver_fetched(std::span<const Array> values) {
   // The step has run: after_run sees its global step counted, as in tensorpack, where
   // the step counter is the first callback.
   ++global_step_;
+  const bool with_epoch = !epoch_fetches_.empty() && values.size() == last_step_fetches_.size();
+  VKP_CHECK(values.size() == hooked_fetches_.size() || with_epoch,
+            "deliver_fetched: the step's values match neither the callbacks' fetches nor those with the epoch's");
   std::size_t at = 0;
   each_callback([&](callbacks::Callback& cb) {
     const std::size_t n = cb.fetches().size();
@@ -240,27 +255,37 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
     at += n;
     cb.after_run(values.subspan(first, n));
   });
+  if (with_epoch)
+    each_callback([&](callbacks::Callback& cb) {
+      const std::size_t n = cb.epoch_fetches().size();
+      const std::size_t first = at;
+      at += n;
+      if (n > 0) cb.after_epoch_run(values.subspan(first, n));
+    });
   delivered_ = true;
   if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step_));
 }
 
 void Trainer::run_step() {
   if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
-  if (source_->staging_buffers() > 1) {
+  const bool last_of_epoch = fetches_epoch_tensors();
+  if (source_->staging_buffers() > 1 && !last_of_epoch) {
     // Double buffering (graph::FeedStager): this step's inputs were written during the
-    // last step; the next step's are read and written while this one runs.
+    // last step; the next step's are read and written while this one runs, unless the
+    // next is an epoch's last step with epoch fetches (another program, fed by itself).
     std::vector<Array> batch;
     graph::Program* program = program_;
     if (!stager_.staged()) {
       batch = source_->next_batch();
-      program = &step_program(batch);
+      program = &step_program(batch, false);
     }
     session().submit_program(*program, stager_.prepare(*program, batch));
-    stager_.stage(*program, source_->next_batch(), "the training step");
+    const bool next_is_last = !epoch_fetches_.empty() && local_step_ + 2 == steps_per_epoch_;
+    if (!next_is_last) stager_.stage(*program, source_->next_batch(), "the training step");
     session().wait_program(*program, outputs_);
   } else {
     const std::vector<Array> batch = source_->next_batch();
-    session().run_program(step_program(batch), batch, outputs_);
+    session().run_program(step_program(batch, last_of_epoch), batch, outputs_);
   }
   const std::size_t first = cost_.valid() ? 1 : 0;
   last_cost_ = cost_.valid() ? static_cast<double>(outputs_[0].data<float>()[0]) : std::nan("");
@@ -287,7 +312,7 @@ std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vec
                                        const std::vector<graph::Tensor>& targets) {
   if (delivered_) return session().run(feeds, fetches, targets);  // the callbacks had this step's values
   std::vector<graph::Tensor> all = fetches;
-  all.insert(all.end(), hooked_fetches_.begin(), hooked_fetches_.end());
+  all.insert(all.end(), step_fetches().begin(), step_fetches().end());
   std::vector<Array> values = session().run(feeds, all, targets);
   deliver_fetched(std::span<const Array>(values).subspan(fetches.size()));
   values.resize(fetches.size());

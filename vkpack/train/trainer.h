@@ -107,7 +107,15 @@ class Trainer : public callbacks::TrainerView {
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
   const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
-  // Hands this step's values of hooked_fetches() to the callbacks' after_run.
+  // What this step fetches for the callbacks: hooked_fetches(), and with the last step of
+  // an epoch the callbacks' epoch fetches after them (none: only hooked_fetches()).
+  const std::vector<graph::Tensor>& step_fetches() const;
+  // hooked_fetches(), then the callbacks' epoch fetches.
+  const std::vector<graph::Tensor>& last_step_fetches() const { return last_step_fetches_; }
+  // Whether the step about to run is the last of its epoch and fetches epoch fetches.
+  bool fetches_epoch_tensors() const;
+  // Hands this step's values of step_fetches() to the callbacks' after_run (and, with
+  // the epoch's last step, after_epoch_run).
   void deliver_fetched(std::span<const Array> values);
   // Several processes that train together (DistributedTrainer) must stop at the same
   // step, or the others wait in a collective for the one that left. With
@@ -135,7 +143,7 @@ class Trainer : public callbacks::TrainerView {
   void each_callback(Hook&& hook);
   // With stops_together(): throws StopTraining when any process asked to stop.
   void check_stop();
-  graph::Program& step_program(const std::vector<Array>& batch);
+  graph::Program& step_program(const std::vector<Array>& batch, bool last_of_epoch);
 
   std::uint64_t seed_;
   std::unique_ptr<graph::Graph> graph_;  // declared before the session, which refers to it
@@ -144,12 +152,15 @@ class Trainer : public callbacks::TrainerView {
   std::vector<callbacks::CallbackPtr> callbacks_;
   std::shared_ptr<callbacks::Monitors> monitors_;
   std::vector<graph::Tensor> hooked_fetches_;  // every callback's, in callback order
+  std::vector<graph::Tensor> epoch_fetches_;   // every callback's epoch fetches, in callback order
+  std::vector<graph::Tensor> last_step_fetches_;  // hooked_fetches_, then epoch_fetches_
 
   // The default step.
   std::vector<graph::Tensor> inputs_, targets_;
   graph::Tensor cost_;
   InputSourcePtr source_;
   graph::Program* program_ = nullptr;
+  graph::Program* last_step_program_ = nullptr;  // with the epoch fetches
   graph::FeedStager stager_;  // StagingInput's double buffering
   std::vector<Array> outputs_;
   bool delivered_ = false;   // this step handed the callbacks their values
