@@ -16,6 +16,7 @@
 
 #include "flags.h"
 #include "models.h"
+#include "training.h"
 #include "vkpack/vkpack.h"
 
 #ifdef VKPACK_HAVE_MPI
@@ -191,13 +192,7 @@ int run(const Options& o, MpiSession* mpi) {
     log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device->label());
     trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
   } else {
-    const towers::Reduction reduction = towers::parse_reduction(o.trainer);
-    if (reduction == towers::Reduction::replicated)
-      trainer = std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance, devices, o.seed, options);
-    else if (reduction == towers::Reduction::parameter_server)
-      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance, devices, o.seed, options);
-    else
-      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(instance, devices, o.seed, 1.0f, options);
+    trainer = examples::multi_device_trainer(instance, devices, o.trainer, o.seed, options);
   }
 
   train::TrainConfig config;
@@ -220,28 +215,19 @@ int run(const Options& o, MpiSession* mpi) {
   config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir ? logdir->path() : o.logdir;
-  // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85% (points that fall on the
-  // same epoch in short runs are dropped).
-  std::vector<std::pair<std::int64_t, float>> schedule{{1, o.lr}};
-  for (const auto& [fraction, value] : {std::pair{0.6, o.lr / 3}, std::pair{0.85, o.lr / 10}}) {
-    const auto epoch = static_cast<std::int64_t>(fraction * o.epochs) + 1;
-    if (epoch > schedule.back().first) schedule.emplace_back(epoch, value);
-  }
-  config.callbacks = {
-      std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
-      std::make_shared<callbacks::ModelSaver>(3),
-      std::make_shared<callbacks::InferenceRunner>(
-          examples::fashion_mnist_batches(false, o.batch, 0, o.data),
-          std::vector<callbacks::InferencerPtr>{
-              std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}),
-              std::make_shared<callbacks::ClassificationError>("incorrect_vector", "validation_error")}),
-      std::make_shared<callbacks::MaxSaver>("validation_accuracy"),
-      std::make_shared<callbacks::ThroughputTracker>(),
-      std::make_shared<callbacks::PeakMemoryTracker>(),
-      std::make_shared<callbacks::EstimatedTimeLeft>(),
-      // A cost or a variable that becomes NaN or infinite stops training, naming the step.
-      std::make_shared<callbacks::CheckNumerics>(),
-  };
+  // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85%.
+  const auto schedule = examples::stepped_schedule(o.lr, {{0.6, o.lr / 3}, {0.85, o.lr / 10}}, o.epochs);
+  // The schedule and checkpoints, the test split after every epoch, then the trackers.
+  config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
+                      std::make_shared<callbacks::ModelSaver>(3)};
+  for (callbacks::CallbackPtr& cb : examples::classifier_evaluation(examples::fashion_mnist_batches(false, o.batch, 0, o.data)))
+    config.callbacks.push_back(std::move(cb));
+  for (callbacks::CallbackPtr cb : std::vector<callbacks::CallbackPtr>{
+           std::make_shared<callbacks::ThroughputTracker>(), std::make_shared<callbacks::PeakMemoryTracker>(),
+           std::make_shared<callbacks::EstimatedTimeLeft>(),
+           // A cost or a variable that becomes NaN or infinite stops training, naming the step.
+           std::make_shared<callbacks::CheckNumerics>()})
+    config.callbacks.push_back(std::move(cb));
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
 

@@ -202,8 +202,8 @@ int run(const Options& o) {
     device = std::make_unique<vk::Device>(instance, o.device);
     trainer = std::make_unique<train::GANTrainer>(*device, model, o.seed);
   } else {
-    const towers::Reduction reduction = towers::parse_reduction(o.trainer);
-    trainer = std::make_unique<train::MultiDeviceGANTrainer>(instance, o.devices, model, reduction, o.seed);
+    trainer = std::make_unique<train::MultiDeviceGANTrainer>(instance, o.devices, model, towers::parse_reduction(o.trainer),
+                                                             o.seed);
   }
   train::TrainConfig config;
   config.model = model;

@@ -12,6 +12,7 @@
 
 #include "flags.h"
 #include "resnet_model.h"
+#include "training.h"
 
 namespace {
 
@@ -100,14 +101,8 @@ int run(const Options& o) {
     log_info("training ResNet-{} on {} on {}", o.depth, images.name(), device->label());
     trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
   } else {
-    const towers::Reduction reduction = towers::parse_reduction(o.trainer);
     log_info("training ResNet-{} on {} on {} towers ({})", o.depth, images.name(), towers, o.trainer);
-    if (reduction == towers::Reduction::replicated)
-      trainer = std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance, o.devices, o.seed);
-    else if (reduction == towers::Reduction::parameter_server)
-      trainer = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance, o.devices, o.seed);
-    else
-      trainer = std::make_unique<train::AsyncMultiDeviceTrainer>(instance, o.devices, o.seed);
+    trainer = examples::multi_device_trainer(instance, o.devices, o.trainer, o.seed);
   }
 
   train::TrainConfig config;
@@ -118,25 +113,15 @@ int run(const Options& o) {
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
   // lr, lr / 10 from 50% of the epochs, lr / 100 from 75% (tensorpack's 82 and 123 of
-  // its ~164); points that fall on the same epoch in short runs are dropped.
-  std::vector<std::pair<std::int64_t, float>> schedule{{1, o.lr}};
-  for (const auto& [fraction, value] : {std::pair{0.5, o.lr / 10}, std::pair{0.75, o.lr / 100}}) {
-    const auto epoch = static_cast<std::int64_t>(fraction * o.epochs) + 1;
-    if (epoch > schedule.back().first) schedule.emplace_back(epoch, value);
-  }
-  config.callbacks = {
-      std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
-      std::make_shared<callbacks::ModelSaver>(3),
-      std::make_shared<callbacks::InferenceRunner>(
-          examples::resnet_batches(images, false, o.batch, 0),
-          std::vector<callbacks::InferencerPtr>{
-              std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}),
-              std::make_shared<callbacks::ClassificationError>("incorrect_vector", "validation_error")}),
-      std::make_shared<callbacks::MaxSaver>("validation_accuracy"),
-      std::make_shared<callbacks::ThroughputTracker>(),
-      std::make_shared<callbacks::EstimatedTimeLeft>(),
-      std::make_shared<callbacks::CheckNumerics>(),
-  };
+  // its ~164).
+  const auto schedule = examples::stepped_schedule(o.lr, {{0.5, o.lr / 10}, {0.75, o.lr / 100}}, o.epochs);
+  config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
+                      std::make_shared<callbacks::ModelSaver>(3)};
+  for (callbacks::CallbackPtr& cb : examples::classifier_evaluation(examples::resnet_batches(images, false, o.batch, 0)))
+    config.callbacks.push_back(std::move(cb));
+  config.callbacks.push_back(std::make_shared<callbacks::ThroughputTracker>());
+  config.callbacks.push_back(std::make_shared<callbacks::EstimatedTimeLeft>());
+  config.callbacks.push_back(std::make_shared<callbacks::CheckNumerics>());
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
 
