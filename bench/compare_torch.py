@@ -5,7 +5,7 @@ Runs build/bench/vkpack_bench_graph for the MLP, the convnet, examples/resnet's 
 and examples/gan's conditional DCGAN (samples/s and the share of device time per kernel
 family), then the same models and steps in PyTorch (Debian's python3-torch) on this
 machine's cores, and prints samples/s side by side with the ratio vkpack / PyTorch.
-By hand, never in CI:
+By hand, never in CI, on a quiet machine (after `apt-get install python3-torch`):
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--steps 20] [--depth 14]
 """
