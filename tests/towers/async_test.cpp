@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "max_difference.h"
 #include "tower_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
@@ -51,13 +52,6 @@ towers::Tower build(Graph& g, bool slow = false) {
 
 const std::string& var_name(const Tensor& v) { return std::get<VariableAttrs>(v.node().attrs).var_name; }
 
-float worst_difference(const Array& a, const Array& b) {
-  float worst = 0;
-  for (std::size_t i = 0; i < a.data<float>().size(); ++i)
-    worst = std::max(worst, std::abs(a.data<float>()[i] - b.data<float>()[i]));
-  return worst;
-}
-
 // The cost of tower 0's model on `batch`, run by its session (towers drained).
 double cost_on(towers::Towers& t, const std::vector<Array>& batch) {
   const towers::Tower& tw = t.tower(0);
@@ -86,7 +80,7 @@ void expect_one_tower_is_sequential_adam(std::uint64_t from) {
     const std::string& name = var_name(v);
     // The master's arithmetic is the shader's, operation for operation: rounding apart,
     // four steps agree.
-    EXPECT_LE(worst_difference(t.session(0).variable(name), s.variable(name)), 1e-6f) << name << " from " << from;
+    EXPECT_LE(max_difference(t.session(0).variable(name), s.variable(name)), 1e-6f) << name << " from " << from;
   }
 }
 
@@ -129,7 +123,7 @@ SlowRun run_with_a_slow_tower(int max_lead) {
   run.stats = t.take_async_stats();
   run.after = cost_on(t, held_out);
   for (const std::string& name : t.trainable_names())
-    EXPECT_EQ(worst_difference(t.session(1).variable(name), t.session(0).variable(name)), 0.0f)
+    EXPECT_EQ(max_difference(t.session(1).variable(name), t.session(0).variable(name)), 0.0f)
         << name << ": after drain every tower holds the master's parameters";
   return run;
 }
@@ -198,7 +192,7 @@ TEST_F(AsyncTowers, AHyperparameterSetWhileTheThreadsRunReachesTheMasterAndEvery
   const Array before = t.session(0).variable("fc0/W");
   for (std::size_t i = 1; i < batches.size(); ++i) t.feed(batches[i]);
   t.drain();
-  EXPECT_EQ(worst_difference(t.session(0).variable("fc0/W"), before), 0.0f) << "updates at learning rate 0 moved";
+  EXPECT_EQ(max_difference(t.session(0).variable("fc0/W"), before), 0.0f) << "updates at learning rate 0 moved";
 }
 
 TEST_F(AsyncTowers, OtherReductionsRefuseTheAsyncCalls) {

@@ -12,6 +12,7 @@
 
 #include "gan_fixtures.h"
 #include "train_fixtures.h"
+#include "max_difference.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/core/error.h"
@@ -40,13 +41,6 @@ train::TrainConfig gan_config(std::shared_ptr<OneDimGan> model, int steps, int e
 }
 
 const std::string& var_name(const Tensor& v) { return std::get<VariableAttrs>(v.node().attrs).var_name; }
-
-float worst_difference(const Array& a, const Array& b) {
-  float worst = 0;
-  for (std::size_t i = 0; i < a.data<float>().size(); ++i)
-    worst = std::max(worst, std::abs(a.data<float>()[i] - b.data<float>()[i]));
-  return worst;
-}
 
 TEST(GANTrainer, AStepUpdatesTheDiscriminatorThenTheGeneratorThroughIt) {
   auto model = std::make_shared<OneDimGan>(false);
@@ -83,11 +77,11 @@ TEST(GANTrainer, AStepUpdatesTheDiscriminatorThenTheGeneratorThroughIt) {
   const std::map<std::string, Array> d1 = step(dv, reference->d_loss());
   for (const auto& [name, value] : d1) s.set_variable(name, value);
   const std::map<std::string, Array> g1 = step(gv, reference->g_loss());
-  for (const auto& [name, value] : d1) EXPECT_LE(worst_difference(trainer.variable(name), value), 1e-6f) << name;
+  for (const auto& [name, value] : d1) EXPECT_LE(max_difference(trainer.variable(name), value), 1e-6f) << name;
   float contrast = 0;
   for (const auto& [name, value] : g1) {
-    EXPECT_LE(worst_difference(trainer.variable(name), value), 1e-6f) << name;
-    contrast = std::max(contrast, worst_difference(trainer.variable(name), g_first.at(name)));
+    EXPECT_LE(max_difference(trainer.variable(name), value), 1e-6f) << name;
+    contrast = std::max(contrast, max_difference(trainer.variable(name), g_first.at(name)));
   }
   EXPECT_GT(contrast, 1e-5f) << "the generator's update cannot tell the updated discriminator from the old";
 }
@@ -110,8 +104,8 @@ TEST(GANTrainer, SeparateTrainerKeepsItsPeriods) {
   // Steps at global step 0 .. 3: the generator trains at 0 and 2, the discriminator always.
   const std::vector<bool> g_moved{true, false, true, false};
   for (std::size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(worst_difference(gen[i + 1], gen[i]) > 0, g_moved[i]) << "generator at global step " << i;
-    EXPECT_GT(worst_difference(dis[i + 1], dis[i]), 0.0f) << "discriminator at global step " << i;
+    EXPECT_EQ(max_difference(gen[i + 1], gen[i]) > 0, g_moved[i]) << "generator at global step " << i;
+    EXPECT_GT(max_difference(dis[i + 1], dis[i]), 0.0f) << "discriminator at global step " << i;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "gan_fixtures.h"
 #include "train_fixtures.h"
+#include "max_difference.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/core/error.h"
@@ -56,12 +57,7 @@ void expect_close(train::Trainer& one, train::Trainer& towers, float tolerance) 
   const auto expected = all_variables(one), got = all_variables(towers);
   ASSERT_EQ(expected.size(), got.size());
   ASSERT_TRUE(expected.count("gen/fc0/W/Adam") && expected.count("discrim/fc1/b/Adam_1")) << "both nets' slots";
-  for (const auto& [name, value] : expected) {
-    float worst = 0;
-    for (std::size_t i = 0; i < value.data<float>().size(); ++i)
-      worst = std::max(worst, std::abs(value.data<float>()[i] - got.at(name).data<float>()[i]));
-    EXPECT_LE(worst, tolerance) << name;
-  }
+  for (const auto& [name, value] : expected) EXPECT_LE(max_difference(value, got.at(name)), tolerance) << name;
 }
 
 void expect_towers_train_as_one(towers::Reduction reduction, int d_period, int g_period) {
@@ -77,14 +73,10 @@ void expect_towers_train_as_one(towers::Reduction reduction, int d_period, int g
   EXPECT_EQ(two.global_step(), one.global_step());
   expect_close(one, two, 2e-5f);
   // Training moved the generator: the comparison is not of untouched initial values.
-  float moved = 0;
-  const Array w = one.variable("gen/fc1/W");
   auto fresh = std::make_shared<OneDimGan>(true, kBatch);
   train::GANTrainer untrained(device(), fresh, 5);
   train::launch_train_with_config(config_of(fresh, joined(halves), 1, 1), untrained);
-  for (std::size_t i = 0; i < w.data<float>().size(); ++i)
-    moved = std::max(moved, std::abs(w.data<float>()[i] - untrained.variable("gen/fc1/W").data<float>()[i]));
-  EXPECT_GT(moved, 1e-3f);
+  EXPECT_GT(max_difference(one.variable("gen/fc1/W"), untrained.variable("gen/fc1/W")), 1e-3f);
 }
 
 TEST(MultiDeviceGANTrainer, ReplicatedTowersTrainAsOneDeviceOnTheirJoinedBatches) {
