@@ -43,6 +43,9 @@ constexpr const char* kHelp =
     "  --data DIR           CIFAR-10's binary files (cifar-10-batches-bin), or Fashion-MNIST\n"
     "                       files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and augmentation (default 1)\n"
+    "  --export PATH        train nothing: write the model of the log directory's latest\n"
+    "                       checkpoint (input f32 [batch, H, W, C] -> logits [batch, 10],\n"
+    "                       inference mode) to PATH as ONNX\n"
     "  --help               this text\n";
 
 struct Options {
@@ -52,7 +55,7 @@ struct Options {
   std::uint64_t seed = 1;
   bool resume = false, augment = true;
   std::vector<int> devices;
-  std::string trainer = "replicated", logdir, data;
+  std::string trainer = "replicated", logdir, data, export_path;
 };
 
 Options parse(int argc, char** argv) {
@@ -72,6 +75,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--resume")) o.resume = true;
     else if (flags.is("--data")) o.data = flags.value();
     else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else if (flags.is("--export")) o.export_path = flags.value();
     else flags.unknown();
   }
   if (o.depth < 8 || (o.depth - 2) % 6 != 0)
@@ -83,6 +87,25 @@ Options parse(int argc, char** argv) {
   if (!std::isfinite(o.lr) || o.lr <= 0) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   if (o.logdir.empty()) o.logdir = "train_log/resnet-" + std::to_string(o.depth);
   return o;
+}
+
+// --export: the inference tower of the latest checkpoint as ONNX.
+int export_model(const Options& o) {
+#ifdef VKPACK_HAVE_ONNX
+  const examples::ImageSet images = examples::find_image_set(o.data);
+  vk::Instance instance;
+  vk::Device device(instance, o.device);
+  auto model = std::make_shared<examples::PreactResNet>(images, (o.depth - 2) / 6, o.lr);
+  train::OfflinePredictor predictor(model, o.logdir, device, {"input"}, {"logits"});
+  train::export_onnx(predictor, o.export_path);
+  std::printf("wrote %s: ResNet-%d of %s, input 'input' f32 [batch, %lld, %lld, %lld] (NHWC), output 'logits' [batch, 10]\n",
+              o.export_path.c_str(), o.depth, o.logdir.c_str(), static_cast<long long>(images.height),
+              static_cast<long long>(images.width), static_cast<long long>(images.channels));
+  return 0;
+#else
+  (void)o;
+  throw Error(ErrorCode::unsupported, "--export: this build of vkpack has no ONNX export (libonnx-dev)");
+#endif
 }
 
 int run(const Options& o) {
@@ -135,7 +158,8 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   try {
-    return run(parse(argc, argv));
+    const Options o = parse(argc, argv);
+    return o.export_path.empty() ? run(o) : export_model(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "resnet: %s\n", e.what());
     return 1;

@@ -1,6 +1,6 @@
-// ONNX export checked by engines that are not vkpack's: each Fashion-MNIST model, trained
-// a few steps (so that batch norm's moving statistics are not their initial values) and
-// saved, is exported from its checkpoint; OpenCV's dnn module (python3-opencv) runs the
+// ONNX export checked by engines that are not vkpack's: each bundled classifier (the
+// Fashion-MNIST MLP and convnet, examples/resnet's ResNet), trained a few steps (so that
+// batch norm's moving statistics are not their initial values) and saved, is exported from its checkpoint; OpenCV's dnn module (python3-opencv) runs the
 // file on 256 test images and must give vkpack's predictor's logits within 1e-4 and the
 // same classes, after ONNX's own full check (check_onnx.py). An op with no mapping is
 // refused by name.
@@ -12,7 +12,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <functional>
+
 #include "models.h"
+#include "resnet_model.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/saver.h"
@@ -25,11 +28,17 @@
 namespace vkp::test {
 namespace {
 
-// A checkpoint of `arch` after `steps` training steps, in a fresh directory.
-std::string trained(examples::Architecture arch, const std::string& name, std::int64_t steps) {
+using ModelFactory = std::function<std::shared_ptr<train::ModelDesc>()>;
+
+ModelFactory fashion_mnist_model(examples::Architecture arch) {
+  return [arch] { return std::make_shared<examples::FashionMnistModel>(arch, 1e-3f); };
+}
+
+// A checkpoint of the model after `steps` training steps, in a fresh directory.
+std::string trained(const ModelFactory& make, const std::string& name, std::int64_t steps) {
   const std::string dir = temp_dir(name);
   train::TrainConfig config;
-  config.model = std::make_shared<examples::FashionMnistModel>(arch, 1e-3f);
+  config.model = make();
   config.data = std::make_shared<train::FeedInput>(examples::fashion_mnist_batches(true, 32, 3));
   config.steps_per_epoch = steps;
   config.max_epoch = 1;
@@ -48,10 +57,9 @@ void write_floats(const std::string& path, const Array& a) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-void expect_opencv_agrees(examples::Architecture arch, const std::string& name) {
-  const std::string dir = trained(arch, name, 15);
-  auto model = std::make_shared<examples::FashionMnistModel>(arch, 1e-3f);
-  train::OfflinePredictor predictor(model, dir, device(), {"input"}, {"logits"});
+void expect_opencv_agrees(const ModelFactory& make, const std::string& name) {
+  const std::string dir = trained(make, name, 15);
+  train::OfflinePredictor predictor(make(), dir, device(), {"input"}, {"logits"});
   const std::string onnx = dir + "/model.onnx";
   train::export_onnx(predictor, onnx);
 
@@ -71,10 +79,19 @@ void expect_opencv_agrees(examples::Architecture arch, const std::string& name) 
   std::filesystem::remove_all(dir);
 }
 
-TEST(OnnxExport, OpenCvRunsTheExportedMlpAsVkpackDoes) { expect_opencv_agrees(examples::Architecture::mlp, "onnx-mlp"); }
+TEST(OnnxExport, OpenCvRunsTheExportedMlpAsVkpackDoes) {
+  expect_opencv_agrees(fashion_mnist_model(examples::Architecture::mlp), "onnx-mlp");
+}
+
+// examples/resnet's ResNet-8: average-pool shortcuts zero-padded over channels, global
+// average pooling, pre-activation batch norms.
+TEST(OnnxExport, OpenCvRunsTheExportedResNetAsVkpackDoes) {
+  expect_opencv_agrees([] { return std::make_shared<examples::PreactResNet>(examples::find_image_set({}), 1, 0.1f); },
+                       "onnx-resnet");
+}
 
 TEST(OnnxExport, OpenCvRunsTheExportedConvnetAsVkpackDoes) {
-  expect_opencv_agrees(examples::Architecture::convnet, "onnx-conv");
+  expect_opencv_agrees(fashion_mnist_model(examples::Architecture::convnet), "onnx-conv");
 }
 
 TEST(OnnxExport, ResizedImagesComeOutOfOpenCvAsOutOfVkpack) {
@@ -131,7 +148,7 @@ TEST(OnnxExport, TransposedConvolutionsComeOutOfOpenCvAsOutOfVkpack) {
 
 TEST(OnnxExport, AnOpWithNoMappingIsRefusedByName) {
   // The inference tower's loss is a fused softmax cross entropy, which only training needs.
-  const std::string dir = trained(examples::Architecture::mlp, "onnx-refused", 1);
+  const std::string dir = trained(fashion_mnist_model(examples::Architecture::mlp), "onnx-refused", 1);
   auto model = std::make_shared<examples::FashionMnistModel>(examples::Architecture::mlp, 1e-3f);
   train::OfflinePredictor predictor(model, dir, device(), {"input", "label"}, {"cross_entropy_loss"});
   try {
