@@ -1,5 +1,7 @@
 #include "training.h"
 
+#include <cstdio>
+
 namespace vkp::examples {
 
 std::vector<std::pair<std::int64_t, float>> stepped_schedule(float lr, const std::vector<std::pair<double, float>>& drops,
@@ -33,6 +35,12 @@ std::vector<callbacks::CallbackPtr> classifier_evaluation(dataflow::DataFlowPtr 
                   std::make_shared<callbacks::ScalarStats>(std::vector<std::string>{"cost", "accuracy"}),
                   std::make_shared<callbacks::ClassificationError>("incorrect_vector", "validation_error")}),
           std::make_shared<callbacks::MaxSaver>("validation_accuracy")};
+}
+
+void print_test_accuracies(const callbacks::Monitors& monitors, std::int64_t steps_per_epoch) {
+  std::printf("\nepoch  test accuracy\n");
+  for (const auto& [step, value] : monitors.get_history("validation_accuracy"))
+    std::printf("%5lld  %.4f\n", static_cast<long long>(step / steps_per_epoch), value);
 }
 
 }  // namespace vkp::examples

@@ -28,4 +28,9 @@ std::unique_ptr<train::TowerTrainer> multi_device_trainer(const vk::Instance& in
 // best validation accuracy's checkpoint kept (MaxSaver).
 std::vector<callbacks::CallbackPtr> classifier_evaluation(dataflow::DataFlowPtr test_batches);
 
+// The table "epoch  test accuracy" of validation_accuracy's history on stdout (after
+// --resume the earlier run's epochs too); an entry's epoch is its global step over the
+// steps of an epoch.
+void print_test_accuracies(const callbacks::Monitors& monitors, std::int64_t steps_per_epoch);
+
 }  // namespace vkp::examples

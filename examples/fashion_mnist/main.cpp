@@ -232,11 +232,7 @@ int run(const Options& o, MpiSession* mpi) {
   train::launch_train_with_config(std::move(config), *trainer);
 
   if (rank != 0) return 0;
-  // The history holds the earlier run's epochs too after --resume; each entry's epoch
-  // is its global step over the steps of an epoch.
-  const auto& accuracy = trainer->monitors().get_history("validation_accuracy");
-  std::printf("\nepoch  test accuracy\n");
-  for (const auto& [step, value] : accuracy) std::printf("%5lld  %.4f\n", static_cast<long long>(step / steps_per_epoch), value);
+  examples::print_test_accuracies(trainer->monitors(), steps_per_epoch);
   return 0;
 }
 

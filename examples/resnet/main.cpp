@@ -148,9 +148,7 @@ int run(const Options& o) {
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
 
-  const auto& accuracy = trainer->monitors().get_history("validation_accuracy");
-  std::printf("\nepoch  test accuracy\n");
-  for (const auto& [step, value] : accuracy) std::printf("%5lld  %.4f\n", static_cast<long long>(step / steps_per_epoch), value);
+  examples::print_test_accuracies(trainer->monitors(), steps_per_epoch);
   return 0;
 }
 

@@ -3,9 +3,13 @@
 // number through two layers; Adam or SGD.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstring>
 #include <memory>
 #include <vector>
 
+#include "train_fixtures.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/dataflow/dataflow.h"
 #include "vkpack/engine/graph/layers.h"
@@ -62,6 +66,17 @@ inline std::vector<dataflow::Datapoint> batches(int count, std::int64_t batch = 
     out.push_back({real, z});
   }
   return out;
+}
+
+// A resumed GAN run ended where the uninterrupted one did: the same global step, and
+// every variable, both nets' optimizer slots included, bit for bit.
+inline void expect_same_gan_state(train::Trainer& whole, train::Trainer& resumed) {
+  EXPECT_EQ(resumed.global_step(), whole.global_step());
+  const auto expected = all_variables(whole), got = all_variables(resumed);
+  ASSERT_EQ(expected.size(), got.size());
+  EXPECT_TRUE(expected.count("gen/fc0/W/Adam") && expected.count("discrim/fc0/W/Adam_1")) << "both nets' slots";
+  for (const auto& [name, value] : expected)
+    EXPECT_EQ(0, std::memcmp(value.bytes().data(), got.at(name).bytes().data(), value.nbytes())) << name;
 }
 
 }  // namespace vkp::test
