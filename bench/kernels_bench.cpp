@@ -61,6 +61,7 @@ void gemm(benchmark::State& state) {
   vk::gemm(recording, args, da, db, dc, work);
   recording.finish();
   replay(state, recording);
+  if (dev.kind() == vk::DeviceKind::cpu) state.counters["runs_CT"] = vk::gemm_cpu_transposes(args) ? 1 : 0;
 
   // Eigen on the same data: op(A) is m x k.
   const Eigen::Map<const RowMajor> ea(a.data(), ta ? k : m, ta ? m : k), eb(b.data(), tb ? n : k, tb ? k : n);
@@ -137,6 +138,9 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->Args({64, 512, 3136, 0, 0});             // fc1 forward
   b->Args({3136, 512, 64, 1, 0});             // fc1 weight gradient
   b->Args({64, 10, 512, 0, 0});               // fc2 forward
+  // examples/resnet's first stage at batch 128 (28x28x16, 3x3 taps): forward, weight gradient.
+  b->Args({128 * 28 * 28, 16, 144, 0, 0});
+  b->Args({144, 16, 128 * 28 * 28, 0, 0});
 }
 
 }  // namespace

@@ -1,45 +1,67 @@
 #version 450
-// gemm_pack: copies one operand of a GEMM into the zero-padded panel layout that
-// gemm_regblock reads with aligned vec4 loads only (the CPU path; as in BLIS, packing
-// costs O(rows x K) and saves per-load work in the O(M x N x K) loop).
+// gemm_pack: copies the B operand of gemm_regblock into its zero-padded panel layout,
+// which the GEMM then reads with aligned vec4 loads only (the CPU path; as in BLIS,
+// packing costs O(N x K) and saves per-load work in the O(M x N x K) loop).
 //
-// The operand is seen as X[p][k]: p runs along M (for A) or N (for B), k along K;
-// element (p, k) of batch b is at src[b * src_batch + p * stride_p + k * stride_k].
-// It is cut into panels of kWidth consecutive p and runs of 4 consecutive k (K padded
-// to a multiple of 4); run r = panel * k_groups + g holds 4 * kWidth floats:
-//   A (kKMajor false): dst[r * 4 * kWidth + i * 4 + s]       a vec4 along k per row
-//   B (kKMajor true):  dst[r * 4 * kWidth + s * kWidth + i]  rows of kWidth columns
-// = X[panel * kWidth + i][g * 4 + s], or 0 outside the operand.
-// A workgroup writes runs of one panel, walking along k so that consecutive workgroups
-// read neighbouring memory. Launch: (min(k_groups, limit), panels, batches), workgroup
-// 4 * kWidth. Push constants mirror vkp::vk::GemmPackPush.
-layout(local_size_x_id = 0) in;  // 4 * kWidth
-layout(constant_id = 1) const bool kKMajor = false;
+// The operand is seen as X[p][k], p along N, k along K; element (p, k) of batch b is at
+// src[b * src_batch + p * stride_p + k * stride_k]. It is cut into panels of kWidth
+// consecutive p and runs of 4 consecutive k (K padded to a multiple of 4); run
+// r = panel * k_groups + g holds 4 rows of kWidth:
+//   dst[b * dst_batch + r * 4 * kWidth + s * kWidth + i] = X[panel * kWidth + i][g * 4 + s]
+// or 0 outside the operand.
+//
+// One invocation moves a 4 x 4 block (4 p by 4 k) and writes it as four vec4s: a CPU
+// device runs invocations as SIMD lanes and pays per lane for each load, whatever its
+// width, so whole vec4s are read where the source allows (kVector: 1 along p, 2 along
+// k, with the host checking alignment) and a block that crosses the operand's edge
+// falls back to checked scalar loads. A workgroup (kWidth / 4 invocations, one per
+// block of a run) walks `chunk` consecutive runs of one panel, so that a long K is a
+// few hundred workgroups rather than one per run (each costs about a microsecond on
+// lavapipe). Launch: (ceil(k_groups / chunk), panels, batches). Push constants mirror
+// vkp::vk::GemmPackPush.
+layout(local_size_x_id = 0) in;  // kWidth / 4
+layout(constant_id = 1) const uint kVector = 0;  // 0: scalar loads, 1: vec4 along p, 2: vec4 along k
 
 layout(std430, binding = 0) readonly buffer Src { float src[]; };
-layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
+layout(std430, binding = 0) readonly buffer Src4 { vec4 src4[]; };
+layout(std430, binding = 1) writeonly buffer Dst { vec4 dst[]; };
 layout(push_constant) uniform Push {
-  uint p_extent;   // rows of X (M or N)
+  uint p_extent;   // rows of X (N)
   uint k_extent;   // K
   uint stride_p, stride_k;
   uint src_batch;  // elements between batches of src
-  uint dst_batch;  // elements of one packed batch
-  uint k_step;     // the launch's x workgroup count (not gl_NumWorkGroups: a grid may be split)
+  uint dst_batch;  // vec4s of one packed batch
+  uint chunk;      // runs per workgroup
 } p;
 
 void main() {
-  const uint t = gl_LocalInvocationID.x;
-  const uint width = gl_WorkGroupSize.x / 4;
-  const uint i = kKMajor ? t % width : t / 4;
-  const uint s = kKMajor ? t / width : t % 4;
-  const uint row = gl_WorkGroupID.y * width + i;
+  const uint blocks = gl_WorkGroupSize.x, q = gl_LocalInvocationID.x;
+  const uint width4 = blocks;  // vec4s per packed row of kWidth floats
   const uint k_groups = (p.k_extent + 3) / 4;
-  const uint src_base = gl_WorkGroupID.z * p.src_batch + row * p.stride_p;
-  const uint dst_base = gl_WorkGroupID.z * p.dst_batch + gl_WorkGroupID.y * k_groups * gl_WorkGroupSize.x + t;
-  for (uint g = gl_WorkGroupID.x; g < k_groups; g += p.k_step) {
-    const uint k = g * 4 + s;
-    float v = 0.0;
-    if (row < p.p_extent && k < p.k_extent) v = src[src_base + k * p.stride_k];
-    dst[dst_base + g * gl_WorkGroupSize.x] = v;
+  const uint p0 = gl_WorkGroupID.y * 4 * blocks + 4 * q;
+  const uint src_base = gl_WorkGroupID.z * p.src_batch + p0 * p.stride_p;
+  const uint dst_base = gl_WorkGroupID.z * p.dst_batch + gl_WorkGroupID.y * k_groups * 4 * width4 + q;
+  const uint g_end = min(k_groups, (gl_WorkGroupID.x + 1) * p.chunk);
+  const bool p_inside = p0 + 3 < p.p_extent;
+  for (uint g = gl_WorkGroupID.x * p.chunk; g < g_end; ++g) {
+    const uint k0 = 4 * g;
+    vec4 rows[4];  // rows[s][e] = X[p0 + e][k0 + s]
+    if (kVector != 0 && p_inside && k0 + 3 < p.k_extent) {
+      const uint at = src_base + k0 * p.stride_k;
+      if (kVector == 1) {
+        for (uint s = 0; s < 4; ++s) rows[s] = src4[(at + s * p.stride_k) / 4];
+      } else {
+        vec4 cols[4];
+        for (uint e = 0; e < 4; ++e) cols[e] = src4[(at + e * p.stride_p) / 4];
+        for (uint s = 0; s < 4; ++s) rows[s] = vec4(cols[0][s], cols[1][s], cols[2][s], cols[3][s]);
+      }
+    } else {
+      for (uint s = 0; s < 4; ++s)
+        for (uint e = 0; e < 4; ++e) {
+          rows[s][e] = 0.0;
+          if (p0 + e < p.p_extent && k0 + s < p.k_extent) rows[s][e] = src[src_base + e * p.stride_p + (k0 + s) * p.stride_k];
+        }
+    }
+    for (uint s = 0; s < 4; ++s) dst[dst_base + (4 * g + s) * width4] = rows[s];
   }
 }

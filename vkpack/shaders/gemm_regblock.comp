@@ -14,7 +14,8 @@
 //
 //   op(A)[r][k] at a[batch * stride_a + r * a_row + k * a_k]
 //   packed B: [batch][panel of kWidth = lanes * 4 * kCols columns][K padded][kWidth]
-//   C: M x N, row stride ldc, batch stride stride_c (elements).
+//   C: M x N, element (r, c) at r * c_row + c * c_col, batch stride stride_c (elements);
+//      c_col != 1 lets the host run C^T = op(B)^T op(A)^T when that blocks better.
 // Launch: (ceil(N / kWidth), ceil(M / kRows), batch). Push constants mirror
 // vkp::vk::GemmRegblockPush.
 layout(local_size_x_id = 0) in;  // lanes
@@ -29,7 +30,7 @@ layout(push_constant) uniform Push {
   uint a_row, a_k;    // element strides of op(A) along rows and along k
   uint stride_a;      // elements between batches of A (0: one A for all)
   uint b_batch;       // vec4s between packed batches of B (0: one B for all)
-  uint ldc, stride_c;
+  uint c_row, c_col, stride_c;
   float alpha, beta;
 } p;
 
@@ -85,7 +86,7 @@ void main() {
       const uint col = col0 + (j * lanes + lane) * 4;
       for (uint e = 0; e < 4; ++e) {
         if (col + e >= p.n) break;
-        const uint at = base_c + row * p.ldc + col + e;
+        const uint at = base_c + row * p.c_row + (col + e) * p.c_col;
         // beta == 0 never reads C: it may hold NaN from an earlier use of the memory.
         c[at] = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * c[at];
       }

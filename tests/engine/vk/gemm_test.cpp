@@ -91,7 +91,9 @@ TEST_P(GemmShapes, MatchesReference) {
 std::vector<GemmCase> gemm_cases() {
   const std::uint32_t shapes[][3] = {{1, 1, 1},     {7, 7, 7},    {63, 65, 7},  {65, 63, 257}, {257, 65, 63},
                                      {1, 1031, 65}, {1031, 1, 65}, {7, 65, 1031}, {2049, 3, 5}, {3, 2049, 17},
-                                     {5, 3, 2049},  {257, 257, 257}};
+                                     {5, 3, 2049},  {257, 257, 257},
+                                     // Row strides that are multiples of 4: packing reads vec4s.
+                                     {36, 68, 46},  {1028, 12, 72}, {44, 1028, 40}};
   std::vector<GemmCase> cases;
   for (const auto& s : shapes)
     for (int t = 0; t < 4; ++t)
@@ -129,6 +131,36 @@ TEST_P(GemmVariants, StridedBatchesWithPaddedRowsAndASharedOperand) {
   args.stride_c = 9 * 15 + 1;
   args.choice = GetParam();
   check(args, 5 * (9 * 8 + 3), 13 * 6, 5 * (9 * 15 + 1), 12);
+}
+
+// The CPU path runs this narrow product as C^T = B^T A^T: A, shared, is the packed operand.
+TEST_P(GemmVariants, NarrowStridedBatchesWithASharedOperand) {
+  vk::GemmArgs args;
+  args.m = 70;
+  args.n = 3;
+  args.k = 6;
+  args.batch = 5;
+  args.trans_a = true;
+  args.lda = 72;              // A (k x m) rows padded from 70 to 72
+  args.ldc = 5;               // C rows padded from 3 to 5
+  args.stride_a = 0;          // one A for every batch
+  args.stride_b = 6 * 3 + 2;  // gaps between batches
+  args.stride_c = 70 * 5 + 1;
+  args.choice = GetParam();
+  EXPECT_TRUE(vk::gemm_cpu_transposes(args));
+  check(args, 6 * 72, 5 * (6 * 3 + 2), 5 * (70 * 5 + 1), 15);
+}
+
+TEST(GemmPlan, TheCpuPathTransposesNarrowProductsOnly) {
+  vk::GemmArgs args;
+  args.m = 100352;  // a ResNet convolution: pixels x 16 channels, 3x3x16 taps
+  args.n = 16;
+  args.k = 144;
+  EXPECT_TRUE(vk::gemm_cpu_transposes(args));
+  std::swap(args.m, args.n);
+  EXPECT_FALSE(vk::gemm_cpu_transposes(args));
+  args.m = args.n = args.k = 1024;
+  EXPECT_FALSE(vk::gemm_cpu_transposes(args));
 }
 
 TEST_P(GemmVariants, BatchedTransposedOperands) {

@@ -45,7 +45,7 @@ TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
       {&shaders::reduce_rows, sizeof(vk::ReducePush), scalars(5), {true, false}},
       {&shaders::gemm_tiled, sizeof(vk::GemmTiledPush), scalars(11), {true, true, false}},
       {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(7), {true, false}},
-      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(11), {true, true, false}},
+      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(12), {true, true, false}},
   };
   for (const Mirror& m : mirrors) {
     const vk::SpirvReflection r = vk::reflect_spirv(m.shader->words, m.shader->name);

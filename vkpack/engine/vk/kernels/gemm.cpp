@@ -48,95 +48,103 @@ std::uint64_t extent(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, s
   return std::uint64_t{batch - 1} * stride + std::uint64_t{rows - 1} * ld + cols;
 }
 
-// Register blocking of gemm_regblock for a problem: rows per workgroup and vec4
-// column groups per lane, shrunk for small M and N and until there are enough
-// workgroups for every core.
-struct Blocking {
-  std::uint32_t rows, cols;
-  std::uint32_t width() const { return kLanes * 4 * cols; }
-};
+// Relative cost of a blocking, per multiply-add it performs (padding included): each
+// step of k loads `rows` scalars of X and 4 * cols vec4s of Y for rows * cols * 4 vec4
+// multiply-adds, so narrow blocks spend more on loads. Fitted to vkpack_bench_kernels on
+// lavapipe (16 x 1 runs at about 0.55 of 16 x 4, 16 x 2 at 0.8).
+double block_cost(std::uint32_t rows, std::uint32_t cols) { return (1.0 + 1.0 / cols) * (1.0 + 4.0 / rows); }
+// Packing one float costs about as much as this many multiply-adds of the kernel.
+constexpr double kPackCost = 6.0;
 
-Blocking blocking_for(const GemmArgs& args) {
-  Blocking b{16, 4};
-  if (args.m <= 4) b.rows = 4;
-  else if (args.m <= 8) b.rows = 8;
-  // Column panels of 32, 64, 96 or 128: the widest whose padding of N is least.
-  std::uint64_t least = UINT64_MAX;
-  for (std::uint32_t cols = 4; cols >= 1; --cols) {
-    const std::uint64_t width = kLanes * 4 * cols;
-    const std::uint64_t waste = div_up(args.n, static_cast<std::uint32_t>(width)) * width - args.n;
-    if (waste < least) {
-      least = waste;
-      b.cols = cols;
+std::uint32_t width_of(std::uint32_t cols) { return kLanes * 4 * cols; }
+
+// The cheapest blocking of an m x n product (before the workgroup count is considered).
+GemmPanels blocking_for(std::uint32_t m, std::uint32_t n) {
+  GemmPanels p;
+  p.rows = m <= 4 ? 4 : m <= 8 ? 8 : 16;
+  double least = 0;
+  for (std::uint32_t cols = 1; cols <= 4; ++cols) {
+    const double padded_n = static_cast<double>(div_up(n, width_of(cols))) * width_of(cols);
+    const double cost = padded_n * block_cost(p.rows, cols);
+    if (cols == 1 || cost < least) {
+      least = cost;
+      p.cols = cols;
     }
   }
-  auto groups = [&] { return std::uint64_t{div_up(args.m, b.rows)} * div_up(args.n, b.width()) * args.batch; };
-  while (groups() < kMinWorkgroups && (b.rows > 4 || b.cols > 1)) {
-    if (b.rows > 4) b.rows /= 2;
-    else b.cols /= 2;
-  }
-  return b;
-}
-
-// The packed op(B) of gemm_cpu: floats per batch and how many batches are packed.
-struct Packing {
-  Blocking blocking;
-  std::uint32_t k_groups;  // padded K / 4
-  std::uint64_t floats;    // one packed batch
-  std::uint32_t batches;   // 1 when B is shared by every batch
-  std::uint64_t bytes() const { return std::max<std::uint64_t>(floats * batches * 4, 16); }  // never an empty binding
-};
-
-Packing packing_for(const GemmArgs& args, const Layout& l) {
-  Packing p{};
-  p.blocking = blocking_for(args);
-  p.k_groups = div_up(args.k, 4);
-  p.floats = std::uint64_t{div_up(args.n, p.blocking.width())} * p.k_groups * 4 * p.blocking.width();
-  p.batches = args.batch > 1 && l.stride_b == 0 ? 1 : args.batch;
-  if (p.floats * p.batches > UINT32_MAX / 4)
-    throw Error(ErrorCode::unsupported, fmt::format("gemm {}x{}x{} (batch {}): packed B exceeds 32-bit indexing",
-                                                    args.m, args.n, args.k, args.batch));
+  p.width = width_of(p.cols);
   return p;
 }
 
-// Packs X (p_extent x k_extent) into panels of `width` rows, K in runs of 4.
-void pack(Recording& recording, const BufferSlice& src, const BufferSlice& dst, GemmPackPush push,
-          std::uint32_t width, bool k_major, std::uint32_t k_groups, std::uint32_t batches, std::string_view label) {
+double cost_of(const GemmPanels& p, std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t batch,
+               std::uint32_t packed_batches) {
+  const double padded_m = static_cast<double>(div_up(m, p.rows)) * p.rows;
+  const double padded_n = static_cast<double>(div_up(n, p.width)) * p.width;
+  const double padded_k = static_cast<double>(div_up(k, 4)) * 4;
+  return padded_m * padded_n * padded_k * batch * block_cost(p.rows, p.cols) +
+         kPackCost * padded_n * padded_k * packed_batches;
+}
+
+// The orientation a GemmArgs runs in: C = X . Y with X = op(A), Y = op(B) or, when C
+// is narrow, X = op(B)^T, Y = op(A)^T and C written transposed.
+bool transposes(const GemmArgs& args, const Layout& l) {
+  const std::uint32_t a_batches = args.batch > 1 && l.stride_a == 0 ? 1 : args.batch;
+  const std::uint32_t b_batches = args.batch > 1 && l.stride_b == 0 ? 1 : args.batch;
+  return cost_of(blocking_for(args.n, args.m), args.n, args.m, args.k, args.batch, a_batches) <
+         cost_of(blocking_for(args.m, args.n), args.m, args.n, args.k, args.batch, b_batches);
+}
+
+// Packs Y, seen as X[p][k] (p along n), into the panels.
+void pack(Recording& recording, const GemmPanels& panels, const BufferSlice& src, const BufferSlice& dst,
+          std::uint32_t n, std::uint32_t k, std::uint32_t stride_p, std::uint32_t stride_k, std::uint32_t src_batch) {
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::gemm_pack, {{0, 4 * width}, {1, k_major}});
-  push.k_step = std::min(k_groups, device.limits().max_workgroup_count[0]);
-  recording.dispatch(kernel, {src, dst}, push, {push.k_step, div_up(push.p_extent, width), batches}, label);
+  const bool aligned = src.offset % 16 == 0 && (panels.batches == 1 || src_batch % 4 == 0);
+  const std::uint32_t vector = !aligned                               ? 0
+                               : stride_p == 1 && stride_k % 4 == 0 ? 1
+                               : stride_k == 1 && stride_p % 4 == 0 ? 2
+                                                                      : 0;
+  const std::uint32_t count = div_up(n, panels.width);
+  GemmPackPush push{n, k, stride_p, stride_k, src_batch, static_cast<std::uint32_t>(panels.floats / 4),
+                    gemm_pack_chunk(panels, count)};
+  const Kernel& kernel = device.kernel(shaders::gemm_pack, {{0, panels.width / 4}, {1, vector}});
+  recording.dispatch(kernel, {src, dst}, push, {div_up(panels.k_groups, push.chunk), count, panels.batches},
+                     "gemm_pack");
+}
+
+PanelGemm panel_gemm_of(const GemmArgs& args, const Layout& l, bool transposed) {
+  // op(A)[m][k] and op(B)[k][n] as element strides along m (or n) and along k.
+  const std::uint32_t a_m = args.trans_a ? 1 : l.lda, a_k = args.trans_a ? l.lda : 1;
+  const std::uint32_t b_n = args.trans_b ? l.ldb : 1, b_k = args.trans_b ? 1 : l.ldb;
+  PanelGemm g;
+  g.m = transposed ? args.n : args.m;
+  g.n = transposed ? args.m : args.n;
+  g.k = args.k;
+  g.batch = args.batch;
+  g.x_row = transposed ? b_n : a_m;
+  g.x_k = transposed ? b_k : a_k;
+  g.x_batch = transposed ? l.stride_b : l.stride_a;
+  g.c_row = transposed ? 1 : l.ldc;
+  g.c_col = transposed ? l.ldc : 1;
+  g.c_batch = l.stride_c;
+  g.shared_y = args.batch > 1 && (transposed ? l.stride_a : l.stride_b) == 0;
+  g.alpha = args.alpha;
+  g.beta = args.beta;
+  return g;
 }
 
 void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
               const BufferSlice& c, const BufferSlice& workspace) {
-  const Packing p = packing_for(args, l);
-  if (workspace.size < p.bytes())
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("gemm: workspace of {} bytes, needs {} (gemm_workspace_bytes)", workspace.size, p.bytes()));
-  const BufferSlice packed_b = workspace.sub(0, p.bytes());
-  const Blocking& blk = p.blocking;
-  // B as X[column][k].
-  pack(recording, b, packed_b,
-       {args.n, args.k, args.trans_b ? l.ldb : 1, args.trans_b ? 1 : l.ldb, l.stride_b,
-        static_cast<std::uint32_t>(p.floats)},
-       blk.width(), true, p.k_groups, p.batches, "gemm_pack");
-  GemmRegblockPush push{};
-  push.m = args.m;
-  push.n = args.n;
-  push.k = args.k;
-  push.a_row = args.trans_a ? 1 : l.lda;
-  push.a_k = args.trans_a ? l.lda : 1;
-  push.stride_a = l.stride_a;
-  push.b_batch = p.batches == 1 ? 0 : static_cast<std::uint32_t>(p.floats / 4);
-  push.ldc = l.ldc;
-  push.stride_c = l.stride_c;
-  push.alpha = args.alpha;
-  push.beta = args.beta;
-  Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::gemm_regblock, {{0, kLanes}, {1, blk.rows}, {2, blk.cols}});
-  recording.dispatch(kernel, {a, packed_b, c}, push, {div_up(args.n, blk.width()), div_up(args.m, blk.rows), args.batch},
-                     "gemm");
+  const bool transposed = transposes(args, l);
+  const PanelGemm g = panel_gemm_of(args, l, transposed);
+  const GemmPanels panels = gemm_panels(g);
+  if (workspace.size < panels.bytes())
+    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: workspace of {} bytes, needs {} (gemm_workspace_bytes)",
+                                                         workspace.size, panels.bytes()));
+  const BufferSlice packed = workspace.sub(0, panels.bytes());
+  if (!transposed)  // Y = op(B)
+    pack(recording, panels, b, packed, args.n, args.k, args.trans_b ? l.ldb : 1, args.trans_b ? 1 : l.ldb, l.stride_b);
+  else  // Y = op(A)^T
+    pack(recording, panels, a, packed, args.m, args.k, args.trans_a ? 1 : l.lda, args.trans_a ? l.lda : 1, l.stride_a);
+  gemm_packed(recording, g, panels, transposed ? b : a, packed, c);
 }
 
 void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
@@ -153,9 +161,62 @@ void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const
 
 }  // namespace
 
+std::uint64_t GemmPanels::bytes() const { return std::max<std::uint64_t>(floats * batches * 4, 16); }
+
+std::uint32_t gemm_pack_chunk(const GemmPanels& panels, std::uint32_t panel_count) {
+  // A few hundred workgroups in all: each costs about a microsecond on lavapipe.
+  const std::uint32_t split =
+      std::max<std::uint32_t>(1, std::min(panels.k_groups, div_up(256, std::uint64_t{panel_count} * panels.batches)));
+  return std::max<std::uint32_t>(1, div_up(panels.k_groups, split));
+}
+
+GemmPanels gemm_panels(const PanelGemm& g) {
+  GemmPanels p = blocking_for(g.m, g.n);
+  // Enough workgroups for every core of a multi-core CPU.
+  auto groups = [&] { return std::uint64_t{div_up(g.m, p.rows)} * div_up(g.n, p.width) * g.batch; };
+  while (groups() < kMinWorkgroups && (p.rows > 4 || p.cols > 1)) {
+    if (p.rows > 4) p.rows /= 2;
+    else p.width = width_of(p.cols /= 2);
+  }
+  p.k_groups = div_up(g.k, 4);
+  p.floats = std::uint64_t{div_up(g.n, p.width)} * p.k_groups * 4 * p.width;
+  p.batches = g.shared_y ? 1 : g.batch;
+  if (p.floats * p.batches > UINT32_MAX / 4)
+    throw Error(ErrorCode::unsupported, fmt::format("gemm {}x{}x{} (batch {}): the packed operand exceeds 32-bit indexing",
+                                                    g.m, g.n, g.k, g.batch));
+  return p;
+}
+
+void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const BufferSlice& x,
+                 const BufferSlice& packed_y, const BufferSlice& c) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  GemmRegblockPush push{};
+  push.m = g.m;
+  push.n = g.n;
+  push.k = g.k;
+  push.a_row = g.x_row;
+  push.a_k = g.x_k;
+  push.stride_a = g.x_batch;
+  push.b_batch = panels.batches == 1 ? 0 : static_cast<std::uint32_t>(panels.floats / 4);
+  push.c_row = g.c_row;
+  push.c_col = g.c_col;
+  push.stride_c = g.c_batch;
+  push.alpha = g.alpha;
+  push.beta = g.beta;
+  Device& device = recording.device();
+  const Kernel& kernel = device.kernel(shaders::gemm_regblock, {{0, kLanes}, {1, panels.rows}, {2, panels.cols}});
+  recording.dispatch(kernel, {x, packed_y, c}, push,
+                     {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
+}
+
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device) {
   if (resolve(args.choice, device) != DeviceKind::cpu || args.m == 0 || args.n == 0 || args.batch == 0) return 0;
-  return packing_for(args, layout_of(args)).bytes();
+  const Layout l = layout_of(args);
+  return gemm_panels(panel_gemm_of(args, l, transposes(args, l))).bytes();
+}
+
+bool gemm_cpu_transposes(const GemmArgs& args) {
+  return args.m > 0 && args.n > 0 && args.batch > 0 && transposes(args, layout_of(args));
 }
 
 void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b,

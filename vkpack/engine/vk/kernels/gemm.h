@@ -1,9 +1,11 @@
 // GEMM: C = alpha * op(A) * op(B) + beta * C, f32 with f32 accumulation, either operand
 // transposed, strided-batched.
 //
-// Kernels: on CPU devices gemm_pack copies op(B) into aligned, zero-padded panels in a
-// workspace and gemm_regblock multiplies op(A), read in place, by them with register
-// blocking; on GPUs gemm_tiled reads both in place through shared-memory tiles.
+// Kernels: on CPU devices gemm_pack copies one operand into aligned, zero-padded panels
+// in a workspace and gemm_regblock multiplies the other, read in place, by them with
+// register blocking (computing C^T = op(B)^T op(A)^T instead when C is narrow: the
+// panels run along C's columns); on GPUs gemm_tiled reads both in place through
+// shared-memory tiles.
 #pragma once
 
 #include <cstddef>
@@ -29,11 +31,11 @@ static_assert(offsetof(GemmTiledPush, lda) == 12 && offsetof(GemmTiledPush, stri
 struct GemmPackPush {
   std::uint32_t p_extent, k_extent;
   std::uint32_t stride_p, stride_k;
-  std::uint32_t src_batch, dst_batch;
-  std::uint32_t k_step;  // workgroups along x: each walks k groups this far apart
+  std::uint32_t src_batch, dst_batch;  // dst_batch in vec4s
+  std::uint32_t chunk;                 // runs of 4 k per workgroup
 };
 static_assert(sizeof(GemmPackPush) == 28 && offsetof(GemmPackPush, src_batch) == 16 &&
-              offsetof(GemmPackPush, k_step) == 24);
+              offsetof(GemmPackPush, chunk) == 24);
 
 // Mirrors the push-constant block of shaders/gemm_regblock.comp.
 struct GemmRegblockPush {
@@ -41,11 +43,11 @@ struct GemmRegblockPush {
   std::uint32_t a_row, a_k;
   std::uint32_t stride_a;
   std::uint32_t b_batch;
-  std::uint32_t ldc, stride_c;
+  std::uint32_t c_row, c_col, stride_c;
   float alpha, beta;
 };
-static_assert(sizeof(GemmRegblockPush) == 44 && offsetof(GemmRegblockPush, a_row) == 12 &&
-              offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 36);
+static_assert(sizeof(GemmRegblockPush) == 48 && offsetof(GemmRegblockPush, a_row) == 12 &&
+              offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 40);
 
 struct GemmArgs {
   std::uint32_t m = 0, n = 0, k = 0;   // op(A) is m x k, op(B) is k x n, C is m x n
@@ -61,8 +63,41 @@ struct GemmArgs {
   KernelChoice choice = KernelChoice::automatic;
 };
 
-// Bytes of scratch memory gemm() needs (packed op(B) on CPU devices, 0 on GPUs).
+// Bytes of scratch memory gemm() needs (the packed operand on CPU devices, 0 on GPUs).
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device);
+
+// The CPU path's multiply on its own, for callers that pack their own operand
+// (implicit-GEMM convolution packs patches straight from the image):
+// C = alpha * X . Y + beta * C, X (m x k) read in place at
+// x[b * x_batch + r * x_row + k * x_k], Y (k x n) packed by the caller as
+// shaders/gemm_pack.comp lays it out, with the panel width and size of gemm_panels(),
+// C's element (r, c) of batch b at b * c_batch + r * c_row + c * c_col.
+struct PanelGemm {
+  std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+  std::uint32_t x_row = 0, x_k = 0, x_batch = 0;
+  std::uint32_t c_row = 0, c_col = 1, c_batch = 0;
+  bool shared_y = false;  // one packed Y for every batch
+  float alpha = 1.0f, beta = 0.0f;
+};
+struct GemmPanels {
+  std::uint32_t rows = 16, cols = 4;  // gemm_regblock's blocking: rows of C per workgroup, vec4s per lane
+  std::uint32_t width = 128;          // columns of Y per panel
+  std::uint32_t k_groups = 0;         // K padded to a multiple of 4, over 4
+  std::uint64_t floats = 0;           // one packed batch of Y
+  std::uint32_t batches = 1;          // packed batches
+  std::uint64_t bytes() const;        // the workspace Y takes (at least 16)
+};
+GemmPanels gemm_panels(const PanelGemm& g);
+// Runs of 4 k that each workgroup of a packing kernel walks: a few hundred workgroups
+// in all (each costs about a microsecond on lavapipe). Launch: (ceil(k_groups / chunk),
+// panel_count, batches).
+std::uint32_t gemm_pack_chunk(const GemmPanels& panels, std::uint32_t panel_count);
+void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const BufferSlice& x,
+                 const BufferSlice& packed_y, const BufferSlice& c);
+
+// Whether the CPU path runs this product as C^T = op(B)^T op(A)^T (when C is narrow),
+// for benchmarks to report and tests to cover both orientations.
+bool gemm_cpu_transposes(const GemmArgs& args);
 
 // Records C = alpha * op(A) op(B) + beta * C; `workspace` holds at least
 // gemm_workspace_bytes() bytes. Throws Error(invalid_argument) when a slice is too
