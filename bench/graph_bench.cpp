@@ -206,7 +206,7 @@ int g_top = 0;  // --top=N: also list the N slowest dispatches
 std::string family_of(const std::string& label) {
   static const std::map<std::string, std::string> families = {
       {"gemm", "gemm"},        {"gemm_pack", "gemm"},       {"im2col", "im2col/col2im"}, {"col2im", "im2col/col2im"},
-      {"im2col_t", "im2col/col2im"},
+      {"im2col_t", "im2col/col2im"}, {"conv_pack", "conv_pack"}, {"conv_pack_t", "conv_pack"},
       {"pool", "pooling"},     {"pool_grad", "pooling"},    {"softmax", "softmax/xent"}, {"reduce", "reduce"},
       {"copy", "copy/fill"},   {"fill", "copy/fill"},       {"optimizer", "optimizer"},  {"dropout", "dropout"},
       {"cast", "cast"}};

@@ -176,6 +176,27 @@ TEST(Ops, Convolutions) {
             .inputs = {f32({2, 3, 3, 4}), f32({3, 3, 8, 4})},
             .build = [](Inputs& in) { return conv2d_transpose(in[0], in[1], {.strides = {2, 2}}); },
             .backward_tolerance = 2e-4});
+  // Stride 1 with channel runs of 4 (the vec4 paths of implicit GEMM's packing in all
+  // three products), several panels of pixels, a window of 2x3 dilated and VALID, and a
+  // stride-1 transposed convolution (the input gradient's map as a forward op).
+  check_op({.name = "conv2d 8 to 12 channels",
+            .inputs = {f32({2, 6, 7, 8}), f32({3, 3, 8, 12})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1]); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d 429 pixels",
+            .inputs = {f32({3, 13, 11, 4}), f32({3, 3, 4, 8})},
+            .build = [](Inputs& in) { return conv2d(in[0], in[1]); },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d valid dilated 2x3",
+            .inputs = {f32({1, 9, 8, 4}), f32({2, 3, 4, 5})},
+            .build = [](Inputs& in) {
+              return conv2d(in[0], in[1], {.dilations = {2, 1}, .padding = Padding::valid});
+            },
+            .backward_tolerance = 2e-4});
+  check_op({.name = "conv2d_transpose stride 1",
+            .inputs = {f32({2, 4, 5, 8}), f32({3, 2, 4, 8})},
+            .build = [](Inputs& in) { return conv2d_transpose(in[0], in[1]); },
+            .backward_tolerance = 2e-4});
   check_op({.name = "conv2d pointwise",
             .inputs = {f32({2, 5, 3, 7}), f32({1, 1, 7, 4})},
             .build = [](Inputs& in) { return conv2d(in[0], in[1]); }});

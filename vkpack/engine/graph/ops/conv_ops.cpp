@@ -1,7 +1,9 @@
 // conv2d (NHWC input, HWIO filter, strides, same/valid padding, dilation, groups) and
 // its two gradients, conv2d_backprop_input (also conv2d_transpose) and
-// conv2d_backprop_filter. Lowered to im2col / col2im and the strided-batched GEMM
-// (one batch per group), so convolutions take the register-blocked GEMM path.
+// conv2d_backprop_filter. On CPU devices all three are implicit GEMMs where
+// vk::implicit_conv supports them (patches packed from the image into the GEMM's
+// panels; the input gradient with one group and stride 1); otherwise im2col / col2im
+// and the strided-batched GEMM (one batch per group).
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/ops/conv_geometry.h"
@@ -147,13 +149,27 @@ std::vector<Tensor> grad_conv2d(const Node& node, std::span<const Tensor> in, Te
   return {g.add(OpKind::conv2d_backprop_input, {dy, w}, a), g.add(OpKind::conv2d_backprop_filter, {x, dy}, a)};
 }
 
+// Implicit GEMM where it runs: CPU devices, a patch matrix that is not x itself, and
+// what vk::implicit_conv supports.
+bool implicit(const ConvGeometry& g, const vk::Device& d, vk::ConvProduct product) {
+  return !g.pointwise() && vk::resolve(vk::KernelChoice::automatic, d) == vk::DeviceKind::cpu &&
+         vk::implicit_conv_supports(conv_push(g), product);
+}
+
 std::size_t workspace_conv2d(const Node& node, std::span<const TensorType> in, const TensorType&, const vk::Device& d) {
   const ConvGeometry g = geometry_conv2d(node, in);
+  if (implicit(g, d, vk::ConvProduct::forward))
+    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::forward);
   return col_bytes(g) + vk::gemm_workspace_bytes(forward_gemm(g), d);
 }
 
 void lower_conv2d(LowerContext& ctx) {
   const ConvGeometry g = geometry_conv2d(ctx.node, ctx.in_types);
+  if (implicit(g, ctx.recording.device(), vk::ConvProduct::forward)) {
+    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::forward, ctx.in[0], ctx.in[1], ctx.out,
+                      ctx.workspace);
+    return;
+  }
   const vk::BufferSlice col = col_matrix(ctx, g, ctx.in[0]);
   vk::gemm(ctx.recording, forward_gemm(g), col, ctx.in[1], ctx.out, gemm_workspace(ctx, g));
 }
@@ -222,11 +238,18 @@ std::vector<Tensor> grad_backprop_input(const Node& node, std::span<const Tensor
 std::size_t workspace_backprop_input(const Node& node, std::span<const TensorType> in, const TensorType&,
                                      const vk::Device& d) {
   const ConvGeometry g = geometry_backprop_input(node, in);
+  if (implicit(g, d, vk::ConvProduct::input_gradient))
+    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::input_gradient);
   return col_bytes(g) + vk::gemm_workspace_bytes(input_gemm(g), d);
 }
 
 void lower_backprop_input(LowerContext& ctx) {
   const ConvGeometry g = geometry_backprop_input(ctx.node, ctx.in_types);
+  if (implicit(g, ctx.recording.device(), vk::ConvProduct::input_gradient)) {
+    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::input_gradient, ctx.in[0], ctx.in[1],
+                      ctx.out, ctx.workspace);
+    return;
+  }
   if (g.pointwise()) {
     vk::gemm(ctx.recording, input_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g));
     return;
@@ -275,11 +298,18 @@ TensorType infer_backprop_filter(const Node& node, std::span<const TensorType> i
 std::size_t workspace_backprop_filter(const Node& node, std::span<const TensorType> in, const TensorType&,
                                       const vk::Device& d) {
   const ConvGeometry g = geometry_backprop_filter(node, in);
+  if (implicit(g, d, vk::ConvProduct::filter_gradient))
+    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::filter_gradient);
   return col_bytes(g) + vk::gemm_workspace_bytes(filter_gemm(g), d);
 }
 
 void lower_backprop_filter(LowerContext& ctx) {
   const ConvGeometry g = geometry_backprop_filter(ctx.node, ctx.in_types);
+  if (implicit(g, ctx.recording.device(), vk::ConvProduct::filter_gradient)) {
+    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::filter_gradient, ctx.in[0], ctx.in[1],
+                      ctx.out, ctx.workspace);
+    return;
+  }
   vk::BufferSlice col = ctx.in[0];
   if (!g.pointwise()) {
     col = ctx.workspace.sub(0, vk::im2col_elements(conv_push(g)) * 4);

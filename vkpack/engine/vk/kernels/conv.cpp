@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/copy.h"
+#include "vkpack/engine/vk/kernels/gemm.h"
 #include "vkpack/shaders/embedded.h"
 
 namespace vkp::vk {
@@ -18,7 +20,104 @@ std::uint32_t width_of(const ConvPush& g, const BufferSlice& a, const BufferSlic
   return (g.c / g.groups) % 4 == 0 && a.offset % 16 == 0 && b.offset % 16 == 0 ? 4 : 1;
 }
 
+std::uint32_t div_up(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
+
+constexpr std::uint64_t kAlign = 256;  // where the packed patches start after w'
+std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// The GEMM of implicit_conv, group by group. X (read in place) is w^T, dy^T or w'; C
+// (out, dw or dx) is channel-minor and written transposed.
+PanelGemm implicit_gemm(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
+  const std::uint32_t cols = g.kh * g.kw * cg;
+  PanelGemm gemm;
+  gemm.batch = g.groups;
+  gemm.x_row = 1;
+  gemm.c_row = 1;
+  switch (product) {
+    case ConvProduct::forward:  // out^T [coutg, pixels] = w^T [coutg, cols] . P^T
+      gemm.m = coutg, gemm.n = pixels, gemm.k = cols;
+      gemm.x_k = cout, gemm.x_batch = coutg;
+      gemm.c_col = cout, gemm.c_batch = coutg;
+      break;
+    case ConvProduct::filter_gradient:  // dw^T [coutg, cols] = dy^T [coutg, pixels] . P
+      gemm.m = coutg, gemm.n = cols, gemm.k = pixels;
+      gemm.x_k = cout, gemm.x_batch = coutg;
+      gemm.c_col = cout, gemm.c_batch = coutg;
+      break;
+    case ConvProduct::input_gradient:  // dx^T [c, n*h*w] = w' [c, taps*cout] . P'^T
+      gemm.m = g.c, gemm.n = g.n * g.h * g.w, gemm.k = g.kh * g.kw * cout;
+      gemm.x_k = g.c;
+      gemm.c_col = g.c;
+      break;
+  }
+  return gemm;
+}
+
+// The geometry conv_pack walks: the convolution's own, or for the input gradient the
+// adjoint's, whose image is dy and whose output pixels are x's.
+ConvPackPush pack_geometry(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  auto i = [](std::uint32_t v) { return static_cast<std::int32_t>(v); };
+  if (product != ConvProduct::input_gradient)
+    return {g.n, g.h, g.w, g.c, g.oh, g.ow, g.kh, g.kw, g.stride_h, g.stride_w, i(g.dilation_h), i(g.dilation_w),
+            i(g.pad_top), i(g.pad_left), g.groups, 0, 0};
+  return {g.n, g.oh, g.ow, cout, g.h, g.w, g.kh, g.kw, 1, 1, -i(g.dilation_h), -i(g.dilation_w), -i(g.pad_top),
+          -i(g.pad_left), 1, 0, 0};
+}
+
+std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  return product == ConvProduct::input_gradient ? aligned(std::uint64_t{g.kh} * g.kw * g.c * cout * 4) : 0;
+}
+
 }  // namespace
+
+bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
+  return product != ConvProduct::input_gradient || (g.groups == 1 && g.stride_h == 1 && g.stride_w == 1);
+}
+
+std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product) {
+  return swapped_w_bytes(geometry, cout, product) + gemm_panels(implicit_gemm(geometry, cout, product)).bytes();
+}
+
+void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
+                   const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
+                   const BufferSlice& workspace) {
+  const ConvPush& g = geometry;
+  if (!implicit_conv_supports(g, product))
+    throw Error(ErrorCode::unsupported, "implicit_conv: the input gradient needs one group and stride 1");
+  const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
+  const std::uint64_t w_size = std::uint64_t{g.kh} * g.kw * (g.c / g.groups) * cout;
+  const bool backward_input = product == ConvProduct::input_gradient;
+  require_elements(image, backward_input ? dy_size : x_size, "implicit_conv", backward_input ? "dy" : "x");
+  require_elements(operand, product == ConvProduct::filter_gradient ? dy_size : w_size, "implicit_conv",
+                   product == ConvProduct::filter_gradient ? "dy" : "w");
+  const std::uint64_t result_size = product == ConvProduct::forward ? dy_size : backward_input ? x_size : w_size;
+  require_elements(result, result_size, "implicit_conv", "the result");
+  const PanelGemm gemm = implicit_gemm(g, cout, product);
+  const GemmPanels panels = gemm_panels(gemm);
+  const std::uint64_t swapped = swapped_w_bytes(g, cout, product);
+  if (workspace.size < swapped + panels.bytes())
+    throw Error(ErrorCode::invalid_argument, "implicit_conv: workspace of " + std::to_string(workspace.size) +
+                                                 " bytes, needs " + std::to_string(swapped + panels.bytes()));
+  if (result_size == 0) return;
+  BufferSlice x_operand = operand;
+  if (backward_input) {  // w' [taps][cout][c] = w [taps][c][cout] swapped
+    x_operand = workspace.sub(0, w_size * 4);
+    transpose(recording, g.kh * g.kw, g.c, cout, operand, x_operand);
+  }
+  const BufferSlice packed = workspace.sub(swapped, panels.bytes());
+  ConvPackPush push = pack_geometry(g, cout, product);
+  const std::uint32_t count = div_up(gemm.n, panels.width);
+  push.dst_batch = static_cast<std::uint32_t>(panels.floats / 4);
+  push.chunk = gemm_pack_chunk(panels, count);
+  const bool vector = (push.c / push.groups) % 4 == 0 && image.offset % 16 == 0;
+  Device& device = recording.device();
+  const Kernel& kernel = device.kernel(
+      shaders::conv_pack, {{0, panels.width / 4}, {1, product == ConvProduct::filter_gradient}, {2, vector}});
+  recording.dispatch(kernel, {image, packed}, push, {div_up(panels.k_groups, push.chunk), count, push.groups},
+                     product == ConvProduct::filter_gradient ? "conv_pack_t" : "conv_pack");
+  gemm_packed(recording, gemm, panels, x_operand, packed, result);
+}
 
 void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col,
             bool transposed) {
