@@ -9,13 +9,13 @@
 // operand is X[p][k] of gemm_pack.comp with
 //   kPixelsAlongK false: X[p][k] = P[p][k]  (the forward GEMM, out^T = W^T . P^T)
 //   kPixelsAlongK true:  X[p][k] = P[k][p]  (the filter gradient, dW^T = dy^T . P)
-// laid out as dst[grp * dst_batch + r * 4 * width + s * width + i], run r = panel *
+// laid out as dst[z * dst_batch + r * 4 * width + s * width + i], run r = panel *
 // k_groups + g, = X[panel * width + i][g * 4 + s].
 //
 // One invocation writes a 4 x 4 block as four vec4s. When cg % 4 == 0 (kVector) the 4
 // patch columns of a block are 4 channels of one tap and pixel: one vec4 load. Index
 // arithmetic is stepped, not divided, along k. Launch:
-// (ceil(k_groups / chunk), panels, groups), workgroup width / 4. Push constants mirror
+// (ceil(k_groups / chunk), panels, groups * splits), workgroup width / 4. Push constants mirror
 // vkp::vk::ConvPackPush.
 layout(local_size_x_id = 0) in;  // panel width / 4
 layout(constant_id = 1) const bool kPixelsAlongK = false;
@@ -32,8 +32,9 @@ layout(push_constant) uniform Push {
   int dilation_h, dilation_w;  // negative, with negative padding: the input gradient's
   int pad_top, pad_left;       // map, y = oy - i * dilation + pad (see conv.cpp)
   uint groups;
-  uint dst_batch;           // vec4s of one group's packed operand
+  uint dst_batch;           // vec4s of one packed batch
   uint chunk;               // runs per workgroup
+  uint k_split;             // kPixelsAlongK: pixels per packed batch (split K)
 } p;
 
 // A patch column kk = (i * kw + j) * cg + ch, stepped along without dividing (integer
@@ -93,13 +94,16 @@ vec4 load4(int at) {
 }
 
 void main() {
-  const uint blocks = gl_WorkGroupSize.x, q = gl_LocalInvocationID.x, grp = gl_WorkGroupID.z;
+  // Packed batch z: group z % groups and, along pixels, split z / groups.
+  const uint blocks = gl_WorkGroupSize.x, q = gl_LocalInvocationID.x, grp = gl_WorkGroupID.z % p.groups;
   const uint cg = p.c / p.groups;
   const uint pixels = p.n * p.oh * p.ow, cols = p.kh * p.kw * cg;
-  const uint k_extent = kPixelsAlongK ? pixels : cols;
+  const uint pixel0 = kPixelsAlongK ? gl_WorkGroupID.z / p.groups * p.k_split : 0;
+  const uint pixel_end = kPixelsAlongK ? min(pixels, pixel0 + p.k_split) : pixels;
+  const uint k_extent = kPixelsAlongK ? p.k_split : cols;
   const uint k_groups = (k_extent + 3) / 4;
   const uint p0 = gl_WorkGroupID.y * 4 * blocks + 4 * q;
-  const uint dst_base = grp * p.dst_batch + gl_WorkGroupID.y * k_groups * 4 * blocks + q;
+  const uint dst_base = gl_WorkGroupID.z * p.dst_batch + gl_WorkGroupID.y * k_groups * 4 * blocks + q;
   const uint g_begin = gl_WorkGroupID.x * p.chunk, g_end = min(k_groups, g_begin + p.chunk);
   if (g_begin >= g_end) return;
   // This invocation's 4 values of p are fixed; k walks from 4 * g_begin, the same in
@@ -127,11 +131,11 @@ void main() {
   } else {
     Column col[4];
     for (uint e = 0; e < 4; ++e) col[e] = column_of(min(p0 + e, cols - 1), cg);
-    Pixel px = pixel_of(4 * g_begin);
+    Pixel px = pixel_of(pixel0 + 4 * g_begin);
     for (uint g = g_begin; g < g_end; ++g) {
       vec4 rows[4];  // rows[s][e] = P[4g + s][p0 + e]
       for (uint s = 0; s < 4; ++s) {
-        const bool in_k = 4 * g + s < pixels;
+        const bool in_k = pixel0 + 4 * g + s < pixel_end;
         if (kVector) {
           rows[s] = load4(in_k && p0 < cols ? offset_of(px, col[0], grp) : -1);
         } else {

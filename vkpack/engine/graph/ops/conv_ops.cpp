@@ -159,7 +159,7 @@ bool implicit(const ConvGeometry& g, const vk::Device& d, vk::ConvProduct produc
 std::size_t workspace_conv2d(const Node& node, std::span<const TensorType> in, const TensorType&, const vk::Device& d) {
   const ConvGeometry g = geometry_conv2d(node, in);
   if (implicit(g, d, vk::ConvProduct::forward))
-    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::forward);
+    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::forward, d);
   return col_bytes(g) + vk::gemm_workspace_bytes(forward_gemm(g), d);
 }
 
@@ -239,7 +239,7 @@ std::size_t workspace_backprop_input(const Node& node, std::span<const TensorTyp
                                      const vk::Device& d) {
   const ConvGeometry g = geometry_backprop_input(node, in);
   if (implicit(g, d, vk::ConvProduct::input_gradient))
-    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::input_gradient);
+    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::input_gradient, d);
   return col_bytes(g) + vk::gemm_workspace_bytes(input_gemm(g), d);
 }
 
@@ -299,7 +299,7 @@ std::size_t workspace_backprop_filter(const Node& node, std::span<const TensorTy
                                       const vk::Device& d) {
   const ConvGeometry g = geometry_backprop_filter(node, in);
   if (implicit(g, d, vk::ConvProduct::filter_gradient))
-    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::filter_gradient);
+    return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::filter_gradient, d);
   return col_bytes(g) + vk::gemm_workspace_bytes(filter_gemm(g), d);
 }
 

@@ -1,10 +1,12 @@
 #include "vkpack/engine/vk/kernels/conv.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "vkpack/core/error.h"
 #include "vkpack/engine/vk/kernels/copy.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
+#include "vkpack/engine/vk/kernels/reduce.h"
 #include "vkpack/shaders/embedded.h"
 
 namespace vkp::vk {
@@ -22,8 +24,20 @@ std::uint32_t width_of(const ConvPush& g, const BufferSlice& a, const BufferSlic
 
 std::uint32_t div_up(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
 
-constexpr std::uint64_t kAlign = 256;  // where the packed patches start after w'
+constexpr std::uint64_t kAlign = 256;  // where each part of the workspace starts
 std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// Splits of the filter gradient's pixels: enough workgroups for a multi-core CPU (about
+// 16, as gemm_regblock wants) from a product of few panels, each split at least 1024
+// pixels, dividing the pixels evenly (so that no split reads past dy); one group only.
+std::uint32_t filter_splits(const ConvPush& g, std::uint32_t cout) {
+  if (g.groups != 1) return 1;
+  const std::uint32_t pixels = g.n * g.oh * g.ow, cols = g.kh * g.kw * g.c;
+  const std::uint32_t blocks = div_up(cout, 16) * div_up(cols, 128);
+  for (std::uint32_t s = std::min<std::uint32_t>(16, div_up(16, blocks)); s > 1; --s)
+    if (pixels % s == 0 && pixels / s >= 1024) return s;
+  return 1;
+}
 
 // The GEMM of implicit_conv, group by group. X (read in place) is w^T, dy^T or w'; C
 // (out, dw or dx) is channel-minor and written transposed.
@@ -40,11 +54,15 @@ PanelGemm implicit_gemm(const ConvPush& g, std::uint32_t cout, ConvProduct produ
       gemm.x_k = cout, gemm.x_batch = coutg;
       gemm.c_col = cout, gemm.c_batch = coutg;
       break;
-    case ConvProduct::filter_gradient:  // dw^T [coutg, cols] = dy^T [coutg, pixels] . P
-      gemm.m = coutg, gemm.n = cols, gemm.k = pixels;
-      gemm.x_k = cout, gemm.x_batch = coutg;
-      gemm.c_col = cout, gemm.c_batch = coutg;
+    case ConvProduct::filter_gradient: {  // dw^T [coutg, cols] = dy^T [coutg, pixels] . P
+      // Split, batch s multiplies pixels [s * k, (s + 1) * k) into partial sum s.
+      const std::uint32_t splits = filter_splits(g, cout);
+      gemm.m = coutg, gemm.n = cols, gemm.k = pixels / splits;
+      gemm.x_k = cout, gemm.x_batch = splits > 1 ? gemm.k * cout : coutg;
+      gemm.c_col = cout, gemm.c_batch = splits > 1 ? cols * cout : coutg;
+      if (splits > 1) gemm.batch = splits;
       break;
+    }
     case ConvProduct::input_gradient:  // dx^T [c, n*h*w] = w' [c, taps*cout] . P'^T
       gemm.m = g.c, gemm.n = g.n * g.h * g.w, gemm.k = g.kh * g.kw * cout;
       gemm.x_k = g.c;
@@ -69,14 +87,42 @@ std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct
   return product == ConvProduct::input_gradient ? aligned(std::uint64_t{g.kh} * g.kw * g.c * cout * 4) : 0;
 }
 
+// The reduction of split partial sums [splits, dw], or nullopt without splits.
+std::optional<ReduceArgs> partial_sums(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  if (product != ConvProduct::filter_gradient || filter_splits(g, cout) == 1) return std::nullopt;
+  ReduceArgs args;
+  args.axis = filter_splits(g, cout);
+  args.inner = g.kh * g.kw * g.c * cout;
+  return args;
+}
+
+// The workspace: w' (input gradient), the packed patches, then the partial sums and the
+// reduction's scratch (split filter gradient).
+struct Parts {
+  std::uint64_t swapped = 0, packed = 0, partials = 0, reduce = 0;
+  std::uint64_t total() const { return swapped + packed + partials + reduce; }
+};
+
+Parts parts_of(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
+  Parts parts;
+  parts.swapped = swapped_w_bytes(g, cout, product);
+  parts.packed = aligned(gemm_panels(implicit_gemm(g, cout, product)).bytes());
+  if (const auto sums = partial_sums(g, cout, product)) {
+    parts.partials = aligned(std::uint64_t{sums->axis} * sums->inner * 4);
+    parts.reduce = aligned(reduce_workspace_bytes(*sums, device));
+  }
+  return parts;
+}
+
 }  // namespace
 
 bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
   return product != ConvProduct::input_gradient || (g.groups == 1 && g.stride_h == 1 && g.stride_w == 1);
 }
 
-std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product) {
-  return swapped_w_bytes(geometry, cout, product) + gemm_panels(implicit_gemm(geometry, cout, product)).bytes();
+std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
+                                            const Device& device) {
+  return parts_of(geometry, cout, product, device).total();
 }
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
@@ -95,28 +141,37 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
   require_elements(result, result_size, "implicit_conv", "the result");
   const PanelGemm gemm = implicit_gemm(g, cout, product);
   const GemmPanels panels = gemm_panels(gemm);
-  const std::uint64_t swapped = swapped_w_bytes(g, cout, product);
-  if (workspace.size < swapped + panels.bytes())
+  Device& device = recording.device();
+  const Parts parts = parts_of(g, cout, product, device);
+  if (workspace.size < parts.total())
     throw Error(ErrorCode::invalid_argument, "implicit_conv: workspace of " + std::to_string(workspace.size) +
-                                                 " bytes, needs " + std::to_string(swapped + panels.bytes()));
+                                                 " bytes, needs " + std::to_string(parts.total()));
   if (result_size == 0) return;
   BufferSlice x_operand = operand;
   if (backward_input) {  // w' [taps][cout][c] = w [taps][c][cout] swapped
     x_operand = workspace.sub(0, w_size * 4);
     transpose(recording, g.kh * g.kw, g.c, cout, operand, x_operand);
   }
-  const BufferSlice packed = workspace.sub(swapped, panels.bytes());
+  const BufferSlice packed = workspace.sub(parts.swapped, panels.bytes());
   ConvPackPush push = pack_geometry(g, cout, product);
   const std::uint32_t count = div_up(gemm.n, panels.width);
   push.dst_batch = static_cast<std::uint32_t>(panels.floats / 4);
   push.chunk = gemm_pack_chunk(panels, count);
+  push.k_split = gemm.k;
   const bool vector = (push.c / push.groups) % 4 == 0 && image.offset % 16 == 0;
-  Device& device = recording.device();
   const Kernel& kernel = device.kernel(
       shaders::conv_pack, {{0, panels.width / 4}, {1, product == ConvProduct::filter_gradient}, {2, vector}});
-  recording.dispatch(kernel, {image, packed}, push, {div_up(panels.k_groups, push.chunk), count, push.groups},
+  recording.dispatch(kernel, {image, packed}, push, {div_up(panels.k_groups, push.chunk), count, gemm.batch},
                      product == ConvProduct::filter_gradient ? "conv_pack_t" : "conv_pack");
-  gemm_packed(recording, gemm, panels, x_operand, packed, result);
+  const std::optional<ReduceArgs> sums = partial_sums(g, cout, product);
+  if (!sums) {
+    gemm_packed(recording, gemm, panels, x_operand, packed, result);
+    return;
+  }
+  const std::uint64_t at = parts.swapped + parts.packed;
+  const BufferSlice partials = workspace.sub(at, std::uint64_t{sums->axis} * sums->inner * 4);
+  gemm_packed(recording, gemm, panels, x_operand, packed, partials);
+  reduce(recording, *sums, partials, result, workspace.sub(at + parts.partials, parts.reduce));
 }
 
 void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x, const BufferSlice& col,

@@ -35,11 +35,12 @@ struct ConvPackPush {
   std::int32_t dilation_h, dilation_w;
   std::int32_t pad_top, pad_left;
   std::uint32_t groups;
-  std::uint32_t dst_batch;  // vec4s of one group's packed patches
+  std::uint32_t dst_batch;  // vec4s of one packed batch
   std::uint32_t chunk;      // runs of 4 k per workgroup
+  std::uint32_t k_split;    // filter gradient: pixels per packed batch
 };
-static_assert(sizeof(ConvPackPush) == 68 && offsetof(ConvPackPush, dilation_h) == 40 &&
-              offsetof(ConvPackPush, dst_batch) == 60);
+static_assert(sizeof(ConvPackPush) == 72 && offsetof(ConvPackPush, dilation_h) == 40 &&
+              offsetof(ConvPackPush, dst_batch) == 60 && offsetof(ConvPackPush, k_split) == 68);
 
 // The three products of a convolution (x [N, H, W, C], w and dw [KH, KW, C / groups,
 // Cout], out and dy [N, OH, OW, Cout]) as implicit GEMMs on CPU devices:
@@ -50,7 +51,10 @@ static_assert(sizeof(ConvPackPush) == 68 && offsetof(ConvPackPush, dilation_h) =
 //                    i * dilation + pad) and w' is w with its channel axes swapped
 //                    (written to the workspace); one group and stride 1 only.
 // P is packed straight from the image into the GEMM's panels (conv_pack), so no
-// im2col matrix is written, read back or summed (col2im).
+// im2col matrix is written, read back or summed (col2im). The filter gradient of one
+// group, a small product over many pixels, is split along the pixels into partial
+// sums that a reduction adds in a fixed order (split K: enough workgroups without
+// shrinking the GEMM's blocking).
 enum class ConvProduct { forward, filter_gradient, input_gradient };
 
 // Whether implicit_conv computes this product (the input gradient needs one group and
@@ -58,7 +62,8 @@ enum class ConvProduct { forward, filter_gradient, input_gradient };
 bool implicit_conv_supports(const ConvPush& geometry, ConvProduct product);
 
 // Bytes of workspace implicit_conv() needs.
-std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product);
+std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
+                                            const Device& device);
 
 // Records the product; the result (out, dw or dx) is written, not accumulated.
 // `image` is x (forward, filter gradient) or dy (input gradient); `operand` is w
