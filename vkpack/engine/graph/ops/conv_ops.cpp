@@ -1,9 +1,9 @@
 // conv2d (NHWC input, HWIO filter, strides, same/valid padding, dilation, groups) and
 // its two gradients, conv2d_backprop_input (also conv2d_transpose) and
-// conv2d_backprop_filter. On CPU devices all three are implicit GEMMs where
-// vk::implicit_conv supports them (patches packed from the image into the GEMM's
-// panels; the input gradient with one group and stride 1); otherwise im2col / col2im
-// and the strided-batched GEMM (one batch per group).
+// conv2d_backprop_filter. All three are implicit GEMMs where vk::implicit_conv
+// supports them (the input gradient with one group and stride 1); otherwise, and for
+// pointwise convolutions, im2col / col2im and the strided-batched GEMM (one batch per
+// group).
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/ops/conv_geometry.h"
@@ -149,11 +149,10 @@ std::vector<Tensor> grad_conv2d(const Node& node, std::span<const Tensor> in, Te
   return {g.add(OpKind::conv2d_backprop_input, {dy, w}, a), g.add(OpKind::conv2d_backprop_filter, {x, dy}, a)};
 }
 
-// Implicit GEMM where it runs: CPU devices, a patch matrix that is not x itself, and
-// what vk::implicit_conv supports.
-bool implicit(const ConvGeometry& g, const vk::Device& d, vk::ConvProduct product) {
-  return !g.pointwise() && vk::resolve(vk::KernelChoice::automatic, d) == vk::DeviceKind::cpu &&
-         vk::implicit_conv_supports(conv_push(g), product);
+// Implicit GEMM where it applies: a patch matrix that is not x itself, and what
+// vk::implicit_conv supports.
+bool implicit(const ConvGeometry& g, const vk::Device&, vk::ConvProduct product) {
+  return !g.pointwise() && vk::implicit_conv_supports(conv_push(g), product);
 }
 
 std::size_t workspace_conv2d(const Node& node, std::span<const TensorType> in, const TensorType&, const vk::Device& d) {

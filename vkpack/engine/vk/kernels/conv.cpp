@@ -1,6 +1,7 @@
 #include "vkpack/engine/vk/kernels/conv.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "vkpack/core/error.h"
@@ -103,9 +104,10 @@ struct Parts {
   std::uint64_t total() const { return swapped + packed + partials + reduce; }
 };
 
-Parts parts_of(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
+Parts parts_of(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device, bool cpu) {
   Parts parts;
   parts.swapped = swapped_w_bytes(g, cout, product);
+  if (!cpu) return parts;
   parts.packed = aligned(gemm_panels(implicit_gemm(g, cout, product)).bytes());
   if (const auto sums = partial_sums(g, cout, product)) {
     parts.partials = aligned(std::uint64_t{sums->axis} * sums->inner * 4);
@@ -121,13 +123,47 @@ bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
 }
 
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
-                                            const Device& device) {
-  return parts_of(geometry, cout, product, device).total();
+                                            const Device& device, KernelChoice choice) {
+  return parts_of(geometry, cout, product, device, resolve(choice, device) == DeviceKind::cpu).total();
 }
+
+namespace {
+
+// GPUs: conv_tiled reads the patches through the index map in its tile loads.
+void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
+                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result) {
+  const ConvPackPush map = pack_geometry(g, cout, product);
+  const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
+  ConvTiledPush push{};
+  std::memcpy(&push, &map, 15 * 4);  // the geometry, as conv_pack walks it
+  switch (product) {
+    case ConvProduct::forward:  // out [pixels, coutg] = P [pixels, cols] . w [cols, coutg]
+      push.m = pixels, push.cols = coutg, push.k = g.kh * g.kw * cg;
+      push.ldb = cout, push.stride_b = coutg, push.ldc = cout, push.stride_c = coutg;
+      break;
+    case ConvProduct::filter_gradient:  // dw [cols, coutg] = P^T [cols, pixels] . dy [pixels, coutg]
+      push.m = g.kh * g.kw * cg, push.cols = coutg, push.k = pixels;
+      push.ldb = cout, push.stride_b = coutg, push.ldc = cout, push.stride_c = coutg;
+      break;
+    case ConvProduct::input_gradient:  // dx [n*h*w, c] = P' [n*h*w, taps*cout] . w' [taps*cout, c]
+      push.m = g.n * g.h * g.w, push.cols = g.c, push.k = g.kh * g.kw * cout;
+      push.ldb = g.c, push.ldc = g.c;
+      break;
+  }
+  constexpr std::uint32_t kTile = 64, kTileK = 16, kMicro = 4;
+  Device& device = recording.device();
+  const Kernel& kernel =
+      device.kernel(shaders::conv_tiled, {{0, (kTile / kMicro) * (kTile / kMicro)}, {1, kTile}, {2, kTile}, {3, kTileK},
+                                          {4, kMicro}, {5, kMicro}, {6, product == ConvProduct::filter_gradient}});
+  recording.dispatch(kernel, {image, b, result}, push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups},
+                     "conv_tiled");
+}
+
+}  // namespace
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                    const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
-                   const BufferSlice& workspace) {
+                   const BufferSlice& workspace, KernelChoice choice) {
   const ConvPush& g = geometry;
   if (!implicit_conv_supports(g, product))
     throw Error(ErrorCode::unsupported, "implicit_conv: the input gradient needs one group and stride 1");
@@ -139,10 +175,9 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                    product == ConvProduct::filter_gradient ? "dy" : "w");
   const std::uint64_t result_size = product == ConvProduct::forward ? dy_size : backward_input ? x_size : w_size;
   require_elements(result, result_size, "implicit_conv", "the result");
-  const PanelGemm gemm = implicit_gemm(g, cout, product);
-  const GemmPanels panels = gemm_panels(gemm);
   Device& device = recording.device();
-  const Parts parts = parts_of(g, cout, product, device);
+  const bool cpu = resolve(choice, device) == DeviceKind::cpu;
+  const Parts parts = parts_of(g, cout, product, device, cpu);
   if (workspace.size < parts.total())
     throw Error(ErrorCode::invalid_argument, "implicit_conv: workspace of " + std::to_string(workspace.size) +
                                                  " bytes, needs " + std::to_string(parts.total()));
@@ -152,6 +187,12 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
     x_operand = workspace.sub(0, w_size * 4);
     transpose(recording, g.kh * g.kw, g.c, cout, operand, x_operand);
   }
+  if (!cpu) {
+    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result);
+    return;
+  }
+  const PanelGemm gemm = implicit_gemm(g, cout, product);
+  const GemmPanels panels = gemm_panels(gemm);
   const BufferSlice packed = workspace.sub(parts.swapped, panels.bytes());
   ConvPackPush push = pack_geometry(g, cout, product);
   const std::uint32_t count = div_up(gemm.n, panels.width);

@@ -1,0 +1,192 @@
+// Implicit-GEMM convolution (vk::implicit_conv) against a direct convolution in double
+// precision, all three products, both kernel variants (conv_pack + gemm_regblock and
+// conv_tiled run on any device), at awkward shapes: odd extents, strides, dilations,
+// asymmetric windows and padding, groups, channel counts with and without runs of 4,
+// and enough pixels for several panels and a split filter gradient.
+//
+// Tolerance, per element: 8 sqrt(t + 2) u sum |terms|, u = 2^-24, t the number of terms
+// of that element's sum: the probabilistic bound of the GEMM test (gemm_test.cpp), since
+// every element is an inner product computed in some order (with the split filter
+// gradient, partial inner products added in a fixed order: the same bound covers any
+// order).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "checker.h"
+#include "vk_test_env.h"
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/conv.h"
+
+namespace vkp::test {
+namespace {
+
+struct ConvCase {
+  std::uint32_t n, h, w, c, kh, kw, cout;
+  std::uint32_t stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, groups;
+};
+
+vk::ConvPush geometry_of(const ConvCase& k) {
+  // Padding the same after as before.
+  const std::uint32_t oh = (k.h + 2 * k.pad_top - k.dilation_h * (k.kh - 1) - 1) / k.stride_h + 1;
+  const std::uint32_t ow = (k.w + 2 * k.pad_left - k.dilation_w * (k.kw - 1) - 1) / k.stride_w + 1;
+  return {k.n,          k.h,          k.w,        k.c,       oh,        ow, k.kh, k.kw, k.stride_h, k.stride_w,
+          k.dilation_h, k.dilation_w, k.pad_top, k.pad_left, k.groups};
+}
+
+// The direct convolution's three products in double, and the sum of |terms| of each
+// element (for the tolerance).
+struct Reference {
+  std::vector<double> out, dx, dw;
+  std::vector<double> out_mag, dx_mag, dw_mag;
+};
+
+Reference reference(const vk::ConvPush& g, std::uint32_t cout, const std::vector<float>& x,
+                    const std::vector<float>& w, const std::vector<float>& dy) {
+  const std::uint32_t cg = g.c / g.groups, coutg = cout / g.groups;
+  Reference r;
+  r.out.assign(std::size_t{g.n} * g.oh * g.ow * cout, 0.0);
+  r.out_mag = r.out;
+  r.dx.assign(x.size(), 0.0);
+  r.dx_mag = r.dx;
+  r.dw.assign(w.size(), 0.0);
+  r.dw_mag = r.dw;
+  for (std::uint32_t b = 0; b < g.n; ++b)
+    for (std::uint32_t oy = 0; oy < g.oh; ++oy)
+      for (std::uint32_t ox = 0; ox < g.ow; ++ox)
+        for (std::uint32_t i = 0; i < g.kh; ++i)
+          for (std::uint32_t j = 0; j < g.kw; ++j) {
+            const long y = long(oy * g.stride_h + i * g.dilation_h) - long(g.pad_top);
+            const long xx = long(ox * g.stride_w + j * g.dilation_w) - long(g.pad_left);
+            if (y < 0 || y >= long(g.h) || xx < 0 || xx >= long(g.w)) continue;
+            for (std::uint32_t co = 0; co < cout; ++co) {
+              const std::uint32_t grp = co / coutg;
+              const std::size_t o = ((std::size_t{b} * g.oh + oy) * g.ow + ox) * cout + co;
+              for (std::uint32_t ci = 0; ci < cg; ++ci) {
+                const std::size_t xi = ((std::size_t{b} * g.h + std::size_t(y)) * g.w + std::size_t(xx)) * g.c + grp * cg + ci;
+                const std::size_t wi = ((std::size_t{i} * g.kw + j) * cg + ci) * cout + co;
+                r.out[o] += double(x[xi]) * w[wi];
+                r.out_mag[o] += std::abs(double(x[xi]) * w[wi]);
+                r.dx[xi] += double(dy[o]) * w[wi];
+                r.dx_mag[xi] += std::abs(double(dy[o]) * w[wi]);
+                r.dw[wi] += double(x[xi]) * dy[o];
+                r.dw_mag[wi] += std::abs(double(x[xi]) * dy[o]);
+              }
+            }
+          }
+  return r;
+}
+
+// Terms of each product's inner products (at most): the tolerance's t.
+std::uint32_t terms(const vk::ConvPush& g, std::uint32_t cout, vk::ConvProduct product) {
+  switch (product) {
+    case vk::ConvProduct::forward: return g.kh * g.kw * (g.c / g.groups);
+    case vk::ConvProduct::filter_gradient: return g.n * g.oh * g.ow;
+    case vk::ConvProduct::input_gradient: return g.kh * g.kw * cout;
+  }
+  return 0;
+}
+
+std::vector<double> tolerances(const std::vector<double>& magnitude, std::uint32_t t) {
+  std::vector<double> tol(magnitude.size());
+  for (std::size_t i = 0; i < tol.size(); ++i) tol[i] = 8.0 * std::sqrt(t + 2.0) * std::ldexp(1.0, -24) * magnitude[i] + 1e-30;
+  return tol;
+}
+
+const char* name_of(vk::ConvProduct product) {
+  switch (product) {
+    case vk::ConvProduct::forward: return "forward";
+    case vk::ConvProduct::filter_gradient: return "filter gradient";
+    case vk::ConvProduct::input_gradient: return "input gradient";
+  }
+  return "";
+}
+
+class ImplicitConv : public VkTest, public ::testing::WithParamInterface<vk::KernelChoice> {
+ protected:
+  void check(const ConvCase& k, std::uint64_t seed) {
+    const vk::ConvPush g = geometry_of(k);
+    const std::uint32_t cout = k.cout;
+    const std::vector<float> x = random_floats(std::size_t{g.n} * g.h * g.w * g.c, seed);
+    const std::vector<float> w = random_floats(std::size_t{g.kh} * g.kw * (g.c / g.groups) * cout, seed + 1);
+    const std::vector<float> dy = random_floats(std::size_t{g.n} * g.oh * g.ow * cout, seed + 2);
+    const Reference ref = reference(g, cout, x, w, dy);
+    const vk::BufferSlice dx_ = upload(x), dw_ = upload(w), ddy = upload(dy);
+    for (const vk::ConvProduct product :
+         {vk::ConvProduct::forward, vk::ConvProduct::filter_gradient, vk::ConvProduct::input_gradient}) {
+      if (!vk::implicit_conv_supports(g, product)) continue;
+      SCOPED_TRACE(name_of(product));
+      const std::vector<double>& want = product == vk::ConvProduct::forward           ? ref.out
+                                        : product == vk::ConvProduct::filter_gradient ? ref.dw
+                                                                                      : ref.dx;
+      const std::vector<double>& magnitude = product == vk::ConvProduct::forward           ? ref.out_mag
+                                             : product == vk::ConvProduct::filter_gradient ? ref.dw_mag
+                                                                                           : ref.dx_mag;
+      // The result starts as NaN: every element must be written.
+      const vk::BufferSlice result = upload(std::vector<float>(want.size(), std::nanf("")));
+      const vk::BufferSlice work = arena().allocate(
+          std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, cout, product, device(), GetParam()), 16), "work");
+      vk::Recording recording(device(), {.name = "implicit conv test"});
+      const vk::BufferSlice& image = product == vk::ConvProduct::input_gradient ? ddy : dx_;
+      const vk::BufferSlice& operand = product == vk::ConvProduct::filter_gradient ? ddy : dw_;
+      vk::implicit_conv(recording, g, cout, product, image, operand, result, work, GetParam());
+      recording.finish();
+      recording.run();
+      EXPECT_EQ(compare(download(result, want.size()), want, tolerances(magnitude, terms(g, cout, product))), "");
+    }
+  }
+};
+
+TEST_P(ImplicitConv, OddShapesPaddedAndStrided) {
+  check({2, 7, 6, 3, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1}, 1);   // SAME 3x3, 3 channels
+  check({2, 9, 8, 2, 3, 2, 4, 2, 2, 1, 1, 0, 0, 1}, 2);   // VALID, stride 2, 3x2 window
+  check({1, 11, 10, 5, 2, 3, 7, 2, 1, 1, 1, 1, 0, 1}, 3); // stride 2x1, padding on top only
+}
+
+TEST_P(ImplicitConv, DilatedAndGrouped) {
+  check({1, 9, 9, 2, 3, 3, 3, 1, 1, 2, 2, 2, 2, 1}, 4);   // dilation 2
+  check({1, 9, 8, 4, 2, 3, 5, 1, 1, 2, 1, 0, 1, 1}, 5);   // dilation 2x1, asymmetric window
+  check({2, 5, 5, 4, 3, 3, 6, 1, 1, 1, 1, 1, 1, 2}, 6);   // 2 groups of 2 channels
+  check({1, 6, 5, 8, 3, 3, 8, 1, 2, 1, 1, 1, 1, 2}, 7);   // 2 groups of 4 channels, stride 1x2
+}
+
+TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
+  check({2, 6, 7, 8, 3, 3, 12, 1, 1, 1, 1, 1, 1, 1}, 8);    // every vec4 path
+  check({3, 13, 11, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 9);   // 429 pixels: several panels
+  check({2, 33, 32, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1}, 10);  // 2112 pixels: split filter gradient
+  check({2, 32, 33, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 11);
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, ImplicitConv, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
+                         [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
+
+TEST(ImplicitConvChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedResult) {
+  const ConvCase k{1, 6, 5, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1};
+  const vk::ConvPush g = geometry_of(k);
+  const Reference ref = reference(g, 4, random_floats(6 * 5 * 3, 1), random_floats(3 * 3 * 3 * 4, 2),
+                                  random_floats(g.oh * g.ow * 4, 3));
+  expect_checker_rejects(ref.out, tolerances(ref.out_mag, terms(g, 4, vk::ConvProduct::forward)), g.oh * g.ow, 4,
+                         "implicit conv");
+}
+
+class ImplicitConvErrors : public VkTest {};
+
+TEST_F(ImplicitConvErrors, AStridedInputGradientAndASmallWorkspaceAreErrors) {
+  const vk::ConvPush strided = geometry_of({1, 8, 8, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1});
+  EXPECT_FALSE(vk::implicit_conv_supports(strided, vk::ConvProduct::input_gradient));
+  const vk::BufferSlice big = scratch(1 << 16);
+  vk::Recording recording(device(), {.name = "errors"});
+  EXPECT_THROW(vk::implicit_conv(recording, strided, 4, vk::ConvProduct::input_gradient, big, big, big, big), Error);
+  const vk::ConvPush g = geometry_of({1, 8, 8, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1});
+  const std::size_t need = vk::implicit_conv_workspace_bytes(g, 4, vk::ConvProduct::forward, device(), vk::KernelChoice::cpu);
+  try {
+    vk::implicit_conv(recording, g, 4, vk::ConvProduct::forward, big, big, big, big.sub(0, need - 4),
+                      vk::KernelChoice::cpu);
+    ADD_FAILURE() << "a workspace 4 bytes short was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkp::test
