@@ -199,6 +199,8 @@ struct StepStats {
   double device_seconds = 0;
   std::map<std::string, double> family_seconds;
   std::vector<std::pair<double, std::string>> slowest;  // (seconds, "index label") of the last step
+  std::size_t dispatches = 0;    // per step
+  std::uint64_t arena_bytes = 0;  // the step's memory plan (tensors and kernel workspaces)
 };
 
 int g_top = 0;  // --top=N: also list the N slowest dispatches
@@ -234,6 +236,8 @@ StepStats measure(Session& session, const std::vector<Program*>& programs, const
     const std::vector<vk::KernelTime> last = p->kernel_times();
     for (std::size_t i = 0; i < last.size(); ++i)
       s.slowest.emplace_back(last[i].ns * 1e-9, "#" + std::to_string(i) + " " + last[i].label);
+    s.dispatches += last.size();
+    s.arena_bytes += p->memory_plan().arena_bytes;
   }
   std::sort(s.slowest.rbegin(), s.slowest.rend());
   return s;
@@ -244,9 +248,10 @@ StepStats measure(Session& session, Program& program, const std::vector<Array>& 
 }
 
 void print_stats(const std::string& name, int batch, const StepStats& s, double flops_per_step) {
-  std::printf("%s, batch %d: %.1f ms/step, %.0f samples/s, %.2f GFLOP/s; device time %.1f ms/step:\n", name.c_str(),
-              batch, s.step_seconds * 1e3, batch / s.step_seconds, flops_per_step / s.step_seconds * 1e-9,
-              s.device_seconds * 1e3);
+  std::printf("%s, batch %d: %.1f ms/step, %.0f samples/s, %.2f GFLOP/s; device time %.1f ms/step, %zu dispatches, "
+              "memory plan %.1f MiB:\n",
+              name.c_str(), batch, s.step_seconds * 1e3, batch / s.step_seconds, flops_per_step / s.step_seconds * 1e-9,
+              s.device_seconds * 1e3, s.dispatches, static_cast<double>(s.arena_bytes) / (1 << 20));
   std::vector<std::pair<double, std::string>> rows;
   for (const auto& [family, seconds] : s.family_seconds) rows.emplace_back(seconds, family);
   std::sort(rows.rbegin(), rows.rend());
