@@ -3,19 +3,21 @@
 // convolution's index map and written straight into the panel layout of gemm_pack
 // (implicit GEMM on CPU devices: no im2col matrix is written and read back).
 //
-// The patch matrix of group grp is P[pixel][kk], pixel = (b * oh + oy) * ow + ox and
-// kk = (i * kw + j) * cg + ch, P = x[b][y][x][grp * cg + ch] with y = oy * stride_h -
-// pad_top + i * dilation_h (likewise x), or 0 where (y, x) is padding. The packed
-// operand is X[p][k] of gemm_pack.comp with
-//   kPixelsAlongK false: X[p][k] = P[p][k]  (the forward GEMM, out^T = W^T . P^T)
-//   kPixelsAlongK true:  X[p][k] = P[k][p]  (the filter gradient, dW^T = dy^T . P)
+// The patch matrix of group grp is P[pixel][kk], kk = (i * kw + j) * cg + ch, pixel =
+// (b * oh + oy) * ow + ox among this chunk's pixel_offset + [0, pixel_count):
+// P = x[b][y][x][grp * cg + ch] with y = oy * stride_h + i * dilation_h - pad_top
+// (likewise x), or 0 where (y, x) is padding. The packed operand is X[p][k] of
+// gemm_pack.comp with
+//   kPixelsAlongK false: X[p][k] = P[p][k]  (out^T = w^T . P^T; p counts from pixel_offset)
+//   kPixelsAlongK true:  X[p][k] = P[k][p]  (dw^T = dy^T . P; packed batch z = split *
+//                                            groups + group holds k_split pixels)
 // laid out as dst[z * dst_batch + r * 4 * width + s * width + i], run r = panel *
 // k_groups + g, = X[panel * width + i][g * 4 + s].
 //
 // One invocation writes a 4 x 4 block as four vec4s. When cg % 4 == 0 (kVector) the 4
 // patch columns of a block are 4 channels of one tap and pixel: one vec4 load. Index
-// arithmetic is stepped, not divided, along k. Launch:
-// (ceil(k_groups / chunk), panels, groups * splits), workgroup width / 4. Push constants mirror
+// arithmetic is stepped, not divided, along k. Launch: (ceil(k_groups / chunk),
+// panels, packed batches), workgroup width / 4. Push constants mirror
 // vkp::vk::ConvPackPush.
 layout(local_size_x_id = 0) in;  // panel width / 4
 layout(constant_id = 1) const bool kPixelsAlongK = false;
@@ -35,6 +37,8 @@ layout(push_constant) uniform Push {
   uint dst_batch;           // vec4s of one packed batch
   uint chunk;               // runs per workgroup
   uint k_split;             // kPixelsAlongK: pixels per packed batch (split K)
+  uint pixel_offset;        // the output pixels of this chunk: pixel_offset +
+  uint pixel_count;         //   [0, pixel_count)
 } p;
 
 // A patch column kk = (i * kw + j) * cg + ch, stepped along without dividing (integer
@@ -97,9 +101,9 @@ void main() {
   // Packed batch z: group z % groups and, along pixels, split z / groups.
   const uint blocks = gl_WorkGroupSize.x, q = gl_LocalInvocationID.x, grp = gl_WorkGroupID.z % p.groups;
   const uint cg = p.c / p.groups;
-  const uint pixels = p.n * p.oh * p.ow, cols = p.kh * p.kw * cg;
-  const uint pixel0 = kPixelsAlongK ? gl_WorkGroupID.z / p.groups * p.k_split : 0;
-  const uint pixel_end = kPixelsAlongK ? min(pixels, pixel0 + p.k_split) : pixels;
+  const uint cols = p.kh * p.kw * cg;
+  const uint pixel0 = p.pixel_offset + (kPixelsAlongK ? gl_WorkGroupID.z / p.groups * p.k_split : 0);
+  const uint pixel_end = kPixelsAlongK ? min(p.pixel_offset + p.pixel_count, pixel0 + p.k_split) : 0;
   const uint k_extent = kPixelsAlongK ? p.k_split : cols;
   const uint k_groups = (k_extent + 3) / 4;
   const uint p0 = gl_WorkGroupID.y * 4 * blocks + 4 * q;
@@ -110,19 +114,20 @@ void main() {
   // every invocation (so its stepping is uniform).
   if (!kPixelsAlongK) {
     Pixel px[4];
-    for (uint e = 0; e < 4; ++e) px[e] = pixel_of(min(p0 + e, pixels - 1));
+    for (uint e = 0; e < 4; ++e) px[e] = pixel_of(pixel0 + min(p0 + e, p.pixel_count - 1));
     Column col = column_of(4 * g_begin, cg);
     for (uint g = g_begin; g < g_end; ++g) {
       vec4 rows[4];  // rows[s][e] = P[p0 + e][4g + s]
       if (kVector) {
         vec4 v[4];
-        for (uint e = 0; e < 4; ++e) v[e] = load4(p0 + e < pixels ? offset_of(px[e], col, grp) : -1);
+        for (uint e = 0; e < 4; ++e) v[e] = load4(p0 + e < p.pixel_count ? offset_of(px[e], col, grp) : -1);
         for (uint s = 0; s < 4; ++s) rows[s] = vec4(v[0][s], v[1][s], v[2][s], v[3][s]);
         step_column(col, 4, cg);
       } else {
         for (uint s = 0; s < 4; ++s) {
           const bool in_k = 4 * g + s < cols;
-          for (uint e = 0; e < 4; ++e) rows[s][e] = load(in_k && p0 + e < pixels ? offset_of(px[e], col, grp) : -1);
+          for (uint e = 0; e < 4; ++e)
+            rows[s][e] = load(in_k && p0 + e < p.pixel_count ? offset_of(px[e], col, grp) : -1);
           step_column(col, 1, cg);
         }
       }

@@ -32,6 +32,7 @@ layout(push_constant) uniform Push {
   uint b_batch;       // vec4s between packed batches of B (0: one B for all)
   uint c_row, c_col, stride_c;
   float alpha, beta;
+  uint a_offset, c_offset;  // elements before op(A) and C
 } p;
 
 void main() {
@@ -43,7 +44,7 @@ void main() {
   uint at_b = gl_WorkGroupID.z * p.b_batch + gl_WorkGroupID.x * k_groups * 4 * width4 + lane;
   // Rows past M read row M-1 and are not stored.
   uint at_a[kRows];
-  for (uint i = 0; i < kRows; ++i) at_a[i] = gl_WorkGroupID.z * p.stride_a + min(row0 + i, p.m - 1) * p.a_row;
+  for (uint i = 0; i < kRows; ++i) at_a[i] = p.a_offset + gl_WorkGroupID.z * p.stride_a + min(row0 + i, p.m - 1) * p.a_row;
 
   vec4 acc[kRows][kCols];
   for (uint i = 0; i < kRows; ++i)
@@ -78,7 +79,7 @@ void main() {
     }
   }
 
-  const uint base_c = gl_WorkGroupID.z * p.stride_c;
+  const uint base_c = p.c_offset + gl_WorkGroupID.z * p.stride_c;
   for (uint i = 0; i < kRows; ++i) {
     const uint row = row0 + i;
     if (row >= p.m) break;

@@ -16,7 +16,7 @@
 #include "checker.h"
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/conv.h"
+#include "vkpack/engine/vk/kernels/implicit_conv.h"
 
 namespace vkp::test {
 namespace {
@@ -157,6 +157,11 @@ TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
   check({2, 32, 33, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 11);
 }
 
+// 16384 pixels of 3x3x16 patches: the CPU path packs more than kPackedChunkBytes, so
+// it runs in chunks of pixels (forward and input gradient: 14464 + 1920; filter
+// gradient: 10880 + 5504, each cut into 16 partial sums).
+TEST_P(ImplicitConv, ChunksOfPixels) { check({4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 12); }
+
 INSTANTIATE_TEST_SUITE_P(Both, ImplicitConv, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
                          [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
 
@@ -170,6 +175,18 @@ TEST(ImplicitConvChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedR
 }
 
 class ImplicitConvErrors : public VkTest {};
+
+// The workspace of a CPU device stays near kPackedChunkBytes however many pixels there
+// are (examples/resnet's first stage at batch 128 would pack 58 MB at once).
+TEST_F(ImplicitConvErrors, TheCpuWorkspaceIsBoundedByTheChunk) {
+  const vk::ConvPush g = geometry_of({128, 28, 28, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1});
+  for (const vk::ConvProduct product :
+       {vk::ConvProduct::forward, vk::ConvProduct::filter_gradient, vk::ConvProduct::input_gradient}) {
+    const std::uint64_t bytes = vk::implicit_conv_workspace_bytes(g, 16, product, device(), vk::KernelChoice::cpu);
+    EXPECT_LE(bytes, vk::kPackedChunkBytes + (1 << 20)) << name_of(product);
+    EXPECT_GT(bytes, vk::kPackedChunkBytes / 2) << name_of(product);
+  }
+}
 
 TEST_F(ImplicitConvErrors, AStridedInputGradientAndASmallWorkspaceAreErrors) {
   const vk::ConvPush strided = geometry_of({1, 8, 8, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1});

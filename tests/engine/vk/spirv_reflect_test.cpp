@@ -7,7 +7,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/engine/vk/kernels/copy.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/kernels/conv.h"
+#include "vkpack/engine/vk/kernels/implicit_conv.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
 #include "vkpack/engine/vk/kernels/reduce.h"
 #include "vkpack/shaders/embedded.h"
@@ -46,8 +46,8 @@ TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
       {&shaders::reduce_rows, sizeof(vk::ReducePush), scalars(5), {true, false}},
       {&shaders::gemm_tiled, sizeof(vk::GemmTiledPush), scalars(11), {true, true, false}},
       {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(7), {true, false}},
-      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(12), {true, true, false}},
-      {&shaders::conv_pack, sizeof(vk::ConvPackPush), scalars(18), {true, false}},
+      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(14), {true, true, false}},
+      {&shaders::conv_pack, sizeof(vk::ConvPackPush), scalars(20), {true, false}},
       {&shaders::conv_tiled, sizeof(vk::ConvTiledPush), scalars(22), {true, true, false}},
   };
   for (const Mirror& m : mirrors) {

@@ -10,6 +10,7 @@
 #include "vkpack/engine/graph/ops/op_util.h"
 #include "vkpack/engine/vk/kernels/conv.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
+#include "vkpack/engine/vk/kernels/implicit_conv.h"
 
 namespace vkp::graph {
 namespace {

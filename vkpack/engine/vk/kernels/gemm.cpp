@@ -203,6 +203,8 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   push.stride_c = g.c_batch;
   push.alpha = g.alpha;
   push.beta = g.beta;
+  push.a_offset = g.x_offset;
+  push.c_offset = g.c_offset;
   Device& device = recording.device();
   const Kernel& kernel = device.kernel(shaders::gemm_regblock, {{0, kLanes}, {1, panels.rows}, {2, panels.cols}});
   recording.dispatch(kernel, {x, packed_y, c}, push,

@@ -45,9 +45,11 @@ struct GemmRegblockPush {
   std::uint32_t b_batch;
   std::uint32_t c_row, c_col, stride_c;
   float alpha, beta;
+  std::uint32_t a_offset, c_offset;
 };
-static_assert(sizeof(GemmRegblockPush) == 48 && offsetof(GemmRegblockPush, a_row) == 12 &&
-              offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 40);
+static_assert(sizeof(GemmRegblockPush) == 56 && offsetof(GemmRegblockPush, a_row) == 12 &&
+              offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 40 &&
+              offsetof(GemmRegblockPush, c_offset) == 52);
 
 struct GemmArgs {
   std::uint32_t m = 0, n = 0, k = 0;   // op(A) is m x k, op(B) is k x n, C is m x n
@@ -69,13 +71,13 @@ std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device);
 // The CPU path's multiply on its own, for callers that pack their own operand
 // (implicit-GEMM convolution packs patches straight from the image):
 // C = alpha * X . Y + beta * C, X (m x k) read in place at
-// x[b * x_batch + r * x_row + k * x_k], Y (k x n) packed by the caller as
+// x[x_offset + b * x_batch + r * x_row + k * x_k], Y (k x n) packed by the caller as
 // shaders/gemm_pack.comp lays it out, with the panel width and size of gemm_panels(),
-// C's element (r, c) of batch b at b * c_batch + r * c_row + c * c_col.
+// C's element (r, c) of batch b at c_offset + b * c_batch + r * c_row + c * c_col.
 struct PanelGemm {
   std::uint32_t m = 0, n = 0, k = 0, batch = 1;
-  std::uint32_t x_row = 0, x_k = 0, x_batch = 0;
-  std::uint32_t c_row = 0, c_col = 1, c_batch = 0;
+  std::uint32_t x_row = 0, x_k = 0, x_batch = 0, x_offset = 0;
+  std::uint32_t c_row = 0, c_col = 1, c_batch = 0, c_offset = 0;
   bool shared_y = false;  // one packed Y for every batch
   float alpha = 1.0f, beta = 0.0f;
 };

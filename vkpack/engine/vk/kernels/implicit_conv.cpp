@@ -1,0 +1,268 @@
+#include "vkpack/engine/vk/kernels/implicit_conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/copy.h"
+#include "vkpack/engine/vk/kernels/gemm.h"
+#include "vkpack/engine/vk/kernels/reduce.h"
+#include "vkpack/shaders/embedded.h"
+
+namespace vkp::vk {
+namespace {
+
+std::uint32_t div_up(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
+
+constexpr std::uint64_t kAlign = 256;  // where each part of the workspace starts
+std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// The map conv_pack and conv_tiled walk: the convolution's own, or for the input
+// gradient the adjoint's, whose image is dy and whose output pixels are x's.
+ConvPackPush map_of(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  auto i = [](std::uint32_t v) { return static_cast<std::int32_t>(v); };
+  ConvPackPush m{};
+  if (product != ConvProduct::input_gradient)
+    m = {g.n,          g.h,           g.w,          g.c,           g.oh,     g.ow, g.kh, g.kw, g.stride_h, g.stride_w,
+         i(g.dilation_h), i(g.dilation_w), i(g.pad_top), i(g.pad_left), g.groups, 0,    0,    0,    0,          0};
+  else
+    m = {g.n,  g.oh, g.ow, cout, g.h, g.w, g.kh, g.kw, 1, 1, -i(g.dilation_h), -i(g.dilation_w), -i(g.pad_top),
+         -i(g.pad_left), 1, 0, 0, 0, 0, 0};
+  return m;
+}
+
+std::uint64_t dw_elements(const ConvPush& g, std::uint32_t cout) {
+  return std::uint64_t{g.kh} * g.kw * (g.c / g.groups) * cout;
+}
+
+std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  return product == ConvProduct::input_gradient ? aligned(dw_elements(g, cout) * 4) : 0;
+}
+
+// --- CPU devices: conv_pack + gemm_regblock, chunk by chunk of pixels ---
+
+// How the CPU path cuts a product: chunks of output pixels (of the map), each packed
+// and multiplied on its own; the filter gradient's chunks are further split into
+// partial sums (one group), all reduced at the end.
+struct CpuPlan {
+  ConvPush g{};
+  std::uint32_t cout = 0;
+  ConvProduct product = ConvProduct::forward;
+  ConvPackPush map{};
+  std::uint32_t pixels = 0, cols = 0;  // of the map: output pixels, patch columns per group
+  std::uint32_t chunk = 0, chunks = 0;  // pixels per chunk (the last may have fewer)
+  std::uint32_t partials = 1;           // filter gradient: partial sums in all
+  std::uint64_t packed_bytes = 0;       // the largest chunk's packed patches
+  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
+  bool along_k() const { return product == ConvProduct::filter_gradient; }
+};
+
+// One chunk's GEMM: pixels [offset, offset + count) of the map, its first partial sum.
+struct Chunk {
+  std::uint32_t offset = 0, count = 0;
+  std::uint32_t splits = 1;  // filter gradient of one group: partial sums of this chunk
+  PanelGemm gemm;
+  GemmPanels panels;
+};
+
+// Filter gradient of one group: partial sums of a chunk of `count` pixels, enough for
+// about 16 workgroups (what gemm_regblock wants for a multi-core CPU) without shrinking
+// its blocking; each of at least 256 pixels and dividing the chunk evenly, so that no
+// split reads past dy.
+std::uint32_t splits_of(const CpuPlan& plan, std::uint32_t count) {
+  if (plan.g.groups != 1) return 1;
+  const std::uint32_t blocks = div_up(plan.cout, 16) * div_up(plan.cols, 128);
+  for (std::uint32_t s = std::min<std::uint32_t>(16, div_up(16, blocks)); s > 1; --s)
+    if (count % s == 0 && count / s >= 256) return s;
+  return 1;
+}
+
+Chunk chunk_of(const CpuPlan& plan, std::uint32_t index, std::uint32_t first_partial) {
+  const ConvPush& g = plan.g;
+  const std::uint32_t coutg = plan.cout / g.groups;
+  Chunk c;
+  c.offset = index * plan.chunk;
+  c.count = std::min(plan.chunk, plan.pixels - c.offset);
+  PanelGemm& m = c.gemm;
+  m.batch = g.groups;
+  m.x_row = 1;
+  m.c_row = 1;
+  switch (plan.product) {
+    case ConvProduct::forward:  // out^T [coutg, count] = w^T [coutg, cols] . P^T
+      m.m = coutg, m.n = c.count, m.k = plan.cols;
+      m.x_k = plan.cout, m.x_batch = coutg;
+      m.c_col = plan.cout, m.c_batch = coutg, m.c_offset = c.offset * plan.cout;
+      break;
+    case ConvProduct::input_gradient:  // dx^T [c, count] = w' [c, taps * cout] . P'^T
+      m.m = g.c, m.n = c.count, m.k = plan.cols;
+      m.x_k = g.c;
+      m.c_col = g.c, m.c_offset = c.offset * g.c;
+      break;
+    case ConvProduct::filter_gradient: {  // dw^T [coutg, cols] = dy^T [coutg, count] . P, per split
+      c.splits = splits_of(plan, c.count);
+      const std::uint32_t w_elements = static_cast<std::uint32_t>(dw_elements(g, plan.cout));
+      m.m = coutg, m.n = plan.cols, m.k = c.count / c.splits;
+      m.x_k = plan.cout, m.x_offset = c.offset * plan.cout;
+      m.c_col = plan.cout;
+      if (c.splits > 1) {  // batch s: pixels [s * k, (s + 1) * k) into partial sum first + s
+        m.batch = c.splits;
+        m.x_batch = m.k * plan.cout;
+        m.c_batch = w_elements;
+      } else {
+        m.x_batch = coutg;
+        m.c_batch = coutg;
+      }
+      m.c_offset = plan.partials > 1 ? first_partial * w_elements : 0;
+      break;
+    }
+  }
+  c.panels = gemm_panels(m);
+  return c;
+}
+
+CpuPlan cpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
+  CpuPlan plan;
+  plan.g = g;
+  plan.cout = cout;
+  plan.product = product;
+  plan.map = map_of(g, cout, product);
+  plan.pixels = plan.map.n * plan.map.oh * plan.map.ow;
+  plan.cols = plan.map.kh * plan.map.kw * (plan.map.c / plan.map.groups);
+  // Packed floats per pixel: the patch columns padded to whole runs of 4 (pixels along
+  // N) or to whole panels (pixels along K), for every group.
+  plan.chunk = plan.pixels;
+  plan.chunks = 1;
+  const Chunk whole = chunk_of(plan, 0, 0);
+  const std::uint64_t per_pixel = whole.panels.floats * whole.panels.batches * 4 / std::max<std::uint32_t>(1, plan.pixels);
+  const std::uint32_t step = plan.along_k() ? 64 : whole.panels.width;  // chunks of whole panels or 64 pixels
+  const std::uint64_t fit = kPackedChunkBytes / std::max<std::uint64_t>(1, per_pixel) / step * step;
+  plan.chunk = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(fit, step, std::max(plan.pixels, step)));
+  plan.chunks = std::max<std::uint32_t>(1, div_up(plan.pixels, plan.chunk));
+  if (plan.along_k()) {
+    plan.partials = 0;
+    for (std::uint32_t i = 0; i < plan.chunks; ++i) plan.partials += chunk_of(plan, i, 0).splits;
+  }
+  for (std::uint32_t i : {0u, plan.chunks - 1})
+    plan.packed_bytes = std::max(plan.packed_bytes, aligned(chunk_of(plan, i, 0).panels.bytes()));
+  if (plan.partials > 1) {
+    plan.partial_bytes = aligned(std::uint64_t{plan.partials} * dw_elements(g, cout) * 4);
+    ReduceArgs sums;
+    sums.axis = plan.partials;
+    sums.inner = static_cast<std::uint32_t>(dw_elements(g, cout));
+    plan.reduce_bytes = aligned(reduce_workspace_bytes(sums, device));
+  }
+  return plan;
+}
+
+void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSlice& image,
+                       const BufferSlice& x_operand, const BufferSlice& result, const BufferSlice& workspace,
+                       std::uint64_t at) {
+  Device& device = recording.device();
+  const BufferSlice packed = workspace.sub(at, plan.packed_bytes);
+  const BufferSlice partials = plan.partials > 1 ? workspace.sub(at + plan.packed_bytes, plan.partial_bytes) : result;
+  const bool vector = (plan.map.c / plan.map.groups) % 4 == 0 && image.offset % 16 == 0;
+  std::uint32_t first_partial = 0;
+  for (std::uint32_t i = 0; i < plan.chunks; ++i) {
+    const Chunk c = chunk_of(plan, i, first_partial);
+    ConvPackPush push = plan.map;
+    const std::uint32_t panel_count = div_up(c.gemm.n, c.panels.width);
+    push.dst_batch = static_cast<std::uint32_t>(c.panels.floats / 4);
+    push.chunk = gemm_pack_chunk(c.panels, panel_count);
+    push.k_split = plan.along_k() ? c.gemm.k : 0;
+    push.pixel_offset = c.offset;
+    push.pixel_count = c.count;
+    const Kernel& kernel =
+        device.kernel(shaders::conv_pack, {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}});
+    recording.dispatch(kernel, {image, packed}, push, {div_up(c.panels.k_groups, push.chunk), panel_count, c.gemm.batch},
+                       plan.along_k() ? "conv_pack_t" : "conv_pack");
+    gemm_packed(recording, c.gemm, c.panels, x_operand, packed, plan.along_k() ? partials : result);
+    first_partial += c.splits;
+  }
+  if (plan.partials > 1) {
+    ReduceArgs sums;
+    sums.axis = plan.partials;
+    sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
+    reduce(recording, sums, partials, result,
+           workspace.sub(at + plan.packed_bytes + plan.partial_bytes, plan.reduce_bytes));
+  }
+}
+
+// --- GPUs: conv_tiled ---
+
+void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
+                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result) {
+  const ConvPackPush map = map_of(g, cout, product);
+  const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
+  ConvTiledPush push{};
+  std::memcpy(&push, &map, 15 * 4);  // the geometry
+  switch (product) {
+    case ConvProduct::forward:  // out [pixels, coutg] = P [pixels, cols] . w [cols, coutg]
+      push.m = pixels, push.cols = coutg, push.k = g.kh * g.kw * cg;
+      push.ldb = cout, push.stride_b = coutg, push.ldc = cout, push.stride_c = coutg;
+      break;
+    case ConvProduct::filter_gradient:  // dw [cols, coutg] = P^T [cols, pixels] . dy [pixels, coutg]
+      push.m = g.kh * g.kw * cg, push.cols = coutg, push.k = pixels;
+      push.ldb = cout, push.stride_b = coutg, push.ldc = cout, push.stride_c = coutg;
+      break;
+    case ConvProduct::input_gradient:  // dx [n*h*w, c] = P' [n*h*w, taps*cout] . w' [taps*cout, c]
+      push.m = g.n * g.h * g.w, push.cols = g.c, push.k = g.kh * g.kw * cout;
+      push.ldb = g.c, push.ldc = g.c;
+      break;
+  }
+  constexpr std::uint32_t kTile = 64, kTileK = 16, kMicro = 4;
+  Device& device = recording.device();
+  const Kernel& kernel =
+      device.kernel(shaders::conv_tiled, {{0, (kTile / kMicro) * (kTile / kMicro)}, {1, kTile}, {2, kTile}, {3, kTileK},
+                                          {4, kMicro}, {5, kMicro}, {6, product == ConvProduct::filter_gradient}});
+  recording.dispatch(kernel, {image, b, result}, push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups},
+                     "conv_tiled");
+}
+
+}  // namespace
+
+bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
+  return product != ConvProduct::input_gradient || (g.groups == 1 && g.stride_h == 1 && g.stride_w == 1);
+}
+
+std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
+                                            const Device& device, KernelChoice choice) {
+  const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product);
+  if (resolve(choice, device) != DeviceKind::cpu) return swapped;
+  const CpuPlan plan = cpu_plan(geometry, cout, product, device);
+  return swapped + plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
+}
+
+void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
+                   const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
+                   const BufferSlice& workspace, KernelChoice choice) {
+  const ConvPush& g = geometry;
+  if (!implicit_conv_supports(g, product))
+    throw Error(ErrorCode::unsupported, "implicit_conv: the input gradient needs one group and stride 1");
+  const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
+  const std::uint64_t w_size = dw_elements(g, cout);
+  const bool backward_input = product == ConvProduct::input_gradient;
+  require_elements(image, backward_input ? dy_size : x_size, "implicit_conv", backward_input ? "dy" : "x");
+  require_elements(operand, product == ConvProduct::filter_gradient ? dy_size : w_size, "implicit_conv",
+                   product == ConvProduct::filter_gradient ? "dy" : "w");
+  const std::uint64_t result_size = product == ConvProduct::forward ? dy_size : backward_input ? x_size : w_size;
+  require_elements(result, result_size, "implicit_conv", "the result");
+  Device& device = recording.device();
+  const std::uint64_t need = implicit_conv_workspace_bytes(g, cout, product, device, choice);
+  if (workspace.size < need)
+    throw Error(ErrorCode::invalid_argument, "implicit_conv: workspace of " + std::to_string(workspace.size) +
+                                                 " bytes, needs " + std::to_string(need));
+  if (result_size == 0) return;
+  BufferSlice x_operand = operand;
+  if (backward_input) {  // w' [taps][cout][c] = w [taps][c][cout] swapped
+    x_operand = workspace.sub(0, w_size * 4);
+    transpose(recording, g.kh * g.kw, g.c, cout, operand, x_operand);
+  }
+  if (resolve(choice, device) == DeviceKind::cpu)
+    implicit_conv_cpu(recording, cpu_plan(g, cout, product, device), image, x_operand, result, workspace,
+                      swapped_w_bytes(g, cout, product));
+  else
+    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result);
+}
+
+}  // namespace vkp::vk
