@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // gemm_regblock: C = alpha * op(A) * op(B) + beta * C, with op(B) packed by gemm_pack;
 // the path for CPU devices (lavapipe). f32 with f32 accumulation.
 //
@@ -33,7 +34,11 @@ layout(push_constant) uniform Push {
   uint c_row, c_col, stride_c;
   float alpha, beta;
   uint a_offset, c_offset;  // elements before op(A) and C
+  uint bias_row, bias_col;  // the epilogue's (epilogue.glsl)
+  float act_alpha, gate_alpha;
 } p;
+
+#include "epilogue.glsl"
 
 void main() {
   const uint lanes = gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
@@ -89,7 +94,8 @@ void main() {
         if (col + e >= p.n) break;
         const uint at = base_c + row * p.c_row + (col + e) * p.c_col;
         // beta == 0 never reads C: it may hold NaN from an earlier use of the memory.
-        c[at] = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * c[at];
+        const float v = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * c[at];
+        c[at] = epilogue(v, row, col + e, at);
       }
     }
   }

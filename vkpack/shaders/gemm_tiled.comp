@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // gemm_tiled: C = alpha * op(A) * op(B) + beta * C, strided-batched, f32 with f32
 // accumulation; the path for GPUs.
 //
@@ -26,7 +27,11 @@ layout(push_constant) uniform Push {
   uint lda, ldb, ldc;
   uint stride_a, stride_b, stride_c;
   float alpha, beta;
+  uint bias_row, bias_col;  // the epilogue's (epilogue.glsl)
+  float act_alpha, gate_alpha;
 } p;
+
+#include "epilogue.glsl"
 
 shared float tile_a[kTileK][kTileM];
 shared float tile_b[kTileK][kTileN];
@@ -81,7 +86,8 @@ void main() {
       const uint col = col0 + tn + j;
       if (col >= p.n) break;
       const uint at = base_c + row * p.ldc + col;
-      c[at] = p.beta == 0.0 ? p.alpha * acc[i][j] : p.alpha * acc[i][j] + p.beta * c[at];
+      const float v = p.beta == 0.0 ? p.alpha * acc[i][j] : p.alpha * acc[i][j] + p.beta * c[at];
+      c[at] = epilogue(v, row, col, at);
     }
   }
 }

@@ -48,6 +48,37 @@ std::uint64_t extent(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, s
   return std::uint64_t{batch - 1} * stride + std::uint64_t{rows - 1} * ld + cols;
 }
 
+// The epilogue's specialization (shaders/epilogue.glsl) and its two bindings (bias,
+// then residual or gate), `dummy` standing in for those it does not use.
+void add_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& e) {
+  constants.push_back({20, e.bias.size > 0 ? 1u : 0u});
+  constants.push_back({21, e.residual.size > 0 ? 1u : 0u});
+  constants.push_back({22, e.activation ? 1 + static_cast<std::uint32_t>(*e.activation) : 0u});
+  constants.push_back({23, e.gate_fn ? 1 + static_cast<std::uint32_t>(*e.gate_fn) : 0u});
+}
+
+BufferSlice bias_binding(const GemmEpilogue& e, const BufferSlice& dummy) { return e.bias.size > 0 ? e.bias : dummy; }
+BufferSlice extra_binding(const GemmEpilogue& e, const BufferSlice& dummy) {
+  return e.residual.size > 0 ? e.residual : e.gate.size > 0 ? e.gate : dummy;
+}
+
+void check_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c_extent) {
+  if (e.bias.size > 0) require_elements(e.bias, n, "gemm", "the epilogue's bias");
+  if (e.residual.size > 0) require_elements(e.residual, c_extent, "gemm", "the epilogue's residual");
+  if (e.gate.size > 0) require_elements(e.gate, c_extent, "gemm", "the epilogue's gate");
+  if (e.residual.size > 0 && (e.gate.size > 0 || e.gate_fn))
+    throw Error(ErrorCode::invalid_argument, "gemm: an epilogue takes a residual or a gate, not both");
+  if (e.gate_fn.has_value() != (e.gate.size > 0))
+    throw Error(ErrorCode::invalid_argument, "gemm: an epilogue's gate needs both its tensor and its function");
+  if (e.activation && *e.activation != UnaryOp::relu && *e.activation != UnaryOp::sigmoid &&
+      *e.activation != UnaryOp::tanh && *e.activation != UnaryOp::leaky_relu && *e.activation != UnaryOp::elu)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: the epilogue does not apply {}", to_string(*e.activation)));
+  if (e.gate_fn && *e.gate_fn != BinaryOp::relu_grad && *e.gate_fn != BinaryOp::sigmoid_grad &&
+      *e.gate_fn != BinaryOp::tanh_grad && *e.gate_fn != BinaryOp::leaky_relu_grad && *e.gate_fn != BinaryOp::elu_grad)
+    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: the epilogue does not gate by {}", to_string(*e.gate_fn)));
+}
+
 // Relative cost of a blocking, per multiply-add it performs (padding included): each
 // step of k loads `rows` scalars of X and 4 * cols vec4s of Y for rows * cols * 4 vec4
 // multiply-adds, so narrow blocks spend more on loads. Fitted to vkpack_bench_kernels on
@@ -132,7 +163,7 @@ PanelGemm panel_gemm_of(const GemmArgs& args, const Layout& l, bool transposed) 
 }
 
 void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
-              const BufferSlice& c, const BufferSlice& workspace) {
+              const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue) {
   const bool transposed = transposes(args, l);
   const PanelGemm g = panel_gemm_of(args, l, transposed);
   const GemmPanels panels = gemm_panels(g);
@@ -144,19 +175,24 @@ void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const
     pack(recording, panels, b, packed, args.n, args.k, args.trans_b ? l.ldb : 1, args.trans_b ? 1 : l.ldb, l.stride_b);
   else  // Y = op(A)^T
     pack(recording, panels, a, packed, args.m, args.k, args.trans_a ? 1 : l.lda, args.trans_a ? l.lda : 1, l.stride_a);
-  gemm_packed(recording, g, panels, transposed ? b : a, packed, c);
+  PanelGemm run = g;
+  run.bias_row = transposed ? 1 : 0;  // the bias runs along C's columns: the run's rows when transposed
+  run.bias_col = transposed ? 0 : 1;
+  gemm_packed(recording, run, panels, transposed ? b : a, packed, c, epilogue);
 }
 
 void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
-              const BufferSlice& c) {
-  const GemmTiledPush push{args.m,     args.n,     args.k,     l.lda,      l.ldb,     l.ldc,
-                           l.stride_a, l.stride_b, l.stride_c, args.alpha, args.beta};
+              const BufferSlice& c, const GemmEpilogue& epilogue) {
+  const GemmTiledPush push{args.m,     args.n,    args.k, l.lda, l.ldb, l.ldc, l.stride_a, l.stride_b, l.stride_c,
+                           args.alpha, args.beta, 0,      1,     epilogue.activation_alpha, epilogue.gate_alpha};
   const std::uint32_t threads = (kTileM / kMicroM) * (kTileN / kMicroN);
   Device& device = recording.device();
-  const Kernel& kernel =
-      device.kernel(shaders::gemm_tiled, {{0, threads}, {1, kTileM}, {2, kTileN}, {3, kTileK}, {4, kMicroM},
-                                          {5, kMicroN}, {6, args.trans_a}, {7, args.trans_b}});
-  recording.dispatch(kernel, {a, b, c}, push, {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
+  std::vector<SpecConstant> constants = {{0, threads},  {1, kTileM},  {2, kTileN},       {3, kTileK},
+                                         {4, kMicroM},  {5, kMicroN}, {6, args.trans_a}, {7, args.trans_b}};
+  add_epilogue_constants(constants, epilogue);
+  const Kernel& kernel = device.kernel(shaders::gemm_tiled, std::move(constants));
+  recording.dispatch(kernel, {a, b, c, bias_binding(epilogue, a), extra_binding(epilogue, a)}, push,
+                     {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
 }
 
 }  // namespace
@@ -188,7 +224,7 @@ GemmPanels gemm_panels(const PanelGemm& g) {
 }
 
 void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const BufferSlice& x,
-                 const BufferSlice& packed_y, const BufferSlice& c) {
+                 const BufferSlice& packed_y, const BufferSlice& c, const GemmEpilogue& epilogue) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   GemmRegblockPush push{};
   push.m = g.m;
@@ -205,9 +241,15 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   push.beta = g.beta;
   push.a_offset = g.x_offset;
   push.c_offset = g.c_offset;
+  push.bias_row = g.bias_row;
+  push.bias_col = g.bias_col;
+  push.act_alpha = epilogue.activation_alpha;
+  push.gate_alpha = epilogue.gate_alpha;
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::gemm_regblock, {{0, kLanes}, {1, panels.rows}, {2, panels.cols}});
-  recording.dispatch(kernel, {x, packed_y, c}, push,
+  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}};
+  add_epilogue_constants(constants, epilogue);
+  const Kernel& kernel = device.kernel(shaders::gemm_regblock, std::move(constants));
+  recording.dispatch(kernel, {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)}, push,
                      {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
 }
 
@@ -222,7 +264,7 @@ bool gemm_cpu_transposes(const GemmArgs& args) {
 }
 
 void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b,
-          const BufferSlice& c, const BufferSlice& workspace) {
+          const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue) {
   const Layout l = layout_of(args);
   if (args.m == 0 || args.n == 0 || args.batch == 0) return;
   const std::uint32_t a_rows = args.trans_a ? args.k : args.m, a_cols = args.trans_a ? args.m : args.k;
@@ -230,10 +272,11 @@ void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, cons
   require_elements(a, extent(a_rows, a_cols, l.lda, args.batch, l.stride_a), "gemm", "A");
   require_elements(b, extent(b_rows, b_cols, l.ldb, args.batch, l.stride_b), "gemm", "B");
   require_elements(c, extent(args.m, args.n, l.ldc, args.batch, l.stride_c), "gemm", "C");
+  check_epilogue(epilogue, args.n, extent(args.m, args.n, l.ldc, args.batch, l.stride_c));
   if (resolve(args.choice, recording.device()) == DeviceKind::cpu)
-    gemm_cpu(recording, args, l, a, b, c, workspace);
+    gemm_cpu(recording, args, l, a, b, c, workspace, epilogue);
   else
-    gemm_gpu(recording, args, l, a, b, c);
+    gemm_gpu(recording, args, l, a, b, c, epilogue);
 }
 
 }  // namespace vkp::vk

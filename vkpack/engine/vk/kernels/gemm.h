@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "vkpack/engine/vk/kernels/elementwise.h"
 #include "vkpack/engine/vk/kernels/launch.h"
 
 namespace vkp::vk {
@@ -22,8 +23,10 @@ struct GemmTiledPush {
   std::uint32_t lda, ldb, ldc;
   std::uint32_t stride_a, stride_b, stride_c;
   float alpha, beta;
+  std::uint32_t bias_row, bias_col;  // the epilogue's (shaders/epilogue.glsl)
+  float act_alpha, gate_alpha;
 };
-static_assert(sizeof(GemmTiledPush) == 44);
+static_assert(sizeof(GemmTiledPush) == 60);
 static_assert(offsetof(GemmTiledPush, lda) == 12 && offsetof(GemmTiledPush, stride_a) == 24 &&
               offsetof(GemmTiledPush, alpha) == 36);
 
@@ -46,10 +49,27 @@ struct GemmRegblockPush {
   std::uint32_t c_row, c_col, stride_c;
   float alpha, beta;
   std::uint32_t a_offset, c_offset;
+  std::uint32_t bias_row, bias_col;  // the epilogue's (shaders/epilogue.glsl)
+  float act_alpha, gate_alpha;
 };
-static_assert(sizeof(GemmRegblockPush) == 56 && offsetof(GemmRegblockPush, a_row) == 12 &&
+static_assert(sizeof(GemmRegblockPush) == 72 && offsetof(GemmRegblockPush, a_row) == 12 &&
               offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 40 &&
-              offsetof(GemmRegblockPush, c_offset) == 52);
+              offsetof(GemmRegblockPush, c_offset) == 52 && offsetof(GemmRegblockPush, bias_row) == 56);
+
+// What gemm() does to each element v = alpha * (op(A) op(B))[r][c] + beta * C[r][c]
+// before storing it, so that a layer costs one dispatch (shaders/epilogue.glsl), in
+// this order: + bias[c]; + residual[r][c]; activation(v); or, for a backward pass,
+// v * activation'(gate[r][c]) through the activation's gradient function (gate_fn,
+// which reads the activation's input or output as vk::BinaryOp names it). bias holds
+// n floats; residual and gate are laid out as C. At most one of residual and gate.
+struct GemmEpilogue {
+  BufferSlice bias, residual, gate;  // empty: none
+  std::optional<UnaryOp> activation;  // relu, sigmoid, tanh, leaky_relu or elu
+  float activation_alpha = 0.0f;      // leaky_relu's slope, elu's alpha
+  std::optional<BinaryOp> gate_fn;    // relu_grad, sigmoid_grad, tanh_grad, leaky_relu_grad, elu_grad
+  float gate_alpha = 0.0f;
+  bool empty() const { return bias.size == 0 && residual.size == 0 && !activation && !gate_fn; }
+};
 
 struct GemmArgs {
   std::uint32_t m = 0, n = 0, k = 0;   // op(A) is m x k, op(B) is k x n, C is m x n
@@ -78,6 +98,7 @@ struct PanelGemm {
   std::uint32_t m = 0, n = 0, k = 0, batch = 1;
   std::uint32_t x_row = 0, x_k = 0, x_batch = 0, x_offset = 0;
   std::uint32_t c_row = 0, c_col = 1, c_batch = 0, c_offset = 0;
+  std::uint32_t bias_row = 0, bias_col = 1;  // the epilogue's bias index: row * bias_row + col * bias_col
   bool shared_y = false;  // one packed Y for every batch
   float alpha = 1.0f, beta = 0.0f;
 };
@@ -95,7 +116,7 @@ GemmPanels gemm_panels(const PanelGemm& g);
 // panel_count, batches).
 std::uint32_t gemm_pack_chunk(const GemmPanels& panels, std::uint32_t panel_count);
 void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const BufferSlice& x,
-                 const BufferSlice& packed_y, const BufferSlice& c);
+                 const BufferSlice& packed_y, const BufferSlice& c, const GemmEpilogue& epilogue = {});
 
 // Whether the CPU path runs this product as C^T = op(B)^T op(A)^T (when C is narrow),
 // for benchmarks to report and tests to cover both orientations.
@@ -105,6 +126,6 @@ bool gemm_cpu_transposes(const GemmArgs& args);
 // gemm_workspace_bytes() bytes. Throws Error(invalid_argument) when a slice is too
 // small for the shapes and strides, or a row stride is shorter than its row.
 void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b,
-          const BufferSlice& c, const BufferSlice& workspace);
+          const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue = {});
 
 }  // namespace vkp::vk
