@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/fusion.h"
 #include "vkpack/engine/graph/lower.h"
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/vk/device.h"
@@ -17,14 +18,6 @@ namespace vkp::graph {
 namespace {
 
 bool is_effect(const Graph& graph, int id) { return op_def(graph.node(id).op).side_effect; }
-
-// The variable inputs an effect writes: assign writes input 0; an optimizer update its
-// variable (0) and its slots (2, 3).
-std::vector<int> written_variables(const Node& node) {
-  std::vector<int> out{node.inputs[0]};
-  for (std::size_t i = 2; i < node.inputs.size(); ++i) out.push_back(node.inputs[i]);
-  return out;
-}
 
 // Execution order: what the fetches and targets need, in creation order (topological),
 // then each effect placed as early as it may run: after its inputs, and after every
@@ -175,7 +168,8 @@ SegmentPlan plan_segments(const Graph& graph, const std::vector<int>& schedule, 
 }  // namespace
 
 // compile()'s stages, in order; each reads what the earlier ones left here:
-//   schedule        execution order and concrete types from the feeds
+//   schedule        execution order and concrete types from the feeds; epilogue
+//                   fusions (fusion.h) unless CompileOptions::fuse is off
 //   plan_storage    which node owns each tensor's storage, lifetimes of planned tensors
 //                   and workspaces, the memory plan; binding ranges checked
 //   allocate        the activation arena, constants and new variables (one transfer),
@@ -225,6 +219,22 @@ class ProgramBuilder {
   void schedule() {
     p_->schedule_ = schedule_nodes(graph_, fetches_, targets_);
     types_ = concrete_types(graph_, p_->schedule_, feeds_);
+    absorbed_.assign(at(graph_.size()), 0);
+    if (!options_.fuse) return;
+    fusions_ = plan_fusions(graph_, p_->schedule_, types_, fetches_);
+    for (const auto& [tail, f] : fusions_) {
+      for (int id : f.absorbed) absorbed_[at(id)] = 1;
+      // The fused dispatch runs at this node's step and computes `tail`.
+      const int at_node = f.at_matmul ? f.matmul : tail;
+      runs_fused_[at_node] = tail;
+      if (f.at_matmul) absorbed_[at(tail)] = 1;  // its step passes; its storage was planned earlier
+    }
+  }
+
+  // The inputs a node's dispatch reads: a fused chain's last node reads the chain's.
+  std::vector<int> inputs_of(int id) const {
+    if (const auto it = fusions_.find(id); it != fusions_.end()) return it->second.inputs(graph_);
+    return graph_.node(id).inputs;
   }
 
   // Views share their input's storage; planned tensors and scratch get lifetimes.
@@ -234,7 +244,9 @@ class ProgramBuilder {
     owner_.assign(at(graph_.size()), -1);
     workspace_bytes_.assign(at(graph_.size()), 0);
     for (int step = 0; step < steps; ++step) {
-      const int id = schedule[at(step)];
+      int id = schedule[at(step)];
+      if (const auto it = runs_fused_.find(id); it != runs_fused_.end()) id = it->second;  // the chain's output
+      else if (absorbed_[at(id)]) continue;  // computed by its chain's fused dispatch, never stored
       const Node& node = graph_.node(id);
       const OpDef& def = op_def(node.op);
       owner_[at(id)] = def.view ? owner_[at(node.inputs[0])] : id;
@@ -245,17 +257,22 @@ class ProgramBuilder {
         tensor_at_[id] = lifetimes_.size();
         lifetimes_.push_back({step, step, bytes_of(type_of(id))});
       }
-      if (def.workspace) {
+      // A fused chain's workspace is its matmul's.
+      const auto fused = fusions_.find(id);
+      const int worker_id = fused != fusions_.end() ? fused->second.matmul : id;
+      const Node& worker = graph_.node(worker_id);
+      const OpDef& worker_def = op_def(worker.op);
+      if (worker_def.workspace) {
         std::vector<TensorType> in;
-        for (int input : node.inputs) in.push_back(type_of(input));
-        const std::uint64_t bytes = def.workspace(node, in, type_of(id), device_);
+        for (int input : worker.inputs) in.push_back(type_of(input));
+        const std::uint64_t bytes = worker_def.workspace(worker, in, type_of(worker_id), device_);
         if (bytes > 0) {
           workspace_bytes_[at(id)] = bytes;
           workspace_at_[id] = lifetimes_.size();
           lifetimes_.push_back({step, step, bytes});
         }
       }
-      for (int input : node.inputs)
+      for (int input : inputs_of(id))
         if (const auto it = tensor_at_.find(owner_[at(input)]); it != tensor_at_.end())
           lifetimes_[it->second].last = std::max(lifetimes_[it->second].last, step);
     }
@@ -401,6 +418,11 @@ class ProgramBuilder {
   }
 
   void lower_node(int id, int variant, vk::Recording& rec) {
+    if (const auto it = runs_fused_.find(id); it != runs_fused_.end()) {
+      lower_fused(it->second, fusions_.at(it->second), variant, rec);
+      return;
+    }
+    if (absorbed_[at(id)]) return;
     const Node& node = graph_.node(id);
     const OpDef& def = op_def(node.op);
     if (def.lower == nullptr) return;
@@ -421,6 +443,34 @@ class ProgramBuilder {
       throw Error(e.code(), node.name + ": " + e.what());
     }
     if (node.op == OpKind::apply_optimizer) p_->updates_variables_ = true;
+  }
+
+  // The chain ending at `tail` as its matmul with an epilogue, into tail's storage.
+  void lower_fused(int tail, const Fusion& f, int variant, vk::Recording& rec) {
+    const Node& node = graph_.node(f.matmul);
+    std::vector<TensorType> in_types;
+    std::vector<vk::BufferSlice> in;
+    for (int input : node.inputs) {
+      in_types.push_back(type_of(input));
+      in.push_back(slice_of(input, variant));
+    }
+    const auto ws = workspace_at_.find(tail);
+    const vk::BufferSlice workspace =
+        ws != workspace_at_.end() ? base_.sub(p_->plan_.offsets[ws->second], workspace_bytes_[at(tail)]) : vk::BufferSlice{};
+    LowerContext ctx{rec, graph_, node, in_types, type_of(f.matmul), in, slice_of(tail, variant), workspace, scalars_};
+    vk::GemmEpilogue epilogue;
+    if (f.bias >= 0) epilogue.bias = slice_of(f.bias, variant);
+    if (f.residual >= 0) epilogue.residual = slice_of(f.residual, variant);
+    if (f.gate >= 0) epilogue.gate = slice_of(f.gate, variant);
+    epilogue.activation = f.activation;
+    epilogue.activation_alpha = f.activation_alpha;
+    epilogue.gate_fn = f.gate_fn;
+    epilogue.gate_alpha = f.gate_alpha;
+    try {
+      lower_matmul_with_epilogue(ctx, epilogue);
+    } catch (const Error& e) {
+      throw Error(e.code(), graph_.node(tail).name + " (fused with " + node.name + "): " + e.what());
+    }
   }
 
   void record(int variant) {
@@ -468,6 +518,9 @@ class ProgramBuilder {
   std::unique_ptr<Program> p_;
 
   std::vector<TensorType> types_;                      // by node id, concrete
+  std::map<int, Fusion> fusions_;                      // by the id of each chain's last node
+  std::vector<char> absorbed_;                         // by node id: lowered within a fusion
+  std::map<int, int> runs_fused_;                      // node whose step runs a fusion -> its last node
   std::vector<int> owner_;                             // node whose storage each node uses
   std::map<int, std::size_t> tensor_at_, workspace_at_;  // node -> index in lifetimes_
   std::vector<Lifetime> lifetimes_;

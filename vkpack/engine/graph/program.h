@@ -42,6 +42,8 @@ struct CompileOptions {
   // (StagingInput).
   int variants = 1;
   FetchSegments segments;
+  // A matmul and the elementwise ops only it feeds as one dispatch (fusion.h).
+  bool fuse = true;
 };
 
 class Program {

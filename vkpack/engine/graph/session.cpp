@@ -47,7 +47,8 @@ Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& fe
   if (fresh) {
     try {
       it->second.program = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
-                                   {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments});
+                                   {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments,
+                                    options_.fuse});
     } catch (...) {
       programs_.erase(it);
       throw;

@@ -32,6 +32,7 @@ using Feeds = std::vector<std::pair<Tensor, Array>>;
 struct SessionOptions {
   bool timestamps = false;  // compile programs with per-kernel timing
   std::size_t cached_programs = 32;  // run()'s own programs kept at most (at least 1)
+  bool fuse = true;  // CompileOptions::fuse: matmuls absorb their bias, residual, activation
 };
 
 class Session {

@@ -28,8 +28,10 @@ std::vector<Tensor> grad_unary(const Node& node, std::span<const Tensor> in, Ten
   const UnaryAttrs& a = std::get<UnaryAttrs>(node.attrs);
   const Tensor x = in[0];
   switch (a.fn) {
-    case UnaryOp::relu: return {binary_node(BinaryOp::relu_grad, x, dy)};
-    case UnaryOp::leaky_relu: return {binary_node(BinaryOp::leaky_relu_grad, x, dy, a.alpha)};
+    // relu and leaky relu (slope >= 0) read their output: y > 0 exactly where x > 0, and
+    // then x itself dies at the activation, which lets a matmul absorb it (fusion.h).
+    case UnaryOp::relu: return {binary_node(BinaryOp::relu_grad, y, dy)};
+    case UnaryOp::leaky_relu: return {binary_node(BinaryOp::leaky_relu_grad, a.alpha >= 0 ? y : x, dy, a.alpha)};
     case UnaryOp::elu: return {binary_node(BinaryOp::elu_grad, x, dy, a.alpha)};
     case UnaryOp::sigmoid: return {binary_node(BinaryOp::sigmoid_grad, y, dy)};
     case UnaryOp::tanh: return {binary_node(BinaryOp::tanh_grad, y, dy)};

@@ -1,5 +1,6 @@
 // matmul: [batch.., M, K] x [batch.., K, N] -> [batch.., M, N], either operand transposed;
 // an operand of rank 2 is shared by every batch. Kernel: vk::gemm.
+#include "vkpack/engine/graph/fusion.h"
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/ops/op_util.h"
@@ -88,10 +89,7 @@ std::size_t workspace_matmul(const Node& node, std::span<const TensorType> in, c
   return vk::gemm_workspace_bytes(gemm_args(std::get<MatmulAttrs>(node.attrs), in[0], in[1], out), device);
 }
 
-void lower_matmul(LowerContext& ctx) {
-  const vk::GemmArgs args = gemm_args(ctx.attrs<MatmulAttrs>(), ctx.in_types[0], ctx.in_types[1], ctx.out_type);
-  vk::gemm(ctx.recording, args, ctx.in[0], ctx.in[1], ctx.out, ctx.workspace);
-}
+void lower_matmul(LowerContext& ctx) { lower_matmul_with_epilogue(ctx, {}); }
 
 RefTensor reference_matmul(const Node& node, std::span<const RefTensor* const> in, RefState&) {
   const MatmulAttrs& t = std::get<MatmulAttrs>(node.attrs);
@@ -121,6 +119,11 @@ RefTensor reference_matmul(const Node& node, std::span<const RefTensor* const> i
 }
 
 }  // namespace
+
+void lower_matmul_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
+  const vk::GemmArgs args = gemm_args(ctx.attrs<MatmulAttrs>(), ctx.in_types[0], ctx.in_types[1], ctx.out_type);
+  vk::gemm(ctx.recording, args, ctx.in[0], ctx.in[1], ctx.out, ctx.workspace, epilogue);
+}
 
 extern const OpDef matmul_op{OpKind::matmul, "matmul", infer_matmul, grad_matmul, lower_matmul, workspace_matmul, reference_matmul};
 

@@ -1,0 +1,129 @@
+// Epilogue fusion (fusion.h): programs compiled with CompileOptions::fuse compute what
+// the same graph computes op by op (every fused kernel against the unfused reference),
+// in fewer dispatches, and leave alone what they must not absorb.
+//
+// Tolerance: the fused GEMM adds the bias and applies the activation in the same float
+// operations as the separate kernels, but the compiler may contract a multiply and an
+// add into one fma in either; 1e-6 relative (2^-20) covers a few such roundings, far
+// below any difference a wrong epilogue makes (test_checker proves compare() rejects
+// one element off by more than its tolerance).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "checker.h"
+#include "vk_test_env.h"
+#include "vkpack/core/rng.h"
+#include "vkpack/engine/graph/layers.h"
+#include "vkpack/engine/graph/ops.h"
+#include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/session.h"
+
+namespace vkp::test {
+namespace {
+
+using namespace vkp::graph;
+
+Array random_array(Shape shape, std::uint64_t seed) {
+  Array a(DType::f32, std::move(shape));
+  Rng rng(seed);
+  for (float& v : a.data<float>()) v = rng.uniform(-1.0f, 1.0f);
+  return a;
+}
+
+std::vector<double> tolerances(const Array& want) {
+  std::vector<double> t;
+  for (float v : want.data<float>()) t.push_back(std::ldexp(std::max(1.0, double(std::abs(v))), -20));
+  return t;
+}
+
+void expect_close(const Array& got, const Array& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const auto w = want.data<float>();
+  EXPECT_EQ(compare(got.data<float>(), std::vector<double>(w.begin(), w.end()), tolerances(want)), "") << what;
+}
+
+// One program of `graph` in each mode: the outputs of `runs` runs and the dispatches.
+struct Both {
+  std::vector<std::vector<Array>> fused, unfused;
+  std::size_t fused_dispatches = 0, unfused_dispatches = 0;
+};
+
+Both run_both(Graph& g, const std::vector<FeedSpec>& specs, const std::vector<Array>& feeds,
+              const std::vector<Tensor>& fetches, const std::vector<Tensor>& targets, int runs) {
+  Both both;
+  for (bool fuse : {true, false}) {
+    Session session(g, device(), {.fuse = fuse});
+    Program& p = session.program(specs, fetches, targets);
+    (fuse ? both.fused_dispatches : both.unfused_dispatches) = p.dispatch_count();
+    auto& outputs = fuse ? both.fused : both.unfused;
+    for (int i = 0; i < runs; ++i) {
+      std::vector<Array> out;
+      session.run_program(p, feeds, out);
+      outputs.push_back(std::move(out));
+    }
+  }
+  return both;
+}
+
+TEST(Fusion, AFullyConnectedLayerWithEachActivationIsOneGemmForward) {
+  const std::pair<std::string, Activation> activations[] = {
+      {"relu", [](Tensor t) { return relu(t); }},
+      {"sigmoid", [](Tensor t) { return sigmoid(t); }},
+      {"tanh", [](Tensor t) { return graph::tanh(t); }},
+      {"leaky_relu", [](Tensor t) { return leaky_relu(t, 0.1f); }},
+      {"elu", [](Tensor t) { return elu(t, 0.7f); }},
+  };
+  for (const auto& [name, act] : activations) {
+    Graph g(7);
+    const Tensor x = placeholder(g, "x", f32({37, 23}));
+    const Tensor y = FullyConnected("fc", x, 19, {.activation = act, .bias_initializer = uniform(-1.0f, 1.0f)});
+    const Both both = run_both(g, {{x, f32({37, 23})}}, {random_array(Shape{37, 23}, 1)}, {y}, {}, 1);
+    expect_close(both.fused[0][0], both.unfused[0][0], name);
+    // The bias add and the activation are the GEMM's epilogue.
+    EXPECT_EQ(both.fused_dispatches + 2, both.unfused_dispatches) << name;
+  }
+}
+
+// An MLP with a residual connection trained for three steps: the losses and every
+// variable after them agree, and the fused step runs fewer dispatches (forward: bias,
+// residual and activation; backward: the activations' gradients gate the GEMMs that
+// compute dy).
+TEST(Fusion, ATrainingStepMatchesTheUnfusedOne) {
+  Graph g(11);
+  const Tensor x = placeholder(g, "x", f32({64, 30}));
+  const Tensor labels = placeholder(g, "labels", i32({64}));
+  const Tensor h1 = FullyConnected("fc1", x, 24, {.activation = [](Tensor t) { return relu(t); }});
+  const Tensor h2 = FullyConnected("fc2", h1, 24);
+  const Tensor h3 = graph::tanh(h2 + h1);  // residual
+  const Tensor logits = FullyConnected("fc3", h3, 10);
+  const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(logits, labels));
+  const std::vector<Tensor> train = sgd(g, 0.1f).minimize(loss);
+  Array label_values(DType::i32, Shape{64});
+  for (std::int64_t i = 0; i < 64; ++i) label_values.data<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % 10);
+  std::vector<Tensor> fetches = {loss};
+  for (const char* v : {"fc1/W", "fc1/b", "fc2/W", "fc2/b", "fc3/W", "fc3/b"}) fetches.push_back(g.find(v));
+  const Both both = run_both(g, {{x, f32({64, 30})}, {labels, i32({64})}}, {random_array(Shape{64, 30}, 3), label_values},
+                             fetches, train, 3);
+  for (std::size_t step = 0; step < 3; ++step)
+    for (std::size_t i = 0; i < fetches.size(); ++i)
+      expect_close(both.fused[step][i], both.unfused[step][i], "step " + std::to_string(step) + " " + fetches[i].name());
+  EXPECT_LT(both.fused_dispatches + 6, both.unfused_dispatches)
+      << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
+}
+
+// A fetched pre-activation must be stored: nothing is absorbed, and both values come out.
+TEST(Fusion, AFetchedIntermediateIsNotAbsorbed) {
+  Graph g(5);
+  const Tensor x = placeholder(g, "x", f32({9, 6}));
+  const Tensor w = constant(g, random_array(Shape{6, 4}, 2), "w");
+  const Tensor z = matmul(x, w);
+  const Tensor y = relu(z);
+  const Both both = run_both(g, {{x, f32({9, 6})}}, {random_array(Shape{9, 6}, 4)}, {z, y}, {}, 1);
+  EXPECT_EQ(both.fused_dispatches, both.unfused_dispatches);
+  expect_close(both.fused[0][0], both.unfused[0][0], "z");
+  expect_close(both.fused[0][1], both.unfused[0][1], "y");
+}
+
+}  // namespace
+}  // namespace vkp::test

@@ -1,0 +1,58 @@
+// Epilogue fusion, a stage of compile(): a matmul and the elementwise ops that consume
+// it alone (a bias add, a residual add, an activation; or, backward, an activation's
+// gradient gating it) become one GEMM dispatch whose epilogue does the elementwise
+// work (vk::GemmEpilogue), and the intermediate tensors are never stored.
+//
+//   matmul -> [add bias [n]] -> [add residual (same shape)] -> [relu | sigmoid | tanh |
+//             leaky_relu | elu]
+//   matmul -> relu_grad | sigmoid_grad | tanh_grad | leaky_relu_grad | elu_grad (as dy)
+//
+// A node is absorbed only when its one consumer is the next node of the chain (views
+// of the same type are looked through) and no fetch reads it. The fused dispatch runs
+// where every operand still holds what the separate ops would have read: at the
+// chain's last node, or at the matmul when a side effect scheduled between them (an
+// assign, an optimizer update) writes an operand of the matmul; a chain whose operands
+// such an effect writes on both sides is not fused. The graph itself is unchanged:
+// references, gradients and CompileOptions::fuse = false see the ops one by one.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "vkpack/engine/graph/graph.h"
+#include "vkpack/engine/graph/lower.h"
+#include "vkpack/engine/vk/kernels/gemm.h"
+
+namespace vkp::graph {
+
+struct Fusion {
+  int matmul = -1;                      // the GEMM
+  int bias = -1, residual = -1;         // input nodes of the epilogue (-1: none)
+  std::optional<vk::UnaryOp> activation;
+  float activation_alpha = 0.0f;
+  int gate = -1;                        // the gradient function's first operand
+  std::optional<vk::BinaryOp> gate_fn;
+  float gate_alpha = 0.0f;
+  std::vector<int> absorbed;            // the chain's nodes before its last, not lowered
+  // Where the fused dispatch runs: at the chain's last node, or at the matmul when a
+  // side effect between them writes one of the matmul's operands (an optimizer update
+  // right after the last read of a weight, the usual case backward).
+  bool at_matmul = false;
+  // What the fused dispatch reads: the matmul's inputs, then bias, residual, gate.
+  std::vector<int> inputs(const Graph& graph) const;
+};
+
+// The variables a side-effect node writes: assign writes input 0; an optimizer update
+// its variable (0) and its slots (2, 3).
+std::vector<int> written_variables(const Node& node);
+
+// Fusions by the id of each chain's last node (which the fused dispatch computes).
+std::map<int, Fusion> plan_fusions(const Graph& graph, const std::vector<int>& schedule,
+                                   const std::vector<TensorType>& types, const std::vector<Tensor>& fetches);
+
+// Lowers the matmul of `ctx` (its node, inputs and workspace; ctx.out is the chain's
+// output) with the epilogue (ops/matmul_ops.cpp).
+void lower_matmul_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue);
+
+}  // namespace vkp::graph
