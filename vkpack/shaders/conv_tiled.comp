@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // conv_tiled: implicit-GEMM convolution on GPUs, gemm_tiled's tiling with the patch
 // operand read through the convolution's index map (no im2col matrix in memory).
 //
@@ -8,7 +9,7 @@
 //                                             dx = P'(dy) . w' with the adjoint's map)
 //   kPixelsAlongK true:  A[r][k] = P[k][r]  (filter gradient: dw = P^T . dy)
 // B[k][col] at b[z * stride_b + k * ldb + col] and C[r][col] at c[z * stride_c + r * ldc
-// + col], written (not accumulated). Each workgroup computes a kTileM x kTileN tile of
+// + col], written (not accumulated) through the GEMM epilogue (epilogue.glsl). Each workgroup computes a kTileM x kTileN tile of
 // C, staging A and B tiles in shared memory; consecutive invocations load consecutive
 // channels of A (a pixel's channels are contiguous in NHWC). Launch: (ceil(n / kTileN),
 // ceil(m / kTileM), groups); workgroup (kTileM / kMicroM) * (kTileN / kMicroN). Push
@@ -35,7 +36,11 @@ layout(push_constant) uniform Push {
   uint m, cols, k;          // of the GEMM: C is m x cols, A m x k
   uint ldb, ldc;
   uint stride_b, stride_c;
+  uint bias_row, bias_col;  // the epilogue's (epilogue.glsl)
+  float act_alpha, gate_alpha;
 } p;
+
+#include "epilogue.glsl"
 
 shared float tile_a[kTileK][kTileM];
 shared float tile_b[kTileK][kTileN];
@@ -97,7 +102,8 @@ void main() {
     for (uint j = 0; j < kMicroN; ++j) {
       const uint col = col0 + tn + j;
       if (col >= p.cols) break;
-      c[base_c + row * p.ldc + col] = acc[i][j];
+      const uint at = base_c + row * p.ldc + col;
+      c[at] = epilogue(acc[i][j], row, col, at);
     }
   }
 }

@@ -162,6 +162,53 @@ TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
 // gradient: 10880 + 5504, each cut into 16 partial sums).
 TEST_P(ImplicitConv, ChunksOfPixels) { check({4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 12); }
 
+// GEMM epilogues (shaders/epilogue.glsl) on the forward pass (bias along the output
+// channels, then relu) and on the input gradient (gated by relu's derivative at a
+// tensor laid out as dx), in the CPU path's chunks too: against the reference, then the
+// epilogue, in double.
+TEST_P(ImplicitConv, EpiloguesOnTheForwardPassAndTheInputGradient) {
+  for (const ConvCase& k : {ConvCase{2, 7, 6, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1},
+                            ConvCase{4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}}) {
+    const vk::ConvPush g = geometry_of(k);
+    const std::uint32_t cout = k.cout;
+    const std::vector<float> x = random_floats(std::size_t{g.n} * g.h * g.w * g.c, 21);
+    const std::vector<float> w = random_floats(std::size_t{g.kh} * g.kw * g.c * cout, 22);
+    const std::vector<float> dy = random_floats(std::size_t{g.n} * g.oh * g.ow * cout, 23);
+    const std::vector<float> bias = random_floats(cout, 24), gate = random_floats(x.size(), 25);
+    const Reference ref = reference(g, cout, x, w, dy);
+    const vk::BufferSlice dx_ = upload(x), dw_ = upload(w), ddy = upload(dy);
+    for (const vk::ConvProduct product : {vk::ConvProduct::forward, vk::ConvProduct::input_gradient}) {
+      const bool forward = product == vk::ConvProduct::forward;
+      SCOPED_TRACE(name_of(product));
+      vk::GemmEpilogue epilogue;
+      std::vector<double> want = forward ? ref.out : ref.dx, magnitude = forward ? ref.out_mag : ref.dx_mag;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        if (forward) {
+          want[i] = std::max(want[i] + bias[i % cout], 0.0);
+          magnitude[i] += std::abs(bias[i % cout]);
+        } else if (gate[i] <= 0) {
+          want[i] = 0.0;
+        }
+      }
+      if (forward) {
+        epilogue.bias = upload(bias);
+        epilogue.activation = vk::UnaryOp::relu;
+      } else {
+        epilogue.gate = upload(gate);
+        epilogue.gate_fn = vk::BinaryOp::relu_grad;
+      }
+      const vk::BufferSlice result = upload(std::vector<float>(want.size(), std::nanf("")));
+      const vk::BufferSlice work = arena().allocate(
+          std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, cout, product, device(), GetParam()), 16), "work");
+      vk::Recording recording(device(), {.name = "implicit conv epilogue test"});
+      vk::implicit_conv(recording, g, cout, product, forward ? dx_ : ddy, dw_, result, work, GetParam(), epilogue);
+      recording.finish();
+      recording.run();
+      EXPECT_EQ(compare(download(result, want.size()), want, tolerances(magnitude, terms(g, cout, product))), "");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Both, ImplicitConv, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
                          [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
 

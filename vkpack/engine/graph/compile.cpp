@@ -467,7 +467,7 @@ class ProgramBuilder {
     epilogue.gate_fn = f.gate_fn;
     epilogue.gate_alpha = f.gate_alpha;
     try {
-      lower_matmul_with_epilogue(ctx, epilogue);
+      op_def(node.op).lower_with_epilogue(ctx, epilogue);
     } catch (const Error& e) {
       throw Error(e.code(), graph_.node(tail).name + " (fused with " + node.name + "): " + e.what());
     }

@@ -37,7 +37,12 @@ class Planner {
   std::map<int, Fusion> plan() {
     std::map<int, Fusion> fusions;
     for (int id : schedule_) {
-      if (graph_.node(id).op != OpKind::matmul || claimed_.count(id)) continue;
+      const Node& node = graph_.node(id);
+      const OpDef& def = op_def(node.op);
+      if (def.lower_with_epilogue == nullptr || claimed_.count(id)) continue;
+      std::vector<TensorType> in;
+      for (int input : node.inputs) in.push_back(type(input));
+      if (!def.takes_epilogue(node, in)) continue;
       if (std::optional<std::pair<int, Fusion>> f = chain_from(id)) {
         for (int n : f->second.absorbed) claimed_.insert(n);
         claimed_.insert(f->first);

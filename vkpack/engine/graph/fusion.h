@@ -1,4 +1,5 @@
-// Epilogue fusion, a stage of compile(): a matmul and the elementwise ops that consume
+// Epilogue fusion, a stage of compile(): a matmul (or a convolution, or its input
+// gradient: any op with OpDef::lower_with_epilogue) and the elementwise ops that consume
 // it alone (a bias add, a residual add, an activation; or, backward, an activation's
 // gradient gating it) become one GEMM dispatch whose epilogue does the elementwise
 // work (vk::GemmEpilogue), and the intermediate tensors are never stored.
@@ -27,7 +28,7 @@
 namespace vkp::graph {
 
 struct Fusion {
-  int matmul = -1;                      // the GEMM
+  int matmul = -1;                      // the GEMM: an op with OpDef::lower_with_epilogue
   int bias = -1, residual = -1;         // input nodes of the epilogue (-1: none)
   std::optional<vk::UnaryOp> activation;
   float activation_alpha = 0.0f;
@@ -50,9 +51,5 @@ std::vector<int> written_variables(const Node& node);
 // Fusions by the id of each chain's last node (which the fused dispatch computes).
 std::map<int, Fusion> plan_fusions(const Graph& graph, const std::vector<int>& schedule,
                                    const std::vector<TensorType>& types, const std::vector<Tensor>& fetches);
-
-// Lowers the matmul of `ctx` (its node, inputs and workspace; ctx.out is the chain's
-// output) with the epilogue (ops/matmul_ops.cpp).
-void lower_matmul_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue);
 
 }  // namespace vkp::graph

@@ -12,6 +12,7 @@
 
 namespace vkp::vk {
 class Device;
+struct GemmEpilogue;
 }
 
 namespace vkp::graph {
@@ -42,6 +43,10 @@ struct OpDef {
   bool view = false;
   // The op changes a variable; it runs after everything else in a step.
   bool side_effect = false;
+  // A GEMM-like op that can finish its output with a vk::GemmEpilogue (fusion.h):
+  // whether it can for these concrete input types, and lower() with one.
+  bool (*takes_epilogue)(const Node& node, std::span<const TensorType> inputs) = nullptr;
+  void (*lower_with_epilogue)(LowerContext& ctx, const vk::GemmEpilogue& epilogue) = nullptr;
 };
 
 const OpDef& op_def(OpKind kind);

@@ -163,6 +163,21 @@ std::size_t workspace_conv2d(const Node& node, std::span<const TensorType> in, c
   return col_bytes(g) + vk::gemm_workspace_bytes(forward_gemm(g), d);
 }
 
+// One group: the epilogue's bias runs along every output channel (fusion.h).
+bool conv2d_takes_epilogue(const Node& node, std::span<const TensorType> in) {
+  return geometry_conv2d(node, in).groups == 1;
+}
+
+void lower_conv2d_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
+  const ConvGeometry g = geometry_conv2d(ctx.node, ctx.in_types);
+  if (implicit(g, ctx.recording.device(), vk::ConvProduct::forward)) {
+    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::forward, ctx.in[0], ctx.in[1], ctx.out,
+                      ctx.workspace, vk::KernelChoice::automatic, epilogue);
+    return;
+  }
+  vk::gemm(ctx.recording, forward_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g), epilogue);  // pointwise
+}
+
 void lower_conv2d(LowerContext& ctx) {
   const ConvGeometry g = geometry_conv2d(ctx.node, ctx.in_types);
   if (implicit(g, ctx.recording.device(), vk::ConvProduct::forward)) {
@@ -241,6 +256,22 @@ std::size_t workspace_backprop_input(const Node& node, std::span<const TensorTyp
   if (implicit(g, d, vk::ConvProduct::input_gradient))
     return vk::implicit_conv_workspace_bytes(conv_push(g), u(g.cout), vk::ConvProduct::input_gradient, d);
   return col_bytes(g) + vk::gemm_workspace_bytes(input_gemm(g), d);
+}
+
+// One group, and a product that writes dx itself (implicit, or pointwise), not col2im.
+bool backprop_input_takes_epilogue(const Node& node, std::span<const TensorType> in) {
+  const ConvGeometry g = geometry_backprop_input(node, in);
+  return g.groups == 1 && (g.pointwise() || vk::implicit_conv_supports(conv_push(g), vk::ConvProduct::input_gradient));
+}
+
+void lower_backprop_input_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
+  const ConvGeometry g = geometry_backprop_input(ctx.node, ctx.in_types);
+  if (g.pointwise()) {
+    vk::gemm(ctx.recording, input_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g), epilogue);
+    return;
+  }
+  vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::input_gradient, ctx.in[0], ctx.in[1],
+                    ctx.out, ctx.workspace, vk::KernelChoice::automatic, epilogue);
 }
 
 void lower_backprop_input(LowerContext& ctx) {
@@ -338,10 +369,20 @@ RefTensor reference_backprop_filter(const Node& node, std::span<const RefTensor*
 
 }  // namespace
 
-extern const OpDef conv2d_op{OpKind::conv2d, "conv2d", infer_conv2d, grad_conv2d, lower_conv2d, workspace_conv2d, reference_conv2d};
-extern const OpDef conv2d_backprop_input_op{OpKind::conv2d_backprop_input, "conv2d_backprop_input", infer_backprop_input, grad_backprop_input,
-                                            lower_backprop_input,    workspace_backprop_input,
-                                            reference_backprop_input};
+extern const OpDef conv2d_op{OpKind::conv2d,   "conv2d",         infer_conv2d,     grad_conv2d,
+                             lower_conv2d,     workspace_conv2d, reference_conv2d, false,
+                             false,            conv2d_takes_epilogue, lower_conv2d_with_epilogue};
+extern const OpDef conv2d_backprop_input_op{OpKind::conv2d_backprop_input,
+                                            "conv2d_backprop_input",
+                                            infer_backprop_input,
+                                            grad_backprop_input,
+                                            lower_backprop_input,
+                                            workspace_backprop_input,
+                                            reference_backprop_input,
+                                            false,
+                                            false,
+                                            backprop_input_takes_epilogue,
+                                            lower_backprop_input_with_epilogue};
 // Second derivatives through the filter gradient are not implemented (grad nullptr).
 extern const OpDef conv2d_backprop_filter_op{OpKind::conv2d_backprop_filter, "conv2d_backprop_filter",  infer_backprop_filter,
                                              nullptr,                   lower_backprop_filter,

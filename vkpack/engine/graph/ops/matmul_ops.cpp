@@ -1,6 +1,5 @@
 // matmul: [batch.., M, K] x [batch.., K, N] -> [batch.., M, N], either operand transposed;
 // an operand of rank 2 is shared by every batch. Kernel: vk::gemm.
-#include "vkpack/engine/graph/fusion.h"
 #include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/ops/op_util.h"
@@ -89,7 +88,14 @@ std::size_t workspace_matmul(const Node& node, std::span<const TensorType> in, c
   return vk::gemm_workspace_bytes(gemm_args(std::get<MatmulAttrs>(node.attrs), in[0], in[1], out), device);
 }
 
+void lower_matmul_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
+  const vk::GemmArgs args = gemm_args(ctx.attrs<MatmulAttrs>(), ctx.in_types[0], ctx.in_types[1], ctx.out_type);
+  vk::gemm(ctx.recording, args, ctx.in[0], ctx.in[1], ctx.out, ctx.workspace, epilogue);
+}
+
 void lower_matmul(LowerContext& ctx) { lower_matmul_with_epilogue(ctx, {}); }
+
+bool matmul_takes_epilogue(const Node&, std::span<const TensorType>) { return true; }
 
 RefTensor reference_matmul(const Node& node, std::span<const RefTensor* const> in, RefState&) {
   const MatmulAttrs& t = std::get<MatmulAttrs>(node.attrs);
@@ -120,12 +126,9 @@ RefTensor reference_matmul(const Node& node, std::span<const RefTensor* const> i
 
 }  // namespace
 
-void lower_matmul_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
-  const vk::GemmArgs args = gemm_args(ctx.attrs<MatmulAttrs>(), ctx.in_types[0], ctx.in_types[1], ctx.out_type);
-  vk::gemm(ctx.recording, args, ctx.in[0], ctx.in[1], ctx.out, ctx.workspace, epilogue);
-}
-
-extern const OpDef matmul_op{OpKind::matmul, "matmul", infer_matmul, grad_matmul, lower_matmul, workspace_matmul, reference_matmul};
+extern const OpDef matmul_op{OpKind::matmul,     "matmul",         infer_matmul,          grad_matmul,
+                             lower_matmul,       workspace_matmul, reference_matmul,      false,
+                             false,              matmul_takes_epilogue, lower_matmul_with_epilogue};
 
 Tensor matmul(Tensor a, Tensor b, bool transpose_a, bool transpose_b) {
   return a.graph().add(OpKind::matmul, {a, b}, MatmulAttrs{transpose_a, transpose_b});

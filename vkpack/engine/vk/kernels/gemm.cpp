@@ -50,19 +50,25 @@ std::uint64_t extent(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, s
 
 // The epilogue's specialization (shaders/epilogue.glsl) and its two bindings (bias,
 // then residual or gate), `dummy` standing in for those it does not use.
-void add_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& e) {
+}  // namespace
+
+void add_gemm_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& e) {
   constants.push_back({20, e.bias.size > 0 ? 1u : 0u});
   constants.push_back({21, e.residual.size > 0 ? 1u : 0u});
   constants.push_back({22, e.activation ? 1 + static_cast<std::uint32_t>(*e.activation) : 0u});
   constants.push_back({23, e.gate_fn ? 1 + static_cast<std::uint32_t>(*e.gate_fn) : 0u});
 }
 
+namespace {
+
 BufferSlice bias_binding(const GemmEpilogue& e, const BufferSlice& dummy) { return e.bias.size > 0 ? e.bias : dummy; }
 BufferSlice extra_binding(const GemmEpilogue& e, const BufferSlice& dummy) {
   return e.residual.size > 0 ? e.residual : e.gate.size > 0 ? e.gate : dummy;
 }
 
-void check_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c_extent) {
+}  // namespace
+
+void check_gemm_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c_extent) {
   if (e.bias.size > 0) require_elements(e.bias, n, "gemm", "the epilogue's bias");
   if (e.residual.size > 0) require_elements(e.residual, c_extent, "gemm", "the epilogue's residual");
   if (e.gate.size > 0) require_elements(e.gate, c_extent, "gemm", "the epilogue's gate");
@@ -78,6 +84,8 @@ void check_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c_exte
       *e.gate_fn != BinaryOp::tanh_grad && *e.gate_fn != BinaryOp::leaky_relu_grad && *e.gate_fn != BinaryOp::elu_grad)
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: the epilogue does not gate by {}", to_string(*e.gate_fn)));
 }
+
+namespace {
 
 // Relative cost of a blocking, per multiply-add it performs (padding included): each
 // step of k loads `rows` scalars of X and 4 * cols vec4s of Y for rows * cols * 4 vec4
@@ -189,7 +197,7 @@ void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const
   Device& device = recording.device();
   std::vector<SpecConstant> constants = {{0, threads},  {1, kTileM},  {2, kTileN},       {3, kTileK},
                                          {4, kMicroM},  {5, kMicroN}, {6, args.trans_a}, {7, args.trans_b}};
-  add_epilogue_constants(constants, epilogue);
+  add_gemm_epilogue_constants(constants, epilogue);
   const Kernel& kernel = device.kernel(shaders::gemm_tiled, std::move(constants));
   recording.dispatch(kernel, {a, b, c, bias_binding(epilogue, a), extra_binding(epilogue, a)}, push,
                      {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
@@ -247,7 +255,7 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   push.gate_alpha = epilogue.gate_alpha;
   Device& device = recording.device();
   std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}};
-  add_epilogue_constants(constants, epilogue);
+  add_gemm_epilogue_constants(constants, epilogue);
   const Kernel& kernel = device.kernel(shaders::gemm_regblock, std::move(constants));
   recording.dispatch(kernel, {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)}, push,
                      {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
@@ -272,7 +280,7 @@ void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, cons
   require_elements(a, extent(a_rows, a_cols, l.lda, args.batch, l.stride_a), "gemm", "A");
   require_elements(b, extent(b_rows, b_cols, l.ldb, args.batch, l.stride_b), "gemm", "B");
   require_elements(c, extent(args.m, args.n, l.ldc, args.batch, l.stride_c), "gemm", "C");
-  check_epilogue(epilogue, args.n, extent(args.m, args.n, l.ldc, args.batch, l.stride_c));
+  check_gemm_epilogue(epilogue, args.n, extent(args.m, args.n, l.ldc, args.batch, l.stride_c));
   if (resolve(args.choice, recording.device()) == DeviceKind::cpu)
     gemm_cpu(recording, args, l, a, b, c, workspace, epilogue);
   else

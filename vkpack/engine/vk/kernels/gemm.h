@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "vkpack/engine/vk/kernels/elementwise.h"
 #include "vkpack/engine/vk/kernels/launch.h"
@@ -84,6 +85,12 @@ struct GemmArgs {
   float beta = 0.0f;                   // 0: C is written without being read
   KernelChoice choice = KernelChoice::automatic;
 };
+
+// For kernels that include shaders/epilogue.glsl: its specialization constants (ids
+// 20-23), and the checks gemm() makes of an epilogue for n columns and a C of
+// `c_elements` (Error(invalid_argument) naming what is wrong).
+void add_gemm_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& epilogue);
+void check_gemm_epilogue(const GemmEpilogue& epilogue, std::uint64_t n, std::uint64_t c_elements);
 
 // Bytes of scratch memory gemm() needs (the packed operand on CPU devices, 0 on GPUs).
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device);

@@ -157,7 +157,7 @@ CpuPlan cpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, con
 
 void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSlice& image,
                        const BufferSlice& x_operand, const BufferSlice& result, const BufferSlice& workspace,
-                       std::uint64_t at) {
+                       std::uint64_t at, const GemmEpilogue& epilogue) {
   Device& device = recording.device();
   const BufferSlice packed = workspace.sub(at, plan.packed_bytes);
   const BufferSlice partials = plan.partials > 1 ? workspace.sub(at + plan.packed_bytes, plan.partial_bytes) : result;
@@ -176,7 +176,10 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
         device.kernel(shaders::conv_pack, {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}});
     recording.dispatch(kernel, {image, packed}, push, {div_up(c.panels.k_groups, push.chunk), panel_count, c.gemm.batch},
                        plan.along_k() ? "conv_pack_t" : "conv_pack");
-    gemm_packed(recording, c.gemm, c.panels, x_operand, packed, plan.along_k() ? partials : result);
+    PanelGemm gemm = c.gemm;
+    gemm.bias_row = 1;  // the run is the result transposed: its rows are channels
+    gemm.bias_col = 0;
+    gemm_packed(recording, gemm, c.panels, x_operand, packed, plan.along_k() ? partials : result, epilogue);
     first_partial += c.splits;
   }
   if (plan.partials > 1) {
@@ -191,7 +194,8 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
 // --- GPUs: conv_tiled ---
 
 void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result) {
+                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
+                       const GemmEpilogue& epilogue) {
   const ConvPackPush map = map_of(g, cout, product);
   const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
   ConvTiledPush push{};
@@ -210,13 +214,25 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
       push.ldb = g.c, push.ldc = g.c;
       break;
   }
+  push.bias_row = 0;
+  push.bias_col = 1;
+  push.act_alpha = epilogue.activation_alpha;
+  push.gate_alpha = epilogue.gate_alpha;
   constexpr std::uint32_t kTile = 64, kTileK = 16, kMicro = 4;
   Device& device = recording.device();
-  const Kernel& kernel =
-      device.kernel(shaders::conv_tiled, {{0, (kTile / kMicro) * (kTile / kMicro)}, {1, kTile}, {2, kTile}, {3, kTileK},
-                                          {4, kMicro}, {5, kMicro}, {6, product == ConvProduct::filter_gradient}});
-  recording.dispatch(kernel, {image, b, result}, push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups},
-                     "conv_tiled");
+  std::vector<SpecConstant> constants = {{0, (kTile / kMicro) * (kTile / kMicro)},
+                                         {1, kTile},
+                                         {2, kTile},
+                                         {3, kTileK},
+                                         {4, kMicro},
+                                         {5, kMicro},
+                                         {6, product == ConvProduct::filter_gradient}};
+  add_gemm_epilogue_constants(constants, epilogue);
+  const Kernel& kernel = device.kernel(shaders::conv_tiled, std::move(constants));
+  recording.dispatch(kernel,
+                     {image, b, result, epilogue.bias.size > 0 ? epilogue.bias : image,
+                      epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate.size > 0 ? epilogue.gate : image},
+                     push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups}, "conv_tiled");
 }
 
 }  // namespace
@@ -235,10 +251,12 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                    const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
-                   const BufferSlice& workspace, KernelChoice choice) {
+                   const BufferSlice& workspace, KernelChoice choice, const GemmEpilogue& epilogue) {
   const ConvPush& g = geometry;
   if (!implicit_conv_supports(g, product))
     throw Error(ErrorCode::unsupported, "implicit_conv: the input gradient needs one group and stride 1");
+  if (!epilogue.empty() && (g.groups != 1 || product == ConvProduct::filter_gradient))
+    throw Error(ErrorCode::unsupported, "implicit_conv: an epilogue needs one group and not the filter gradient");
   const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
   const std::uint64_t w_size = dw_elements(g, cout);
   const bool backward_input = product == ConvProduct::input_gradient;
@@ -247,6 +265,7 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                    product == ConvProduct::filter_gradient ? "dy" : "w");
   const std::uint64_t result_size = product == ConvProduct::forward ? dy_size : backward_input ? x_size : w_size;
   require_elements(result, result_size, "implicit_conv", "the result");
+  check_gemm_epilogue(epilogue, backward_input ? g.c : cout, result_size);
   Device& device = recording.device();
   const std::uint64_t need = implicit_conv_workspace_bytes(g, cout, product, device, choice);
   if (workspace.size < need)
@@ -260,9 +279,9 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
   }
   if (resolve(choice, device) == DeviceKind::cpu)
     implicit_conv_cpu(recording, cpu_plan(g, cout, product, device), image, x_operand, result, workspace,
-                      swapped_w_bytes(g, cout, product));
+                      swapped_w_bytes(g, cout, product), epilogue);
   else
-    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result);
+    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result, epilogue);
 }
 
 }  // namespace vkp::vk

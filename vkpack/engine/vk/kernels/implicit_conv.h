@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "vkpack/engine/vk/kernels/conv.h"
+#include "vkpack/engine/vk/kernels/gemm.h"
 #include "vkpack/engine/vk/kernels/launch.h"
 
 namespace vkp::vk {
@@ -55,8 +56,11 @@ struct ConvTiledPush {
   std::uint32_t m, cols, k;
   std::uint32_t ldb, ldc;
   std::uint32_t stride_b, stride_c;
+  std::uint32_t bias_row, bias_col;  // the epilogue's (shaders/epilogue.glsl)
+  float act_alpha, gate_alpha;
 };
-static_assert(sizeof(ConvTiledPush) == 88 && offsetof(ConvTiledPush, m) == 60);
+static_assert(sizeof(ConvTiledPush) == 104 && offsetof(ConvTiledPush, m) == 60 &&
+              offsetof(ConvTiledPush, bias_row) == 88);
 
 enum class ConvProduct { forward, filter_gradient, input_gradient };
 
@@ -68,11 +72,14 @@ bool implicit_conv_supports(const ConvPush& geometry, ConvProduct product);
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                                             const Device& device, KernelChoice choice = KernelChoice::automatic);
 
-// Records the product; the result (out, dw or dx) is written, not accumulated.
-// `image` is x (forward, filter gradient) or dy (input gradient); `operand` is w
-// (forward, input gradient) or dy (filter gradient).
+// Records the product; the result (out, dw or dx) is written, not accumulated, through
+// `epilogue` (GEMM epilogue: bias along the result's channels, residual or gate laid
+// out as the result, activation); an epilogue needs one group and not the filter
+// gradient. `image` is x (forward, filter gradient) or dy (input gradient); `operand`
+// is w (forward, input gradient) or dy (filter gradient).
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                    const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
-                   const BufferSlice& workspace, KernelChoice choice = KernelChoice::automatic);
+                   const BufferSlice& workspace, KernelChoice choice = KernelChoice::automatic,
+                   const GemmEpilogue& epilogue = {});
 
 }  // namespace vkp::vk
