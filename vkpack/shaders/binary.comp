@@ -10,6 +10,7 @@
 // float; the last n % 4 elements are done one by one.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "elementwise_ops.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kPerInvocation = 4;
@@ -32,45 +33,8 @@ layout(push_constant) uniform Push {
   float scalar;
 } p;
 
-// numpy's power: negative bases with integral exponents keep their sign.
-float power(float x, float y) {
-  if (x > 0.0) return pow(x, y);
-  if (x == 0.0) return y > 0.0 ? 0.0 : (y == 0.0 ? 1.0 : 1.0 / 0.0);
-  if (y != floor(y)) return 0.0 / 0.0;
-  const float r = pow(-x, y);
-  return mod(y, 2.0) == 1.0 ? -r : r;
-}
-
-float sigmoid(float x) {
-  const float e = exp(-abs(x));
-  return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
-}
-
 // u and v as vkp::vk::BinaryOp names them; alpha is p.scalar.
-float apply(float u, float v) {
-  switch (kOp) {
-    case 0: return u + v;
-    case 1: return u - v;
-    case 2: return u * v;
-    case 3: return u / v;
-    case 4: return max(u, v);
-    case 5: return min(u, v);
-    case 6: return power(u, v);
-    case 7: return u > 0.0 ? v : 0.0;                              // relu_grad(x, dy)
-    case 8: return v * u * (1.0 - u);                              // sigmoid_grad(y, dy)
-    case 9: return v * (1.0 - u * u);                              // tanh_grad(y, dy)
-    case 10: return v * 0.5 / u;                                   // sqrt_grad(y, dy)
-    case 11: return -0.5 * v * u * u * u;                          // rsqrt_grad(y, dy)
-    case 12: return u > 0.0 ? v : p.scalar * v;                    // leaky_relu_grad(x, dy)
-    case 13: return u > 0.0 ? v : v * p.scalar * exp(u);           // elu_grad(x, dy)
-    case 14: return u > 0.0 ? v : (u < 0.0 ? -v : 0.0);            // abs_grad(x, dy)
-    case 15: return u >= v ? 1.0 : 0.0;                            // greater_equal
-    case 16: return u == v ? 1.0 : 0.0;                            // equal
-    case 17: return max(u, 0.0) - u * v + log(1.0 + exp(-abs(u)));  // sigmoid_xent(x, z)
-    case 18: return sigmoid(u) - v;                                // sigmoid_xent_grad(x, z)
-  }
-  return u;
-}
+float apply(float u, float v) { return binary_value(kOp, u, v, p.scalar); }
 
 vec4 apply4(vec4 u, vec4 v) {
   switch (kOp) {
