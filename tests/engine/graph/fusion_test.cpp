@@ -139,17 +139,54 @@ TEST(Fusion, ConvolutionsTakeTheirBiasActivationAndGate) {
       << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
 }
 
-// A fetched pre-activation must be stored: nothing is absorbed, and both values come out.
+// An elementwise chain over a full-shape input, a vector along the last axis and one
+// value is one dispatch, as is its gradient's chain; trained for two steps (swish
+// activations, a squared error), everything agrees with the op-by-op run.
+TEST(Fusion, ElementwiseChainsAreOneDispatch) {
+  {
+    Graph g(3);
+    const Tensor x = placeholder(g, "x", f32({13, 7}));
+    const Tensor b = constant(g, random_array(Shape{7}, 8), "b");
+    const Tensor s = constant(g, random_array(Shape{1}, 9), "s");
+    const Tensor y = graph::tanh((x + b) * 2.0f) - x * s;
+    const Both both = run_both(g, {{x, f32({13, 7})}}, {random_array(Shape{13, 7}, 10)}, {y}, {}, 1);
+    expect_close(both.fused[0][0], both.unfused[0][0], "y");
+    EXPECT_EQ(both.fused_dispatches, 1u) << "unfused " << both.unfused_dispatches;
+  }
+  Graph g(4);
+  const Tensor x = placeholder(g, "x", f32({32, 12}));
+  const Tensor target = placeholder(g, "target", f32({32, 4}));
+  const Tensor h = FullyConnected("fc1", x, 16);
+  const Tensor swish = h * sigmoid(h);
+  const Tensor out = FullyConnected("fc2", swish, 4);
+  const Tensor loss = reduce_mean(square(out - target));
+  const std::vector<Tensor> train = momentum(g, 0.05f, 0.9f).minimize(loss);
+  std::vector<Tensor> fetches = {loss};
+  for (const char* v : {"fc1/W", "fc1/b", "fc2/W", "fc2/b"}) fetches.push_back(g.find(v));
+  const Both both = run_both(g, {{x, f32({32, 12})}, {target, f32({32, 4})}},
+                             {random_array(Shape{32, 12}, 11), random_array(Shape{32, 4}, 12)}, fetches, train, 2);
+  for (std::size_t step = 0; step < 2; ++step)
+    for (std::size_t i = 0; i < fetches.size(); ++i)
+      expect_close(both.fused[step][i], both.unfused[step][i], "step " + std::to_string(step) + " " + fetches[i].name());
+  EXPECT_LT(both.fused_dispatches + 4, both.unfused_dispatches)
+      << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
+}
+
+// A fetched tensor must be stored: nothing that is fetched is absorbed, and every value
+// comes out.
 TEST(Fusion, AFetchedIntermediateIsNotAbsorbed) {
   Graph g(5);
   const Tensor x = placeholder(g, "x", f32({9, 6}));
   const Tensor w = constant(g, random_array(Shape{6, 4}, 2), "w");
   const Tensor z = matmul(x, w);
   const Tensor y = relu(z);
-  const Both both = run_both(g, {{x, f32({9, 6})}}, {random_array(Shape{9, 6}, 4)}, {z, y}, {}, 1);
-  EXPECT_EQ(both.fused_dispatches, both.unfused_dispatches);
+  const Tensor u = graph::exp(y);  // y is fetched: no chain through it either
+  const Tensor v = u * 3.0f;
+  const Both both = run_both(g, {{x, f32({9, 6})}}, {random_array(Shape{9, 6}, 4)}, {z, y, v}, {}, 1);
+  EXPECT_EQ(both.fused_dispatches + 1, both.unfused_dispatches) << "only exp and the multiply chain";
   expect_close(both.fused[0][0], both.unfused[0][0], "z");
   expect_close(both.fused[0][1], both.unfused[0][1], "y");
+  expect_close(both.fused[0][2], both.unfused[0][2], "v");
 }
 
 }  // namespace

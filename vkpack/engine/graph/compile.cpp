@@ -259,7 +259,7 @@ class ProgramBuilder {
       }
       // A fused chain's workspace is its matmul's.
       const auto fused = fusions_.find(id);
-      const int worker_id = fused != fusions_.end() ? fused->second.matmul : id;
+      const int worker_id = fused != fusions_.end() && !fused->second.chain ? fused->second.matmul : id;
       const Node& worker = graph_.node(worker_id);
       const OpDef& worker_def = op_def(worker.op);
       if (worker_def.workspace) {
@@ -447,6 +447,18 @@ class ProgramBuilder {
 
   // The chain ending at `tail` as its matmul with an epilogue, into tail's storage.
   void lower_fused(int tail, const Fusion& f, int variant, vk::Recording& rec) {
+    if (f.chain) {
+      std::vector<vk::BufferSlice> inputs;
+      for (int input : f.chain_inputs) inputs.push_back(slice_of(input, variant));
+      const TensorType& out = type_of(tail);
+      try {
+        vk::elementwise_chain(rec, f.steps, inputs, f.modes, static_cast<std::uint64_t>(out.numel()),
+                              static_cast<std::uint32_t>(out.rank() > 0 ? out.dims.back() : 1), slice_of(tail, variant));
+      } catch (const Error& e) {
+        throw Error(e.code(), graph_.node(tail).name + " (an elementwise chain): " + e.what());
+      }
+      return;
+    }
     const Node& node = graph_.node(f.matmul);
     std::vector<TensorType> in_types;
     std::vector<vk::BufferSlice> in;

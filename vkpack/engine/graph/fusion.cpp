@@ -1,5 +1,6 @@
 #include "vkpack/engine/graph/fusion.h"
 
+#include <algorithm>
 #include <set>
 
 #include "vkpack/engine/graph/op_def.h"
@@ -35,6 +36,19 @@ class Planner {
   }
 
   std::map<int, Fusion> plan() {
+    std::map<int, Fusion> fusions = plan_gemms();
+    // Elementwise chains, from their last node back, among what GEMMs left.
+    for (auto it = schedule_.rbegin(); it != schedule_.rend(); ++it)
+      if (!claimed_.count(*it) && is_elementwise(*it))
+        if (std::optional<Fusion> f = chain_to(*it)) {
+          for (int n : f->absorbed) claimed_.insert(n);
+          claimed_.insert(*it);
+          fusions.emplace(*it, std::move(*f));
+        }
+    return fusions;
+  }
+
+  std::map<int, Fusion> plan_gemms() {
     std::map<int, Fusion> fusions;
     for (int id : schedule_) {
       const Node& node = graph_.node(id);
@@ -145,6 +159,91 @@ class Planner {
     return finish(std::move(f), last);
   }
 
+  bool is_elementwise(int id) const {
+    const OpKind op = graph_.node(id).op;
+    return (op == OpKind::unary || op == OpKind::binary) && type(id).dtype == DType::f32;
+  }
+
+  // How a chain with output type `out` reads an outside input, if it can.
+  std::optional<vk::ChainInput> mode_of(int input, const TensorType& out) const {
+    const TensorType& t = type(input);
+    if (t.dtype != DType::f32) return std::nullopt;
+    if (t == out) return vk::ChainInput::full;
+    if (t.numel() == 1) return vk::ChainInput::one;
+    bool along_last = t.rank() >= 1 && t.rank() <= out.rank() && t.dims.back() == out.dims.back();
+    for (int d = 0; along_last && d + 1 < t.rank(); ++d) along_last = t.dims[static_cast<std::size_t>(d)] == 1;
+    if (along_last) return vk::ChainInput::channel;
+    return std::nullopt;
+  }
+
+  // The chain ending at `tail`: its elementwise producers of the same type that feed
+  // only the chain, while every outside input has a mode, at most 4 of them and 8 ops.
+  std::optional<Fusion> chain_to(int tail) const {
+    const TensorType& out = type(tail);
+    std::set<int> members{tail};
+    std::vector<int> frontier{tail};
+    auto outside_ok = [&](int id) {
+      for (int input : graph_.node(id).inputs)
+        if (!members.count(input) && !mode_of(input, out)) return false;
+      return true;
+    };
+    if (!outside_ok(tail)) return std::nullopt;
+    while (!frontier.empty() && members.size() < vk::kMaxChainSteps) {
+      const int id = frontier.back();
+      frontier.pop_back();
+      for (int input : graph_.node(id).inputs) {
+        if (members.size() >= vk::kMaxChainSteps) break;
+        if (members.count(input) || claimed_.count(input) || !is_elementwise(input) || !(type(input) == out)) continue;
+        if (uses_[at(input)] != 1 || !members.count(consumer_[at(input)])) continue;
+        members.insert(input);
+        if (!outside_ok(input)) {
+          members.erase(input);
+          continue;
+        }
+        frontier.push_back(input);
+      }
+    }
+    if (members.size() < 2) return std::nullopt;
+    std::vector<int> order(members.begin(), members.end());
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return step_[at(a)] < step_[at(b)]; });
+    Fusion f;
+    f.chain = true;
+    std::map<int, std::uint32_t> operand;  // node -> chain operand
+    for (std::size_t s = 0; s < order.size(); ++s) {
+      const Node& node = graph_.node(order[s]);
+      std::vector<std::uint32_t> ops;
+      for (int input : node.inputs) {
+        if (!operand.count(input)) {
+          if (f.chain_inputs.size() == vk::kMaxChainInputs) return std::nullopt;
+          operand[input] = vk::chain_input(static_cast<std::uint32_t>(f.chain_inputs.size()));
+          f.chain_inputs.push_back(input);
+          f.modes.push_back(*mode_of(input, out));
+        }
+        ops.push_back(operand[input]);
+      }
+      if (node.op == OpKind::unary) {
+        const UnaryAttrs& a = std::get<UnaryAttrs>(node.attrs);
+        f.steps.push_back(vk::unary_step(a.fn, ops[0], a.alpha));
+      } else {
+        const BinaryAttrs& a = std::get<BinaryAttrs>(node.attrs);
+        f.steps.push_back(vk::binary_step(a.fn, ops[0], ops[1], a.alpha));
+      }
+      operand[order[s]] = vk::chain_result(static_cast<std::uint32_t>(s));
+      if (order[s] != tail) f.absorbed.push_back(order[s]);
+    }
+    // An outside input written by a side effect before the chain's end (read there) is
+    // refused, as for GEMMs.
+    std::set<int> written;
+    for (int s = step_[at(order.front())] + 1; s < step_[at(tail)]; ++s) {
+      const Node& node = graph_.node(schedule_[static_cast<std::size_t>(s)]);
+      if (op_def(node.op).side_effect)
+        for (int v : written_variables(node)) written.insert(root(v));
+    }
+    for (int input : f.chain_inputs)
+      if (written.count(root(input))) return std::nullopt;
+    return f;
+  }
+
   // The node whose storage `id` is (through views).
   int root(int id) const {
     while (is_view(id)) id = graph_.node(id).inputs[0];
@@ -193,6 +292,7 @@ std::vector<int> written_variables(const Node& node) {
 }
 
 std::vector<int> Fusion::inputs(const Graph& graph) const {
+  if (chain) return chain_inputs;
   std::vector<int> in = graph.node(matmul).inputs;
   for (int extra : {bias, residual, gate})
     if (extra >= 0) in.push_back(extra);

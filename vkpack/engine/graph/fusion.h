@@ -8,6 +8,10 @@
 //             leaky_relu | elu]
 //   matmul -> relu_grad | sigmoid_grad | tanh_grad | leaky_relu_grad | elu_grad (as dy)
 //
+// Then elementwise chains: up to 8 unary and binary ops of one shape, each feeding only
+// the next ones, over up to 4 outside inputs of that shape, a vector along its last
+// axis, or one value, become one vk::elementwise_chain dispatch.
+//
 // A node is absorbed only when its one consumer is the next node of the chain (views
 // of the same type are looked through) and no fetch reads it. The fused dispatch runs
 // where every operand still holds what the separate ops would have read: at the
@@ -23,6 +27,7 @@
 
 #include "vkpack/engine/graph/graph.h"
 #include "vkpack/engine/graph/lower.h"
+#include "vkpack/engine/vk/kernels/elementwise_chain.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
 
 namespace vkp::graph {
@@ -40,6 +45,13 @@ struct Fusion {
   // side effect between them writes one of the matmul's operands (an optimizer update
   // right after the last read of a weight, the usual case backward).
   bool at_matmul = false;
+
+  // An elementwise chain instead (matmul -1): its ops as vk::elementwise_chain steps
+  // over `chain_inputs`, each read as `modes` says.
+  bool chain = false;
+  std::vector<vk::ChainStep> steps;
+  std::vector<int> chain_inputs;
+  std::vector<vk::ChainInput> modes;
   // What the fused dispatch reads: the matmul's inputs, then bias, residual, gate.
   std::vector<int> inputs(const Graph& graph) const;
 };
