@@ -66,6 +66,13 @@ Both run_both(Graph& g, const std::vector<FeedSpec>& specs, const std::vector<Ar
   return both;
 }
 
+// Every fetch of every run agrees between the two modes.
+void expect_runs_agree(const Both& both, const std::vector<Tensor>& fetches) {
+  for (std::size_t run = 0; run < both.fused.size(); ++run)
+    for (std::size_t i = 0; i < fetches.size(); ++i)
+      expect_close(both.fused[run][i], both.unfused[run][i], "run " + std::to_string(run) + " " + fetches[i].name());
+}
+
 TEST(Fusion, AFullyConnectedLayerWithEachActivationIsOneGemmForward) {
   const std::pair<std::string, Activation> activations[] = {
       {"relu", [](Tensor t) { return relu(t); }},
@@ -105,9 +112,7 @@ TEST(Fusion, ATrainingStepMatchesTheUnfusedOne) {
   for (const char* v : {"fc1/W", "fc1/b", "fc2/W", "fc2/b", "fc3/W", "fc3/b"}) fetches.push_back(g.find(v));
   const Both both = run_both(g, {{x, f32({64, 30})}, {labels, i32({64})}}, {random_array(Shape{64, 30}, 3), label_values},
                              fetches, train, 3);
-  for (std::size_t step = 0; step < 3; ++step)
-    for (std::size_t i = 0; i < fetches.size(); ++i)
-      expect_close(both.fused[step][i], both.unfused[step][i], "step " + std::to_string(step) + " " + fetches[i].name());
+  expect_runs_agree(both, fetches);
   EXPECT_LT(both.fused_dispatches + 6, both.unfused_dispatches)
       << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
 }
@@ -132,9 +137,7 @@ TEST(Fusion, ConvolutionsTakeTheirBiasActivationAndGate) {
   for (const char* v : {"conv1/W", "conv1/b", "conv2/W", "conv2/b", "deconv/W", "deconv/b"}) fetches.push_back(g.find(v));
   const Both both = run_both(g, {{x, f32({4, 9, 7, 3})}, {labels, i32({4})}}, {random_array(Shape{4, 9, 7, 3}, 5), label_values},
                              fetches, train, 2);
-  for (std::size_t step = 0; step < 2; ++step)
-    for (std::size_t i = 0; i < fetches.size(); ++i)
-      expect_close(both.fused[step][i], both.unfused[step][i], "step " + std::to_string(step) + " " + fetches[i].name());
+  expect_runs_agree(both, fetches);
   EXPECT_LT(both.fused_dispatches + 6, both.unfused_dispatches)
       << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
 }
@@ -165,9 +168,7 @@ TEST(Fusion, ElementwiseChainsAreOneDispatch) {
   for (const char* v : {"fc1/W", "fc1/b", "fc2/W", "fc2/b"}) fetches.push_back(g.find(v));
   const Both both = run_both(g, {{x, f32({32, 12})}, {target, f32({32, 4})}},
                              {random_array(Shape{32, 12}, 11), random_array(Shape{32, 4}, 12)}, fetches, train, 2);
-  for (std::size_t step = 0; step < 2; ++step)
-    for (std::size_t i = 0; i < fetches.size(); ++i)
-      expect_close(both.fused[step][i], both.unfused[step][i], "step " + std::to_string(step) + " " + fetches[i].name());
+  expect_runs_agree(both, fetches);
   EXPECT_LT(both.fused_dispatches + 4, both.unfused_dispatches)
       << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
 }
