@@ -3,7 +3,7 @@
 //   eigen_ms        Eigen's median time
 //   vs_eigen        vkpack time / Eigen time (below 1: vkpack is faster)
 //   GFLOP/s, GB/s   vkpack's rate
-// Run: build/bench/vkpack_bench_kernels [--device=N] [--benchmark_filter=Gemm]
+// Run: build/bench/vkpack_bench_kernels [--device=N] [--benchmark_filter=gemm|conv]
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
@@ -11,6 +11,7 @@
 #include "bench_device.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
+#include "vkpack/engine/vk/kernels/implicit_conv.h"
 #include "vkpack/engine/vk/kernels/reduce.h"
 #include "vkpack/engine/vk/recording.h"
 #include "vkpack/engine/vk/transfer.h"
@@ -75,6 +76,54 @@ void gemm(benchmark::State& state) {
   report_reference(state, eigen);
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) * 1e-9,
                                                  benchmark::Counter::kIsRate);
+}
+
+// Implicit-GEMM convolution (vk::implicit_conv), 3x3 SAME stride 1, NHWC: one of its
+// three products. The reference is Eigen multiplying matrices of the im2col shapes
+// (pixels x 9C by 9C x Cout), without building them: the same multiply-adds.
+void conv(benchmark::State& state) {
+  const auto n = static_cast<std::uint32_t>(state.range(0)), hw = static_cast<std::uint32_t>(state.range(1)),
+             c = static_cast<std::uint32_t>(state.range(2)), cout = static_cast<std::uint32_t>(state.range(3));
+  const auto product = static_cast<vk::ConvProduct>(state.range(4));
+  const vk::ConvPush g{n, hw, hw, c, hw, hw, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  vk::Device& dev = device();
+  vk::Arena arena(dev, vk::MemoryUse::device, "bench conv");
+  const std::size_t pixels = std::size_t{n} * hw * hw, x_size = pixels * c, y_size = pixels * cout, w_size = 9 * c * cout;
+  auto filled = [&](std::size_t count, std::uint64_t seed) {
+    const std::vector<float> v = random_floats(count, seed);
+    const vk::BufferSlice slice = arena.allocate(count * 4, "operand");
+    vk::upload(dev, slice, std::as_bytes(std::span(v)));
+    return slice;
+  };
+  const vk::BufferSlice x = filled(x_size, 1), w = filled(w_size, 2), dy = filled(y_size, 3);
+  const std::size_t result_size = product == vk::ConvProduct::forward ? y_size : product == vk::ConvProduct::filter_gradient ? w_size : x_size;
+  const vk::BufferSlice result = arena.allocate(result_size * 4, "result");
+  const vk::BufferSlice work = arena.allocate(std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, cout, product, dev), 16), "work");
+  vk::Recording recording(dev, {.name = "conv", .timestamps = true});
+  vk::implicit_conv(recording, g, cout, product, product == vk::ConvProduct::input_gradient ? dy : x,
+                    product == vk::ConvProduct::filter_gradient ? dy : w, result, work);
+  recording.finish();
+  replay(state, recording);
+  const std::vector<float> a = random_floats(pixels * 9 * c, 4), b = random_floats(w_size, 5);
+  std::vector<float> out(pixels * cout);
+  const double eigen = host_seconds([&] {
+    Eigen::Map<RowMajor>(out.data(), static_cast<Eigen::Index>(pixels), cout).noalias() =
+        Eigen::Map<const RowMajor>(a.data(), static_cast<Eigen::Index>(pixels), 9 * c) *
+        Eigen::Map<const RowMajor>(b.data(), 9 * c, cout);
+  });
+  report_reference(state, eigen);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(pixels) * 9 * c * cout *
+                                                     static_cast<double>(state.iterations()) * 1e-9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void conv_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"N", "HW", "C", "Cout", "product"});  // product: 0 forward, 1 filter gradient, 2 input gradient
+  for (int p = 0; p < 3; ++p) {
+    b->Args({128, 14, 32, 64, p});  // the convnet's second convolution at batch 128
+    b->Args({128, 28, 16, 16, p});  // examples/resnet's first stage
+    b->Args({128, 7, 64, 64, p});   // and its last
+  }
 }
 
 void add(benchmark::State& state) {
@@ -147,6 +196,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
 }  // namespace vkp::bench
 
 BENCHMARK(vkp::bench::gemm)->Apply(vkp::bench::gemm_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(vkp::bench::conv)->Apply(vkp::bench::conv_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::add)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::sum)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMillisecond);
 
