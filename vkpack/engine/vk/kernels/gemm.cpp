@@ -254,7 +254,9 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   push.act_alpha = epilogue.activation_alpha;
   push.gate_alpha = epilogue.gate_alpha;
   Device& device = recording.device();
-  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}};
+  // op(A) read as vec4s: rows contiguous along k, every row start 16-byte aligned.
+  const bool a_vec4 = g.x_k == 1 && g.x_row % 4 == 0 && g.x_batch % 4 == 0 && g.x_offset % 4 == 0 && x.offset % 16 == 0;
+  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}};
   add_gemm_epilogue_constants(constants, epilogue);
   const Kernel& kernel = device.kernel(shaders::gemm_regblock, std::move(constants));
   recording.dispatch(kernel, {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)}, push,
