@@ -36,8 +36,30 @@ std::uint64_t dw_elements(const ConvPush& g, std::uint32_t cout) {
   return std::uint64_t{g.kh} * g.kw * (g.c / g.groups) * cout;
 }
 
-std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
-  return product == ConvProduct::input_gradient ? aligned(dw_elements(g, cout) * 4) : 0;
+// w rearranged in the workspace: on CPU devices as gemm_regblock's X with rows along k
+// (forward: w^T [cout][taps * cg]; input gradient: [c][taps * cout]), which it reads as
+// vec4s; on GPUs, for the input gradient, w' [taps][cout][c] as conv_tiled's B.
+std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct product, bool cpu) {
+  const bool swapped = cpu ? product != ConvProduct::filter_gradient : product == ConvProduct::input_gradient;
+  return swapped ? aligned(dw_elements(g, cout) * 4) : 0;
+}
+
+void swap_w(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool cpu,
+            const BufferSlice& w, const BufferSlice& to) {
+  const std::uint32_t taps = g.kh * g.kw, cg = g.c / g.groups;
+  StridedCopy copy_args;
+  if (!cpu) {  // w' [taps][cout][c]
+    transpose(recording, taps, g.c, cout, w, to);
+    return;
+  }
+  if (product == ConvProduct::forward) {  // w^T [cout][taps * cg]
+    copy_args.dims = {cout, taps * cg};
+    copy_args.src_strides = {1, cout};
+  } else {  // [c][taps][cout]
+    copy_args.dims = {g.c, taps, cout};
+    copy_args.src_strides = {cout, g.c * cout, 1};
+  }
+  copy(recording, copy_args, w, to);
 }
 
 // --- CPU devices: conv_pack + gemm_regblock, chunk by chunk of pixels ---
@@ -89,19 +111,21 @@ Chunk chunk_of(const CpuPlan& plan, std::uint32_t index, std::uint32_t first_par
   m.x_row = 1;
   m.c_row = 1;
   switch (plan.product) {
-    case ConvProduct::forward:  // out^T [coutg, count] = w^T [coutg, cols] . P^T
+    case ConvProduct::forward:  // out^T [coutg, count] = w^T [coutg, cols] . P^T (w^T swapped)
       m.m = coutg, m.n = c.count, m.k = plan.cols;
-      m.x_k = plan.cout, m.x_batch = coutg;
+      m.x_row = plan.cols, m.x_k = 1, m.x_batch = coutg * plan.cols;
       m.c_col = plan.cout, m.c_batch = coutg, m.c_offset = c.offset * plan.cout;
       break;
-    case ConvProduct::input_gradient:  // dx^T [c, count] = w' [c, taps * cout] . P'^T
+    case ConvProduct::input_gradient:  // dx^T [c, count] = w'' [c, taps * cout] . P'^T (swapped)
       m.m = g.c, m.n = c.count, m.k = plan.cols;
-      m.x_k = g.c;
+      m.x_row = plan.cols, m.x_k = 1;
       m.c_col = g.c, m.c_offset = c.offset * g.c;
       break;
     case ConvProduct::filter_gradient: {  // dw^T [coutg, cols] = dy^T [coutg, count] . P, per split
       c.splits = splits_of(plan, c.count);
       const std::uint32_t w_elements = static_cast<std::uint32_t>(dw_elements(g, plan.cout));
+      // X is dy^T read in place (transposing each chunk of dy first costs a dispatch and
+      // a pass over dy for no measurable gain on lavapipe).
       m.m = coutg, m.n = plan.cols, m.k = c.count / c.splits;
       m.x_k = plan.cout, m.x_offset = c.offset * plan.cout;
       m.c_col = plan.cout;
@@ -243,8 +267,9 @@ bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
 
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                                             const Device& device, KernelChoice choice) {
-  const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product);
-  if (resolve(choice, device) != DeviceKind::cpu) return swapped;
+  const bool cpu = resolve(choice, device) == DeviceKind::cpu;
+  const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
+  if (!cpu) return swapped;
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
   return swapped + plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
 }
@@ -272,14 +297,16 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
     throw Error(ErrorCode::invalid_argument, "implicit_conv: workspace of " + std::to_string(workspace.size) +
                                                  " bytes, needs " + std::to_string(need));
   if (result_size == 0) return;
+  const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   BufferSlice x_operand = operand;
-  if (backward_input) {  // w' [taps][cout][c] = w [taps][c][cout] swapped
+  const std::uint64_t swapped = swapped_w_bytes(g, cout, product, cpu);
+  if (swapped > 0) {
     x_operand = workspace.sub(0, w_size * 4);
-    transpose(recording, g.kh * g.kw, g.c, cout, operand, x_operand);
+    swap_w(recording, g, cout, product, cpu, operand, x_operand);
   }
-  if (resolve(choice, device) == DeviceKind::cpu)
-    implicit_conv_cpu(recording, cpu_plan(g, cout, product, device), image, x_operand, result, workspace,
-                      swapped_w_bytes(g, cout, product), epilogue);
+  if (cpu)
+    implicit_conv_cpu(recording, cpu_plan(g, cout, product, device), image, x_operand, result, workspace, swapped,
+                      epilogue);
   else
     implicit_conv_gpu(recording, g, cout, product, image, x_operand, result, epilogue);
 }
