@@ -168,8 +168,9 @@ SegmentPlan plan_segments(const Graph& graph, const std::vector<int>& schedule, 
 }  // namespace
 
 // compile()'s stages, in order; each reads what the earlier ones left here:
-//   schedule        execution order and concrete types from the feeds; epilogue
-//                   fusions (fusion.h) unless CompileOptions::fuse is off
+//   schedule        execution order and concrete types from the feeds; GEMM epilogues
+//                   and elementwise chains fused (fusion.h) unless CompileOptions::fuse
+//                   is off
 //   plan_storage    which node owns each tensor's storage, lifetimes of planned tensors
 //                   and workspaces, the memory plan; binding ranges checked
 //   allocate        the activation arena, constants and new variables (one transfer),
@@ -445,7 +446,8 @@ class ProgramBuilder {
     if (node.op == OpKind::apply_optimizer) p_->updates_variables_ = true;
   }
 
-  // The chain ending at `tail` as its matmul with an epilogue, into tail's storage.
+  // The fusion ending at `tail` as one dispatch into tail's storage: an elementwise
+  // chain, or its GEMM-like op with an epilogue.
   void lower_fused(int tail, const Fusion& f, int variant, vk::Recording& rec) {
     if (f.chain) {
       std::vector<vk::BufferSlice> inputs;
