@@ -73,6 +73,26 @@ void expect_runs_agree(const Both& both, const std::vector<Tensor>& fetches) {
       expect_close(both.fused[run][i], both.unfused[run][i], "run " + std::to_string(run) + " " + fetches[i].name());
 }
 
+// Class labels (i * step) % 10 for a batch of n.
+Array class_labels(std::int64_t n, std::int32_t step) {
+  Array a(DType::i32, Shape{n});
+  for (std::int64_t i = 0; i < n; ++i)
+    a.data<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i * step % 10);
+  return a;
+}
+
+// `fetches` followed by the named variables.
+std::vector<Tensor> with_variables(Graph& g, std::vector<Tensor> fetches, std::initializer_list<const char*> names) {
+  for (const char* name : names) fetches.push_back(g.find(name));
+  return fetches;
+}
+
+// The fused program saves more than `saved` dispatches.
+void expect_saves_more_than(const Both& both, std::size_t saved) {
+  EXPECT_LT(both.fused_dispatches + saved, both.unfused_dispatches)
+      << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
+}
+
 TEST(Fusion, AFullyConnectedLayerWithEachActivationIsOneGemmForward) {
   const std::pair<std::string, Activation> activations[] = {
       {"relu", [](Tensor t) { return relu(t); }},
@@ -106,15 +126,11 @@ TEST(Fusion, ATrainingStepMatchesTheUnfusedOne) {
   const Tensor logits = FullyConnected("fc3", h3, 10);
   const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(logits, labels));
   const std::vector<Tensor> train = sgd(g, 0.1f).minimize(loss);
-  Array label_values(DType::i32, Shape{64});
-  for (std::int64_t i = 0; i < 64; ++i) label_values.data<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % 10);
-  std::vector<Tensor> fetches = {loss};
-  for (const char* v : {"fc1/W", "fc1/b", "fc2/W", "fc2/b", "fc3/W", "fc3/b"}) fetches.push_back(g.find(v));
-  const Both both = run_both(g, {{x, f32({64, 30})}, {labels, i32({64})}}, {random_array(Shape{64, 30}, 3), label_values},
-                             fetches, train, 3);
+  const std::vector<Tensor> fetches = with_variables(g, {loss}, {"fc1/W", "fc1/b", "fc2/W", "fc2/b", "fc3/W", "fc3/b"});
+  const Both both = run_both(g, {{x, f32({64, 30})}, {labels, i32({64})}},
+                             {random_array(Shape{64, 30}, 3), class_labels(64, 1)}, fetches, train, 3);
   expect_runs_agree(both, fetches);
-  EXPECT_LT(both.fused_dispatches + 6, both.unfused_dispatches)
-      << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
+  expect_saves_more_than(both, 6);
 }
 
 // Convolutions: a Conv2D and a stride-1 Conv2DTranspose with bias and activation are one
@@ -131,15 +147,12 @@ TEST(Fusion, ConvolutionsTakeTheirBiasActivationAndGate) {
   const Tensor logits = FullyConnected("fc", t1, 10);
   const Tensor loss = reduce_mean(sparse_softmax_cross_entropy(logits, labels));
   const std::vector<Tensor> train = sgd(g, 0.05f).minimize(loss);
-  Array label_values(DType::i32, Shape{4});
-  for (std::int64_t i = 0; i < 4; ++i) label_values.data<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(3 * i);
-  std::vector<Tensor> fetches = {loss, c1, t1};
-  for (const char* v : {"conv1/W", "conv1/b", "conv2/W", "conv2/b", "deconv/W", "deconv/b"}) fetches.push_back(g.find(v));
-  const Both both = run_both(g, {{x, f32({4, 9, 7, 3})}, {labels, i32({4})}}, {random_array(Shape{4, 9, 7, 3}, 5), label_values},
-                             fetches, train, 2);
+  const std::vector<Tensor> fetches =
+      with_variables(g, {loss, c1, t1}, {"conv1/W", "conv1/b", "conv2/W", "conv2/b", "deconv/W", "deconv/b"});
+  const Both both = run_both(g, {{x, f32({4, 9, 7, 3})}, {labels, i32({4})}},
+                             {random_array(Shape{4, 9, 7, 3}, 5), class_labels(4, 3)}, fetches, train, 2);
   expect_runs_agree(both, fetches);
-  EXPECT_LT(both.fused_dispatches + 6, both.unfused_dispatches)
-      << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
+  expect_saves_more_than(both, 6);
 }
 
 // An elementwise chain over a full-shape input, a vector along the last axis and one
@@ -164,13 +177,11 @@ TEST(Fusion, ElementwiseChainsAreOneDispatch) {
   const Tensor out = FullyConnected("fc2", swish, 4);
   const Tensor loss = reduce_mean(square(out - target));
   const std::vector<Tensor> train = momentum(g, 0.05f, 0.9f).minimize(loss);
-  std::vector<Tensor> fetches = {loss};
-  for (const char* v : {"fc1/W", "fc1/b", "fc2/W", "fc2/b"}) fetches.push_back(g.find(v));
+  const std::vector<Tensor> fetches = with_variables(g, {loss}, {"fc1/W", "fc1/b", "fc2/W", "fc2/b"});
   const Both both = run_both(g, {{x, f32({32, 12})}, {target, f32({32, 4})}},
                              {random_array(Shape{32, 12}, 11), random_array(Shape{32, 4}, 12)}, fetches, train, 2);
   expect_runs_agree(both, fetches);
-  EXPECT_LT(both.fused_dispatches + 4, both.unfused_dispatches)
-      << "fused " << both.fused_dispatches << ", unfused " << both.unfused_dispatches;
+  expect_saves_more_than(both, 4);
 }
 
 // A fetched tensor must be stored: nothing that is fetched is absorbed, and every value
