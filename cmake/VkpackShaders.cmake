@@ -1,5 +1,8 @@
-# vkpack_shaders(<target> <name>...): compiles shaders/<name>.comp to SPIR-V and embeds
-# it in <target>.
+# vkpack_shaders(<target> <name>... [F16 <name>...]): compiles shaders/<name>.comp to
+# SPIR-V and embeds it in <target>. The shaders listed after F16 are compiled a second
+# time with VKP_F16 defined, as vkp::shaders::<name>_f16: the build whose bindings may
+# hold float16 values (it needs the storageBuffer16BitAccess feature, so the plain build
+# stays free of it).
 #
 #   <name>.comp --glslangValidator --target-env vulkan1.2 --depfile--> <name>.raw.spv
 #               --spirv-opt -O--> <name>.spv --spirv-val--> <name>.spv.cpp (uint32_t array)
@@ -11,13 +14,38 @@ find_program(SPIRV_OPT spirv-opt REQUIRED)
 find_program(SPIRV_VAL spirv-val REQUIRED)
 
 function(vkpack_shaders target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "F16")
   set(out_dir "${PROJECT_BINARY_DIR}/generated/shaders")
   set(header_dir "${PROJECT_BINARY_DIR}/generated/include/vkpack/shaders")
   file(MAKE_DIRECTORY "${out_dir}" "${header_dir}")
   set(sources "")
   set(declarations "")
-  foreach(name IN LISTS ARGN)
-    set(comp "${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp")
+  set(builds "")
+  foreach(name IN LISTS arg_UNPARSED_ARGUMENTS)
+    list(APPEND builds "${name}")
+  endforeach()
+  foreach(name IN LISTS arg_F16)
+    if(NOT name IN_LIST arg_UNPARSED_ARGUMENTS)
+      message(FATAL_ERROR "vkpack_shaders: ${name} is listed after F16 but not as a shader")
+    endif()
+    list(APPEND builds "${name}_f16")
+  endforeach()
+  foreach(name IN LISTS builds)
+    set(defines "")
+    set(source "${name}")
+    if(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
+      set(defines "-DVKP_F16=1")
+      set(source "${CMAKE_MATCH_1}")
+    endif()
+    set(comp "${CMAKE_CURRENT_SOURCE_DIR}/${source}.comp")
+    # A source may be the main dependency of one command only; the f16 build depends on it.
+    if(defines)
+      set(main "")
+      set(extra_depends "${comp}")
+    else()
+      set(main MAIN_DEPENDENCY "${comp}")
+      set(extra_depends "")
+    endif()
     set(raw "${out_dir}/${name}.raw.spv")
     set(spv "${out_dir}/${name}.spv")
     set(cpp "${out_dir}/${name}.spv.cpp")
@@ -25,15 +53,15 @@ function(vkpack_shaders target)
       # The depfile names the .raw.spv: it must be the first output.
       OUTPUT "${raw}" "${spv}" "${cpp}"
       COMMAND "${GLSLANG_VALIDATOR}" --quiet -V --target-env vulkan1.2
-              -I${CMAKE_CURRENT_SOURCE_DIR} --depfile "${raw}.d" -o "${raw}" "${comp}"
+              -I${CMAKE_CURRENT_SOURCE_DIR} ${defines} --depfile "${raw}.d" -o "${raw}" "${comp}"
       COMMAND "${SPIRV_OPT}" -O "${raw}" -o "${spv}"
       COMMAND "${SPIRV_VAL}" --target-env vulkan1.2 "${spv}"
       COMMAND "${CMAKE_COMMAND}" -DSPV=${spv} -DCPP=${cpp} -DNAME=${name}
               -P "${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake"
-      MAIN_DEPENDENCY "${comp}"
-      DEPENDS "${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake"
+      ${main}
+      DEPENDS "${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake" ${extra_depends}
       DEPFILE "${raw}.d"
-      COMMENT "Compiling shader ${name}.comp"
+      COMMENT "Compiling shader ${source}.comp ${defines}"
       VERBATIM)
     list(APPEND sources "${cpp}")
     string(APPEND declarations "extern const Spirv ${name};\n")

@@ -1,4 +1,8 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // conv_pack: the patches of a convolution, read from the image through the
 // convolution's index map and written straight into the panel layout of gemm_pack
 // (implicit GEMM on CPU devices: no im2col matrix is written and read back).
@@ -23,8 +27,8 @@ layout(local_size_x_id = 0) in;  // panel width / 4
 layout(constant_id = 1) const bool kPixelsAlongK = false;
 layout(constant_id = 2) const bool kVector = false;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, X, x)
 layout(std430, binding = 1) writeonly buffer Dst { vec4 dst[]; };
 layout(push_constant) uniform Push {
   uint n, h, w, c;          // input [N, H, W, C]
@@ -87,13 +91,13 @@ int offset_of(Pixel px, Column col, uint grp) {
 
 float load(int at) {
   float v = 0.0;
-  if (at >= 0) v = x[uint(at)];
+  if (at >= 0) v = load_x(uint(at));
   return v;
 }
 
 vec4 load4(int at) {
   vec4 v = vec4(0.0);
-  if (at >= 0) v = x4[uint(at) / 4];
+  if (at >= 0) v = load4_x(uint(at) / 4);
   return v;
 }
 

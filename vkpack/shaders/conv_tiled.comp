@@ -1,5 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // conv_tiled: implicit-GEMM convolution on GPUs, gemm_tiled's tiling with the patch
 // operand read through the convolution's index map (no im2col matrix in memory).
 //
@@ -22,9 +25,10 @@ layout(constant_id = 4) const uint kMicroM = 4;
 layout(constant_id = 5) const uint kMicroN = 4;
 layout(constant_id = 6) const bool kPixelsAlongK = false;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
+#include "f16_storage.glsl"
+VKP_INPUT(0, X, x)
+VKP_INPUT(1, B, b)
+VKP_OUTPUT(2, C, c)
 layout(push_constant) uniform Push {
   uint n, h, w, ch;         // image [N, H, W, C]
   uint oh, ow;              // output pixels
@@ -53,7 +57,7 @@ float patch_value(uint pixel, uint kk, uint grp) {
   const int xx = int(ox * p.stride_w) + int(j) * p.dilation_w - p.pad_left;
   float v = 0.0;
   if (y >= 0 && y < int(p.h) && xx >= 0 && xx < int(p.w))
-    v = x[((bi * p.h + uint(y)) * p.w + uint(xx)) * p.ch + grp * cg + kk % cg];
+    v = load_x(((bi * p.h + uint(y)) * p.w + uint(xx)) * p.ch + grp * cg + kk % cg);
   return v;
 }
 
@@ -82,7 +86,7 @@ void main() {
       const uint kk = e / kTileN, nn = e % kTileN;
       const uint col = col0 + nn, kg = k0 + kk;
       float v = 0.0;
-      if (col < p.cols && kg < p.k) v = b[base_b + kg * p.ldb + col];
+      if (col < p.cols && kg < p.k) v = load_b(base_b + kg * p.ldb + col);
       tile_b[kk][nn] = v;
     }
     barrier();
@@ -103,7 +107,7 @@ void main() {
       const uint col = col0 + tn + j;
       if (col >= p.cols) break;
       const uint at = base_c + row * p.ldc + col;
-      c[at] = epilogue(acc[i][j], row, col, at);
+      store_c(at, epilogue(acc[i][j], row, col, at));
     }
   }
 }

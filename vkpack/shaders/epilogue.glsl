@@ -7,7 +7,7 @@
 //   g(extra[at], v)                           (kGate = 1 + vkp::vk::BinaryOp of an
 //                                              activation's gradient: v times f' read
 //                                              from extra, f's input or output)
-// Needs the push block `p` with bias_row, bias_col, act_alpha and gate_alpha, declared
+// Its bindings may hold float16 (f16_storage.glsl, included first). Needs the push block `p` with bias_row, bias_col, act_alpha and gate_alpha, declared
 // by the including shader before this file.
 #include "elementwise_ops.glsl"
 
@@ -16,8 +16,8 @@ layout(constant_id = 21) const bool kResidual = false;
 layout(constant_id = 22) const uint kActivation = 0;
 layout(constant_id = 23) const uint kGate = 0;
 
-layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 4) readonly buffer Extra { float extra[]; };
+VKP_INPUT(3, Bias, bias)
+VKP_INPUT(4, Extra, extra)
 
 float activate(float v) { return unary_value(kActivation - 1, v, p.act_alpha); }
 
@@ -25,9 +25,9 @@ float activate(float v) { return unary_value(kActivation - 1, v, p.act_alpha); }
 float gate(float u, float v) { return binary_value(kGate - 1, u, v, p.gate_alpha); }
 
 float epilogue(float v, uint row, uint col, uint at) {
-  if (kBias) v += bias[row * p.bias_row + col * p.bias_col];
-  if (kResidual) v += extra[at];
+  if (kBias) v += load_bias(row * p.bias_row + col * p.bias_col);
+  if (kResidual) v += load_extra(at);
   if (kActivation != 0) v = activate(v);
-  if (kGate != 0) v = gate(extra[at], v);
+  if (kGate != 0) v = gate(load_extra(at), v);
   return v;
 }

@@ -1,4 +1,8 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // gemm_pack: copies the B operand of gemm_regblock into its zero-padded panel layout,
 // which the GEMM then reads with aligned vec4 loads only (the CPU path; as in BLIS,
 // packing costs O(N x K) and saves per-load work in the O(M x N x K) loop).
@@ -22,8 +26,8 @@
 layout(local_size_x_id = 0) in;  // kWidth / 4
 layout(constant_id = 1) const uint kVector = 0;  // 0: scalar loads, 1: vec4 along p, 2: vec4 along k
 
-layout(std430, binding = 0) readonly buffer Src { float src[]; };
-layout(std430, binding = 0) readonly buffer Src4 { vec4 src4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, Src, src)
 layout(std430, binding = 1) writeonly buffer Dst { vec4 dst[]; };
 layout(push_constant) uniform Push {
   uint p_extent;   // rows of X (N)
@@ -49,17 +53,17 @@ void main() {
     if (kVector != 0 && p_inside && k0 + 3 < p.k_extent) {
       const uint at = src_base + k0 * p.stride_k;
       if (kVector == 1) {
-        for (uint s = 0; s < 4; ++s) rows[s] = src4[(at + s * p.stride_k) / 4];
+        for (uint s = 0; s < 4; ++s) rows[s] = load4_src((at + s * p.stride_k) / 4);
       } else {
         vec4 cols[4];
-        for (uint e = 0; e < 4; ++e) cols[e] = src4[(at + e * p.stride_p) / 4];
+        for (uint e = 0; e < 4; ++e) cols[e] = load4_src((at + e * p.stride_p) / 4);
         for (uint s = 0; s < 4; ++s) rows[s] = vec4(cols[0][s], cols[1][s], cols[2][s], cols[3][s]);
       }
     } else {
       for (uint s = 0; s < 4; ++s)
         for (uint e = 0; e < 4; ++e) {
           rows[s][e] = 0.0;
-          if (p0 + e < p.p_extent && k0 + s < p.k_extent) rows[s][e] = src[src_base + e * p.stride_p + (k0 + s) * p.stride_k];
+          if (p0 + e < p.p_extent && k0 + s < p.k_extent) rows[s][e] = load_src(src_base + e * p.stride_p + (k0 + s) * p.stride_k);
         }
     }
     for (uint s = 0; s < 4; ++s) dst[dst_base + (4 * g + s) * width4] = rows[s];

@@ -1,7 +1,11 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // gemm_regblock: C = alpha * op(A) * op(B) + beta * C, with op(B) packed by gemm_pack;
-// the path for CPU devices (lavapipe). f32 with f32 accumulation.
+// the path for CPU devices (lavapipe). f32 accumulation; A and C may be float16
+// (f16_storage.glsl).
 //
 // A CPU device runs a workgroup as one thread whose SIMD lanes are invocations. A load
 // whose address is the same in every lane is one scalar load; one that differs per lane
@@ -26,10 +30,10 @@ layout(constant_id = 1) const uint kRows = 16;
 layout(constant_id = 2) const uint kCols = 4;
 layout(constant_id = 3) const bool kAVec4 = false;  // op(A)'s rows are contiguous and 16-byte aligned
 
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, A, a)
 layout(std430, binding = 1) readonly buffer B { vec4 b[]; };
-layout(std430, binding = 2) buffer C { float c[]; };
+VKP_INOUT(2, C, c)
 layout(push_constant) uniform Push {
   uint m, n, k;
   uint a_row, a_k;    // element strides of op(A) along rows and along k
@@ -68,7 +72,8 @@ void main() {
     at_b += 4 * width4;
     for (uint i = 0; i < kRows; ++i) {
       const uint at = at_a[i] + 4 * g * p.a_k;
-      const vec4 av = kAVec4 ? a4[at / 4] : vec4(a[at], a[at + p.a_k], a[at + 2 * p.a_k], a[at + 3 * p.a_k]);
+      const vec4 av = kAVec4 ? load4_a(at / 4)
+                              : vec4(load_a(at), load_a(at + p.a_k), load_a(at + 2 * p.a_k), load_a(at + 3 * p.a_k));
       for (uint j = 0; j < kCols; ++j)
         acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
     }
@@ -82,7 +87,7 @@ void main() {
     const uint k0 = 4 * full_groups;
     for (uint i = 0; i < kRows; ++i) {
       const uint at = at_a[i] + k0 * p.a_k;
-      const vec4 av = vec4(a[at], k0 + 1 < p.k ? a[at + p.a_k] : 0.0, k0 + 2 < p.k ? a[at + 2 * p.a_k] : 0.0, 0.0);
+      const vec4 av = vec4(load_a(at), k0 + 1 < p.k ? load_a(at + p.a_k) : 0.0, k0 + 2 < p.k ? load_a(at + 2 * p.a_k) : 0.0, 0.0);
       for (uint j = 0; j < kCols; ++j)
         acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
     }
@@ -98,8 +103,8 @@ void main() {
         if (col + e >= p.n) break;
         const uint at = base_c + row * p.c_row + (col + e) * p.c_col;
         // beta == 0 never reads C: it may hold NaN from an earlier use of the memory.
-        const float v = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * c[at];
-        c[at] = epilogue(v, row, col + e, at);
+        const float v = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * load_c(at);
+        store_c(at, epilogue(v, row, col + e, at));
       }
     }
   }

@@ -1,5 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // gemm_tiled: C = alpha * op(A) * op(B) + beta * C, strided-batched, f32 with f32
 // accumulation; the path for GPUs.
 //
@@ -19,9 +22,10 @@ layout(constant_id = 5) const uint kMicroN = 4;
 layout(constant_id = 6) const bool kTransA = false;
 layout(constant_id = 7) const bool kTransB = false;
 
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) buffer C { float c[]; };
+#include "f16_storage.glsl"
+VKP_INPUT(0, A, a)
+VKP_INPUT(1, B, b)
+VKP_INOUT(2, C, c)
 layout(push_constant) uniform Push {
   uint m, n, k;
   uint lda, ldb, ldc;
@@ -57,7 +61,7 @@ void main() {
       const uint mm = kTransA ? e % kTileM : e / kTileK;
       const uint row = row0 + mm, kg = k0 + kk;
       float v = 0.0;
-      if (row < p.m && kg < p.k) v = a[base_a + (kTransA ? kg * p.lda + row : row * p.lda + kg)];
+      if (row < p.m && kg < p.k) v = load_a(base_a + (kTransA ? kg * p.lda + row : row * p.lda + kg));
       tile_a[kk][mm] = v;
     }
     for (uint e = t; e < kTileK * kTileN; e += threads) {
@@ -65,7 +69,7 @@ void main() {
       const uint nn = kTransB ? e / kTileK : e % kTileN;
       const uint col = col0 + nn, kg = k0 + kk;
       float v = 0.0;
-      if (col < p.n && kg < p.k) v = b[base_b + (kTransB ? col * p.ldb + kg : kg * p.ldb + col)];
+      if (col < p.n && kg < p.k) v = load_b(base_b + (kTransB ? col * p.ldb + kg : kg * p.ldb + col));
       tile_b[kk][nn] = v;
     }
     barrier();
@@ -86,8 +90,8 @@ void main() {
       const uint col = col0 + tn + j;
       if (col >= p.n) break;
       const uint at = base_c + row * p.ldc + col;
-      const float v = p.beta == 0.0 ? p.alpha * acc[i][j] : p.alpha * acc[i][j] + p.beta * c[at];
-      c[at] = epilogue(v, row, col, at);
+      const float v = p.beta == 0.0 ? p.alpha * acc[i][j] : p.alpha * acc[i][j] + p.beta * load_c(at);
+      store_c(at, epilogue(v, row, col, at));
     }
   }
 }

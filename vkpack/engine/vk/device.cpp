@@ -137,7 +137,9 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   v12.timelineSemaphore = VK_TRUE;
   v12.shaderFloat16 = info.shader_float16 && (!profile || profile->shader_float16);
-  v11.storageBuffer16BitAccess = info.storage_buffer_16bit && (!profile || profile->storage_buffer_16bit);
+  v11.storageBuffer16BitAccess =
+      info.storage_buffer_16bit && (!profile || profile->storage_buffer_16bit) && options.f16_storage;
+  f16_storage_ = v11.storageBuffer16BitAccess == VK_TRUE;
   v12.pNext = &v11;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &v12;

@@ -62,6 +62,9 @@ struct DeviceOptions {
   // from the driver's (PhysicalDeviceInfo::limits) and lower what you want.
   std::optional<DeviceLimits> custom_limits;
   TransferQueue transfer_queue = TransferQueue::automatic;
+  // Enable storageBuffer16BitAccess where the device (and the limits profile) has it;
+  // false behaves as a device without it (tests of the error a user meets there).
+  bool f16_storage = true;
   // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
   std::uint64_t staging_bytes = std::uint64_t{16} << 20;
 };
@@ -87,6 +90,8 @@ class Device {
   // invalidation (false under a profile whose GPU caches it non-coherently).
   bool coherent_readback() const { return coherent_readback_; }
   DeviceKind kind() const { return kind_; }
+  // Whether kernels may bind float16 buffers (storageBuffer16BitAccess is enabled).
+  bool f16_storage() const { return f16_storage_; }
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
   const std::string& label() const { return label_; }
 
@@ -155,6 +160,7 @@ class Device {
   DeviceLimits limits_;
   std::string profile_;
   bool coherent_readback_ = true;
+  bool f16_storage_ = false;
   DeviceFns fn_;
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;

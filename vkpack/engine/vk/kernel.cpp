@@ -25,6 +25,8 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
                const shaders::Spirv& spirv, std::vector<SpecConstant> spec)
     : name_(kernel_name(spirv, spec)), reflection_(reflect_spirv(spirv.words, spirv.name)) {
   std::sort(spec.begin(), spec.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  for (const SpecConstant& s : spec)
+    if (s.id == 40) f16_bindings_ = s.value;  // kF16BindingsId (kernels/launch.h)
   std::uint32_t invocations = 1;
   for (int i = 0; i < 3; ++i) {
     const SpirvLocalSize& dim = reflection_.local_size[i];

@@ -39,6 +39,9 @@ class Kernel {
   const std::array<std::uint32_t, 3>& local_size() const { return local_size_; }
   bool uses_num_workgroups() const { return reflection_.uses_num_workgroups; }
   std::uint64_t shared_memory_bytes() const { return shared_memory_bytes_; }
+  // Bit b set where binding b reads or writes float16 values (the specialization
+  // constant kF16Bindings of f16_storage.glsl, id 40); 0 for every other kernel.
+  std::uint32_t f16_bindings() const { return f16_bindings_; }
 
   VkPipeline pipeline() const { return pipeline_.get(); }
   VkPipelineLayout layout() const { return layout_.get(); }
@@ -49,6 +52,7 @@ class Kernel {
   SpirvReflection reflection_;
   std::array<std::uint32_t, 3> local_size_{};
   std::uint64_t shared_memory_bytes_ = 0;
+  std::uint32_t f16_bindings_ = 0;
   DescriptorSetLayoutHandle set_layout_;
   PipelineLayoutHandle layout_;
   PipelineHandle pipeline_;

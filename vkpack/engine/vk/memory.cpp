@@ -29,7 +29,7 @@ BufferSlice BufferSlice::sub(VkDeviceSize at, VkDeviceSize bytes) const {
   if (at + bytes > size)
     throw Error(ErrorCode::invalid_argument, fmt::format("sub-slice [{}, {}) is outside a slice of {} bytes",
                                                          at, at + bytes, size));
-  return {buffer, offset + at, bytes, host ? host + at : nullptr};
+  return {buffer, offset + at, bytes, host ? host + at : nullptr, f16};
 }
 
 Arena::Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block_bytes)

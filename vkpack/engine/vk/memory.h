@@ -26,6 +26,10 @@ struct BufferSlice {
   VkDeviceSize offset = 0;   // bytes from the start of buffer
   VkDeviceSize size = 0;     // bytes
   std::byte* host = nullptr; // the mapped address of `offset`, or null when not mappable
+  // The elements are float16 (IEEE binary16) rather than float32: a tensor kept in half
+  // precision (CompileOptions::f16_storage). Kernels that accept it convert on load and
+  // store and compute in float32; the others reject it.
+  bool f16 = false;
 
   // A sub-range; offset and size in bytes, relative to this slice.
   BufferSlice sub(VkDeviceSize offset, VkDeviceSize size) const;

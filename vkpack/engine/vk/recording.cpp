@@ -125,6 +125,13 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
   VKP_CHECK(push.size() == kernel.push_constant_bytes(),
             fmt::format("kernel {} takes {} bytes of push constants, dispatch gave {}", kernel.name(),
                         kernel.push_constant_bytes(), push.size()));
+  // A float16 tensor bound to a kernel that would read it as float32 is a wrong
+  // answer, not a fault: refuse it by name.
+  for (std::size_t b = 0; b < bindings.size(); ++b)
+    if (bindings[b].f16 && (b >= 32 || (kernel.f16_bindings() >> b & 1u) == 0))
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {} ({}): binding {} holds float16 values, which this kernel reads as float32",
+                              kernel.name(), label, b));
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // empty tensors: nothing to do
   const DeviceLimits& limits = device_->limits();
   const std::uint32_t counts[3] = {groups.x, groups.y, groups.z};

@@ -70,6 +70,12 @@ class Recording {
     dispatch(kernel, std::span<const BufferSlice>(bindings.begin(), bindings.size()),
              std::as_bytes(std::span<const Push>(&push, 1)), groups, label);
   }
+  template <class Push>
+  void dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, const Push& push, Groups groups,
+                std::string_view label = {}) {
+    static_assert(std::is_trivially_copyable_v<Push>, "push constants must be a plain struct");
+    dispatch(kernel, bindings, std::as_bytes(std::span<const Push>(&push, 1)), groups, label);
+  }
   // vkCmdCopyBuffer of src.size bytes; dst.size >= src.size.
   void copy(const BufferSlice& src, const BufferSlice& dst);
   // Ends recording; the recording can then be submitted any number of times.

@@ -144,9 +144,10 @@ void pack(Recording& recording, const GemmPanels& panels, const BufferSlice& src
   const std::uint32_t count = div_up(n, panels.width);
   GemmPackPush push{n, k, stride_p, stride_k, src_batch, static_cast<std::uint32_t>(panels.floats / 4),
                     gemm_pack_chunk(panels, count)};
-  const Kernel& kernel = device.kernel(shaders::gemm_pack, {{0, panels.width / 4}, {1, vector}});
-  recording.dispatch(kernel, {src, dst}, push, {div_up(panels.k_groups, push.chunk), count, panels.batches},
-                     "gemm_pack");
+  const BufferSlice bindings[] = {src, dst};
+  const Kernel& kernel = storage_kernel(device, shaders::gemm_pack, shaders::gemm_pack_f16, bindings,
+                                        {{0, panels.width / 4}, {1, vector}}, 0b01);
+  recording.dispatch(kernel, bindings, push, {div_up(panels.k_groups, push.chunk), count, panels.batches}, "gemm_pack");
 }
 
 PanelGemm panel_gemm_of(const GemmArgs& args, const Layout& l, bool transposed) {
@@ -198,9 +199,9 @@ void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const
   std::vector<SpecConstant> constants = {{0, threads},  {1, kTileM},  {2, kTileN},       {3, kTileK},
                                          {4, kMicroM},  {5, kMicroN}, {6, args.trans_a}, {7, args.trans_b}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const Kernel& kernel = device.kernel(shaders::gemm_tiled, std::move(constants));
-  recording.dispatch(kernel, {a, b, c, bias_binding(epilogue, a), extra_binding(epilogue, a)}, push,
-                     {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
+  const BufferSlice bindings[] = {a, b, c, bias_binding(epilogue, a), extra_binding(epilogue, a)};
+  const Kernel& kernel = storage_kernel(device, shaders::gemm_tiled, shaders::gemm_tiled_f16, bindings, std::move(constants));
+  recording.dispatch(kernel, bindings, push, {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
 }
 
 }  // namespace
@@ -258,9 +259,10 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   const bool a_vec4 = g.x_k == 1 && g.x_row % 4 == 0 && g.x_batch % 4 == 0 && g.x_offset % 4 == 0 && x.offset % 16 == 0;
   std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const Kernel& kernel = device.kernel(shaders::gemm_regblock, std::move(constants));
-  recording.dispatch(kernel, {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)}, push,
-                     {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
+  const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
+  const Kernel& kernel =
+      storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_f16, bindings, std::move(constants), 0b11101);
+  recording.dispatch(kernel, bindings, push, {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
 }
 
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device) {

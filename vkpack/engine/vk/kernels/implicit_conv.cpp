@@ -196,9 +196,10 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
     push.k_split = plan.along_k() ? c.gemm.k : 0;
     push.pixel_offset = c.offset;
     push.pixel_count = c.count;
-    const Kernel& kernel =
-        device.kernel(shaders::conv_pack, {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}});
-    recording.dispatch(kernel, {image, packed}, push, {div_up(c.panels.k_groups, push.chunk), panel_count, c.gemm.batch},
+    const BufferSlice bindings[] = {image, packed};
+    const Kernel& kernel = storage_kernel(device, shaders::conv_pack, shaders::conv_pack_f16, bindings,
+                                          {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}}, 0b01);
+    recording.dispatch(kernel, bindings, push, {div_up(c.panels.k_groups, push.chunk), panel_count, c.gemm.batch},
                        plan.along_k() ? "conv_pack_t" : "conv_pack");
     PanelGemm gemm = c.gemm;
     gemm.bias_row = 1;  // the run is the result transposed: its rows are channels
@@ -252,11 +253,11 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
                                          {5, kMicro},
                                          {6, product == ConvProduct::filter_gradient}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const Kernel& kernel = device.kernel(shaders::conv_tiled, std::move(constants));
-  recording.dispatch(kernel,
-                     {image, b, result, epilogue.bias.size > 0 ? epilogue.bias : image,
-                      epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate.size > 0 ? epilogue.gate : image},
-                     push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups}, "conv_tiled");
+  const BufferSlice bindings[] = {
+      image, b, result, epilogue.bias.size > 0 ? epilogue.bias : image,
+      epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate.size > 0 ? epilogue.gate : image};
+  const Kernel& kernel = storage_kernel(device, shaders::conv_tiled, shaders::conv_tiled_f16, bindings, std::move(constants));
+  recording.dispatch(kernel, bindings, push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups}, "conv_tiled");
 }
 
 }  // namespace
@@ -301,6 +302,7 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
   BufferSlice x_operand = operand;
   const std::uint64_t swapped = swapped_w_bytes(g, cout, product, cpu);
   if (swapped > 0) {
+    require_f32(std::span(&operand, 1), "implicit_conv (the filter)");
     x_operand = workspace.sub(0, w_size * 4);
     swap_w(recording, g, cout, product, cpu, operand, x_operand);
   }

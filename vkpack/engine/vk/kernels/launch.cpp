@@ -1,6 +1,7 @@
 #include "vkpack/engine/vk/kernels/launch.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -32,9 +33,52 @@ Groups grid_1d(std::uint64_t workgroups, const Device& device) {
 
 void require_elements(const BufferSlice& slice, std::uint64_t elements, std::string_view kernel,
                       std::string_view operand) {
-  if (slice.size / 4 < elements)
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} holds {} 32-bit elements, needs {}", kernel, operand,
-                                                         slice.size / 4, elements));
+  const std::uint64_t width = slice.f16 ? 2 : 4;
+  if (slice.size / width < elements)
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} holds {} {}-bit elements, needs {}", kernel, operand,
+                                                         slice.size / width, 8 * width, elements));
+}
+
+std::uint32_t f16_bindings(std::span<const BufferSlice> bindings) {
+  std::uint32_t mask = 0;
+  for (std::size_t b = 0; b < bindings.size() && b < 32; ++b)
+    if (bindings[b].f16) mask |= 1u << b;
+  return mask;
+}
+
+const shaders::Spirv& storage_build(const Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
+                                    std::uint32_t bindings_mask, std::uint32_t allowed) {
+  if (bindings_mask == 0) return plain;
+  if (!device.f16_storage())
+    throw Error(ErrorCode::unsupported,
+                fmt::format("{}: a binding holds float16 values, but {} lacks the storageBuffer16BitAccess feature "
+                            "(compile without f16 storage / mixed precision on this device)",
+                            plain.name, device.label()));
+  if ((bindings_mask & ~allowed) != 0)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: binding {} holds float16 values, which this kernel reads only as float32", plain.name,
+                            std::countr_zero(bindings_mask & ~allowed)));
+  return f16;
+}
+
+void add_f16_constant(std::vector<SpecConstant>& specialization, std::uint32_t mask) {
+  if (mask != 0) specialization.push_back({kF16BindingsId, mask});
+}
+
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed) {
+  const std::uint32_t mask = f16_bindings(bindings);
+  const shaders::Spirv& build = storage_build(device, plain, f16, mask, allowed);
+  add_f16_constant(specialization, mask);
+  return device.kernel(build, std::move(specialization));
+}
+
+void require_f32(std::span<const BufferSlice> slices, std::string_view kernel) {
+  for (std::size_t i = 0; i < slices.size(); ++i)
+    if (slices[i].f16)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: operand {} holds float16 values; this kernel has no float16 build", kernel, i));
 }
 
 }  // namespace vkp::vk
