@@ -10,8 +10,12 @@
 // where xhat * gamma + beta <= 0 (the ReLU's gradient, recomputed from x).
 // sums holds [sum dy, sum dy * xhat] per channel (batch_norm_reduce, kMode 1). Every
 // invocation takes one vec4 of 4 consecutive channels when kVec4 (c % 4 == 0, aligned).
-// Push constants mirror vkp::vk::BatchNormPush.
+// x, dy and the result may be float16 (f16_storage.glsl). Push constants mirror
+// vkp::vk::BatchNormPush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
@@ -19,16 +23,14 @@ layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const bool kVec4 = false;
 layout(constant_id = 2) const bool kRelu = false;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, X, x)
 layout(std430, binding = 1) readonly buffer Stats { float stats[]; };  // mean [c], var [c]
 layout(std430, binding = 2) readonly buffer Gamma { float gamma[]; };
 layout(std430, binding = 3) readonly buffer Beta { float beta[]; };    // kMode 0, kRelu
-layout(std430, binding = 4) readonly buffer Dy { float dy[]; };        // kMode 1, 2
-layout(std430, binding = 4) readonly buffer Dy4 { vec4 dy4[]; };
+VKP_INPUT4(4, Dy, dy)                                                  // kMode 1, 2
 layout(std430, binding = 5) readonly buffer Sums { float sums[]; };    // kMode 1
-layout(std430, binding = 6) writeonly buffer Out { float out_[]; };
-layout(std430, binding = 6) writeonly buffer Out4 { vec4 out4[]; };
+VKP_OUTPUT4(6, Out, out_)
 layout(push_constant) uniform Push {
   uint n;
   uint c;
@@ -53,10 +55,10 @@ void main() {
   if (kVec4) {
     if (index >= p.n / 4) return;
     const uint ch = (4 * index) % p.c;
-    const vec4 v = x4[index], g = kMode == 0 ? vec4(0.0) : dy4[index];
-    out4[index] = vec4(value(v.x, g.x, ch), value(v.y, g.y, ch + 1), value(v.z, g.z, ch + 2), value(v.w, g.w, ch + 3));
+    const vec4 v = load4_x(index), g = kMode == 0 ? vec4(0.0) : load4_dy(index);
+    store4_out_(index, vec4(value(v.x, g.x, ch), value(v.y, g.y, ch + 1), value(v.z, g.z, ch + 2), value(v.w, g.w, ch + 3)));
     return;
   }
   if (index >= p.n) return;
-  out_[index] = value(x[index], kMode == 0 ? 0.0 : dy[index], index % p.c);
+  store_out_(index, value(load_x(index), kMode == 0 ? 0.0 : load_dy(index), index % p.c));
 }

@@ -8,8 +8,11 @@
 //   pass 1, one invocation per channel, merges the chunks in order into out[2][c]:
 //     kMode 0: mean and biased variance (Chan et al.'s pairwise update);
 //     kMode 1: sum dy and sum dy * xhat.
-// Push constants mirror vkp::vk::BatchNormPush.
+// x and dy may be float16 (f16_storage.glsl). Push constants mirror vkp::vk::BatchNormPush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
@@ -17,8 +20,9 @@ layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const uint kPass = 0;
 layout(constant_id = 2) const bool kRelu = false;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer Dy { float dy[]; };        // kMode 1
+#include "f16_storage.glsl"
+VKP_INPUT(0, X, x)
+VKP_INPUT(1, Dy, dy)                                                   // kMode 1
 layout(std430, binding = 2) readonly buffer Stats { float stats[]; };  // kMode 1: mean [c], var [c]
 layout(std430, binding = 3) buffer Partial { float partial[]; };       // [chunks][c][3]
 layout(std430, binding = 4) writeonly buffer Out { float out_[]; };    // [2][c]
@@ -41,7 +45,7 @@ void main() {
     float a = 0.0, b = 0.0, count = 0.0;
     if (kMode == 0) {
       for (uint r = begin; r < end; ++r) {  // Welford: a = mean, b = sum of squared deviations
-        const float v = x[r * p.c + ch];
+        const float v = load_x(r * p.c + ch);
         count += 1.0;
         const float delta = v - a;
         a += delta / count;
@@ -51,8 +55,8 @@ void main() {
       const float mean = stats[ch], rstd = inversesqrt(stats[p.c + ch] + p.eps);
       for (uint r = begin; r < end; ++r) {
         // As batch_norm.comp computes xhat and the ReLU's input, operation for operation.
-        const float xhat = (x[r * p.c + ch] - mean) * rstd;
-        float g = dy[r * p.c + ch];
+        const float xhat = (load_x(r * p.c + ch) - mean) * rstd;
+        float g = load_dy(r * p.c + ch);
         if (kRelu && !(xhat * gamma[ch] + beta[ch] > 0.0)) g = 0.0;
         a += g;
         b += g * xhat;

@@ -9,6 +9,9 @@
 // invocation takes whole vec4s, which a CPU device loads for about the price of one
 // float; the last n % 4 elements are done one by one.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 #include "elementwise_ops.glsl"
 
@@ -18,12 +21,10 @@ layout(constant_id = 2) const uint kOp = 0;
 layout(constant_id = 3) const uint kScalar = 0;
 layout(constant_id = 4) const bool kVec4 = false;
 
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 1) readonly buffer B4 { vec4 b4[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
-layout(std430, binding = 2) writeonly buffer C4 { vec4 c4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, A, a)
+VKP_INPUT4(1, B, b)
+VKP_OUTPUT4(2, C, c)
 layout(push_constant) uniform Push {
   uint n;
   uint rank;
@@ -61,7 +62,7 @@ float element(uint i) {
       ib += at * p.stride_b[d];
     }
   }
-  return apply(kScalar == 2 ? p.scalar : a[ia], kScalar == 1 ? p.scalar : b[ib]);
+  return apply(kScalar == 2 ? p.scalar : load_a(ia), kScalar == 1 ? p.scalar : load_b(ib));
 }
 
 void main() {
@@ -71,15 +72,15 @@ void main() {
     for (uint j = 0; j < kPerInvocation; ++j) {
       const uint q = base + j * gl_WorkGroupSize.x;
       if (q < n4) {
-        c4[q] = apply4(kScalar == 2 ? vec4(p.scalar) : a4[q], kScalar == 1 ? vec4(p.scalar) : b4[q]);
+        store4_c(q, apply4(kScalar == 2 ? vec4(p.scalar) : load4_a(q), kScalar == 1 ? vec4(p.scalar) : load4_b(q)));
       } else if (q == n4) {
-        for (uint i = 4 * n4; i < p.n; ++i) c[i] = element(i);
+        for (uint i = 4 * n4; i < p.n; ++i) store_c(i, element(i));
       }
     }
     return;
   }
   for (uint j = 0; j < kPerInvocation; ++j) {
     const uint i = base + j * gl_WorkGroupSize.x;
-    if (i < p.n) c[i] = element(i);
+    if (i < p.n) store_c(i, element(i));
   }
 }

@@ -7,6 +7,9 @@
 //                     integral and in [0, oh) (likewise ox) of col[r(b, oy, ox)][g][(i*kw+j)*cg + ch']
 // Launch: 1-D over N*H*W*C / kWidth items.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 #include "conv.glsl"
 
@@ -15,8 +18,8 @@ layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
 
 layout(std430, binding = 0) readonly buffer Col { float col[]; };
 layout(std430, binding = 0) readonly buffer Col4 { vec4 col4[]; };
-layout(std430, binding = 1) writeonly buffer Dx { float dx[]; };
-layout(std430, binding = 1) writeonly buffer Dx4 { vec4 dx4[]; };
+#include "f16_storage.glsl"
+VKP_OUTPUT4(1, Dx, dx)
 
 void main() {
   const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
@@ -46,7 +49,7 @@ void main() {
     }
   }
   if (kWidth == 4)
-    dx4[index] = sum;
+    store4_dx(index, sum);
   else
-    dx[index] = sum.x;
+    store_dx(index, sum.x);
 }

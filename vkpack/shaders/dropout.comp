@@ -6,14 +6,18 @@
 // the masks of the uninterrupted one.
 // Push constants mirror vkp::vk::DropoutPush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 #include "philox.glsl"
 
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+#include "f16_storage.glsl"
+VKP_INPUT(0, X, x)
 layout(std430, binding = 1) readonly buffer Scalars { uint scalars[]; };
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+VKP_OUTPUT(2, Y, y)
 layout(push_constant) uniform Push {
   uint n;
   float rate, scale;
@@ -26,5 +30,5 @@ void main() {
   if (i >= p.n) return;
   const uint bits = philox4x32(uvec4(i, scalars[1], p.key, 0u), uvec2(p.seed_lo, p.seed_hi)).x;
   const float u = float(bits >> 8) * (1.0 / 16777216.0);
-  y[i] = u >= p.rate ? x[i] * p.scale : 0.0;
+  store_y(i, u >= p.rate ? load_x(i) * p.scale : 0.0);
 }

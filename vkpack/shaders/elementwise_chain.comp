@@ -11,6 +11,9 @@
 // kPerInvocation elements, a workgroup apart. Launch: grid_1d over ceil(n / (64 *
 // kPerInvocation)) workgroups. Push constants mirror vkp::vk::ChainPush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 #include "elementwise_ops.glsl"
 
@@ -47,11 +50,12 @@ layout(constant_id = 28) const uint kMode3 = 0;
 layout(constant_id = 29) const uint kInputs = 1;
 layout(constant_id = 30) const uint kPerInvocation = 4;
 
-layout(std430, binding = 0) readonly buffer In0 { float in0[]; };
-layout(std430, binding = 1) readonly buffer In1 { float in1[]; };
-layout(std430, binding = 2) readonly buffer In2 { float in2[]; };
-layout(std430, binding = 3) readonly buffer In3 { float in3[]; };
-layout(std430, binding = 4) writeonly buffer Out { float out_[]; };
+#include "f16_storage.glsl"
+VKP_INPUT(0, In0, in0)
+VKP_INPUT(1, In1, in1)
+VKP_INPUT(2, In2, in2)
+VKP_INPUT(3, In3, in3)
+VKP_OUTPUT(4, Out, out_)
 layout(push_constant) uniform Push {
   uint n;
   uint channels;
@@ -101,11 +105,11 @@ uint index_of(uint mode, uint i) { return mode == 0 ? i : mode == 1 ? i % p.chan
 
 float value(uint i) {
   float v[12];  // inputs 0-3, then the steps' results
-  v[0] = in0[index_of(kMode0, i)];
+  v[0] = load_in0(index_of(kMode0, i));
   v[1] = v[2] = v[3] = 0.0;  // unused inputs are bound to input 0: never read them
-  if (kInputs > 1) v[1] = in1[index_of(kMode1, i)];
-  if (kInputs > 2) v[2] = in2[index_of(kMode2, i)];
-  if (kInputs > 3) v[3] = in3[index_of(kMode3, i)];
+  if (kInputs > 1) v[1] = load_in1(index_of(kMode1, i));
+  if (kInputs > 2) v[2] = load_in2(index_of(kMode2, i));
+  if (kInputs > 3) v[3] = load_in3(index_of(kMode3, i));
   for (uint s = 0; s < kSteps; ++s) {
     const uint op = op_of(s);
     const float a = v[a_of(s)];
@@ -118,6 +122,6 @@ void main() {
   const uint base = linear_group() * gl_WorkGroupSize.x * kPerInvocation + gl_LocalInvocationID.x;
   for (uint j = 0; j < kPerInvocation; ++j) {
     const uint i = base + j * gl_WorkGroupSize.x;
-    if (i < p.n) out_[i] = value(i);
+    if (i < p.n) store_out_(i, value(i));
   }
 }

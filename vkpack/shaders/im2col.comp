@@ -10,6 +10,9 @@
 // rows * groups*KH*KW * cg / kWidth items; transposed, neighbouring invocations take
 // neighbouring rows, so that their stores land side by side.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 #include "conv.glsl"
 
@@ -17,8 +20,8 @@ layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
 layout(constant_id = 1) const bool kTransposed = false;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, X, x)
 layout(std430, binding = 1) writeonly buffer Col { float col[]; };
 layout(std430, binding = 1) writeonly buffer Col4 { vec4 col4[]; };
 
@@ -42,16 +45,16 @@ void main() {
     // Column `row` of the rows tap * cg + v * kWidth + q.
     const uint to = (tap * cg + v * kWidth) * rows + row;
     if (kWidth == 4) {
-      const vec4 value = inside ? x4[from / 4] : vec4(0.0);
+      const vec4 value = inside ? load4_x(from / 4) : vec4(0.0);
       for (uint q = 0; q < 4; ++q) col[to + q * rows] = value[q];
     } else {
-      col[to] = inside ? x[from] : 0.0;
+      col[to] = inside ? load_x(from) : 0.0;
     }
     return;
   }
   const uint to = row * p.groups * p.kh * p.kw * cg + tap * cg + v * kWidth;
   if (kWidth == 4)
-    col4[to / 4] = inside ? x4[from / 4] : vec4(0.0);
+    col4[to / 4] = inside ? load4_x(from / 4) : vec4(0.0);
   else
-    col[to] = inside ? x[from] : 0.0;
+    col[to] = inside ? load_x(from) : 0.0;
 }

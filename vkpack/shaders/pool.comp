@@ -11,6 +11,9 @@
 // Push constants mirror vkp::vk::PoolPush. Launch: 1-D over the output (forward, tiled
 // gradient) or the input (gathered gradient) items.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
@@ -18,12 +21,10 @@ layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const uint kGrad = 0;  // 0: forward; 1: gradient, gathered; 2: gradient, tiled
 layout(constant_id = 2) const uint kWidth = 1;  // 1 or 4
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
-layout(std430, binding = 1) readonly buffer Dy { float dy[]; };  // the gradient only
-layout(std430, binding = 1) readonly buffer Dy4 { vec4 dy4[]; };
-layout(std430, binding = 2) writeonly buffer Out { float out_[]; };
-layout(std430, binding = 2) writeonly buffer Out4 { vec4 out4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, X, xs)
+VKP_INPUT4(1, Dy, dys)  // the gradient only
+VKP_OUTPUT4(2, Out, outs)
 layout(push_constant) uniform Push {
   uint n, h, w, c;
   uint oh, ow;
@@ -33,13 +34,13 @@ layout(push_constant) uniform Push {
 } p;
 
 // kWidth channels starting at element `at` (a multiple of kWidth).
-vec4 load_x(uint at) { return kWidth == 4 ? x4[at / 4] : vec4(x[at]); }
-vec4 load_dy(uint at) { return kWidth == 4 ? dy4[at / 4] : vec4(dy[at]); }
+vec4 load_x(uint at) { return kWidth == 4 ? load4_xs(at / 4) : vec4(load_xs(at)); }
+vec4 load_dy(uint at) { return kWidth == 4 ? load4_dys(at / 4) : vec4(load_dys(at)); }
 void store(uint at, vec4 v) {
   if (kWidth == 4)
-    out4[at / 4] = v;
+    store4_outs(at / 4, v);
   else
-    out_[at] = v.x;
+    store_outs(at, v.x);
 }
 
 // The window of output (oy, ox) clipped to the image: [y0, y1) x [x0, x1).

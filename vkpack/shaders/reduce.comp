@@ -7,13 +7,17 @@
 // (partials, then their reduction). kOp: 0 sum, 1 max, 2 argmax (one pass; writes the
 // i32 index of the first maximum). Push constants mirror vkp::vk::ReducePush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kOp = 0;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+#include "f16_storage.glsl"
+VKP_INPUT(0, X, x)
+VKP_OUTPUT(1, Y, y)
 layout(std430, binding = 1) writeonly buffer YI { int y_index[]; };  // argmax's output
 layout(push_constant) uniform Push {
   uint outer;
@@ -33,17 +37,17 @@ void main() {
   const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);
   uint at = (o * p.axis + begin) * p.inner + i;
   if (kOp == 2) {
-    float best = x[at];
+    float best = load_x(at);
     uint best_index = 0;
     for (uint a = 0; a < end; ++a, at += p.inner)
-      if (x[at] > best) {
-        best = x[at];
+      if (load_x(at) > best) {
+        best = load_x(at);
         best_index = a;
       }
     y_index[out_index] = int(best_index);
     return;
   }
-  float acc = kOp == 0 ? 0.0 : x[at];
-  for (uint a = begin; a < end; ++a, at += p.inner) acc = kOp == 0 ? acc + x[at] : max(acc, x[at]);
-  y[out_index] = kOp == 0 ? acc * p.scale : acc;
+  float acc = kOp == 0 ? 0.0 : load_x(at);
+  for (uint a = begin; a < end; ++a, at += p.inner) acc = kOp == 0 ? acc + load_x(at) : max(acc, load_x(at));
+  store_y(out_index, kOp == 0 ? acc * p.scale : acc);
 }

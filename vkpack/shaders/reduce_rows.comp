@@ -1,4 +1,8 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // reduce_rows: the GPU path of reduce for inner == 1 (reducing a contiguous axis): one
 // workgroup per output, its invocations read the chunk with unit stride (coalesced),
 // then combine through a shared-memory tree in a fixed order (deterministic).
@@ -7,8 +11,9 @@ layout(local_size_x_id = 0) in;  // a power of two
 layout(constant_id = 0) const uint kWorkgroup = 256;
 layout(constant_id = 1) const uint kOp = 0;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+#include "f16_storage.glsl"
+VKP_INPUT(0, X, x)
+VKP_OUTPUT(1, Y, y)
 layout(push_constant) uniform Push {
   uint outer;
   uint axis;
@@ -28,13 +33,13 @@ void main() {
   const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);
   const uint t = gl_LocalInvocationID.x;
   const uint row = o * p.axis;
-  float acc = kOp == 0 ? 0.0 : x[row + begin];
-  for (uint a = begin + t; a < end; a += kWorkgroup) acc = kOp == 0 ? acc + x[row + a] : max(acc, x[row + a]);
+  float acc = kOp == 0 ? 0.0 : load_x(row + begin);
+  for (uint a = begin + t; a < end; a += kWorkgroup) acc = kOp == 0 ? acc + load_x(row + a) : max(acc, load_x(row + a));
   partial[t] = acc;
   barrier();
   for (uint width = kWorkgroup / 2; width > 0; width /= 2) {
     if (t < width) partial[t] = kOp == 0 ? partial[t] + partial[t + width] : max(partial[t], partial[t + width]);
     barrier();
   }
-  if (t == 0) y[out_index] = kOp == 0 ? partial[0] * p.scale : partial[0];
+  if (t == 0) store_y(out_index, kOp == 0 ? partial[0] * p.scale : partial[0]);
 }

@@ -4,6 +4,9 @@
 // kVec4: 16-byte aligned x and y, taken a vec4 at a time (see binary.comp).
 // Push constants mirror vkp::vk::UnaryPush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -11,10 +14,9 @@ layout(constant_id = 1) const uint kPerInvocation = 4;
 layout(constant_id = 2) const uint kOp = 0;
 layout(constant_id = 3) const bool kVec4 = false;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
-layout(std430, binding = 1) writeonly buffer Y4 { vec4 y4[]; };
+#include "f16_storage.glsl"
+VKP_INPUT4(0, X, x)
+VKP_OUTPUT4(1, Y, y)
 layout(push_constant) uniform Push {
   uint n;
   float alpha;  // leaky_relu's slope, elu's alpha
@@ -51,15 +53,15 @@ void main() {
     for (uint j = 0; j < kPerInvocation; ++j) {
       const uint q = base + j * gl_WorkGroupSize.x;
       if (q < n4) {
-        y4[q] = apply(x4[q]);
+        store4_y(q, apply(load4_x(q)));
       } else if (q == n4) {
-        for (uint i = 4 * n4; i < p.n; ++i) y[i] = apply(vec4(x[i])).x;
+        for (uint i = 4 * n4; i < p.n; ++i) store_y(i, apply(vec4(load_x(i))).x);
       }
     }
     return;
   }
   for (uint j = 0; j < kPerInvocation; ++j) {
     const uint i = base + j * gl_WorkGroupSize.x;
-    if (i < p.n) y[i] = apply(vec4(x[i])).x;
+    if (i < p.n) store_y(i, apply(vec4(load_x(i))).x);
   }
 }

@@ -15,8 +15,15 @@
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/half.h"
+#include "vkpack/engine/vk/kernels/batch_norm.h"
+#include "vkpack/engine/vk/kernels/conv.h"
+#include "vkpack/engine/vk/kernels/elementwise.h"
+#include "vkpack/engine/vk/kernels/elementwise_chain.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
 #include "vkpack/engine/vk/kernels/implicit_conv.h"
+#include "vkpack/engine/vk/kernels/pool.h"
+#include "vkpack/engine/vk/kernels/reduce.h"
+#include "vkpack/engine/vk/kernels/training.h"
 
 namespace vkp::test {
 namespace {
@@ -26,7 +33,7 @@ std::vector<float> rounded_to_half(std::vector<float> v) {
   return v;
 }
 
-class F16Storage : public VkTest, public ::testing::WithParamInterface<vk::KernelChoice> {
+class F16Fixture : public VkTest {
  protected:
   // `values` (already float16 numbers) stored as float16 when `half`, else as float32.
   vk::BufferSlice put(const std::vector<float>& values, bool half) {
@@ -71,7 +78,23 @@ class F16Storage : public VkTest, public ::testing::WithParamInterface<vk::Kerne
     recording.finish();
     recording.run();
   }
+  // Records `kernel(recording, half)` twice, with float32 storage (half false) and with
+  // float16 storage where `kernel` puts it, and compares the `count` results.
+  void both_widths(std::size_t count, bool half_result,
+                   const std::function<void(vk::Recording&, bool half, const vk::BufferSlice& out)>& kernel) {
+    const vk::BufferSlice r32 = result(count, false), r16 = result(count, half_result);
+    run([&](vk::Recording& r) {
+      kernel(r, false, r32);
+      kernel(r, true, r16);
+    });
+    EXPECT_EQ(same(get(r16, count), get(r32, count), half_result), "");
+  }
 };
+
+// Kernel families with a CPU and a GPU variant run both.
+class F16Storage : public F16Fixture, public ::testing::WithParamInterface<vk::KernelChoice> {};
+// Those with one variant.
+class F16StorageKernels : public F16Fixture {};
 
 struct GemmCase {
   std::uint32_t m, n, k;
@@ -174,6 +197,104 @@ TEST_P(F16Storage, ConvolutionProductsReadAndWriteFloat16) {
       });
       EXPECT_EQ(same(get(r16, count), get(r32, count), half_result), "");
     }
+  }
+}
+
+TEST_F(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
+  for (const std::uint32_t c : {12u, 5u}) {  // vec4 lanes, and one channel at a time
+    SCOPED_TRACE(fmt::format("{} channels", c));
+    const std::uint64_t m = 2 * 9 * 7;
+    const std::size_t n = m * c;
+    const auto x = rounded_to_half(random_floats(n, 300 + c, -2.0f, 3.0f));
+    const auto dy = rounded_to_half(random_floats(n, 301 + c));
+    const vk::BufferSlice gamma = upload(random_floats(c, 302 + c, 0.5f, 1.5f)), beta = upload(random_floats(c, 303 + c));
+    const vk::BufferSlice work = arena().allocate(vk::batch_norm_workspace_bytes(m, c), "w");
+    const vk::BufferSlice stats = result(2 * c, false);
+    run([&](vk::Recording& r) { vk::batch_norm_stats(r, m, c, upload(x), stats, work); });
+    both_widths(2 * c, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
+      vk::batch_norm_stats(r, m, c, put(x, half), out, work);
+    });
+    both_widths(2 * c, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
+      vk::batch_norm_grad_sums(r, m, c, 1e-3f, put(x, half), stats, put(dy, half), out, work,
+                               vk::BatchNormRelu{gamma, beta});
+    });
+    const vk::BufferSlice sums = result(2 * c, false);
+    run([&](vk::Recording& r) { vk::batch_norm_grad_sums(r, m, c, 1e-3f, upload(x), stats, upload(dy), sums, work); });
+    for (const vk::BatchNormMode mode : {vk::BatchNormMode::forward, vk::BatchNormMode::grad_batch_statistics})
+      both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
+        vk::batch_norm_apply(r, mode, m, c, 1e-3f, put(x, half), stats, gamma, beta, put(dy, half), sums, out, true);
+      });
+  }
+}
+
+TEST_F(F16StorageKernels, PoolingAndItsGradient) {
+  for (const std::uint32_t c : {8u, 3u})
+    for (const vk::PoolMode mode : {vk::PoolMode::max, vk::PoolMode::avg}) {
+      SCOPED_TRACE(fmt::format("{} channels, mode {}", c, static_cast<int>(mode)));
+      const vk::PoolPush g{2, 9, 7, c, 4, 3, 2, 2, 2, 2, 0, 0};
+      const std::size_t in = std::size_t{2} * 9 * 7 * c, out = std::size_t{2} * 4 * 3 * c;
+      const auto x = rounded_to_half(random_floats(in, 400 + c)), dy = rounded_to_half(random_floats(out, 401 + c));
+      both_widths(out, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+        vk::pool(r, mode, g, put(x, half), y);
+      });
+      both_widths(in, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& dx) {
+        vk::pool_grad(r, mode, g, put(x, half), put(dy, half), dx);
+      });
+    }
+}
+
+TEST_F(F16StorageKernels, Im2colAndCol2im) {
+  const vk::ConvPush g{2, 9, 7, 8, 4, 3, 3, 3, 2, 2, 1, 1, 0, 0, 1};
+  const std::size_t in = std::size_t{2} * 9 * 7 * 8, cols = std::size_t{2} * 4 * 3 * 3 * 3 * 8;
+  const auto x = rounded_to_half(random_floats(in, 500)), col = rounded_to_half(random_floats(cols, 501));
+  both_widths(cols, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
+    vk::im2col(r, g, put(x, half), out);
+  });
+  both_widths(in, true, [&](vk::Recording& r, bool, const vk::BufferSlice& dx) { vk::col2im(r, g, upload(col), dx); });
+}
+
+TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
+  const std::size_t n = 1003;  // vec4 runs and a tail
+  const auto a = rounded_to_half(random_floats(n, 600)), b = rounded_to_half(random_floats(n, 601));
+  both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+    vk::unary(r, vk::UnaryOp::tanh, n, put(a, half), y);
+  });
+  both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+    vk::binary(r, vk::BinaryOp::mul, Shape{1003}, put(a, half), Shape{1003}, put(b, half), y);
+  });
+  both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+    vk::binary_scalar(r, vk::BinaryOp::sub, n, put(a, half), 0.25f, y, true);
+  });
+  // Broadcasting: [17, 1, 5] - [3, 5].
+  const auto big = rounded_to_half(random_floats(17 * 5, 602)), small = rounded_to_half(random_floats(15, 603));
+  both_widths(17 * 3 * 5, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+    vk::binary(r, vk::BinaryOp::sub, Shape{17, 1, 5}, put(big, half), Shape{3, 5}, put(small, half), y);
+  });
+  // tanh(a * b + bias[channel]) with a float32 bias.
+  const std::uint32_t channels = 17;
+  const auto bias = random_floats(channels, 604);
+  const vk::ChainStep steps[] = {vk::binary_step(vk::BinaryOp::mul, vk::chain_input(0), vk::chain_input(1)),
+                                 vk::binary_step(vk::BinaryOp::add, vk::chain_result(0), vk::chain_input(2)),
+                                 vk::unary_step(vk::UnaryOp::tanh, vk::chain_result(1))};
+  const vk::ChainInput modes[] = {vk::ChainInput::full, vk::ChainInput::full, vk::ChainInput::channel};
+  const std::size_t rows = 59;
+  const auto ca = rounded_to_half(random_floats(rows * channels, 605)), cb = rounded_to_half(random_floats(rows * channels, 606));
+  both_widths(rows * channels, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+    const vk::BufferSlice inputs[] = {put(ca, half), put(cb, half), upload(bias)};
+    vk::elementwise_chain(r, steps, inputs, modes, rows * channels, channels, y);
+  });
+  const vk::BufferSlice scalars = upload(std::vector<float>(8, 0.0f));
+  both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+    vk::dropout(r, n, 0.3f, 7, 1234, put(a, half), scalars, y);
+  });
+  // Sums over an axis of 300 (two passes through float32 partial sums) and of 7.
+  const auto x = rounded_to_half(random_floats(13 * 300 * 3, 607));
+  for (vk::ReduceArgs args : {vk::ReduceArgs{vk::ReduceOp::sum, 13, 300, 3}, vk::ReduceArgs{vk::ReduceOp::max, 13 * 300 / 7 * 3, 7, 1}}) {
+    args.choice = GetParam();
+    const vk::BufferSlice work = arena().allocate(std::max<std::size_t>(vk::reduce_workspace_bytes(args, device()), 4), "w");
+    both_widths(std::size_t{args.outer} * args.inner, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
+      vk::reduce(r, args, put(x, half), y, work);
+    });
   }
 }
 

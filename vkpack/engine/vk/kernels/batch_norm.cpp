@@ -37,12 +37,15 @@ void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint
   // Without a ReLU, gamma and beta are not read: x stands in for them.
   const BufferSlice gamma = relu ? relu->gamma : x, beta = relu ? relu->beta : x;
   const std::uint32_t masked = relu ? 1 : 0;
-  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 0}, {2, masked}}),
-                     {x, dy, stats, partial, out, gamma, beta}, push, grid_1d((chunks * c + 63) / 64, device),
-                     "batch_norm_reduce");
-  recording.dispatch(device.kernel(shaders::batch_norm_reduce, {{0, mode}, {1, 1}, {2, masked}}),
-                     {x, dy, stats, partial, out, gamma, beta}, push, grid_1d((c + 63) / 64, device),
-                     "batch_norm_reduce");
+  // x and dy may be float16; the partial sums and the statistics are float32.
+  const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
+  constexpr std::uint32_t kF16 = 0b1100011;
+  recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
+                                    {{0, mode}, {1, 0}, {2, masked}}, kF16),
+                     bindings, push, grid_1d((chunks * c + 63) / 64, device), "batch_norm_reduce");
+  recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
+                                    {{0, mode}, {1, 1}, {2, masked}}, kF16),
+                     bindings, push, grid_1d((c + 63) / 64, device), "batch_norm_reduce");
 }
 
 }  // namespace
@@ -54,7 +57,7 @@ std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c) {
 
 void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, const BufferSlice& x,
                       const BufferSlice& stats, const BufferSlice& workspace) {
-  reduce(recording, 0, m, c, 0.0f, x, x, x, stats, workspace);
+  reduce(recording, 0, m, c, 0.0f, x, x, stats, stats, workspace);  // dy and the statistics are not read
 }
 
 void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
@@ -85,10 +88,12 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m,
   if (n == 0) return;
   const bool vec4 = c % 4 == 0 && x.offset % 16 == 0 && out.offset % 16 == 0 && dy.offset % 16 == 0;
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::batch_norm, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}});
+  // x, dy and out may be float16 (and the bindings they stand in for).
+  const BufferSlice bindings[] = {x, stats, gamma, beta, dy, sums, out};
+  const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_f16, bindings,
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}});
   const std::uint64_t items = vec4 ? n / 4 : n;
-  recording.dispatch(kernel, {x, stats, gamma, beta, dy, sums, out}, BatchNormPush{n, c, 0, eps},
-                     grid_1d((items + 63) / 64, device), "batch_norm");
+  recording.dispatch(kernel, bindings, BatchNormPush{n, c, 0, eps}, grid_1d((items + 63) / 64, device), "batch_norm");
 }
 
 }  // namespace vkp::vk

@@ -31,8 +31,10 @@ void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x
   if (im2col_elements(geometry) > UINT32_MAX)
     throw Error(ErrorCode::unsupported, "im2col: " + std::to_string(im2col_elements(geometry)) + " elements exceed 2^32");
   Device& device = recording.device();
-  recording.dispatch(device.kernel(shaders::im2col, {{0, width}, {1, transposed ? 1u : 0u}}), {x, col}, geometry,
-                     grid_1d((items + 63) / 64, device), transposed ? "im2col_t" : "im2col");
+  const BufferSlice bindings[] = {x, col};
+  recording.dispatch(storage_kernel(device, shaders::im2col, shaders::im2col_f16, bindings,
+                                    {{0, width}, {1, transposed ? 1u : 0u}}, 0b01),
+                     bindings, geometry, grid_1d((items + 63) / 64, device), transposed ? "im2col_t" : "im2col");
 }
 
 void col2im(Recording& recording, const ConvPush& geometry, const BufferSlice& col, const BufferSlice& dx) {
@@ -41,8 +43,9 @@ void col2im(Recording& recording, const ConvPush& geometry, const BufferSlice& c
   require_elements(dx, n, "col2im", "dx");
   const std::uint32_t width = width_of(geometry, col, dx);
   Device& device = recording.device();
-  recording.dispatch(device.kernel(shaders::col2im, {{0, width}}), {col, dx}, geometry,
-                     grid_1d((n / width + 63) / 64, device), "col2im");
+  const BufferSlice bindings[] = {col, dx};
+  recording.dispatch(storage_kernel(device, shaders::col2im, shaders::col2im_f16, bindings, {{0, width}}, 0b10),
+                     bindings, geometry, grid_1d((n / width + 63) / 64, device), "col2im");
 }
 
 }  // namespace vkp::vk

@@ -117,9 +117,11 @@ void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice&
   require_elements(y, n, "unary", "y");
   Device& device = recording.device();
   const bool vec4 = aligned16({x, y});
-  const Kernel& kernel = device.kernel(
-      shaders::unary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, vec4}});
-  recording.dispatch(kernel, {x, y}, UnaryPush{static_cast<std::uint32_t>(n), alpha},
+  const BufferSlice bindings[] = {x, y};
+  const Kernel& kernel =
+      storage_kernel(device, shaders::unary, shaders::unary_f16, bindings,
+                     {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, vec4}});
+  recording.dispatch(kernel, bindings, UnaryPush{static_cast<std::uint32_t>(n), alpha},
                      grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }
 
@@ -132,9 +134,11 @@ void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const Buffe
   require_elements(c, push.n, "binary", "c");
   Device& device = recording.device();
   const bool vec4 = push.rank == 1 && push.stride_a[0] == 1 && push.stride_b[0] == 1 && aligned16({a, b, c});
-  const Kernel& kernel = device.kernel(
-      shaders::binary, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, 0}, {4, vec4}});
-  recording.dispatch(kernel, {a, b, c}, push, grid_1d(workgroups_for(vec4 ? push.n / 4 + 1 : push.n), device),
+  const BufferSlice bindings[] = {a, b, c};
+  const Kernel& kernel =
+      storage_kernel(device, shaders::binary, shaders::binary_f16, bindings,
+                     {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, 0}, {4, vec4}});
+  recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(vec4 ? push.n / 4 + 1 : push.n), device),
                      to_string(op));
 }
 
@@ -152,13 +156,12 @@ void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const Buf
   Device& device = recording.device();
   const std::uint32_t mode = scalar_first ? 2 : 1;
   const bool vec4 = aligned16({a, c});
-  const Kernel& kernel = device.kernel(shaders::binary, {{0, kWorkgroup},
-                                                         {1, kPerInvocation},
-                                                         {2, static_cast<std::uint32_t>(op)},
-                                                         {3, mode},
-                                                         {4, vec4}});
   // The scalar side's binding is not read; bind the tensor operand there too.
-  recording.dispatch(kernel, {a, a, c}, push, grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
+  const BufferSlice bindings[] = {a, a, c};
+  const Kernel& kernel =
+      storage_kernel(device, shaders::binary, shaders::binary_f16, bindings,
+                     {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, mode}, {4, vec4}});
+  recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }
 
 }  // namespace vkp::vk

@@ -30,9 +30,10 @@ void pool(Recording& recording, PoolMode mode, const PoolPush& geometry, const B
   require_elements(y, output_elements(geometry), "pool", "y");
   Device& device = recording.device();
   const std::uint32_t width = width_of(geometry, {x, y});
-  const Kernel& kernel = device.kernel(shaders::pool, {{0, static_cast<std::uint32_t>(mode)}, {1, 0}, {2, width}});
-  recording.dispatch(kernel, {x, x, y}, geometry, grid_1d((output_elements(geometry) / width + 63) / 64, device),
-                     "pool");
+  const BufferSlice bindings[] = {x, x, y};
+  const Kernel& kernel = storage_kernel(device, shaders::pool, shaders::pool_f16, bindings,
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, 0}, {2, width}});
+  recording.dispatch(kernel, bindings, geometry, grid_1d((output_elements(geometry) / width + 63) / 64, device), "pool");
 }
 
 void pool_grad(Recording& recording, PoolMode mode, const PoolPush& geometry, const BufferSlice& x,
@@ -45,10 +46,11 @@ void pool_grad(Recording& recording, PoolMode mode, const PoolPush& geometry, co
   // Tiling windows: one invocation per window, which finds its maximum once, instead of
   // one per input item, which finds the maximum of every window that covers it.
   const bool tiled = windows_tile(geometry);
-  const Kernel& kernel =
-      device.kernel(shaders::pool, {{0, static_cast<std::uint32_t>(mode)}, {1, tiled ? 2u : 1u}, {2, width}});
+  const BufferSlice bindings[] = {x, dy, dx};
+  const Kernel& kernel = storage_kernel(device, shaders::pool, shaders::pool_f16, bindings,
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, tiled ? 2u : 1u}, {2, width}});
   const std::uint64_t items = tiled ? output_elements(geometry) : input_elements(geometry);
-  recording.dispatch(kernel, {x, dy, dx}, geometry, grid_1d((items / width + 63) / 64, device), "pool_grad");
+  recording.dispatch(kernel, bindings, geometry, grid_1d((items / width + 63) / 64, device), "pool_grad");
 }
 
 }  // namespace vkp::vk

@@ -38,11 +38,14 @@ void record_pass(Recording& recording, const ReduceArgs& args, std::uint32_t out
   const ReducePush push{outer, axis, args.inner, chunk, scale};
   const std::uint64_t outputs = std::uint64_t{outer} * chunks_of(axis, chunk) * args.inner;
   if (args.inner == 1 && args.op != ReduceOp::argmax && resolve(args.choice, device) == DeviceKind::gpu) {
-    const Kernel& kernel = device.kernel(shaders::reduce_rows, {{0, kRowsWorkgroup}, {1, op}});
-    recording.dispatch(kernel, {x, y}, push, grid_1d(outputs, device), "reduce");
+    const BufferSlice bindings[] = {x, y};
+    const Kernel& kernel =
+        storage_kernel(device, shaders::reduce_rows, shaders::reduce_rows_f16, bindings, {{0, kRowsWorkgroup}, {1, op}});
+    recording.dispatch(kernel, bindings, push, grid_1d(outputs, device), "reduce");
   } else {
-    const Kernel& kernel = device.kernel(shaders::reduce, {{0, kWorkgroup}, {1, op}});
-    recording.dispatch(kernel, {x, y}, push, grid_1d((outputs + kWorkgroup - 1) / kWorkgroup, device), "reduce");
+    const BufferSlice bindings[] = {x, y};
+    const Kernel& kernel = storage_kernel(device, shaders::reduce, shaders::reduce_f16, bindings, {{0, kWorkgroup}, {1, op}});
+    recording.dispatch(kernel, bindings, push, grid_1d((outputs + kWorkgroup - 1) / kWorkgroup, device), "reduce");
   }
 }
 

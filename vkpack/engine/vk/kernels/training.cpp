@@ -17,7 +17,9 @@ void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t ke
   const DropoutPush push{static_cast<std::uint32_t>(n), rate, 1.0f / (1.0f - rate), key,
                          static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
   Device& device = recording.device();
-  recording.dispatch(device.kernel(shaders::dropout), {x, scalars, y}, push, grid_1d((n + 63) / 64, device), "dropout");
+  const BufferSlice bindings[] = {x, scalars, y};
+  recording.dispatch(storage_kernel(device, shaders::dropout, shaders::dropout_f16, bindings, {}, 0b101), bindings, push,
+                     grid_1d((n + 63) / 64, device), "dropout");
 }
 
 void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
