@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/graph/f16_storage.h"
 #include "vkpack/engine/graph/fusion.h"
 #include "vkpack/engine/graph/lower.h"
 #include "vkpack/engine/graph/op_def.h"
@@ -172,7 +173,8 @@ SegmentPlan plan_segments(const Graph& graph, const std::vector<int>& schedule, 
 //                   and elementwise chains fused (fusion.h) unless CompileOptions::fuse
 //                   is off
 //   plan_storage    which node owns each tensor's storage, lifetimes of planned tensors
-//                   and workspaces, the memory plan; binding ranges checked
+//                   and workspaces; which of them are float16 (f16_storage.h) when
+//                   CompileOptions::f16_storage is on; binding ranges checked
 //   allocate        the activation arena, constants and new variables (one transfer),
 //                   input buffers per variant, fetch read-back
 //   record          one command stream per variant (one per segment with segments)
@@ -188,6 +190,7 @@ class ProgramBuilder {
     check_graph();
     schedule();
     plan_storage();
+    plan_f16();
     check_binding_ranges();
     allocate_activations();
     upload_constants_and_variables();
@@ -285,6 +288,26 @@ class ProgramBuilder {
     for (const std::vector<int>& bucket : segments_.buckets)
       for (int i : bucket) segmented_[at(i)] = 1;
     if (!segments_.buckets.empty()) p_->delivered_.assign(fetches_.size(), 0);
+  }
+
+  // Planned float tensors kept as float16, where every kernel touching them can.
+  void plan_f16() {
+    f16_.assign(at(graph_.size()), 0);
+    if (!options_.f16_storage) return;
+    if (!device_.f16_storage())
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("{}: float16 storage (mixed precision) needs the storageBuffer16BitAccess feature, which "
+                              "{} lacks; train in float32 on this device",
+                              options_.name, device_.label()));
+    std::vector<int> planned;
+    for (const auto& [id, index] : tensor_at_) planned.push_back(id);
+    f16_ = plan_f16_storage({graph_, p_->schedule_, types_, fusions_, runs_fused_, absorbed_, owner_, fetches_}, planned);
+    for (const auto& [id, index] : tensor_at_) {
+      if (!f16_[at(id)]) continue;
+      lifetimes_[index].bytes = std::max<std::uint64_t>(static_cast<std::uint64_t>(type_of(id).numel()) * 2, 4);
+      p_->f16_tensors_ += 1;
+      p_->f16_bytes_ += lifetimes_[index].bytes;
+    }
   }
 
   // Every tensor a kernel binds whole: planned ones, variables, constants and feeds.
@@ -391,7 +414,9 @@ class ProgramBuilder {
     if (const auto it = persistent_.find(o); it != persistent_.end()) return it->second;
     if (const auto it = feed_index_.find(o); it != feed_index_.end()) return inputs_[at(variant)][it->second];
     const std::size_t index = tensor_at_.at(o);
-    return base_.sub(p_->plan_.offsets[index], lifetimes_[index].bytes);
+    vk::BufferSlice slice = base_.sub(p_->plan_.offsets[index], lifetimes_[index].bytes);
+    slice.f16 = f16_[at(o)] != 0;
+    return slice;
   }
 
   // The feed copies of a variant (staged memory), on its first recording or on a
@@ -534,6 +559,7 @@ class ProgramBuilder {
   std::vector<TensorType> types_;                      // by node id, concrete
   std::map<int, Fusion> fusions_;                      // by the id of each chain's last node
   std::vector<char> absorbed_;                         // by node id: lowered within a fusion
+  std::vector<char> f16_;                              // by node id: planned storage is float16
   std::map<int, int> runs_fused_;                      // node whose step runs a fusion -> its last node
   std::vector<int> owner_;                             // node whose storage each node uses
   std::map<int, std::size_t> tensor_at_, workspace_at_;  // node -> index in lifetimes_

@@ -44,6 +44,9 @@ struct CompileOptions {
   FetchSegments segments;
   // A matmul and the elementwise ops only it feeds as one dispatch (fusion.h).
   bool fuse = true;
+  // Intermediate float tensors kept as float16 where every kernel touching them can
+  // (f16_storage.h); needs the device's storageBuffer16BitAccess (Error otherwise).
+  bool f16_storage = false;
 };
 
 class Program {
@@ -89,6 +92,9 @@ class Program {
   const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
   const std::vector<FeedSpec>& feeds() const { return feeds_; }
   const MemoryPlan& memory_plan() const { return plan_; }
+  // Planned tensors kept as float16 (CompileOptions::f16_storage), and their bytes.
+  int f16_tensors() const { return f16_tensors_; }
+  std::uint64_t f16_bytes() const { return f16_bytes_; }
   // Node ids in execution order.
   const std::vector<int>& schedule() const { return schedule_; }
   bool updates_variables() const { return updates_variables_; }
@@ -109,6 +115,8 @@ class Program {
   std::vector<std::string> feed_names_;
   std::vector<int> schedule_;
   MemoryPlan plan_;
+  int f16_tensors_ = 0;
+  std::uint64_t f16_bytes_ = 0;
   bool updates_variables_ = false;
   int pending_ = -1;       // the submitted variant not yet waited for
   int last_variant_ = 0;

@@ -48,7 +48,7 @@ Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& fe
     try {
       it->second.program = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
                                    {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments,
-                                    options_.fuse});
+                                    options_.fuse, options_.f16_storage});
     } catch (...) {
       programs_.erase(it);
       throw;

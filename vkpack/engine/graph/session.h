@@ -33,6 +33,7 @@ struct SessionOptions {
   bool timestamps = false;  // compile programs with per-kernel timing
   std::size_t cached_programs = 32;  // run()'s own programs kept at most (at least 1)
   bool fuse = true;  // CompileOptions::fuse: matmuls absorb their bias, residual, activation
+  bool f16_storage = false;  // CompileOptions::f16_storage: activations and gradients as float16
 };
 
 class Session {

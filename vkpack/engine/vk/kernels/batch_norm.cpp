@@ -34,12 +34,12 @@ void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint
   Device& device = recording.device();
   const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), eps};
   const BufferSlice partial = workspace.sub(0, chunks * c * 12);
-  // Without a ReLU, gamma and beta are not read: x stands in for them.
-  const BufferSlice gamma = relu ? relu->gamma : x, beta = relu ? relu->beta : x;
+  // Without a ReLU, gamma and beta are not read: the output stands in for them.
+  const BufferSlice gamma = relu ? relu->gamma : out, beta = relu ? relu->beta : out;
   const std::uint32_t masked = relu ? 1 : 0;
   // x and dy may be float16; the partial sums and the statistics are float32.
   const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
-  constexpr std::uint32_t kF16 = 0b1100011;
+  constexpr std::uint32_t kF16 = 0b0000011;
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
                                     {{0, mode}, {1, 0}, {2, masked}}, kF16),
                      bindings, push, grid_1d((chunks * c + 63) / 64, device), "batch_norm_reduce");
@@ -91,7 +91,7 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m,
   // x, dy and out may be float16 (and the bindings they stand in for).
   const BufferSlice bindings[] = {x, stats, gamma, beta, dy, sums, out};
   const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_f16, bindings,
-                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}});
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
   const std::uint64_t items = vec4 ? n / 4 : n;
   recording.dispatch(kernel, bindings, BatchNormPush{n, c, 0, eps}, grid_1d((items + 63) / 64, device), "batch_norm");
 }
