@@ -11,18 +11,23 @@
 //   adam      m = b1 m + (1-b1) g;  s = b2 s + (1-b2) g^2;
 //             v -= step_factor m / (sqrt(s) + eps)
 //   adamw     adam, then v -= lr wd v_old (decoupled weight decay)
+// kGuarded (dynamic loss scaling): guard = {count of non-finite gradient elements,
+// factor}; a count other than 0 skips the update (the variable and its slots keep their
+// values), else the gradient is g * factor (factor = 1 / loss scale).
 // Push constants mirror vkp::vk::OptimizerPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kKind = 0;
+layout(constant_id = 1) const bool kGuarded = false;
 
 layout(std430, binding = 0) buffer Var { float v[]; };
 layout(std430, binding = 1) readonly buffer Grad { float g[]; };
 layout(std430, binding = 2) buffer Slot1 { float m[]; };  // momentum / adam's first moment
 layout(std430, binding = 3) buffer Slot2 { float s[]; };  // adam's second moment
 layout(std430, binding = 4) readonly buffer Scalars { uint scalars[]; };
+layout(std430, binding = 5) readonly buffer Guard { float guard[]; };  // kGuarded
 layout(push_constant) uniform Push {
   uint n;
   uint lr, momentum, beta2, epsilon, weight_decay, step_factor;  // word offsets in the scalar buffer
@@ -33,7 +38,8 @@ float word(uint at) { return uintBitsToFloat(scalars[at]); }
 void main() {
   const uint i = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
   if (i >= p.n) return;
-  const float lr = word(p.lr), grad = g[i];
+  if (kGuarded && guard[0] != 0.0) return;
+  const float lr = word(p.lr), grad = kGuarded ? g[i] * guard[1] : g[i];
   if (kKind == 0) {
     v[i] -= lr * grad;
   } else if (kKind <= 2) {

@@ -5,7 +5,9 @@
 //   y[o][s][i] = p.scale * op_{a in chunk s} x[o][a][i],  y is [outer, ceil(axis/chunk), inner]
 // One pass with chunk >= axis reduces the axis; a long axis with few outputs takes two
 // (partials, then their reduction). kOp: 0 sum, 1 max, 2 argmax (one pass; writes the
-// i32 index of the first maximum). Push constants mirror vkp::vk::ReducePush.
+// i32 index of the first maximum), 3 the count of non-finite elements (inf or NaN, told
+// by their exponent bits, which no compiler may fold the way it may x * 0 or x - x).
+// Push constants mirror vkp::vk::ReducePush.
 #extension GL_GOOGLE_include_directive : require
 #ifdef VKP_F16
 #extension GL_EXT_shader_16bit_storage : require
@@ -27,6 +29,9 @@ layout(push_constant) uniform Push {
   float scale;
 } p;
 
+bool nonfinite(float v) { return (floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u; }
+float term(float v) { return kOp == 3 ? (nonfinite(v) ? 1.0 : 0.0) : v; }
+
 void main() {
   const uint chunks = (p.axis + p.chunk - 1) / p.chunk;
   const uint out_index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
@@ -47,7 +52,7 @@ void main() {
     y_index[out_index] = int(best_index);
     return;
   }
-  float acc = kOp == 0 ? 0.0 : load_x(at);
-  for (uint a = begin; a < end; ++a, at += p.inner) acc = kOp == 0 ? acc + load_x(at) : max(acc, load_x(at));
+  float acc = kOp == 1 ? load_x(at) : 0.0;
+  for (uint a = begin; a < end; ++a, at += p.inner) acc = kOp == 1 ? max(acc, load_x(at)) : acc + term(load_x(at));
   store_y(out_index, kOp == 0 ? acc * p.scale : acc);
 }

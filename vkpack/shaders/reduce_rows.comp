@@ -24,6 +24,10 @@ layout(push_constant) uniform Push {
 
 shared float partial[kWorkgroup];
 
+// kOp 3: the count of non-finite elements (reduce.comp).
+bool nonfinite(float v) { return (floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u; }
+float term(float v) { return kOp == 3 ? (nonfinite(v) ? 1.0 : 0.0) : v; }
+
 void main() {
   const uint chunks = (p.axis + p.chunk - 1) / p.chunk;
   const uint out_index =
@@ -33,12 +37,12 @@ void main() {
   const uint begin = s * p.chunk, end = min(p.axis, begin + p.chunk);
   const uint t = gl_LocalInvocationID.x;
   const uint row = o * p.axis;
-  float acc = kOp == 0 ? 0.0 : load_x(row + begin);
-  for (uint a = begin + t; a < end; a += kWorkgroup) acc = kOp == 0 ? acc + load_x(row + a) : max(acc, load_x(row + a));
+  float acc = kOp == 1 ? load_x(row + begin) : 0.0;
+  for (uint a = begin + t; a < end; a += kWorkgroup) acc = kOp == 1 ? max(acc, load_x(row + a)) : acc + term(load_x(row + a));
   partial[t] = acc;
   barrier();
   for (uint width = kWorkgroup / 2; width > 0; width /= 2) {
-    if (t < width) partial[t] = kOp == 0 ? partial[t] + partial[t + width] : max(partial[t], partial[t + width]);
+    if (t < width) partial[t] = kOp == 1 ? max(partial[t], partial[t + width]) : partial[t] + partial[t + width];
     barrier();
   }
   if (t == 0) store_y(out_index, kOp == 0 ? partial[0] * p.scale : partial[0]);

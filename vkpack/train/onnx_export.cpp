@@ -237,6 +237,8 @@ void Exporter::reduce(int id) {
       break;
     case graph::ReduceFn::mean: attr(*(r = &add_node("ReduceMean", {input}, out, n.name)), "axes", onnx_axes); break;
     case graph::ReduceFn::max: attr(*(r = &add_node("ReduceMax", {input}, out, n.name)), "axes", onnx_axes); break;
+    case graph::ReduceFn::count_nonfinite:
+      throw Error(ErrorCode::unsupported, n.name + ": count_nonfinite (a training-only check) has no ONNX form");
   }
   attr(*r, "keepdims", std::int64_t{a.keep_dims ? 1 : 0});
   set(id, out, out_nchw);

@@ -86,7 +86,7 @@ struct MatmulAttrs {
   bool transpose_b = false;
 };
 
-enum class ReduceFn : std::uint8_t { sum, mean, max };
+enum class ReduceFn : std::uint8_t { sum, mean, max, count_nonfinite };
 
 struct ReduceAttrs {
   ReduceFn fn = ReduceFn::sum;
@@ -186,6 +186,9 @@ struct OptimizerAttrs {
   std::uint32_t epsilon = 0;
   std::uint32_t weight_decay = 0;
   std::uint32_t step_factor = 0;  // adam: Graph::kAdamStepWord
+  // A last input, [2]: {non-finite gradient elements, gradient factor}: the update is
+  // skipped when the first is not 0 (dynamic loss scaling, loss_scale.h).
+  bool guarded = false;
 };
 
 using Attrs = std::variant<NoAttrs, PlaceholderAttrs, ConstantAttrs, VariableAttrs, UnaryAttrs, BinaryAttrs, MatmulAttrs, ReduceAttrs,

@@ -287,7 +287,9 @@ class Planner {
 
 std::vector<int> written_variables(const Node& node) {
   std::vector<int> out{node.inputs[0]};
-  for (std::size_t i = 2; i < node.inputs.size(); ++i) out.push_back(node.inputs[i]);
+  // An optimizer's guard, its last input when guarded, is read, not written.
+  const bool guarded = node.op == OpKind::apply_optimizer && std::get<OptimizerAttrs>(node.attrs).guarded;
+  for (std::size_t i = 2; i + (guarded ? 1 : 0) < node.inputs.size(); ++i) out.push_back(node.inputs[i]);
   return out;
 }
 

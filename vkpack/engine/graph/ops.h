@@ -61,6 +61,8 @@ Tensor matmul(Tensor a, Tensor b, bool transpose_a = false, bool transpose_b = f
 Tensor reduce_sum(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
 Tensor reduce_mean(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
 Tensor reduce_max(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
+// The number of elements of x that are inf or NaN, as a float scalar (no gradient).
+Tensor count_nonfinite(Tensor x);
 Tensor argmax(Tensor x, int axis = -1);  // i32
 // sum(x^2) / 2
 Tensor l2_loss(Tensor x);

@@ -25,6 +25,12 @@ Tensor slot(Graph& graph, const std::string& name, const TensorType& type) {
 }  // namespace
 
 std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& grads) const {
+  return apply_gradients(grads, Tensor());
+}
+
+std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& grads, Tensor guard) const {
+  OptimizerAttrs attrs = attrs_;
+  attrs.guarded = guard.valid();
   std::vector<Tensor> updates;
   for (const auto& [grad, var] : grads) {
     if (!grad.valid()) continue;
@@ -35,7 +41,8 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
     std::vector<Tensor> inputs{var, grad};
     for (const std::string& slot_name : optimizer_slot_names(attrs_.kind, name))
       inputs.push_back(slot(*graph_, slot_name, var.type()));
-    updates.push_back(graph_->add(OpKind::apply_optimizer, inputs, attrs_, "update_" + name));
+    if (guard.valid()) inputs.push_back(guard);
+    updates.push_back(graph_->add(OpKind::apply_optimizer, inputs, attrs, "update_" + name));
   }
   return updates;
 }

@@ -22,6 +22,10 @@ class Optimizer {
   // The update ops for these (gradient, variable) pairs; pairs without a gradient are
   // skipped. Run the returned targets (with the update-ops collection) each step.
   std::vector<Tensor> apply_gradients(const std::vector<GradAndVar>& grads) const;
+  // The same, each update guarded (OptimizerAttrs::guarded): `guard` [2] = {count of
+  // non-finite gradient elements, factor}; skipped when the count is not 0, else with
+  // gradient * factor (loss_scale.h).
+  std::vector<Tensor> apply_gradients(const std::vector<GradAndVar>& grads, Tensor guard) const;
 
   // gradients(cost, trainable variables) -> processors in order -> apply_gradients, plus
   // the graph's update ops (BatchNorm moving averages): the train op.

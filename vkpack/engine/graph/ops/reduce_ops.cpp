@@ -1,6 +1,7 @@
 // Reductions over a run of adjacent axes (sum, mean, max), and argmax along one axis.
 // Kernel: vk::reduce on the [outer, axis, inner] view.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "vkpack/engine/graph/op_def.h"
@@ -70,6 +71,7 @@ std::vector<Tensor> grad_reduce(const Node& node, std::span<const Tensor> in, Te
       const Tensor kept = reduce_sum(broadcast_like(scalar(g, 1.0f), dy_kept), {}, false);
       return {mul(spread, div(kept, all))};
     }
+    case ReduceFn::count_nonfinite: return {Tensor()};  // a count: no gradient
     case ReduceFn::max: {
       const Tensor y_kept = a.keep_dims ? y : reshape_like(y, dy_kept);
       const Tensor mask = g.add(OpKind::binary, {x, broadcast_like(y_kept, x)}, BinaryAttrs{vk::BinaryOp::equal});
@@ -85,7 +87,12 @@ vk::ReduceArgs reduce_args(const ReduceAttrs& a, const TensorType& x) {
   std::int64_t outer = 1, axis = 1, inner = 1;
   for (int i = 0; i < x.rank(); ++i) (i < first ? outer : i < last ? axis : inner) *= x.dim(i);
   vk::ReduceArgs args;
-  args.op = a.fn == ReduceFn::sum ? vk::ReduceOp::sum : a.fn == ReduceFn::mean ? vk::ReduceOp::mean : vk::ReduceOp::max;
+  switch (a.fn) {
+    case ReduceFn::sum: args.op = vk::ReduceOp::sum; break;
+    case ReduceFn::mean: args.op = vk::ReduceOp::mean; break;
+    case ReduceFn::max: args.op = vk::ReduceOp::max; break;
+    case ReduceFn::count_nonfinite: args.op = vk::ReduceOp::count_nonfinite; break;
+  }
   args.outer = static_cast<std::uint32_t>(outer);
   args.axis = static_cast<std::uint32_t>(axis);
   args.inner = static_cast<std::uint32_t>(inner);
@@ -99,7 +106,7 @@ std::size_t workspace_reduce(const Node& node, std::span<const TensorType> in, c
 
 void lower_reduce(LowerContext& ctx) {
   const vk::ReduceArgs args = reduce_args(ctx.attrs<ReduceAttrs>(), ctx.in_types[0]);
-  if (args.op != vk::ReduceOp::sum && args.axis == 0)
+  if ((args.op == vk::ReduceOp::mean || args.op == vk::ReduceOp::max) && args.axis == 0)
     throw Error(ErrorCode::invalid_argument, ctx.node.name + ": mean or max over zero elements");
   vk::reduce(ctx.recording, args, ctx.in[0], ctx.out, ctx.workspace);
 }
@@ -114,7 +121,9 @@ RefTensor reference_reduce(const Node& node, std::span<const RefTensor* const> i
       double acc = a.fn == ReduceFn::max ? -std::numeric_limits<double>::infinity() : 0.0;
       for (std::uint32_t k = 0; k < r.axis; ++k) {
         const double v = x.values[(std::size_t{o} * r.axis + k) * r.inner + i];
-        acc = a.fn == ReduceFn::max ? std::max(acc, v) : acc + v;
+        acc = a.fn == ReduceFn::max               ? std::max(acc, v)
+              : a.fn == ReduceFn::count_nonfinite ? acc + (std::isfinite(v) ? 0.0 : 1.0)
+                                                  : acc + v;
       }
       if (a.fn == ReduceFn::mean) acc /= r.axis;
       out.values[std::size_t{o} * r.inner + i] = acc;
@@ -197,6 +206,7 @@ Tensor reduce_mean(Tensor x, std::vector<int> axes, bool keep_dims) {
 Tensor reduce_max(Tensor x, std::vector<int> axes, bool keep_dims) {
   return reduce_axes(ReduceFn::max, x, std::move(axes), keep_dims);
 }
+Tensor count_nonfinite(Tensor x) { return reduce_axes(ReduceFn::count_nonfinite, x, {}, false); }
 Tensor argmax(Tensor x, int axis) { return x.graph().add(OpKind::argmax, {x}, AxisAttrs{axis}); }
 Tensor l2_loss(Tensor x) { return reduce_sum(square(x)) * 0.5f; }
 

@@ -36,13 +36,17 @@ RefTensor reference_assign(const Node& node, std::span<const RefTensor* const> i
 
 TensorType infer_optimizer(const Node& node, std::span<const TensorType> in) {
   const OptimizerKind kind = std::get<OptimizerAttrs>(node.attrs).kind;
-  for (std::size_t i = 1; i < in.size(); ++i)
+  const bool guarded = std::get<OptimizerAttrs>(node.attrs).guarded;
+  if (guarded && (in.empty() || in.back().dims != std::vector<std::int64_t>{2}))
+    detail::fail("takes a guard [2] last; got " + (in.empty() ? std::string("no inputs") : to_string(in.back())));
+  for (std::size_t i = 1; i + (guarded ? 1 : 0) < in.size(); ++i)
     if (in[i].dims != in[0].dims)
       detail::fail("input " + std::to_string(i) + " " + to_string(in[i]) + " does not match the variable " +
                    to_string(in[0]));
   const std::size_t slots = optimizer_spec(kind).slot_count;
-  if (in.size() != 2 + slots)
-    detail::fail("takes the variable, its gradient and " + std::to_string(slots) + " slot variables");
+  if (in.size() != 2 + slots + (guarded ? 1 : 0))
+    detail::fail("takes the variable, its gradient and " + std::to_string(slots) + " slot variables" +
+                 (guarded ? ", then a guard" : ""));
   return kNothing;
 }
 
@@ -70,8 +74,9 @@ void lower_optimizer(LowerContext& ctx) {
                                a.weight_decay,
                                a.step_factor};
   const vk::BufferSlice& var = ctx.in[0];
-  vk::optimizer_update(ctx.recording, update_rule(a.kind), push, var, ctx.in[1],
-                       ctx.in.size() > 2 ? ctx.in[2] : var, ctx.in.size() > 3 ? ctx.in[3] : var, ctx.scalars);
+  const std::size_t slots = ctx.in.size() - 2 - (a.guarded ? 1 : 0);
+  vk::optimizer_update(ctx.recording, update_rule(a.kind), push, var, ctx.in[1], slots > 0 ? ctx.in[2] : var,
+                       slots > 1 ? ctx.in[3] : var, ctx.scalars, a.guarded ? ctx.in.back() : vk::BufferSlice{});
 }
 
 double word(const RefState& state, std::uint32_t at) { return state.scalars.at(at); }
@@ -88,11 +93,15 @@ double word(const RefState& state, std::uint32_t at) { return state.scalars.at(a
 RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const> in, RefState& state) {
   const Graph& graph = *state.graph;
   const OptimizerAttrs& a = std::get<OptimizerAttrs>(node.attrs);
+  // A guarded update with non-finite gradients leaves everything as it was.
+  if (a.guarded && in.back()->values[0] != 0.0) return RefTensor::zeros(kNothing);
+  const double factor = a.guarded ? in.back()->values[1] : 1.0;
+  const std::size_t slots = in.size() - 2 - (a.guarded ? 1 : 0);
   RefTensor var = *in[0];
-  RefTensor slot1 = in.size() > 2 ? *in[2] : RefTensor{}, slot2 = in.size() > 3 ? *in[3] : RefTensor{};
+  RefTensor slot1 = slots > 0 ? *in[2] : RefTensor{}, slot2 = slots > 1 ? *in[3] : RefTensor{};
   const double lr = word(state, a.learning_rate), t = word(state, Graph::kStepWord) + 1;
   for (std::size_t i = 0; i < var.values.size(); ++i) {
-    const double g = in[1]->values[i];
+    const double g = in[1]->values[i] * factor;
     double& v = var.values[i];
     switch (a.kind) {
       case OptimizerKind::sgd: v -= lr * g; break;
@@ -119,8 +128,8 @@ RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const
     }
   }
   state.variables[variable_of(graph, node, 0).var_name] = var;
-  if (in.size() > 2) state.variables[variable_of(graph, node, 2).var_name] = slot1;
-  if (in.size() > 3) state.variables[variable_of(graph, node, 3).var_name] = slot2;
+  if (slots > 0) state.variables[variable_of(graph, node, 2).var_name] = slot1;
+  if (slots > 1) state.variables[variable_of(graph, node, 3).var_name] = slot2;
   return RefTensor::zeros(kNothing);
 }
 

@@ -34,7 +34,10 @@ std::uint32_t chunks_of(std::uint32_t axis, std::uint32_t chunk) { return (axis 
 void record_pass(Recording& recording, const ReduceArgs& args, std::uint32_t outer, std::uint32_t axis,
                  std::uint32_t chunk, float scale, const BufferSlice& x, const BufferSlice& y) {
   Device& device = recording.device();
-  const std::uint32_t op = args.op == ReduceOp::argmax ? 2 : args.op == ReduceOp::max ? 1 : 0;
+  const std::uint32_t op = args.op == ReduceOp::argmax            ? 2
+                          : args.op == ReduceOp::max             ? 1
+                          : args.op == ReduceOp::count_nonfinite ? 3
+                                                                 : 0;
   const ReducePush push{outer, axis, args.inner, chunk, scale};
   const std::uint64_t outputs = std::uint64_t{outer} * chunks_of(axis, chunk) * args.inner;
   if (args.inner == 1 && args.op != ReduceOp::argmax && resolve(args.choice, device) == DeviceKind::gpu) {
@@ -105,7 +108,9 @@ void reduce(Recording& recording, const ReduceArgs& args, const BufferSlice& x, 
                 fmt::format("reduce: workspace of {} bytes, needs {}", workspace.size,
                             reduce_workspace_bytes(args, recording.device())));
   record_pass(recording, args, args.outer, args.axis, chunk, 1.0f, x, workspace);
-  record_pass(recording, args, args.outer, pieces, pieces, scale, workspace, y);
+  ReduceArgs merge = args;  // the partial counts of non-finite elements add up
+  if (args.op == ReduceOp::count_nonfinite) merge.op = ReduceOp::sum;
+  record_pass(recording, merge, args.outer, pieces, pieces, scale, workspace, y);
 }
 
 }  // namespace vkp::vk

@@ -12,8 +12,9 @@
 namespace vkp::vk {
 
 // argmax writes the i32 index (along the axis) of the first maximum; it always takes
-// one pass of the sequential kernel.
-enum class ReduceOp { sum, mean, max, argmax };
+// one pass of the sequential kernel. count_nonfinite counts the elements that are inf or
+// NaN (mixed precision's overflow check).
+enum class ReduceOp { sum, mean, max, argmax, count_nonfinite };
 
 // Mirrors the push-constant block of shaders/reduce.comp and reduce_rows.comp.
 struct ReducePush {

@@ -24,15 +24,17 @@ void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t ke
 
 void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
                       const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
-                      const BufferSlice& scalars) {
+                      const BufferSlice& scalars, const BufferSlice& guard) {
   require_elements(var, push.n, "optimizer", "variable");
+  const bool guarded = guard.size > 0;
+  if (guarded) require_elements(guard, 2, "optimizer", "guard");
   require_elements(grad, push.n, "optimizer", "gradient");
   if (rule != UpdateRule::sgd) require_elements(slot1, push.n, "optimizer", "slot");
   if (rule == UpdateRule::adam || rule == UpdateRule::adamw) require_elements(slot2, push.n, "optimizer", "slot");
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}});
-  recording.dispatch(kernel, {var, grad, slot1, slot2, scalars}, push, grid_1d((push.n + 63) / 64, device),
-                     "optimizer");
+  const Kernel& kernel = device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}});
+  recording.dispatch(kernel, {var, grad, slot1, slot2, scalars, guarded ? guard : scalars}, push,
+                     grid_1d((push.n + 63) / 64, device), "optimizer");
 }
 
 }  // namespace vkp::vk

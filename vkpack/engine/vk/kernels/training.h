@@ -33,9 +33,12 @@ static_assert(sizeof(OptimizerPush) == 28);
 enum class UpdateRule : std::uint32_t { sgd, momentum, nesterov, adam, adamw };
 
 // One in-place update of `var` from `grad`; slot1/slot2 are the rule's state (bind var
-// for rules that have none). Hyperparameters at the word offsets of `push`.
+// for rules that have none). Hyperparameters at the word offsets of `push`. With a
+// `guard` (two floats: a count of non-finite gradient elements, and a factor), the
+// update is skipped when the count is not 0 and otherwise uses grad * factor (dynamic
+// loss scaling: the factor is 1 / the loss scale).
 void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
                       const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
-                      const BufferSlice& scalars);
+                      const BufferSlice& scalars, const BufferSlice& guard = {});
 
 }  // namespace vkp::vk
