@@ -72,6 +72,8 @@ constexpr const char* kHelp =
     "  --load PATH          start from the model variables of a checkpoint (or a log\n"
     "                       directory's latest, or an .npz / .safetensors of the same\n"
     "                       names); optimizer state and the step start afresh\n"
+    "  --mixed-precision    float16 activations and gradients (float32 weights and\n"
+    "                       optimizer state) with dynamic loss scaling; one device\n"
     "  --freeze-conv        fine-tuning: train the fully connected layers only (the\n"
     "                       convnet's convolutions and batch norms keep their values)\n"
     "  --export PATH        train nothing: write the model of the log directory's latest\n"
@@ -87,7 +89,7 @@ struct Options {
   std::int64_t batch = 128, steps = 0;
   float lr = 1e-3f;
   std::uint64_t seed = 1;
-  bool resume = false, distributed = false, freeze_conv = false;
+  bool resume = false, distributed = false, freeze_conv = false, mixed_precision = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -112,6 +114,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--export")) o.export_path = flags.value();
     else if (flags.is("--load")) o.load = flags.value();
     else if (flags.is("--freeze-conv")) o.freeze_conv = true;
+    else if (flags.is("--mixed-precision")) o.mixed_precision = true;
     else flags.unknown();
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
@@ -215,6 +218,7 @@ int run(const Options& o, MpiSession* mpi) {
   config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir ? logdir->path() : o.logdir;
+  config.mixed_precision = o.mixed_precision;
   // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85%.
   const auto schedule = examples::stepped_schedule(o.lr, {{0.6, o.lr / 3}, {0.85, o.lr / 10}}, o.epochs);
   // The schedule and checkpoints, the test split after every epoch, then the trackers.

@@ -103,6 +103,17 @@ TEST(MultiDeviceTrainer, HoldsNoSessionOfItsOwn) {
   EXPECT_THROW(trainer.session(), Error);  // tower 0's, once setup_graph has made the towers
 }
 
+TEST(MultiDeviceTrainer, RefusesMixedPrecisionByName) {
+  train::SyncMultiDeviceTrainerReplicated trainer(instance(), {device_index(), device_index()}, 3, device_options());
+  try {
+    trainer.enable_mixed_precision();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("SimpleTrainer"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MultiDeviceTrainer, HyperparametersReachEveryTower) {
   // A learning rate of 0 from epoch 2 freezes the variables of both towers: tower 1's
   // change within epoch 1 (steps 1 to 2) and not after it (steps 2 to 6).

@@ -23,6 +23,7 @@
 #include "vkpack/core/error.h"
 #include "vkpack/core/log.h"
 #include "vkpack/dataflow/multi_thread_runner.h"
+#include "vkpack/engine/graph/loss_scale.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/train/tower_trainer.h"
@@ -81,6 +82,38 @@ TEST(Resume, CrashedAndResumedRunEqualsAnUninterruptedOne) {
   EXPECT_EQ(stats, whole_stats);
   std::filesystem::remove_all(a);
   std::filesystem::remove_all(b);
+}
+
+// Mixed precision keeps its loss scale in variables (loss_scale.h): a resumed run
+// continues with the scale the crashed one had reached, and ends bit for bit where the
+// uninterrupted run does. The scale doubles every 2 clean steps here, so it moves.
+TEST(Resume, AMixedPrecisionRunResumesWithItsLossScale) {
+  auto mixed = [](train::TrainConfig c) {
+    c.mixed_precision = true;
+    c.loss_scale = {.initial_scale = 256.0f, .growth_interval = 2};
+    return c;
+  };
+  const std::string a = temp_dir("resume-mixed-a"), b = temp_dir("resume-mixed-b");
+  train::SimpleTrainer whole(device(), 11);
+  train::launch_train_with_config(mixed(config_for(a, 4)), whole);
+  {
+    train::SimpleTrainer first(device(), 11);
+    EXPECT_THROW(train::launch_train_with_config(mixed(config_for(b, 4, {std::make_shared<CrashAt>(8)})), first), Error);
+  }
+  train::SimpleTrainer resumed(device(), 11);
+  train::launch_train_with_config(train::AutoResumeTrainConfig(mixed(config_for(b, 4))), resumed);
+  const auto expected = all_variables(whole), got = all_variables(resumed);
+  ASSERT_EQ(expected.size(), got.size());
+  ASSERT_TRUE(expected.count(graph::kLossScaleVariable));
+  for (const auto& [name, value] : expected)
+    EXPECT_EQ(0, std::memcmp(value.bytes().data(), got.at(name).bytes().data(), value.nbytes())) << name;
+  // 12 steps without an overflow: six doublings.
+  EXPECT_EQ(expected.at(graph::kLossScaleVariable).data<float>()[0], 256.0f * 64.0f);
+  std::ifstream in(b + "/stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(in);
+  ASSERT_EQ(stats.size(), 4u);
+  EXPECT_EQ(stats[3].at("loss_scale"), 256.0 * 64.0);
+  EXPECT_EQ(stats[3].at("skipped_steps"), 0.0);
 }
 
 TEST(Resume, MaxSaverKeepsTheBestOfTheRunItResumes) {

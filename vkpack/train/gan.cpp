@@ -134,4 +134,8 @@ double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> ba
   return cost;
 }
 
+void GANTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
+  throw Error(ErrorCode::unsupported, "mixed precision is not supported with GAN training yet; use SimpleTrainer");
+}
+
 }  // namespace vkp::train

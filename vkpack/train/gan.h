@@ -63,6 +63,8 @@ class GANTrainer : public TowerTrainer {
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
   void run_step() override;
+  // Not supported yet (two costs, two scales): Error.
+  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
   const std::vector<graph::Tensor>& g_vars() const { return g_vars_; }
   const std::vector<graph::Tensor>& d_vars() const { return d_vars_; }

@@ -222,4 +222,8 @@ AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, c
   set_async_max_lead(max_lead);
 }
 
+void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
+  throw Error(ErrorCode::unsupported, "mixed precision is not supported with several towers yet; use SimpleTrainer");
+}
+
 }  // namespace vkp::train

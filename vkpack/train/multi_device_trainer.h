@@ -75,6 +75,8 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
   void run_step() override;
+  // Not supported yet (the towers' averaged gradients would need the guard too): Error.
+  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
   // A predictor per tower after copying tower 0's variables to every tower.
   std::vector<callbacks::PredictFn> tower_predictors(const std::vector<std::string>& input_names,

@@ -20,8 +20,29 @@ void TowerTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSource
   if (!cost.valid() || cost.type().numel() != 1)
     throw Error(ErrorCode::invalid_argument, "the tower function must return the cost, a scalar; it returned " +
                                                  (cost.valid() ? graph::to_string(cost.type()) : std::string("nothing")));
+  if (loss_scale_) {
+    if (!device().f16_storage())
+      throw Error(ErrorCode::unsupported, "mixed precision needs 16-bit storage (storageBuffer16BitAccess), which " +
+                                              device().label() + " lacks; train in float32");
+    const graph::ScaledTrainOp scaled = graph::minimize_with_loss_scaling(optimizer(graph()), cost, *loss_scale_);
+    set_step(std::move(placeholders), std::move(source), scaled.train_op, cost);
+    return;
+  }
   const std::vector<graph::Tensor> train_op = optimizer(graph()).minimize(cost);
   set_step(std::move(placeholders), std::move(source), train_op, cost);
+}
+
+void TowerTrainer::report_epoch() {
+  if (!loss_scale_) return;
+  const std::vector<Array> v = variable_values({graph::kLossScaleVariable, graph::kSkippedStepsVariable});
+  monitors().put_scalar("loss_scale", v[0].data<float>()[0]);
+  monitors().put_scalar("skipped_steps", v[1].data<float>()[0]);
+}
+
+void TowerTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
+  if (tower_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
+  loss_scale_ = options;
+  session_options_.f16_storage = true;
 }
 
 callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& input_names,

@@ -7,8 +7,10 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
+#include "vkpack/engine/graph/loss_scale.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/train/model_desc.h"
 #include "vkpack/train/trainer.h"
@@ -27,6 +29,15 @@ class TowerTrainer : public Trainer {
   virtual void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                            OptimizerFn optimizer);
 
+  // Mixed precision, before setup_graph: the step keeps activations and gradients as
+  // float16 (CompileOptions::f16_storage; float32 master weights and optimizer state)
+  // and trains with dynamic loss scaling (graph/loss_scale.h), whose scale and skipped
+  // steps the trainer reports as the statistics "loss_scale" and "skipped_steps". Error
+  // (unsupported) from trainers that do not support it (several devices, GANs), and
+  // from setup_graph on a device without 16-bit storage.
+  virtual void enable_mixed_precision(const graph::LossScaleOptions& options = {});
+  bool mixed_precision() const { return loss_scale_.has_value(); }
+
   // Feeds inputs and fetches outputs of the inference tower ("InferenceTower/<name>"),
   // built once on first use, which shares every variable with training.
   callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
@@ -39,8 +50,12 @@ class TowerTrainer : public Trainer {
                                     const std::vector<std::string>& input_names,
                                     const std::vector<std::string>& output_names);
 
+  // With mixed precision: the statistics loss_scale and skipped_steps.
+  void report_epoch() override;
+
   std::vector<InputSpec> specs_;
   TowerFn tower_;
+  std::optional<graph::LossScaleOptions> loss_scale_;  // with mixed precision
 
  private:
   // By graph: its inference tower's placeholders by input name, once built.

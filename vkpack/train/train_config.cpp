@@ -66,6 +66,7 @@ void launch_train_with_config(TrainConfig config, TowerTrainer& trainer) {
     source = std::make_shared<QueueInput>(std::move(config.dataflow));
   }
   std::shared_ptr<ModelDesc> model = config.model;
+  if (config.mixed_precision) trainer.enable_mixed_precision(config.loss_scale);
   trainer.setup_graph(
       model->inputs(), source, [model](const std::vector<graph::Tensor>& in) { return model->build_graph(in); },
       [model](graph::Graph& g) { return model->optimizer(g); });

@@ -11,6 +11,7 @@
 #include "vkpack/callbacks/callback.h"
 #include "vkpack/callbacks/monitors.h"
 #include "vkpack/dataflow/dataflow.h"
+#include "vkpack/engine/graph/loss_scale.h"
 #include "vkpack/train/input_source.h"
 #include "vkpack/train/model_desc.h"
 #include "vkpack/train/session_init.h"
@@ -35,6 +36,10 @@ struct TrainConfig {
   std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
   std::string logger_dir;  // empty: no files (see LoggerDir)
   bool resume_input = true;  // TrainOptions::resume_input
+  // TowerTrainer::enable_mixed_precision(loss_scale): float16 activations and gradients,
+  // dynamic loss scaling.
+  bool mixed_precision = false;
+  graph::LossScaleOptions loss_scale;
 };
 
 // MovingAverageSummary, ProgressBar; update ops (BatchNorm averages) run with the train

@@ -25,7 +25,7 @@ graph::Graph& Trainer::graph() {
 // Made on first use: a trainer whose towers have sessions of their own (MultiDeviceTrainer)
 // never makes this one, so it holds no memory on the first device for nothing.
 graph::Session& Trainer::session() {
-  if (!session_) session_ = std::make_unique<graph::Session>(Trainer::graph(), *device_);
+  if (!session_) session_ = std::make_unique<graph::Session>(Trainer::graph(), *device_, session_options_);
   return *session_;
 }
 

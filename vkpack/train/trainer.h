@@ -97,6 +97,8 @@ class Trainer : public callbacks::TrainerView {
   virtual void sync_state() {}
 
  protected:
+  // The options session() makes the session with, on first use.
+  graph::SessionOptions session_options_;
   // At the end of every epoch, after sync_state and before the callbacks' after_epoch:
   // what the trainer itself has to say about the epoch (the async towers' staleness).
   virtual void report_epoch() {}
