@@ -29,6 +29,7 @@
 #include "resnet_model.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/engine/graph/layers.h"
+#include "vkpack/engine/graph/loss_scale.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/session.h"
 #include "vkpack/core/error.h"
@@ -328,20 +329,36 @@ void mlp_throughput(int steps) {
               eigen * 1e3, batch / eigen, s.step_seconds / eigen);
 }
 
+// The train op of `optimizer` for `cost`: plain, or with mixed precision's loss scaling.
+std::vector<Tensor> train_op(const Optimizer& optimizer, Tensor cost, bool mixed) {
+  return mixed ? minimize_with_loss_scaling(optimizer, cost).train_op : optimizer.minimize(cost);
+}
+
+// Mixed precision's halved tensors, after a step's table.
+void print_f16(const Program& program) {
+  std::printf("  (mixed precision: %d tensors, %.1f MiB, kept as float16)\n", program.f16_tensors(),
+              static_cast<double>(program.f16_bytes()) / (1 << 20));
+}
+
 void convnet_throughput(int steps) {
   const int batch = 128;
-  Graph g(3);
-  const auto [x, labels, loss] = convnet_model(g, batch);
-  const std::vector<Tensor> train = momentum(g, 0.01f).minimize(loss);
-  Session session(g, device(), {.timestamps = true});
-  Program& program = session.program({{x, f32({batch, 28, 28, 1})}, {labels, i32({batch})}}, {loss}, train);
-  const std::vector<Array> feeds = {random_array(DType::f32, Shape{batch, 28, 28, 1}, 5),
-                                    random_array(DType::i32, Shape{batch}, 6)};
-  const StepStats s = measure(session, program, feeds, steps);
-  // Multiply-adds of the convolutions and FCs, times 3 (forward, input and weight gradients).
-  const double macs = batch * (28.0 * 28 * 9 * 1 * 32 + 14.0 * 14 * 9 * 32 * 64 + 7.0 * 7 * 64 * 128 + 128 * 10);
-  print_stats("convnet conv3x3x32-BN-relu-pool, conv3x3x64-BN-relu-pool, FC128, FC10", batch, s, 3 * 2 * macs);
-  std::printf("\n");
+  for (bool mixed : {false, true}) {
+    Graph g(3);
+    const auto [x, labels, loss] = convnet_model(g, batch);
+    const std::vector<Tensor> train = train_op(momentum(g, 0.01f), loss, mixed);
+    Session session(g, device(), {.timestamps = true, .f16_storage = mixed});
+    Program& program = session.program({{x, f32({batch, 28, 28, 1})}, {labels, i32({batch})}}, {loss}, train);
+    const std::vector<Array> feeds = {random_array(DType::f32, Shape{batch, 28, 28, 1}, 5),
+                                      random_array(DType::i32, Shape{batch}, 6)};
+    const StepStats s = measure(session, program, feeds, steps);
+    // Multiply-adds of the convolutions and FCs, times 3 (forward, input and weight gradients).
+    const double macs = batch * (28.0 * 28 * 9 * 1 * 32 + 14.0 * 14 * 9 * 32 * 64 + 7.0 * 7 * 64 * 128 + 128 * 10);
+    print_stats(std::string("convnet conv3x3x32-BN-relu-pool, conv3x3x64-BN-relu-pool, FC128, FC10") +
+                    (mixed ? " in mixed precision" : ""),
+                batch, s, 3 * 2 * macs);
+    if (mixed) print_f16(program);
+    std::printf("\n");
+  }
 }
 
 // A ModelDesc's inputs in `g`: placeholders, their specs at `batch` (an unknown first
@@ -369,7 +386,7 @@ ModelInputs model_inputs(Graph& g, const train::ModelDesc& model, std::int64_t b
 }
 
 // examples/resnet's model (Momentum), one training step of `depth` layers at batch 128.
-void resnet_throughput(int steps, int depth) {
+void resnet_throughput(int steps, int depth, bool mixed) {
   const int batch = 128;
   Graph g(4);
   examples::PreactResNet model(examples::find_image_set({}), (depth - 2) / 6, 0.1f);
@@ -379,10 +396,8 @@ void resnet_throughput(int steps, int depth) {
     TowerContext training(g, "", 0, true);
     cost = model.build_graph(in.placeholders);
   }
-  std::vector<Tensor> train = model.optimizer(g).minimize(cost);
-  const std::vector<Tensor> updates = g.collection(kUpdateOps);
-  train.insert(train.end(), updates.begin(), updates.end());
-  Session session(g, device(), {.timestamps = true});
+  const std::vector<Tensor> train = train_op(model.optimizer(g), cost, mixed);  // with the update ops
+  Session session(g, device(), {.timestamps = true, .f16_storage = mixed});
   Program& program = session.program(in.specs, {cost}, train);
   const StepStats s = measure(session, program, in.feeds, steps);
   // Multiply-adds of the convolutions (conv0, then n units of two per stage; a stage's
@@ -391,8 +406,10 @@ void resnet_throughput(int steps, int depth) {
   double macs = 28.0 * 28 * 9 * 1 * 16 + 2 * n * 28.0 * 28 * 9 * 16 * 16;
   macs += 14.0 * 14 * 9 * 16 * 32 + (2 * n - 1) * 14.0 * 14 * 9 * 32 * 32;
   macs += 7.0 * 7 * 9 * 32 * 64 + (2 * n - 1) * 7.0 * 7 * 9 * 64 * 64 + 64 * 10;
-  print_stats("ResNet-" + std::to_string(depth) + " (examples/resnet, pre-activation, Momentum)", batch, s,
-              3 * 2 * batch * macs);
+  print_stats("ResNet-" + std::to_string(depth) + " (examples/resnet, pre-activation, Momentum)" +
+                  (mixed ? " in mixed precision" : ""),
+              batch, s, 3 * 2 * batch * macs);
+  if (mixed) print_f16(program);
   std::printf("\n");
 }
 
@@ -442,7 +459,8 @@ int main(int argc, char** argv) {
   if (run("mlp")) vkp::bench::mlp_throughput(steps);
   if (run("convnet")) vkp::bench::convnet_throughput(steps);
   // The examples' models take seconds a step on a CPU: fewer steps.
-  if (run("resnet")) vkp::bench::resnet_throughput(std::max(2, steps / 4), depth);
+  if (run("resnet"))
+    for (bool mixed : {false, true}) vkp::bench::resnet_throughput(std::max(2, steps / 4), depth, mixed);
   if (run("dcgan")) vkp::bench::dcgan_throughput(std::max(2, steps / 4));
   return 0;
 }

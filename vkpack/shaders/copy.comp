@@ -3,15 +3,25 @@
 // `dims` (row-major), with idx(i) its multi-index:
 //   dst[dst_offset + sum_d idx_d * dst_strides[d]] = src[src_offset + sum_d idx_d * src_strides[d]]
 // With these strides one kernel slices, permutes (transposes), broadcasts (stride 0),
-// pads and concatenates (strided destinations). Push constants mirror vkp::vk::CopyPush.
+// pads and concatenates (strided destinations). In the float16 build (f16_storage.glsl),
+// a float16 side is converted to or from float32 (float16 to float16 is exact).
+// Push constants mirror vkp::vk::CopyPush.
 #extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "common.glsl"
+#include "f16_storage.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kPerInvocation = 4;
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; };
+#ifdef VKP_F16
+layout(std430, binding = 0) readonly buffer SrcH { float16_t src_h[]; };
+layout(std430, binding = 1) writeonly buffer DstH { float16_t dst_h[]; };
+#endif
 layout(push_constant) uniform Push {
   uint n;              // elements of the region
   uint rank;           // dims in use, 1..6
@@ -34,6 +44,16 @@ void main() {
       from += at * p.src_strides[d];
       to += at * p.dst_strides[d];
     }
+#ifdef VKP_F16
+    if (kF16Bindings != 0u) {
+      const float v = VKP_F16_AT(0) ? float(src_h[from]) : uintBitsToFloat(src[from]);
+      if (VKP_F16_AT(1))
+        dst_h[to] = float16_t(v);
+      else
+        dst[to] = floatBitsToUint(v);
+      continue;
+    }
+#endif
     dst[to] = src[from];
   }
 }

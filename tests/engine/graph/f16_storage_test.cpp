@@ -155,6 +155,38 @@ TEST(F16Storage, OnlyTensorsThatEveryKernelTouchingThemHandlesAreHalved) {
   }
 }
 
+// The shape ops a residual network's shortcuts use (pad, slice, concat, transpose) keep
+// float16 too, forward and backward (pad's gradient is a slice and the reverse). No
+// ReLU or batch norm here, so the error is a few float16 roundings: 2^-11 each.
+TEST(F16Storage, ShapeOpsKeepFloat16ForwardAndBackward) {
+  auto run = [](bool f16, int& halved) {
+    Graph g(8);
+    const Tensor x = placeholder(g, "x", f32({4, 6, 6, 8}));
+    const Tensor y = Conv2D("conv", x, 8, {3, 3});
+    const Tensor padded = pad(y, {0, 1, 1, 0}, {0, 1, 1, 4});             // [4, 8, 8, 12]
+    const Tensor cut = slice(padded, {0, 1, 0, 2}, {4, 6, 6, 8});         // [4, 6, 6, 8]
+    const Tensor joined = transpose(concat({cut, y}, 3), {0, 3, 1, 2});   // [4, 16, 6, 6]
+    const Tensor loss = reduce_sum(square(joined));
+    const std::vector<Tensor> grads = gradients(loss, g.trainable_variables());
+    Session session(g, device(), {.f16_storage = f16});
+    std::vector<Tensor> fetches{loss};
+    fetches.insert(fetches.end(), grads.begin(), grads.end());
+    Array in(DType::f32, Shape{4, 6, 6, 8});
+    Rng rng(2);
+    for (float& v : in.data<float>()) v = rng.uniform(-1.0f, 1.0f);
+    Program& p = session.program({{x, f32({4, 6, 6, 8})}}, fetches);
+    halved = p.f16_tensors();
+    std::vector<Array> out;
+    session.run_program(p, std::vector<Array>{in}, out);
+    return out;
+  };
+  int full_halved = 0, halved = 0;
+  const std::vector<Array> full = run(false, full_halved), half = run(true, halved);
+  EXPECT_EQ(full_halved, 0);
+  EXPECT_GE(halved, 8);  // y, padded, cut, the concat, its transpose, and their gradients
+  for (std::size_t i = 0; i < full.size(); ++i) EXPECT_LT(relative_difference(half[i], full[i]), 4e-3) << "fetch " << i;
+}
+
 TEST(F16Storage, ADeviceWithoutSixteenBitStorageRefusesItByName) {
   vk::DeviceOptions options = device_options();
   options.f16_storage = false;

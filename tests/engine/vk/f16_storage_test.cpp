@@ -17,6 +17,7 @@
 #include "vkpack/core/half.h"
 #include "vkpack/engine/vk/kernels/batch_norm.h"
 #include "vkpack/engine/vk/kernels/conv.h"
+#include "vkpack/engine/vk/kernels/copy.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
 #include "vkpack/engine/vk/kernels/elementwise_chain.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
@@ -251,6 +252,22 @@ TEST_F(F16StorageKernels, Im2colAndCol2im) {
     vk::im2col(r, g, put(x, half), out);
   });
   both_widths(in, true, [&](vk::Recording& r, bool, const vk::BufferSlice& dx) { vk::col2im(r, g, upload(col), dx); });
+}
+
+// Strided copies (slice, pad, concat, transpose, broadcast) in each pairing of widths,
+// and fill (pad's zeros): a float16 destination holds the float32 result rounded.
+TEST_F(F16StorageKernels, StridedCopiesAndFills) {
+  const auto x = rounded_to_half(random_floats(5 * 7 * 6, 700));
+  // A transpose of [5, 7, 6] to [6, 5, 7], written into the middle of a padded buffer.
+  const vk::StridedCopy args{{6, 5, 7}, {1, 42, 6}, 0, 9, {}};
+  const std::size_t count = 9 + 5 * 7 * 6;
+  for (const bool half_source : {false, true})
+    both_widths(count, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
+      vk::fill(r, out, count, 0.375f);
+      vk::copy(r, args, put(x, half && half_source), out);
+    });
+  // Odd counts fill whole words: the last value is there too.
+  both_widths(13, true, [&](vk::Recording& r, bool, const vk::BufferSlice& out) { vk::fill(r, out, 13, -2.5f); });
 }
 
 TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {

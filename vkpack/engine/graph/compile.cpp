@@ -304,7 +304,8 @@ class ProgramBuilder {
     f16_ = plan_f16_storage({graph_, p_->schedule_, types_, fusions_, runs_fused_, absorbed_, owner_, fetches_}, planned);
     for (const auto& [id, index] : tensor_at_) {
       if (!f16_[at(id)]) continue;
-      lifetimes_[index].bytes = std::max<std::uint64_t>(static_cast<std::uint64_t>(type_of(id).numel()) * 2, 4);
+      // Whole 32-bit words, which a fill of float16 values writes two at a time.
+      lifetimes_[index].bytes = std::max<std::uint64_t>((static_cast<std::uint64_t>(type_of(id).numel()) + 1) / 2 * 4, 4);
       p_->f16_tensors_ += 1;
       p_->f16_bytes_ += lifetimes_[index].bytes;
     }

@@ -23,6 +23,13 @@ F16Capability f16_capability(OpKind kind) {
     case OpKind::batch_norm: return {0b1, true};                // (x, stats, gamma, beta)
     case OpKind::bn_grad_sums: return {0b101, false};           // (x, stats, dy, gamma, beta)
     case OpKind::bn_grad_input: return {0b1001, true};          // (x, stats, gamma, dy, sums, beta)
+    case OpKind::bn_bessel: return {0b1, false};                // reads x's shape only
+    // Shape ops are strided copies (and pad a fill): either width, or a conversion.
+    case OpKind::slice:
+    case OpKind::transpose: return {0b1, true};
+    case OpKind::pad:                                            // (x[, like]: its shape only)
+    case OpKind::broadcast_to: return {0b11, true};
+    case OpKind::concat: return {~0u, true};
     // Reductions read either; their (small) results stay float32.
     case OpKind::reduce:
     case OpKind::argmax: return {0b1, false};

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "vkpack/core/error.h"
+#include "vkpack/core/half.h"
 #include "vkpack/shaders/embedded.h"
 
 namespace vkp::vk {
@@ -21,6 +22,13 @@ std::uint64_t workgroups_for(std::uint64_t n) {
 }  // namespace
 
 void fill(Recording& recording, const BufferSlice& dst, std::uint64_t n, float value) {
+  if (dst.f16) {  // two float16 values a word (float16 slices hold whole words)
+    const std::uint32_t h = to_half(value).bits;
+    BufferSlice words = dst;
+    words.f16 = false;
+    fill_bits(recording, words, (n + 1) / 2, h | h << 16);
+    return;
+  }
   fill_bits(recording, dst, n, std::bit_cast<std::uint32_t>(value));
 }
 
@@ -82,8 +90,10 @@ void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src,
     push.dst_strides[d] = static_cast<std::uint32_t>(dims[d].dst);
   }
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::copy, {{0, kWorkgroup}, {1, kPerInvocation}});
-  recording.dispatch(kernel, {src, dst}, push, grid_1d(workgroups_for(n), device), "copy");
+  const BufferSlice bindings[] = {src, dst};
+  const Kernel& kernel =
+      storage_kernel(device, shaders::copy, shaders::copy_f16, bindings, {{0, kWorkgroup}, {1, kPerInvocation}});
+  recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(n), device), "copy");
 }
 
 void transpose(Recording& recording, std::uint32_t batch, std::uint32_t rows, std::uint32_t cols,

@@ -39,6 +39,7 @@ struct TransposePush {
 static_assert(sizeof(TransposePush) == 8);
 
 // dst[0..n) = value (f32 bits, or any 32-bit word).
+// A float16 `dst` (BufferSlice::f16) is filled with `value` rounded to float16.
 void fill(Recording& recording, const BufferSlice& dst, std::uint64_t n, float value);
 void fill_bits(Recording& recording, const BufferSlice& dst, std::uint64_t n, std::uint32_t word);
 
