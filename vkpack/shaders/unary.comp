@@ -22,6 +22,15 @@ layout(push_constant) uniform Push {
   float alpha;  // leaky_relu's slope, elu's alpha
 } p;
 
+// elementwise_ops.glsl's erfc_fit, four at a time.
+vec4 erfc_fit4(vec4 z) {
+  const vec4 a = abs(z), t = 1.0 / (1.0 + 0.5 * a);
+  const vec4 poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+  const vec4 r = t * exp(-a * a + poly);
+  return mix(2.0 - r, r, greaterThanEqual(z, vec4(0.0)));
+}
+
 vec4 apply(vec4 v) {
   switch (kOp) {
     case 0: return max(v, vec4(0.0));                          // relu
@@ -42,6 +51,7 @@ vec4 apply(vec4 v) {
     case 9: return v * v;                                      // square
     case 10: return mix(p.alpha * v, v, greaterThan(v, vec4(0.0)));                      // leaky_relu
     case 11: return mix(p.alpha * (exp(min(v, vec4(0.0))) - 1.0), v, greaterThan(v, vec4(0.0)));  // elu
+    case 12: return v * (0.5 * erfc_fit4(-0.70710678118654752 * v));                            // gelu
   }
   return v;
 }

@@ -130,6 +130,21 @@ void Exporter::unary(int id) {
     case UnaryOp::square: add_node("Mul", {x.name, x.name}, out, n.name); break;
     case UnaryOp::leaky_relu: attr(*simple("LeakyRelu"), "alpha", a.alpha); break;
     case UnaryOp::elu: attr(*simple("Elu"), "alpha", a.alpha); break;
+    case UnaryOp::gelu: {  // x (1 + erf(x / sqrt 2)) / 2: ONNX's Gelu needs opset 20
+      Array root_half(DType::f32, Shape{});
+      root_half.data<float>()[0] = 0.70710678f;
+      Array one(DType::f32, Shape{}), half(DType::f32, Shape{});
+      one.data<float>()[0] = 1.0f;
+      half.data<float>()[0] = 0.5f;
+      const std::string scaled = fresh(n.name + "/scaled"), erf = fresh(n.name + "/erf");
+      const std::string plus = fresh(n.name + "/plus_one"), times = fresh(n.name + "/times_x");
+      add_node("Mul", {x.name, add_initializer(n.name + "/rsqrt2", root_half)}, scaled, n.name + "/Scale");
+      add_node("Erf", {scaled}, erf, n.name + "/Erf");
+      add_node("Add", {erf, add_initializer(n.name + "/one", one)}, plus, n.name + "/PlusOne");
+      add_node("Mul", {plus, x.name}, times, n.name + "/TimesX");
+      add_node("Mul", {times, add_initializer(n.name + "/half", half)}, out, n.name);
+      break;
+    }
     case UnaryOp::rsqrt: {
       const std::string root = fresh(n.name + "/sqrt");
       add_node("Sqrt", {x.name}, root, n.name + "/Sqrt");

@@ -100,6 +100,7 @@ TEST(Fusion, AFullyConnectedLayerWithEachActivationIsOneGemmForward) {
       {"tanh", [](Tensor t) { return graph::tanh(t); }},
       {"leaky_relu", [](Tensor t) { return leaky_relu(t, 0.1f); }},
       {"elu", [](Tensor t) { return elu(t, 0.7f); }},
+      {"gelu", [](Tensor t) { return gelu(t); }},
   };
   for (const auto& [name, act] : activations) {
     Graph g(7);

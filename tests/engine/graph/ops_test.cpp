@@ -48,6 +48,7 @@ TEST(Ops, UnaryFunctions) {
       {"relu", [](Tensor x) { return relu(x); }},
       {"leaky_relu", [](Tensor x) { return leaky_relu(x, 0.1f); }},
       {"elu", [](Tensor x) { return elu(x, 0.7f); }},
+      {"gelu", [](Tensor x) { return gelu(x); }},
       {"sigmoid", [](Tensor x) { return sigmoid(x); }},
       {"tanh", [](Tensor x) { return graph::tanh(x); }},
       {"exp", [](Tensor x) { return graph::exp(x); }},

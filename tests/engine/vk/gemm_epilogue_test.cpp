@@ -6,7 +6,7 @@
 // Tolerance: the GEMM test's bound on v (gemm_test.cpp) with the bias and residual
 // added to the magnitude, carried through the activation by its largest slope on the
 // way (1 for relu, leaky relu with slope <= 1 and tanh, 1/4 for sigmoid, max(1, alpha)
-// for elu) or through a gate by |f'|; plus the function's own rounding: 2^-20 of the
+// for elu, 1.13 for gelu) or through a gate by |f'|; plus the function's own rounding: 2^-20 of the
 // result, as the elementwise tests allow exp, and for a gate 2^-22 |v| more, the
 // float rounding of f' itself (1 - y * y cancels where |y| is near 1).
 #include <gtest/gtest.h>
@@ -32,6 +32,7 @@ double activate(UnaryOp f, double v, double alpha) {
     case UnaryOp::tanh: return std::tanh(v);
     case UnaryOp::leaky_relu: return v > 0 ? v : alpha * v;
     case UnaryOp::elu: return v > 0 ? v : alpha * std::expm1(v);
+    case UnaryOp::gelu: return v * 0.5 * std::erfc(-v / std::sqrt(2.0));
     default: break;
   }
   ADD_FAILURE() << "no activation";
@@ -39,6 +40,7 @@ double activate(UnaryOp f, double v, double alpha) {
 }
 
 double slope_bound(UnaryOp f, double alpha) {
+  if (f == UnaryOp::gelu) return 1.13;  // gelu' peaks at 1.129 (x = sqrt 2)
   return f == UnaryOp::sigmoid ? 0.25 : f == UnaryOp::elu ? std::max(1.0, alpha) : std::max(1.0, std::abs(alpha));
 }
 
@@ -50,6 +52,7 @@ double gate_factor(BinaryOp g, double u, double alpha) {
     case BinaryOp::tanh_grad: return 1.0 - u * u;
     case BinaryOp::leaky_relu_grad: return u > 0 ? 1.0 : alpha;
     case BinaryOp::elu_grad: return u > 0 ? 1.0 : alpha * std::exp(u);
+    case BinaryOp::gelu_grad: return 0.5 * std::erfc(-u / std::sqrt(2.0)) + u * std::exp(-0.5 * u * u) / std::sqrt(2 * M_PI);
     default: break;
   }
   ADD_FAILURE() << "no gate";
@@ -122,7 +125,7 @@ TEST_P(GemmEpilogue, BiasAndEachActivation) {
   std::uint64_t seed = 1;
   for (const auto& s : kShapes)
     for (const auto& [f, alpha] : {std::pair{UnaryOp::relu, 0.0f}, {UnaryOp::sigmoid, 0.0f}, {UnaryOp::tanh, 0.0f},
-                                   {UnaryOp::leaky_relu, 0.1f}, {UnaryOp::elu, 0.7f}}) {
+                                   {UnaryOp::leaky_relu, 0.1f}, {UnaryOp::elu, 0.7f}, {UnaryOp::gelu, 0.0f}}) {
       SCOPED_TRACE(std::string(vk::to_string(f)) + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]));
       check({.m = s[0], .n = s[1], .k = s[2], .bias = true, .activation = f, .alpha = alpha}, seed += 10);
     }
@@ -141,7 +144,7 @@ TEST_P(GemmEpilogue, EachGate) {
   for (const auto& s : kShapes)
     for (const auto& [g, alpha] : {std::pair{BinaryOp::relu_grad, 0.0f}, {BinaryOp::sigmoid_grad, 0.0f},
                                    {BinaryOp::tanh_grad, 0.0f}, {BinaryOp::leaky_relu_grad, 0.1f},
-                                   {BinaryOp::elu_grad, 0.7f}}) {
+                                   {BinaryOp::elu_grad, 0.7f}, {BinaryOp::gelu_grad, 0.0f}}) {
       SCOPED_TRACE(std::string(vk::to_string(g)) + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]));
       check({.m = s[0], .n = s[1], .k = s[2], .gate = g, .alpha = alpha}, seed += 10);
     }

@@ -10,12 +10,12 @@ namespace {
 
 bool is_activation(vk::UnaryOp f) {
   return f == vk::UnaryOp::relu || f == vk::UnaryOp::sigmoid || f == vk::UnaryOp::tanh ||
-         f == vk::UnaryOp::leaky_relu || f == vk::UnaryOp::elu;
+         f == vk::UnaryOp::leaky_relu || f == vk::UnaryOp::elu || f == vk::UnaryOp::gelu;
 }
 
 bool is_gate(vk::BinaryOp f) {
   return f == vk::BinaryOp::relu_grad || f == vk::BinaryOp::sigmoid_grad || f == vk::BinaryOp::tanh_grad ||
-         f == vk::BinaryOp::leaky_relu_grad || f == vk::BinaryOp::elu_grad;
+         f == vk::BinaryOp::leaky_relu_grad || f == vk::BinaryOp::elu_grad || f == vk::BinaryOp::gelu_grad;
 }
 
 class Planner {

@@ -23,6 +23,8 @@ Tensor scalar(Graph& graph, float value);
 Tensor relu(Tensor x);
 Tensor leaky_relu(Tensor x, float alpha = 0.2f);
 Tensor elu(Tensor x, float alpha = 1.0f);
+// x Phi(x), Phi the standard normal distribution (the exact GELU, not the tanh form).
+Tensor gelu(Tensor x);
 Tensor sigmoid(Tensor x);
 Tensor tanh(Tensor x);
 Tensor exp(Tensor x);

@@ -33,6 +33,7 @@ std::vector<Tensor> grad_unary(const Node& node, std::span<const Tensor> in, Ten
     case UnaryOp::relu: return {binary_node(BinaryOp::relu_grad, y, dy)};
     case UnaryOp::leaky_relu: return {binary_node(BinaryOp::leaky_relu_grad, a.alpha >= 0 ? y : x, dy, a.alpha)};
     case UnaryOp::elu: return {binary_node(BinaryOp::elu_grad, x, dy, a.alpha)};
+    case UnaryOp::gelu: return {binary_node(BinaryOp::gelu_grad, x, dy)};
     case UnaryOp::sigmoid: return {binary_node(BinaryOp::sigmoid_grad, y, dy)};
     case UnaryOp::tanh: return {binary_node(BinaryOp::tanh_grad, y, dy)};
     case UnaryOp::sqrt: return {binary_node(BinaryOp::sqrt_grad, y, dy)};
@@ -65,6 +66,7 @@ double unary_value(UnaryOp fn, double x, double alpha) {
     case UnaryOp::square: return x * x;
     case UnaryOp::leaky_relu: return x > 0 ? x : alpha * x;
     case UnaryOp::elu: return x > 0 ? x : alpha * std::expm1(x);
+    case UnaryOp::gelu: return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
   }
   return NAN;
 }
@@ -171,6 +173,8 @@ double binary_value(BinaryOp fn, double u, double v, double alpha) {
     case BinaryOp::equal: return u == v ? 1.0 : 0.0;
     case BinaryOp::sigmoid_xent: return std::max(u, 0.0) - u * v + std::log1p(std::exp(-std::abs(u)));
     case BinaryOp::sigmoid_xent_grad: return sigmoid_value(u) - v;
+    case BinaryOp::gelu_grad:
+      return v * (0.5 * std::erfc(-u / std::sqrt(2.0)) + u * std::exp(-0.5 * u * u) / std::sqrt(2.0 * std::acos(-1.0)));
   }
   return NAN;
 }
@@ -198,6 +202,7 @@ extern const OpDef binary_op{OpKind::binary, "binary", infer_binary, grad_binary
 Tensor relu(Tensor x) { return unary_node(UnaryOp::relu, x); }
 Tensor leaky_relu(Tensor x, float alpha) { return unary_node(UnaryOp::leaky_relu, x, alpha); }
 Tensor elu(Tensor x, float alpha) { return unary_node(UnaryOp::elu, x, alpha); }
+Tensor gelu(Tensor x) { return unary_node(UnaryOp::gelu, x, 0.0f); }
 Tensor sigmoid(Tensor x) { return unary_node(UnaryOp::sigmoid, x); }
 Tensor tanh(Tensor x) { return unary_node(UnaryOp::tanh, x); }
 Tensor exp(Tensor x) { return unary_node(UnaryOp::exp, x); }

@@ -11,8 +11,11 @@
 
 namespace vkp::vk {
 
-// Values are the shader's kOp (shaders/unary.comp). leaky_relu and elu take alpha.
-enum class UnaryOp : std::uint32_t { relu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg, abs, square, leaky_relu, elu };
+// Values are the shader's kOp (shaders/unary.comp). leaky_relu and elu take alpha. gelu
+// is the exact one, x Phi(x) (PyTorch's default, TensorFlow's approximate=False).
+enum class UnaryOp : std::uint32_t {
+  relu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg, abs, square, leaky_relu, elu, gelu
+};
 
 // Values are the shader's kOp (shaders/binary.comp). Besides arithmetic, the gradients
 // of the unary functions (first operand x or y = f(x) as named, second dy), 0/1
@@ -31,6 +34,7 @@ enum class BinaryOp : std::uint32_t {
   equal,              // 1 where a == b, else 0
   sigmoid_xent,       // (x, z): max(x, 0) - x z + log(1 + exp(-|x|))
   sigmoid_xent_grad,  // (x, z): sigmoid(x) - z
+  gelu_grad,          // (x, dy): dy (Phi(x) + x phi(x))
 };
 
 std::string_view to_string(UnaryOp op);

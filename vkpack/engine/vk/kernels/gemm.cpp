@@ -77,11 +77,13 @@ void check_gemm_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c
   if (e.gate_fn.has_value() != (e.gate.size > 0))
     throw Error(ErrorCode::invalid_argument, "gemm: an epilogue's gate needs both its tensor and its function");
   if (e.activation && *e.activation != UnaryOp::relu && *e.activation != UnaryOp::sigmoid &&
-      *e.activation != UnaryOp::tanh && *e.activation != UnaryOp::leaky_relu && *e.activation != UnaryOp::elu)
+      *e.activation != UnaryOp::tanh && *e.activation != UnaryOp::leaky_relu && *e.activation != UnaryOp::elu &&
+      *e.activation != UnaryOp::gelu)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: the epilogue does not apply {}", to_string(*e.activation)));
   if (e.gate_fn && *e.gate_fn != BinaryOp::relu_grad && *e.gate_fn != BinaryOp::sigmoid_grad &&
-      *e.gate_fn != BinaryOp::tanh_grad && *e.gate_fn != BinaryOp::leaky_relu_grad && *e.gate_fn != BinaryOp::elu_grad)
+      *e.gate_fn != BinaryOp::tanh_grad && *e.gate_fn != BinaryOp::leaky_relu_grad && *e.gate_fn != BinaryOp::elu_grad &&
+      *e.gate_fn != BinaryOp::gelu_grad)
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: the epilogue does not gate by {}", to_string(*e.gate_fn)));
 }
 
