@@ -146,6 +146,29 @@ TEST(OnnxExport, TransposedConvolutionsComeOutOfOpenCvAsOutOfVkpack) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(OnnxExport, GeluComesOutOfOpenCvAsOutOfVkpack) {
+  // ONNX has Gelu from opset 20 only: the export writes x (1 + erf(x / sqrt 2)) / 2.
+  graph::Graph g(3);
+  const graph::Tensor x = graph::placeholder(g, "x", graph::f32({graph::kUnknown, 6}));
+  graph::Tensor t = graph::FullyConnected("fc0", x, 5, {.activation = [](graph::Tensor v) { return graph::gelu(v); }});
+  const graph::Tensor y = graph::identity(graph::FullyConnected("fc1", t, 3), "out");
+  graph::Session session(g, device());
+  const std::string dir = temp_dir("onnx-gelu");
+  train::export_onnx(session, {x}, {y}, dir + "/gelu.onnx");
+  Array inputs(DType::f32, Shape{7, 6});
+  for (std::size_t i = 0; i < inputs.data<float>().size(); ++i)
+    inputs.data<float>()[i] = static_cast<float>((i * 29) % 41) / 8.0f - 2.5f;
+  write_floats(dir + "/images.f32", inputs);
+  write_floats(dir + "/logits.f32", session.run({{x, inputs}}, {y})[0]);
+  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/gelu.onnx " +
+                              dir + "/images.f32 " + dir + "/logits.f32 7 6 1e-5";
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OnnxExport, AnOpWithNoMappingIsRefusedByName) {
   // The inference tower's loss is a fused softmax cross entropy, which only training needs.
   const std::string dir = trained(fashion_mnist_model(examples::Architecture::mlp), "onnx-refused", 1);
