@@ -43,6 +43,8 @@ constexpr const char* kHelp =
     "  --data DIR           CIFAR-10's binary files (cifar-10-batches-bin), or Fashion-MNIST\n"
     "                       files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and augmentation (default 1)\n"
+    "  --mixed-precision    float16 activations and gradients (float32 weights and\n"
+    "                       optimizer state) with dynamic loss scaling; one device\n"
     "  --export PATH        train nothing: write the model of the log directory's latest\n"
     "                       checkpoint (input f32 [batch, H, W, C] -> logits [batch, 10],\n"
     "                       inference mode) to PATH as ONNX\n"
@@ -53,7 +55,7 @@ struct Options {
   std::int64_t batch = 128, steps = 0;
   float lr = 0.1f;
   std::uint64_t seed = 1;
-  bool resume = false, augment = true;
+  bool resume = false, augment = true, mixed_precision = false;
   std::vector<int> devices;
   std::string trainer = "replicated", logdir, data, export_path;
 };
@@ -75,6 +77,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--resume")) o.resume = true;
     else if (flags.is("--data")) o.data = flags.value();
     else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else if (flags.is("--mixed-precision")) o.mixed_precision = true;
     else if (flags.is("--export")) o.export_path = flags.value();
     else flags.unknown();
   }
@@ -135,6 +138,7 @@ int run(const Options& o) {
   config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
+  config.mixed_precision = o.mixed_precision;
   // lr, lr / 10 from 50% of the epochs, lr / 100 from 75% (tensorpack's 82 and 123 of
   // its ~164).
   const auto schedule = examples::stepped_schedule(o.lr, {{0.5, o.lr / 10}, {0.75, o.lr / 100}}, o.epochs);
