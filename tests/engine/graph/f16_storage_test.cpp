@@ -11,12 +11,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
 #include "vkpack/core/rng.h"
 #include "vkpack/core/half.h"
 #include "vkpack/engine/graph/autodiff.h"
+#include "vkpack/engine/graph/f16_storage.h"
 #include "vkpack/engine/graph/layers.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/session.h"
@@ -132,27 +134,30 @@ TEST(F16Storage, AConvnetStepHalvesItsActivationsAndItsGradientsStayNearFloat32)
 
 // A fetched tensor is float32, and so is one a kernel without a float16 build reads:
 // here tanh's output feeds softmax, so only the matmul's output (read by tanh) halves;
-// fused, the tanh is the matmul's epilogue and nothing is left to halve.
+// fused, the tanh is the matmul's epilogue and nothing is left to halve. And a tensor
+// under kMinF16Elements stays float32 wherever it goes (rows 40 -> 8: 256 elements).
 TEST(F16Storage, OnlyTensorsThatEveryKernelTouchingThemHandlesAreHalved) {
-  for (bool fuse : {false, true}) {
-    Graph g(5);
-    const Tensor x = placeholder(g, "x", f32({9, 14}));
-    Array weights(DType::f32, Shape{14, 16});
-    Rng wr(9);
-    for (float& v : weights.data<float>()) v = wr.uniform(-1.0f, 1.0f);
-    const Tensor w = constant(g, weights);
-    const Tensor h = matmul(x, w);
-    const Tensor y = softmax(graph::tanh(h));
-    Session session(g, device(), {.fuse = fuse, .f16_storage = true});
-    Program& p = session.program({{x, f32({9, 14})}}, {y});
-    EXPECT_EQ(p.f16_tensors(), fuse ? 0 : 1) << (fuse ? "fused" : "op by op");
-    Session plain(g, device(), {.fuse = fuse});
-    Array in(DType::f32, Shape{9, 14});
-    Rng rng(4);
-    for (float& v : in.data<float>()) v = rng.uniform(-1.0f, 1.0f);
-    const Array a = session.run({{x, in}}, {y})[0], b = plain.run({{x, in}}, {y})[0];
-    EXPECT_LT(relative_difference(a, b), 1e-3);
-  }
+  for (const std::int64_t rows : {40, 8})
+    for (bool fuse : {false, true}) {
+      Graph g(5);
+      const Tensor x = placeholder(g, "x", f32({rows, 30}));
+      Array weights(DType::f32, Shape{30, 32});
+      Rng wr(9);
+      for (float& v : weights.data<float>()) v = wr.uniform(-1.0f, 1.0f);
+      const Tensor w = constant(g, weights);
+      const Tensor h = matmul(x, w);
+      const Tensor y = softmax(graph::tanh(h));
+      Session session(g, device(), {.fuse = fuse, .f16_storage = true});
+      Program& p = session.program({{x, f32({rows, 30})}}, {y});
+      EXPECT_EQ(p.f16_tensors(), fuse || rows * 32 < kMinF16Elements ? 0 : 1)
+          << (fuse ? "fused, " : "op by op, ") << rows << " rows";
+      Session plain(g, device(), {.fuse = fuse});
+      Array in(DType::f32, Shape{rows, 30});
+      Rng rng(4);
+      for (float& v : in.data<float>()) v = rng.uniform(-1.0f, 1.0f);
+      const Array a = session.run({{x, in}}, {y})[0], b = plain.run({{x, in}}, {y})[0];
+      EXPECT_LT(relative_difference(a, b), 1e-3);
+    }
 }
 
 // The shape ops a residual network's shortcuts use (pad, slice, concat, transpose) keep
@@ -185,6 +190,24 @@ TEST(F16Storage, ShapeOpsKeepFloat16ForwardAndBackward) {
   EXPECT_EQ(full_halved, 0);
   EXPECT_GE(halved, 8);  // y, padded, cut, the concat, its transpose, and their gradients
   for (std::size_t i = 0; i < full.size(); ++i) EXPECT_LT(relative_difference(half[i], full[i]), 4e-3) << "fetch " << i;
+}
+
+// State arithmetic stays float32 (f16_storage.h): an exponential moving average of a
+// 2048-element variable, updated by elementwise ops big enough to halve, comes out of a
+// float16-storage session bit for bit as out of a float32 one.
+TEST(F16Storage, AnAssignsValueIsComputedInFloat32) {
+  auto run = [](bool f16) {
+    Graph g(4);
+    const Tensor w = get_variable(g, "w", {2048}, uniform(-1.0f, 1.0f));
+    const Tensor ema = get_variable(g, "ema", {2048}, zeros(), false);
+    const Tensor update = assign(ema, ema * 0.999f + w * 0.001f);
+    // Op by op, so that the intermediate products are stored (fused, they never are).
+    Session session(g, device(), {.fuse = false, .f16_storage = f16});
+    for (int i = 0; i < 3; ++i) session.run({}, {}, {update});
+    return session.variable("ema");
+  };
+  const Array full = run(false), half = run(true);
+  EXPECT_EQ(0, std::memcmp(full.bytes().data(), half.bytes().data(), full.nbytes()));
 }
 
 TEST(F16Storage, ADeviceWithoutSixteenBitStorageRefusesItByName) {

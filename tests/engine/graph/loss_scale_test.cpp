@@ -172,5 +172,22 @@ TEST(LossScaling, TheScaleStaysWithinOneAndTheMaximum) {
   EXPECT_THROW(minimize_with_loss_scaling(sgd(g, 0.1f), c.cost, {.initial_scale = 0.5f}), Error);
 }
 
+// With float16 storage the scale's arithmetic must stay float32: 32768 doubled is
+// 65536, beyond float16's largest number (65504); rounded on the way it became infinite
+// and the clamp made it 2^24, which overflowed every later step.
+TEST(LossScaling, TheScaleGrowsPastFloat16sRangeWithFloat16Storage) {
+  Graph g(6);
+  const Classifier c = classifier(g);
+  const ScaledTrainOp op =
+      minimize_with_loss_scaling(sgd(g, 0.1f), c.cost, {.initial_scale = 32768.0f, .growth_interval = 1});
+  Session session(g, device(), {.f16_storage = true});
+  Array labels(DType::i32, Shape{8});
+  for (const float want : {65536.0f, 131072.0f, 262144.0f}) {
+    session.run({{c.x, filled(Shape{8, 6}, 8)}, {c.labels, labels}, {c.factor, scalar_array(1.0f)}}, {}, op.train_op);
+    EXPECT_EQ(session.variable(kLossScaleVariable).data<float>()[0], want);
+  }
+  EXPECT_EQ(session.variable(kSkippedStepsVariable).data<float>()[0], 0.0f);
+}
+
 }  // namespace
 }  // namespace vkp::test

@@ -5,10 +5,15 @@
 // optimizer or an assign reads stay float32, so master weights, optimizer slots and
 // what the host sees are float32.
 //
-// A tensor is stored as float16 only where every kernel that touches it can: its
+// Tensors of fewer than kMinF16Elements elements stay float32: they save nothing, and
+// they are where float16's range bites (a loss scaled by 2^16 is itself beyond 65504,
+// the largest float16). A larger tensor is stored as float16 only where every kernel
+// that touches it can: its
 // producer writes float16 and each of its readers reads float16 at that operand (the
 // capability table, f16_capability()). Where one cannot, the tensor stays float32, so
-// turning the option on never makes a program wrong, only smaller where it can.
+// turning the option on never makes a program wrong, only smaller where it can. And the
+// arithmetic of state stays float32: the elementwise ops that compute an assign's value
+// (moving averages, the loss scale) or an optimizer's gradient and guard.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,8 @@
 #include "vkpack/engine/graph/graph.h"
 
 namespace vkp::graph {
+
+inline constexpr std::int64_t kMinF16Elements = 1024;
 
 // What an op's lowering can keep in float16: bit i of `inputs` for input i, and its output.
 struct F16Capability {
