@@ -29,7 +29,7 @@ set(VKPACK_PRIVATE_HEADERS
   core/atomic_file.h core/crash_point.h core/crc32c.h
   dataflow/file_bytes.h dataflow/idx_file.h dataflow/permutation.h
   engine/vk/check.h
-  engine/graph/lower.h engine/graph/op_def.h engine/graph/reference.h engine/graph/ops/conv_geometry.h
+  engine/graph/f16_storage.h engine/graph/lower.h engine/graph/op_def.h engine/graph/reference.h engine/graph/ops/conv_geometry.h
   engine/graph/ops/op_util.h
   towers/host_average.h towers/internal.h train/onnx_exporter.h
   callbacks/monitors/crc32c.h callbacks/monitors/event_proto.h)

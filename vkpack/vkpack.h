@@ -24,6 +24,7 @@
 #include "vkpack/engine/graph/graph.h"
 #include "vkpack/engine/graph/initializer.h"
 #include "vkpack/engine/graph/layers.h"
+#include "vkpack/engine/graph/loss_scale.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/optimizer.h"
 #include "vkpack/engine/graph/session.h"
