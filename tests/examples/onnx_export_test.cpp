@@ -57,6 +57,18 @@ void write_floats(const std::string& path, const Array& a) {
   ASSERT_TRUE(out.good()) << path;
 }
 
+// check_onnx.py runs `onnx` in OpenCV's dnn on the n inputs of `shape` in
+// dir/images.f32 and compares with dir/logits.f32 within `tolerance`.
+void expect_check_onnx_passes(const std::string& onnx, const std::string& dir, int n, const std::string& shape,
+                              const std::string& tolerance) {
+  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + onnx + " " + dir +
+                              "/images.f32 " + dir + "/logits.f32 " + std::to_string(n) + " " + shape + " " + tolerance;
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << command;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+}
+
 void expect_opencv_agrees(const ModelFactory& make, const std::string& name) {
   const std::string dir = trained(make, name, 15);
   train::OfflinePredictor predictor(make(), dir, device(), {"input"}, {"logits"});
@@ -70,12 +82,7 @@ void expect_opencv_agrees(const ModelFactory& make, const std::string& name) {
   const Array logits = predictor({images})[0];
   write_floats(dir + "/images.f32", images);
   write_floats(dir + "/logits.f32", logits);
-  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + onnx + " " + dir +
-                              "/images.f32 " + dir + "/logits.f32 256 28,28,1 1e-4";
-  std::fflush(stdout);
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status)) << command;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  expect_check_onnx_passes(onnx, dir, 256, "28,28,1", "1e-4");
   std::filesystem::remove_all(dir);
 }
 
@@ -109,12 +116,7 @@ TEST(OnnxExport, ResizedImagesComeOutOfOpenCvAsOutOfVkpack) {
     images.data<float>()[i] = static_cast<float>((i * 37) % 101) / 100.0f;
   write_floats(dir + "/images.f32", images);
   write_floats(dir + "/logits.f32", session.run({{x, images}}, {y})[0]);
-  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/resize.onnx " +
-                              dir + "/images.f32 " + dir + "/logits.f32 8 5,6,2 1e-5";
-  std::fflush(stdout);
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  expect_check_onnx_passes(dir + "/resize.onnx", dir, 8, "5,6,2", "1e-5");
   std::filesystem::remove_all(dir);
 }
 
@@ -137,12 +139,7 @@ TEST(OnnxExport, TransposedConvolutionsComeOutOfOpenCvAsOutOfVkpack) {
   ASSERT_EQ(want.shape().dims(), (std::vector<std::int64_t>{4, 87, 87, 1}));
   write_floats(dir + "/images.f32", images);
   write_floats(dir + "/logits.f32", want);
-  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/deconv.onnx " +
-                              dir + "/images.f32 " + dir + "/logits.f32 4 7,7,3 1e-4";
-  std::fflush(stdout);
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  expect_check_onnx_passes(dir + "/deconv.onnx", dir, 4, "7,7,3", "1e-4");
   std::filesystem::remove_all(dir);
 }
 
@@ -160,12 +157,7 @@ TEST(OnnxExport, GeluComesOutOfOpenCvAsOutOfVkpack) {
     inputs.data<float>()[i] = static_cast<float>((i * 29) % 41) / 8.0f - 2.5f;
   write_floats(dir + "/images.f32", inputs);
   write_floats(dir + "/logits.f32", session.run({{x, inputs}}, {y})[0]);
-  const std::string command = std::string(VKPACK_TEST_PYTHON) + " " + VKPACK_CHECK_ONNX + " " + dir + "/gelu.onnx " +
-                              dir + "/images.f32 " + dir + "/logits.f32 7 6 1e-5";
-  std::fflush(stdout);
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  expect_check_onnx_passes(dir + "/gelu.onnx", dir, 7, "6", "1e-5");
   std::filesystem::remove_all(dir);
 }
 
