@@ -26,7 +26,7 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
     : name_(kernel_name(spirv, spec)), reflection_(reflect_spirv(spirv.words, spirv.name)) {
   std::sort(spec.begin(), spec.end(), [](auto& a, auto& b) { return a.id < b.id; });
   for (const SpecConstant& s : spec)
-    if (s.id == 40) f16_bindings_ = s.value;  // kF16BindingsId (kernels/launch.h)
+    if (s.id == kF16BindingsId) f16_bindings_ = s.value;
   std::uint32_t invocations = 1;
   for (int i = 0; i < 3; ++i) {
     const SpirvLocalSize& dim = reflection_.local_size[i];

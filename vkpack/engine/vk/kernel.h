@@ -16,6 +16,10 @@ namespace vkp::vk {
 
 struct DeviceLimits;
 
+// The specialization constant of shaders/f16_storage.glsl: bit b set where binding b
+// holds float16 values.
+inline constexpr std::uint32_t kF16BindingsId = 40;
+
 // One specialization constant (32 bits: uint, int, float bits or bool).
 struct SpecConstant {
   std::uint32_t id = 0;
@@ -40,7 +44,7 @@ class Kernel {
   bool uses_num_workgroups() const { return reflection_.uses_num_workgroups; }
   std::uint64_t shared_memory_bytes() const { return shared_memory_bytes_; }
   // Bit b set where binding b reads or writes float16 values (the specialization
-  // constant kF16Bindings of f16_storage.glsl, id 40); 0 for every other kernel.
+  // constant kF16BindingsId); 0 for every other kernel.
   std::uint32_t f16_bindings() const { return f16_bindings_; }
 
   VkPipeline pipeline() const { return pipeline_.get(); }

@@ -302,7 +302,6 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
   BufferSlice x_operand = operand;
   const std::uint64_t swapped = swapped_w_bytes(g, cout, product, cpu);
   if (swapped > 0) {
-    require_f32(std::span(&operand, 1), "implicit_conv (the filter)");
     x_operand = workspace.sub(0, w_size * 4);
     swap_w(recording, g, cout, product, cpu, operand, x_operand);
   }

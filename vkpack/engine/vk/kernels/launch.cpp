@@ -39,16 +39,13 @@ void require_elements(const BufferSlice& slice, std::uint64_t elements, std::str
                                                          slice.size / width, 8 * width, elements));
 }
 
-std::uint32_t f16_bindings(std::span<const BufferSlice> bindings) {
-  std::uint32_t mask = 0;
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed) {
+  std::uint32_t bindings_mask = 0;
   for (std::size_t b = 0; b < bindings.size() && b < 32; ++b)
-    if (bindings[b].f16) mask |= 1u << b;
-  return mask;
-}
-
-const shaders::Spirv& storage_build(const Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
-                                    std::uint32_t bindings_mask, std::uint32_t allowed) {
-  if (bindings_mask == 0) return plain;
+    if (bindings[b].f16) bindings_mask |= 1u << b;
+  if (bindings_mask == 0) return device.kernel(plain, std::move(specialization));
   if (!device.f16_storage())
     throw Error(ErrorCode::unsupported,
                 fmt::format("{}: a binding holds float16 values, but {} lacks the storageBuffer16BitAccess feature "
@@ -58,27 +55,8 @@ const shaders::Spirv& storage_build(const Device& device, const shaders::Spirv& 
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: binding {} holds float16 values, which this kernel reads only as float32", plain.name,
                             std::countr_zero(bindings_mask & ~allowed)));
-  return f16;
-}
-
-void add_f16_constant(std::vector<SpecConstant>& specialization, std::uint32_t mask) {
-  if (mask != 0) specialization.push_back({kF16BindingsId, mask});
-}
-
-const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
-                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
-                             std::uint32_t allowed) {
-  const std::uint32_t mask = f16_bindings(bindings);
-  const shaders::Spirv& build = storage_build(device, plain, f16, mask, allowed);
-  add_f16_constant(specialization, mask);
-  return device.kernel(build, std::move(specialization));
-}
-
-void require_f32(std::span<const BufferSlice> slices, std::string_view kernel) {
-  for (std::size_t i = 0; i < slices.size(); ++i)
-    if (slices[i].f16)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: operand {} holds float16 values; this kernel has no float16 build", kernel, i));
+  specialization.push_back({kF16BindingsId, bindings_mask});
+  return device.kernel(f16, std::move(specialization));
 }
 
 }  // namespace vkp::vk
