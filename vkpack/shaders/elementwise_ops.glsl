@@ -47,6 +47,8 @@ float unary_value(uint op, float v, float alpha) {
     case 10: return v > 0.0 ? v : alpha * v;                            // leaky_relu
     case 11: return v > 0.0 ? v : alpha * (exp(min(v, 0.0)) - 1.0);     // elu
     case 12: return v * normal_cdf(v);                                  // gelu
+    case 13: return floor(v);
+    case 14: return roundEven(v);                                       // round, halves to even
   }
   return v;
 }
@@ -74,6 +76,7 @@ float binary_value(uint op, float u, float v, float alpha) {
     case 17: return max(u, 0.0) - u * v + log(1.0 + exp(-abs(u)));      // sigmoid_xent(x, z)
     case 18: return sigmoid(u) - v;                                     // sigmoid_xent_grad(x, z)
     case 19: return v * (normal_cdf(u) + u * normal_pdf(u));            // gelu_grad(x, dy)
+    case 20: return v != 0.0 ? u : 0.0;                                 // keep(a, mask)
   }
   return u;
 }

@@ -52,6 +52,8 @@ vec4 apply(vec4 v) {
     case 10: return mix(p.alpha * v, v, greaterThan(v, vec4(0.0)));                      // leaky_relu
     case 11: return mix(p.alpha * (exp(min(v, vec4(0.0))) - 1.0), v, greaterThan(v, vec4(0.0)));  // elu
     case 12: return v * (0.5 * erfc_fit4(-0.70710678118654752 * v));                            // gelu
+    case 13: return floor(v);
+    case 14: return roundEven(v);                              // round, halves to even
   }
   return v;
 }

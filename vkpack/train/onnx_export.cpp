@@ -127,6 +127,8 @@ void Exporter::unary(int id) {
     case UnaryOp::sqrt: simple("Sqrt"); break;
     case UnaryOp::neg: simple("Neg"); break;
     case UnaryOp::abs: simple("Abs"); break;
+    case UnaryOp::floor: simple("Floor"); break;
+    case UnaryOp::round: simple("Round"); break;  // halves to even, as here
     case UnaryOp::square: add_node("Mul", {x.name, x.name}, out, n.name); break;
     case UnaryOp::leaky_relu: attr(*simple("LeakyRelu"), "alpha", a.alpha); break;
     case UnaryOp::elu: attr(*simple("Elu"), "alpha", a.alpha); break;
@@ -161,6 +163,7 @@ void Exporter::binary(int id) {
   const BinaryOp fn = std::get<graph::BinaryAttrs>(n.attrs).fn;
   const char* op = nullptr;
   bool compare = false;
+  if (fn == BinaryOp::keep) return keep(id);
   switch (fn) {
     case BinaryOp::add: op = "Add"; break;
     case BinaryOp::sub: op = "Sub"; break;
@@ -195,6 +198,18 @@ void Exporter::binary(int id) {
   add_node(op, {lhs, rhs}, truth, n.name + "/" + op);
   attr(add_node("Cast", {truth}, out, n.name), "to", std::int64_t{onnx_type(type(id).dtype)});
   set(id, out, per_channel);
+}
+
+// a where mask != 0, else 0: Where(Cast(mask, bool), a, 0).
+void Exporter::keep(int id) {
+  const Node& n = node(id);
+  Array zero(DType::f32, Shape{});
+  zero.data<float>()[0] = 0.0f;
+  const std::string truth = fresh(n.name + "/bool"), out = output_name(id);
+  attr(add_node("Cast", {vkpack_layout(n.inputs[1])}, truth, n.name + "/Cast"), "to",
+       std::int64_t{onnx::TensorProto::BOOL});
+  add_node("Where", {truth, vkpack_layout(n.inputs[0]), add_initializer(n.name + "/zero", zero)}, out, n.name);
+  set(id, out, false);
 }
 
 void Exporter::matmul(int id) {

@@ -250,6 +250,7 @@ class Exporter {
   void translate_node(int id);
   void unary(int id);
   void binary(int id);
+  void keep(int id);
   void matmul(int id);
   void reduce(int id);
   void conv2d(int id);

@@ -109,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(
     Ops, Unary,
     ::testing::Values(vk::UnaryOp::relu, vk::UnaryOp::sigmoid, vk::UnaryOp::tanh, vk::UnaryOp::exp, vk::UnaryOp::log,
                       vk::UnaryOp::sqrt, vk::UnaryOp::rsqrt, vk::UnaryOp::neg, vk::UnaryOp::abs, vk::UnaryOp::square,
-                      vk::UnaryOp::leaky_relu, vk::UnaryOp::elu, vk::UnaryOp::gelu),
+                      vk::UnaryOp::leaky_relu, vk::UnaryOp::elu, vk::UnaryOp::gelu, vk::UnaryOp::floor, vk::UnaryOp::round),
     [](const auto& p) { return std::string(vk::to_string(p.param)); });
 
 TEST_F(VkTest, SigmoidAndTanhSaturateWithoutOverflow) {

@@ -46,6 +46,8 @@ double unary_reference(vk::UnaryOp op, double x) {
     case vk::UnaryOp::leaky_relu: return x > 0 ? x : 0.2 * x;
     case vk::UnaryOp::elu: return x > 0 ? x : std::expm1(x);
     case vk::UnaryOp::gelu: return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
+    case vk::UnaryOp::floor: return std::floor(x);
+    case vk::UnaryOp::round: return std::nearbyint(x);
   }
   return std::numeric_limits<double>::quiet_NaN();
 }

@@ -51,6 +51,10 @@ enum class OpKind : std::uint8_t {
   bn_bessel,               // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
   resize,                  // nearest or bilinear resampling of NHWC images to another size
   resize_grad,             // the gradient of resize for its input
+  gather,                  // rows picked by i32 indices along an axis (embedding lookup)
+  gather_grad,             // the gradient of gather for its params: a segment sum
+  layer_norm,              // (x - mean) / sqrt(var + eps) over the last axis (BatchNormAttrs' epsilon)
+  layer_norm_grad,         // the gradient of layer_norm for its input
   count_,                  // number of kinds, not an op
 };
 
@@ -74,6 +78,9 @@ struct VariableAttrs {
 struct UnaryAttrs {
   vk::UnaryOp fn = vk::UnaryOp::relu;
   float alpha = 0.0f;  // leaky_relu's slope, elu's alpha
+  // floor and round: the gradient passes dy through unchanged (the straight-through
+  // estimator) instead of being none.
+  bool straight_through = false;
 };
 
 struct BinaryAttrs {

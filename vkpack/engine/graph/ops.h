@@ -34,6 +34,10 @@ Tensor rsqrt(Tensor x);
 Tensor neg(Tensor x);
 Tensor abs(Tensor x);
 Tensor square(Tensor x);
+// No gradient, unless straight_through: then dy passes unchanged (the straight-through
+// estimator of quantization-aware training). round: halves to even, as TensorFlow's.
+Tensor floor(Tensor x, bool straight_through = false);
+Tensor round(Tensor x, bool straight_through = false);
 // numpy broadcasting.
 Tensor add(Tensor a, Tensor b);
 Tensor sub(Tensor a, Tensor b);
@@ -50,11 +54,17 @@ Tensor operator*(Tensor a, float s);
 Tensor operator*(float s, Tensor a);
 Tensor operator+(Tensor a, float s);
 Tensor operator-(Tensor a);
+// a where condition != 0, else b; the three broadcast (numpy). A selection, not a blend:
+// exact for any values of a and b, infinities included (an attention mask's -inf).
+// Gradients flow to a and b where each was chosen; condition gets none.
+Tensor where(Tensor condition, Tensor a, Tensor b);
+// min(max(x, low), high); the gradient is dy inside [low, high], 0 outside.
+Tensor clip_by_value(Tensor x, float low, float high);
 // x [..., C] + b [C].
 Tensor bias_add(Tensor x, Tensor b);
 
 // --- linear algebra ---
-// [.., M, K] x [.., K, N]; batch dims equal, or one operand rank 2 (shared).
+// [.., M, K] x [.., K, N]; batch dims broadcast (numpy), or one operand rank 2 (shared).
 Tensor matmul(Tensor a, Tensor b, bool transpose_a = false, bool transpose_b = false);
 
 // --- reductions ---
@@ -63,6 +73,7 @@ Tensor matmul(Tensor a, Tensor b, bool transpose_a = false, bool transpose_b = f
 Tensor reduce_sum(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
 Tensor reduce_mean(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
 Tensor reduce_max(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
+Tensor reduce_min(Tensor x, std::vector<int> axes = {}, bool keep_dims = false);
 // The number of elements of x that are inf or NaN, as a float scalar (no gradient).
 Tensor count_nonfinite(Tensor x);
 Tensor argmax(Tensor x, int axis = -1);  // i32
@@ -80,6 +91,30 @@ Tensor transpose(Tensor x, std::vector<int> perm);
 Tensor broadcast_to(Tensor x, std::vector<std::int64_t> dims);
 Tensor pad(Tensor x, std::vector<std::int64_t> before, std::vector<std::int64_t> after);
 Tensor cast(Tensor x, DType to);
+// Equal-shaped tensors joined along a new axis; unstack is the inverse (the axis needs a
+// known extent). split: into pieces of `sizes` along an axis, or `parts` equal ones.
+Tensor stack(const std::vector<Tensor>& xs, int axis = 0);
+std::vector<Tensor> unstack(Tensor x, int axis = 0);
+std::vector<Tensor> split(Tensor x, const std::vector<std::int64_t>& sizes, int axis);
+std::vector<Tensor> split(Tensor x, int parts, int axis);
+
+// --- indices ---
+// params [A.., V, B..] (V at `axis`), indices i32 [I..] -> [A.., I.., B..]: embedding
+// lookup. The gradient for params is a deterministic segment sum: each row of dparams
+// adds the rows of dy that read it in the order of their positions, the same bits on
+// every run (no atomics). An index outside [0, V) is an Error naming the op and the
+// index when it comes from a feed (the session checks fed indices on the host before
+// the step); computed indices out of range give NaN rows, never a read out of bounds.
+Tensor gather(Tensor params, Tensor indices, int axis = 0);
+// indices i32 [..] -> f32 [.., depth]: on_value at the index, off_value elsewhere (a row
+// of off_value for an index outside [0, depth), as TensorFlow). No gradient.
+Tensor one_hot(Tensor indices, std::int64_t depth, float on_value = 1.0f, float off_value = 0.0f);
+// x [.., M, N] with the entries outside a band zeroed (TensorFlow's matrix_band_part):
+// kept where (num_lower < 0 or i - j <= num_lower) and (num_upper < 0 or j - i <= num_upper).
+Tensor band_part(Tensor x, std::int64_t num_lower, std::int64_t num_upper);
+// f32 [T, T]: 1 on and below the diagonal, 0 above (position i may attend to j <= i);
+// with where(mask, scores, -inf) it makes attention causal.
+Tensor causal_mask(Graph& graph, std::int64_t steps);
 
 // --- convolution and pooling (NHWC) ---
 struct ConvOptions {
@@ -104,8 +139,12 @@ Tensor resize(Tensor x, std::array<std::int64_t, 2> size, ResizeMethod method = 
 // --- classification ---
 Tensor softmax(Tensor x);      // over the last axis
 Tensor log_softmax(Tensor x);
-// logits [N, C], labels i32 [N] in [0, C) -> per-example loss [N]. Fused and stable.
+// logits [.., C], labels i32 [..] in [0, C) -> per-example loss [..] ([N, C] -> [N], or
+// [batch, time, vocab] -> [batch, time]). Fused and stable.
 Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels);
+// The same times weights [..] (a mask of padded positions: 0 there); a position of weight
+// 0 contributes exactly 0. Its label must still lie in [0, C) (pad with 0, say).
+Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels, Tensor weights);
 // logits and labels (probabilities) of one shape -> elementwise loss, stable.
 Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels);
 // predictions [N, C], targets i32 [N] -> f32 [N]: 1 where the target's score is among
@@ -125,6 +164,10 @@ Tensor bn_bessel(Tensor x);
 // max(0, .) in the same kernel.
 Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats,
                   bool relu = false);
+
+// x normalized over its last axis: (x - mean) / sqrt(var + epsilon), biased variance,
+// one fused kernel per direction. LayerNorm (layers.h) adds the scale and shift.
+Tensor layer_norm(Tensor x, float epsilon = 1e-5f);
 
 // --- randomness ---
 // Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate); the

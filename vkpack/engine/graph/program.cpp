@@ -49,6 +49,14 @@ void Program::write_feed(std::size_t index, const Array& value, int variant) {
   if (value.dtype() != want.dtype || value.shape().dims() != want.dims)
     throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[index] + "' is " + describe(value) +
                                                  "; this program was compiled for " + to_string(want));
+  if (const IndexLimit& bound = index_limits_[index]; bound.limit >= 0) {
+    const std::span<const std::int32_t> values = value.data<std::int32_t>();
+    for (std::size_t k = 0; k < values.size(); ++k)
+      if (values[k] < 0 || values[k] >= bound.limit)
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("{}: index {} at position {} of feed '{}' is outside [0, {})", bound.reader, values[k],
+                                k, feed_names_[index], bound.limit));
+  }
   if (!feed_uploads_.empty()) {
     feed_uploads_[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
     feeds_sent_[static_cast<std::size_t>(variant)] = 0;

@@ -51,7 +51,8 @@ struct CompileOptions {
 
 class Program {
  public:
-  // Writes `feeds` (in compile's order; dtype and shape must be the compiled ones),
+  // Writes `feeds` (in compile's order; dtype and shape must be the compiled ones; a feed
+  // that a gather reads as indices must hold indices in range, Error naming the op),
   // replays the recording and copies each fetch into outputs[i] (reallocated only when
   // its shape changes: a steady training loop allocates nothing here).
   void run(std::span<const Array> feeds, std::vector<Array>& outputs);
@@ -113,6 +114,13 @@ class Program {
   std::vector<TensorType> fetch_types_;
   std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
   std::vector<std::string> feed_names_;
+  // By feed: an i32 feed that a gather reads as indices must lie in [0, limit) (the
+  // smallest limit of its readers, -1 for none); `reader` names that gather.
+  struct IndexLimit {
+    std::int64_t limit = -1;
+    std::string reader;
+  };
+  std::vector<IndexLimit> index_limits_;
   std::vector<int> schedule_;
   MemoryPlan plan_;
   int f16_tensors_ = 0;

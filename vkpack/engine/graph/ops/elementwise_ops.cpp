@@ -43,6 +43,8 @@ std::vector<Tensor> grad_unary(const Node& node, std::span<const Tensor> in, Ten
     case UnaryOp::log: return {div(dy, x)};
     case UnaryOp::neg: return {neg(dy)};
     case UnaryOp::square: return {mul(dy, x) * 2.0f};
+    case UnaryOp::floor:
+    case UnaryOp::round: return {a.straight_through ? dy : Tensor()};
   }
   return {Tensor()};
 }
@@ -67,6 +69,8 @@ double unary_value(UnaryOp fn, double x, double alpha) {
     case UnaryOp::leaky_relu: return x > 0 ? x : alpha * x;
     case UnaryOp::elu: return x > 0 ? x : alpha * std::expm1(x);
     case UnaryOp::gelu: return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
+    case UnaryOp::floor: return std::floor(x);
+    case UnaryOp::round: return std::nearbyint(x);  // the default rounding mode: halves to even
   }
   return NAN;
 }
@@ -115,6 +119,7 @@ std::vector<Tensor> grad_binary(const Node& node, std::span<const Tensor> in, Te
     }
     case BinaryOp::sigmoid_xent:
       return {to_a(mul(dy, binary_node(BinaryOp::sigmoid_xent_grad, a, b))), to_b(mul(dy, neg(a)))};
+    case BinaryOp::keep: return {to_a(binary_node(BinaryOp::keep, dy, b)), Tensor()};
     case BinaryOp::greater_equal:
     case BinaryOp::equal: return detail::no_gradients(2);
     default:
@@ -175,6 +180,7 @@ double binary_value(BinaryOp fn, double u, double v, double alpha) {
     case BinaryOp::sigmoid_xent_grad: return sigmoid_value(u) - v;
     case BinaryOp::gelu_grad:
       return v * (0.5 * std::erfc(-u / std::sqrt(2.0)) + u * std::exp(-0.5 * u * u) / std::sqrt(2.0 * std::acos(-1.0)));
+    case BinaryOp::keep: return v != 0 ? u : 0.0;
   }
   return NAN;
 }
@@ -190,8 +196,8 @@ RefTensor reference_binary(const Node& node, std::span<const RefTensor* const> i
   return out;
 }
 
-Tensor unary_node(UnaryOp fn, Tensor x, float alpha = 0.0f) {
-  return x.graph().add(OpKind::unary, {x}, UnaryAttrs{fn, alpha}, vk::to_string(fn));
+Tensor unary_node(UnaryOp fn, Tensor x, float alpha = 0.0f, bool straight_through = false) {
+  return x.graph().add(OpKind::unary, {x}, UnaryAttrs{fn, alpha, straight_through}, vk::to_string(fn));
 }
 
 }  // namespace
@@ -212,6 +218,8 @@ Tensor rsqrt(Tensor x) { return unary_node(UnaryOp::rsqrt, x); }
 Tensor neg(Tensor x) { return unary_node(UnaryOp::neg, x); }
 Tensor abs(Tensor x) { return unary_node(UnaryOp::abs, x); }
 Tensor square(Tensor x) { return unary_node(UnaryOp::square, x); }
+Tensor floor(Tensor x, bool straight_through) { return unary_node(UnaryOp::floor, x, 0.0f, straight_through); }
+Tensor round(Tensor x, bool straight_through) { return unary_node(UnaryOp::round, x, 0.0f, straight_through); }
 
 Tensor add(Tensor a, Tensor b) { return binary_node(BinaryOp::add, a, b); }
 Tensor sub(Tensor a, Tensor b) { return binary_node(BinaryOp::sub, a, b); }
@@ -228,6 +236,19 @@ Tensor operator*(Tensor a, float s) { return mul(a, scalar(a.graph(), s)); }
 Tensor operator*(float s, Tensor a) { return mul(scalar(a.graph(), s), a); }
 Tensor operator+(Tensor a, float s) { return add(a, scalar(a.graph(), s)); }
 Tensor operator-(Tensor a) { return neg(a); }
+
+Tensor where(Tensor condition, Tensor a, Tensor b) {
+  Graph& g = condition.graph();
+  const Tensor otherwise = binary_node(BinaryOp::equal, condition, scalar(g, 0.0f));
+  return add(binary_node(BinaryOp::keep, a, condition), binary_node(BinaryOp::keep, b, otherwise));
+}
+
+Tensor clip_by_value(Tensor x, float low, float high) {
+  if (!(low <= high))
+    throw Error(ErrorCode::invalid_argument, "clip_by_value: the lower bound " + std::to_string(low) +
+                                                 " is above the upper bound " + std::to_string(high));
+  return minimum(maximum(x, scalar(x.graph(), low)), scalar(x.graph(), high));
+}
 
 Tensor bias_add(Tensor x, Tensor b) {
   if (b.rank() != 1 || !detail::compatible(b.dims()[0], x.dims().empty() ? -1 : x.dims().back()))

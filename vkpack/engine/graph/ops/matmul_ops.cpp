@@ -130,7 +130,41 @@ extern const OpDef matmul_op{OpKind::matmul,     "matmul",         infer_matmul,
                              lower_matmul,       workspace_matmul, reference_matmul,      false,
                              false,              matmul_takes_epilogue, lower_matmul_with_epilogue};
 
+namespace {
+
+// Operands whose batch dims differ but broadcast (numpy's rule over the leading axes:
+// [B, H, M, K] x [H, K, N], or [1, H, ..] x [B, H, ..]) are broadcast to the common batch
+// dims first; a copy, whose gradient (a sum over the broadcast axes) autodiff adds.
+void broadcast_batches(Tensor& a, Tensor& b) {
+  if (a.rank() < 3 || b.rank() < 3) return;  // rank 2 is shared by every batch already
+  const std::vector<std::int64_t> batch_a(a.dims().begin(), a.dims().end() - 2);
+  const std::vector<std::int64_t> batch_b(b.dims().begin(), b.dims().end() - 2);
+  if (batch_a == batch_b) return;
+  for (std::int64_t d : batch_a)
+    if (d < 0) return;  // unknown extents: matmul_shape names the mismatch, if any
+  for (std::int64_t d : batch_b)
+    if (d < 0) return;
+  std::vector<std::int64_t> batch;
+  try {
+    batch = detail::broadcast_dims(batch_a, batch_b);
+  } catch (const Error&) {
+    throw Error(ErrorCode::invalid_argument, "matmul: batch dimensions of " + to_string(a.type()) + " and " +
+                                                 to_string(b.type()) + " do not broadcast");
+  }
+  auto expand = [&](Tensor& t, const std::vector<std::int64_t>& own) {
+    if (own == batch) return;
+    std::vector<std::int64_t> dims = batch;
+    dims.insert(dims.end(), t.dims().end() - 2, t.dims().end());
+    t = broadcast_to(t, dims);
+  };
+  expand(a, batch_a);
+  expand(b, batch_b);
+}
+
+}  // namespace
+
 Tensor matmul(Tensor a, Tensor b, bool transpose_a, bool transpose_b) {
+  broadcast_batches(a, b);
   return a.graph().add(OpKind::matmul, {a, b}, MatmulAttrs{transpose_a, transpose_b});
 }
 

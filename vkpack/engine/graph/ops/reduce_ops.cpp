@@ -206,6 +206,9 @@ Tensor reduce_mean(Tensor x, std::vector<int> axes, bool keep_dims) {
 Tensor reduce_max(Tensor x, std::vector<int> axes, bool keep_dims) {
   return reduce_axes(ReduceFn::max, x, std::move(axes), keep_dims);
 }
+Tensor reduce_min(Tensor x, std::vector<int> axes, bool keep_dims) {
+  return neg(reduce_max(neg(x), std::move(axes), keep_dims));  // exact: negation only flips a sign bit
+}
 Tensor count_nonfinite(Tensor x) { return reduce_axes(ReduceFn::count_nonfinite, x, {}, false); }
 Tensor argmax(Tensor x, int axis) { return x.graph().add(OpKind::argmax, {x}, AxisAttrs{axis}); }
 Tensor l2_loss(Tensor x) { return reduce_sum(square(x)) * 0.5f; }

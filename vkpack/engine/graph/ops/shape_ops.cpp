@@ -387,4 +387,82 @@ Tensor pad(Tensor x, std::vector<std::int64_t> before, std::vector<std::int64_t>
   return x.graph().add(OpKind::pad, {x}, PadAttrs{std::move(before), std::move(after)});
 }
 
+// --- stack, unstack, split: slices, reshapes and a concat ---
+
+namespace {
+
+// x's dims with `extent` inserted at (or removed from) `axis`; an unknown extent stays -1
+// (reshape infers it; at most one may be unknown).
+std::vector<std::int64_t> dims_for_reshape(const std::vector<std::int64_t>& dims, const char* op) {
+  std::vector<std::int64_t> out = dims;
+  int unknown = 0;
+  for (std::int64_t& d : out)
+    if (d < 0) d = -1, ++unknown;
+  if (unknown > 1) throw Error(ErrorCode::invalid_argument, std::string(op) + ": more than one unknown extent");
+  return out;
+}
+
+}  // namespace
+
+Tensor stack(const std::vector<Tensor>& xs, int axis) {
+  if (xs.empty()) throw Error(ErrorCode::invalid_argument, "stack: no inputs");
+  const int rank = xs[0].rank();
+  const int at = detail::normalize_axis(axis, rank + 1);
+  std::vector<Tensor> expanded;
+  for (const Tensor& x : xs) {
+    if (x.dims() != xs[0].dims())
+      throw Error(ErrorCode::invalid_argument, "stack: inputs differ in shape: " + to_string(xs[0].type()) + " and " +
+                                                   to_string(x.type()));
+    std::vector<std::int64_t> dims = dims_for_reshape(x.dims(), "stack");
+    dims.insert(dims.begin() + at, 1);
+    expanded.push_back(reshape(x, dims));
+  }
+  if (expanded.size() == 1) return expanded[0];
+  return concat(expanded, at);
+}
+
+std::vector<Tensor> split(Tensor x, const std::vector<std::int64_t>& sizes, int axis) {
+  const int at = detail::normalize_axis(axis, x.rank());
+  const std::int64_t extent = x.dims()[static_cast<std::size_t>(at)];
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) {
+    if (s < 1) throw Error(ErrorCode::invalid_argument, "split: sizes must be positive, got " + std::to_string(s));
+    total += s;
+  }
+  if (extent < 0 || total != extent)
+    throw Error(ErrorCode::invalid_argument, "split: sizes sum to " + std::to_string(total) + " but axis " +
+                                                 std::to_string(at) + " of " + to_string(x.type()) + " has " +
+                                                 (extent < 0 ? std::string("an unknown extent") : std::to_string(extent)));
+  std::vector<Tensor> parts;
+  std::vector<std::int64_t> begin(static_cast<std::size_t>(x.rank()), 0), size(static_cast<std::size_t>(x.rank()), -1);
+  for (std::int64_t s : sizes) {
+    size[static_cast<std::size_t>(at)] = s;
+    parts.push_back(sizes.size() == 1 ? x : slice(x, begin, size));
+    begin[static_cast<std::size_t>(at)] += s;
+  }
+  return parts;
+}
+
+std::vector<Tensor> split(Tensor x, int parts, int axis) {
+  const int at = detail::normalize_axis(axis, x.rank());
+  const std::int64_t extent = x.dims()[static_cast<std::size_t>(at)];
+  if (parts < 1 || extent < 0 || extent % parts != 0)
+    throw Error(ErrorCode::invalid_argument, "split: axis " + std::to_string(at) + " of " + to_string(x.type()) +
+                                                 " does not divide into " + std::to_string(parts) + " equal parts");
+  return split(x, std::vector<std::int64_t>(static_cast<std::size_t>(parts), extent / parts), axis);
+}
+
+std::vector<Tensor> unstack(Tensor x, int axis) {
+  const int at = detail::normalize_axis(axis, x.rank());
+  const std::int64_t extent = x.dims()[static_cast<std::size_t>(at)];
+  if (extent < 1)
+    throw Error(ErrorCode::invalid_argument, "unstack: axis " + std::to_string(at) + " of " + to_string(x.type()) +
+                                                 " must have a known extent");
+  std::vector<std::int64_t> dims = dims_for_reshape(x.dims(), "unstack");
+  dims.erase(dims.begin() + at);
+  std::vector<Tensor> out;
+  for (const Tensor& part : split(x, static_cast<int>(extent), at)) out.push_back(reshape(part, dims));
+  return out;
+}
+
 }  // namespace vkp::graph

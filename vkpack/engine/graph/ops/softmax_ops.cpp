@@ -169,7 +169,28 @@ Tensor softmax(Tensor x) { return x.graph().add(OpKind::softmax, {x}, SoftmaxAtt
 Tensor log_softmax(Tensor x) { return x.graph().add(OpKind::softmax, {x}, SoftmaxAttrs{true}, "log_softmax"); }
 
 Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels) {
-  return logits.graph().add(OpKind::softmax_xent, {logits, labels}, NoAttrs{}, "cross_entropy");
+  Graph& g = logits.graph();
+  if (logits.rank() <= 2) return g.add(OpKind::softmax_xent, {logits, labels}, NoAttrs{}, "cross_entropy");
+  // [.., C] with labels [..]: rows of C, then the labels' shape back.
+  bool fits = labels.rank() == logits.rank() - 1 && logits.dims().back() >= 0;
+  for (int d = 0; fits && d < labels.rank(); ++d)
+    fits = detail::compatible(labels.dims()[static_cast<std::size_t>(d)], logits.dims()[static_cast<std::size_t>(d)]);
+  if (!fits)
+    throw Error(ErrorCode::invalid_argument, "sparse_softmax_cross_entropy: labels " + to_string(labels.type()) +
+                                                 " must be the leading dims of logits " + to_string(logits.type()) +
+                                                 " (whose last axis must be known)");
+  const Tensor rows = g.add(OpKind::softmax_xent, {reshape(logits, {-1, logits.dims().back()}), reshape(labels, {-1})},
+                            NoAttrs{}, "cross_entropy");
+  return g.add(OpKind::reshape, {rows, labels}, DimsAttrs{});
+}
+
+Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels, Tensor weights) {
+  const Tensor loss = sparse_softmax_cross_entropy(logits, labels);
+  if (weights.dims() != labels.dims())
+    throw Error(ErrorCode::invalid_argument, "sparse_softmax_cross_entropy: weights " + to_string(weights.type()) +
+                                                 " must have the labels' shape " + to_string(labels.type()));
+  // where() first: a masked position contributes exactly 0, whatever its loss.
+  return mul(graph::where(weights, loss, scalar(logits.graph(), 0.0f)), weights);
 }
 
 Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels) {

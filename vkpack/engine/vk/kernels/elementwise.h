@@ -12,9 +12,10 @@
 namespace vkp::vk {
 
 // Values are the shader's kOp (shaders/unary.comp). leaky_relu and elu take alpha. gelu
-// is the exact one, x Phi(x) (PyTorch's default, TensorFlow's approximate=False).
+// is the exact one, x Phi(x) (PyTorch's default, TensorFlow's approximate=False). round
+// is to the nearest integer, halves to even (TensorFlow's round, numpy's rint).
 enum class UnaryOp : std::uint32_t {
-  relu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg, abs, square, leaky_relu, elu, gelu
+  relu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg, abs, square, leaky_relu, elu, gelu, floor, round
 };
 
 // Values are the shader's kOp (shaders/binary.comp). Besides arithmetic, the gradients
@@ -35,6 +36,7 @@ enum class BinaryOp : std::uint32_t {
   sigmoid_xent,       // (x, z): max(x, 0) - x z + log(1 + exp(-|x|))
   sigmoid_xent_grad,  // (x, z): sigmoid(x) - z
   gelu_grad,          // (x, dy): dy (Phi(x) + x phi(x))
+  keep,               // (a, mask): a where mask != 0, else 0 (exact: a select, not a product)
 };
 
 std::string_view to_string(UnaryOp op);
