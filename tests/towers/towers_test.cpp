@@ -395,6 +395,8 @@ towers::Towers::OptimizerFn optimizer_of(OptimizerKind kind, bool exact_powers =
     case OptimizerKind::nesterov: return [](Graph& g) { return momentum(g, 0.3f, 0.7f, true); };
     case OptimizerKind::adam: return [=](Graph& g) { return adam(g, 0.3f, b1, b2, 1e-3f); };
     case OptimizerKind::adamw: return [=](Graph& g) { return adamw(g, 0.3f, 0.05f, b1, b2, 1e-3f); };
+    case OptimizerKind::rmsprop: return [](Graph& g) { return rmsprop(g, 0.3f, 0.8f, 0.6f, 1e-4f); };
+    case OptimizerKind::adagrad: return [](Graph& g) { return adagrad(g, 0.3f, 0.2f); };
   }
   return {};
 }
@@ -424,7 +426,8 @@ TEST_F(TowersTest, HostMasterIsBitwiseTheDeviceMasterForEveryOptimizer) {
   // within a few ulp (Vulkan's precision rules) and fuse, so there they agree to 1e-5.
   const bool ieee = tower_devices(1)[0]->kind() == vk::DeviceKind::cpu;
   for (const OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov,
-                                   OptimizerKind::adam, OptimizerKind::adamw}) {
+                                   OptimizerKind::adam, OptimizerKind::adamw, OptimizerKind::rmsprop,
+                                   OptimizerKind::adagrad}) {
     const auto [host, device, replicated] = train_three_ways(optimizer_of(kind));
     const std::string what = "optimizer kind " + std::to_string(static_cast<int>(kind));
     for (const auto& [other, against] : {std::pair{&device, "device master"}, std::pair{&replicated, "replicated"}}) {

@@ -60,7 +60,8 @@ HostOptimizerStep read_host_optimizer_step(graph::OptimizerKind kind, std::uint6
 void apply_host_optimizer(const HostOptimizerStep& p, float* v, const float* g, float* m, float* s, std::size_t n) {
   using graph::OptimizerKind;
   VKP_CHECK(p.kind == OptimizerKind::sgd || m != nullptr, "apply_host_optimizer: this optimizer needs slot m");
-  VKP_CHECK(!is_adam(p.kind) || s != nullptr, "apply_host_optimizer: adam needs slot s");
+  VKP_CHECK((!is_adam(p.kind) && p.kind != OptimizerKind::rmsprop) || s != nullptr,
+            "apply_host_optimizer: this optimizer needs slot s");
   const float lr = p.learning_rate, mu = p.momentum;
   // Each expression below is the shader's, operation for operation; the file is built
   // with -ffp-contract=off so that no a * b + c becomes a fused multiply-add here.
@@ -117,6 +118,31 @@ void apply_host_optimizer(const HostOptimizerStep& p, float* v, const float* g, 
       });
       return;
     }
+    case OptimizerKind::rmsprop: {
+      const float rho = p.beta2, eps = p.epsilon, one_rho = 1.0f - rho;
+      for_chunks(n, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+#pragma omp simd
+        for (std::ptrdiff_t i = begin; i < end; ++i) {
+          const float grad = g[i];
+          const float ms = rho * m[i] + one_rho * grad * grad;
+          const float mom = mu * s[i] + lr * grad / std::sqrt(ms + eps);
+          m[i] = ms;
+          s[i] = mom;
+          v[i] -= mom;
+        }
+      });
+      return;
+    }
+    case OptimizerKind::adagrad:
+      for_chunks(n, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+#pragma omp simd
+        for (std::ptrdiff_t i = begin; i < end; ++i) {
+          const float acc = m[i] + g[i] * g[i];
+          m[i] = acc;
+          v[i] -= lr * g[i] / std::sqrt(acc);
+        }
+      });
+      return;
   }
 }
 

@@ -8,6 +8,9 @@
 //   adam      m_k = (1 - b1^k) g,  s_k = (1 - b2^k) g^2, so with TensorFlow's epsilon placement
 //             w_k = w_{k-1} - lr sqrt(1 - b2^k) g / (sqrt(1 - b2^k) |g| + eps)
 //   adamw     the same, then - lr wd w_{k-1}
+//   rmsprop   ms_k = rho^k + (1 - rho^k) g^2 (the rms slot starts at 1, TensorFlow 1's);
+//             mom_k = mu mom_{k-1} + lr g / sqrt(ms_k + eps);  w_k = w_{k-1} - mom_k
+//   adagrad   acc_k = acc_0 + k g^2;  w_k = w_{k-1} - lr g / sqrt(acc_k)
 // Tolerance after step k: 32 u sum_j |step_j| + 2 k u |w| (u = 2^-24): a few roundings per
 // update and one per write of w. The f32 bias correction this replaced (lavapipe's pow a
 // few ulps low) was 3e-6 to 6e-6 off per step here, 4 to 8 times that.
@@ -31,12 +34,13 @@ using namespace vkp::graph;
 const std::vector<float> kGradient = {0.5f, -3.0f, 1e-3f, -2e-8f, 1e-8f, 40.0f};
 constexpr float kLearningRate = 0.1f, kMomentum = 0.8f, kWeightDecay = 0.05f;
 constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kEpsilon = 1e-8f;
+constexpr float kRho = 0.9f, kRmsEpsilon = 1e-10f, kAdagradInitial = 0.25f;
 
 // w after each of `steps` steps, by the closed forms above, from w = 1.
 std::vector<std::vector<double>> closed_form(OptimizerKind kind, int steps, std::vector<std::vector<double>>& moves) {
   const double lr = kLearningRate, mu = kMomentum, b2 = kBeta2, eps = kEpsilon, wd = kWeightDecay;  // b1 cancels
   std::vector<std::vector<double>> out;
-  std::vector<double> w(kGradient.size(), 1.0);
+  std::vector<double> w(kGradient.size(), 1.0), mom(kGradient.size(), 0.0);
   moves.assign(kGradient.size(), {});
   for (int k = 1; k <= steps; ++k) {
     for (std::size_t i = 0; i < w.size(); ++i) {
@@ -48,6 +52,13 @@ std::vector<std::vector<double>> closed_form(OptimizerKind kind, int steps, std:
         case OptimizerKind::nesterov: step = lr * (g + mu * a); break;
         case OptimizerKind::adam: step = lr * c2 * g / (c2 * std::abs(g) + eps); break;
         case OptimizerKind::adamw: step = lr * c2 * g / (c2 * std::abs(g) + eps) + lr * wd * w[i]; break;
+        case OptimizerKind::rmsprop: {
+          const double rho = kRho, ms = std::pow(rho, k) + (1 - std::pow(rho, k)) * g * g;
+          mom[i] = mu * mom[i] + lr * g / std::sqrt(ms + double{kRmsEpsilon});
+          step = mom[i];
+          break;
+        }
+        case OptimizerKind::adagrad: step = lr * g / std::sqrt(double{kAdagradInitial} + k * g * g); break;
       }
       w[i] -= step;
       moves[i].push_back(std::abs(step));
@@ -64,14 +75,16 @@ Optimizer make(Graph& g, OptimizerKind kind) {
     case OptimizerKind::nesterov: return momentum(g, kLearningRate, kMomentum, true);
     case OptimizerKind::adam: return adam(g, kLearningRate, kBeta1, kBeta2, kEpsilon);
     case OptimizerKind::adamw: return adamw(g, kLearningRate, kWeightDecay, kBeta1, kBeta2, kEpsilon);
+    case OptimizerKind::rmsprop: return rmsprop(g, kLearningRate, kRho, kMomentum, kRmsEpsilon);
+    case OptimizerKind::adagrad: return adagrad(g, kLearningRate, kAdagradInitial);
   }
   throw std::logic_error("kind");
 }
 
 TEST(Optimizers, FiveStepsUnderAConstantGradientMatchTheClosedForms) {
-  const char* names[] = {"sgd", "momentum", "nesterov", "adam", "adamw"};
-  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov,
-                             OptimizerKind::adam, OptimizerKind::adamw}) {
+  const char* names[] = {"sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop", "adagrad"};
+  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::nesterov, OptimizerKind::adam,
+                             OptimizerKind::adamw, OptimizerKind::rmsprop, OptimizerKind::adagrad}) {
     SCOPED_TRACE(names[static_cast<int>(kind)]);
     Graph g(1);
     const auto n = static_cast<std::int64_t>(kGradient.size());
@@ -107,6 +120,22 @@ TEST(Optimizers, AdamStepFactorIsTheNearestFloatToTheExactOne) {
     const float got = adam_step_factor(0.001f, 0.9f, 0.999f, t);
     EXPECT_LE(std::abs(got - exact), std::abs(std::nextafter(got, 1.0f) - got) / 2) << "t = " << t;
   }
+}
+
+// TensorFlow 1's slot names and initial values: what a checkpoint mapping relies on.
+TEST(Optimizers, RmspropAndAdagradSlotsAreNamedAndInitializedAsTensorFlows) {
+  Graph g(1);
+  const Tensor w = get_variable(g, "dense/W", {3}, ones());
+  const Tensor v = get_variable(g, "dense/b", {3}, ones());
+  const Tensor grad = constant(g, Array::from(Shape{3}, std::vector<float>{1, 2, 3}), "g");
+  rmsprop(g, 0.1f).apply_gradients({{grad, w}});
+  adagrad(g, 0.1f, 0.3f).apply_gradients({{grad, v}});
+  Session session(g, device());
+  EXPECT_EQ(session.variable("dense/W/RMSProp").data<float>()[0], 1.0f);
+  EXPECT_EQ(session.variable("dense/W/RMSProp_1").data<float>()[0], 0.0f);
+  EXPECT_EQ(session.variable("dense/b/Adagrad").data<float>()[2], 0.3f);
+  EXPECT_THROW(adagrad(g, 0.1f, 0.0f), Error);
+  EXPECT_THROW(rmsprop(g, 0.1f, 1.5f), Error);
 }
 
 }  // namespace

@@ -182,7 +182,7 @@ struct ResizeAttrs {
   std::array<std::int64_t, 2> size{0, 0};  // output [H, W]
 };
 
-enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw };
+enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw, rmsprop, adagrad };
 
 // Offsets of the optimizer's hyperparameters in the session's scalar buffer.
 struct OptimizerAttrs {

@@ -14,9 +14,9 @@ namespace {
 
 // A zero-initialized, non-trainable slot named exactly `name` (no scope prefix), shared
 // when it exists already (several towers minimizing the same variables).
-Tensor slot(Graph& graph, const std::string& name, const TensorType& type) {
+Tensor slot(Graph& graph, const std::string& name, const TensorType& type, float initial) {
   if (Tensor existing = graph.find_variable(name); existing.valid()) return existing;
-  const Tensor v = graph.add(OpKind::variable, {}, VariableAttrs{name, type, zeros(), false}, "slot");
+  const Tensor v = graph.add(OpKind::variable, {}, VariableAttrs{name, type, constant(initial), false}, "slot");
   graph.register_variable(v);
   graph.add_to_collection(kOptimizerSlots, v);
   return v;
@@ -39,8 +39,8 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
     // A copy: slot() adds nodes, which may move the variable's node and its attrs.
     const std::string name = std::get<VariableAttrs>(var.node().attrs).var_name;
     std::vector<Tensor> inputs{var, grad};
-    for (const std::string& slot_name : optimizer_slot_names(attrs_.kind, name))
-      inputs.push_back(slot(*graph_, slot_name, var.type()));
+    const std::vector<std::string> slots = optimizer_slot_names(attrs_.kind, name);
+    for (std::size_t i = 0; i < slots.size(); ++i) inputs.push_back(slot(*graph_, slots[i], var.type(), slot_init_[i]));
     if (guard.valid()) inputs.push_back(guard);
     updates.push_back(graph_->add(OpKind::apply_optimizer, inputs, attrs, "update_" + name));
   }
@@ -135,6 +135,25 @@ Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float bet
                                     {Role::beta2, beta2, 0.0f, 1.0f},
                                     {Role::epsilon, epsilon, 0.0f, kNoLimit},
                                     {Role::weight_decay, weight_decay, 0.0f, kNoLimit}}));
+}
+
+Optimizer rmsprop(Graph& graph, float learning_rate, float decay, float momentum, float epsilon) {
+  return Optimizer(graph,
+                   attrs_of(graph, OptimizerKind::rmsprop,
+                            {{Role::learning_rate, learning_rate, 0.0f, kNoLimit},
+                             {Role::momentum, momentum, 0.0f, 1.0f, /*closed=*/true},
+                             {Role::beta2, decay, 0.0f, 1.0f, /*closed=*/true},
+                             {Role::epsilon, epsilon, 0.0f, kNoLimit}}),
+                   {1.0f, 0.0f});
+}
+
+Optimizer adagrad(Graph& graph, float learning_rate, float initial_accumulator_value) {
+  in_range("adagrad", "initial_accumulator_value", initial_accumulator_value, 0.0f, kNoLimit);
+  if (initial_accumulator_value <= 0.0f)
+    throw Error(ErrorCode::invalid_argument, "adagrad: initial_accumulator_value must be positive, got " +
+                                                 std::to_string(initial_accumulator_value));
+  return Optimizer(graph, attrs_of(graph, OptimizerKind::adagrad, {{Role::learning_rate, learning_rate, 0.0f, kNoLimit}}),
+                   {initial_accumulator_value, 0.0f});
 }
 
 float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t) {

@@ -5,6 +5,7 @@
 // defaults come from one table, optimizer_table.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -42,10 +43,14 @@ class Optimizer {
   friend Optimizer momentum(Graph&, float, float, bool);
   friend Optimizer adam(Graph&, float, float, float, float);
   friend Optimizer adamw(Graph&, float, float, float, float, float);
-  Optimizer(Graph& graph, OptimizerAttrs attrs) : graph_(&graph), attrs_(attrs) {}
+  friend Optimizer rmsprop(Graph&, float, float, float, float);
+  friend Optimizer adagrad(Graph&, float, float);
+  Optimizer(Graph& graph, OptimizerAttrs attrs, std::array<float, 2> slot_init = {})
+      : graph_(&graph), attrs_(attrs), slot_init_(slot_init) {}
 
   Graph* graph_;
   OptimizerAttrs attrs_;
+  std::array<float, 2> slot_init_;  // the slots' initial values
 };
 
 Optimizer sgd(Graph& graph, float learning_rate);
@@ -62,6 +67,15 @@ Optimizer adamw(Graph& graph, float learning_rate, float weight_decay, float bet
 // uses is the nearest to the exact one (a shader's f32 pow is a few ulps off at t = 1..5,
 // which made the first steps 3e-5 to 6e-5 too large). The session writes it to
 // Graph::kAdamStepWord before every run; the host optimizer calls it too.
+// TensorFlow 1's RMSPropOptimizer (centered=False): the rms slot starts at 1 (as
+// TensorFlow 1's; Keras starts it at 0), rho is "decay". Slots <var>/RMSProp (rms) and
+// <var>/RMSProp_1 (momentum).
+Optimizer rmsprop(Graph& graph, float learning_rate, float decay = kDefaultRmsDecay, float momentum = 0.0f,
+                  float epsilon = kDefaultRmsEpsilon);
+// TensorFlow 1's AdagradOptimizer: the accumulator <var>/Adagrad starts at
+// initial_accumulator_value (> 0: the first step divides by its root).
+Optimizer adagrad(Graph& graph, float learning_rate, float initial_accumulator_value = kDefaultAdagradInitial);
+
 float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t);
 
 }  // namespace vkp::graph

@@ -34,5 +34,6 @@ std::vector<std::string> optimizer_slot_names(OptimizerKind kind, const std::str
 
 // Defaults of the factories in optimizer.h (TensorFlow's).
 inline constexpr float kDefaultMomentum = 0.9f, kDefaultBeta1 = 0.9f, kDefaultBeta2 = 0.999f, kDefaultEpsilon = 1e-8f;
+inline constexpr float kDefaultRmsDecay = 0.9f, kDefaultRmsEpsilon = 1e-10f, kDefaultAdagradInitial = 0.1f;
 
 }  // namespace vkp::graph

@@ -59,10 +59,12 @@ constexpr vk::UpdateRule update_rule(OptimizerKind kind) {
     case OptimizerKind::nesterov: return vk::UpdateRule::nesterov;
     case OptimizerKind::adam: return vk::UpdateRule::adam;
     case OptimizerKind::adamw: return vk::UpdateRule::adamw;
+    case OptimizerKind::rmsprop: return vk::UpdateRule::rmsprop;
+    case OptimizerKind::adagrad: return vk::UpdateRule::adagrad;
   }
   return vk::UpdateRule::sgd;
 }
-static_assert(update_rule(OptimizerKind::adamw) == vk::UpdateRule::adamw);
+static_assert(update_rule(OptimizerKind::adagrad) == vk::UpdateRule::adagrad);
 
 void lower_optimizer(LowerContext& ctx) {
   const OptimizerAttrs& a = ctx.attrs<OptimizerAttrs>();
@@ -90,6 +92,10 @@ double word(const RefState& state, std::uint32_t at) { return state.scalars.at(a
 //             folded into the step size)  m = b1 m + (1 - b1) g;  s = b2 s + (1 - b2) g^2;
 //             v -= lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(s) + eps),  t = global step + 1
 //   adamw     adam, then v -= lr wd v_before (PyTorch's AdamW decoupled weight decay)
+//   rmsprop   (RMSPropOptimizer, centered=False; its rms slot starts at 1)
+//             ms = rho ms + (1 - rho) g^2;  mom = mu mom + lr g / sqrt(ms + eps);  v -= mom
+//   adagrad   (AdagradOptimizer; its accumulator starts at initial_accumulator_value)
+//             acc += g^2;  v -= lr g / sqrt(acc)
 RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const> in, RefState& state) {
   const Graph& graph = *state.graph;
   const OptimizerAttrs& a = std::get<OptimizerAttrs>(node.attrs);
@@ -123,6 +129,20 @@ RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const
         const double old = v;
         v = old - step * m / (std::sqrt(s) + eps);
         if (a.kind == OptimizerKind::adamw) v -= lr * word(state, a.weight_decay) * old;
+        break;
+      }
+      case OptimizerKind::rmsprop: {
+        const double rho = word(state, a.beta2), mu = word(state, a.momentum), eps = word(state, a.epsilon);
+        double &ms = slot1.values[i], &mom = slot2.values[i];
+        ms = rho * ms + (1 - rho) * g * g;
+        mom = mu * mom + lr * g / std::sqrt(ms + eps);
+        v -= mom;
+        break;
+      }
+      case OptimizerKind::adagrad: {
+        double& acc = slot1.values[i];
+        acc += g * g;
+        v -= lr * g / std::sqrt(acc);
         break;
       }
     }

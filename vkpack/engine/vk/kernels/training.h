@@ -30,7 +30,7 @@ struct OptimizerPush {
 static_assert(sizeof(OptimizerPush) == 28);
 
 // Values are the shader's kKind.
-enum class UpdateRule : std::uint32_t { sgd, momentum, nesterov, adam, adamw };
+enum class UpdateRule : std::uint32_t { sgd, momentum, nesterov, adam, adamw, rmsprop, adagrad };
 
 // One in-place update of `var` from `grad`; slot1/slot2 are the rule's state (bind var
 // for rules that have none). Hyperparameters at the word offsets of `push`. With a
