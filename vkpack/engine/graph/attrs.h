@@ -55,6 +55,8 @@ enum class OpKind : std::uint8_t {
   gather_grad,             // the gradient of gather for its params: a segment sum
   layer_norm,              // (x - mean) / sqrt(var + eps) over the last axis (BatchNormAttrs' epsilon)
   layer_norm_grad,         // the gradient of layer_norm for its input
+  lstm_cell,               // one fused step of TensorFlow's LSTMCell on preactivations
+  lstm_cell_grad,          // its gradient for the preactivations or the previous state
   count_,                  // number of kinds, not an op
 };
 
@@ -182,6 +184,11 @@ struct ResizeAttrs {
   std::array<std::int64_t, 2> size{0, 0};  // output [H, W]
 };
 
+struct LstmCellAttrs {
+  float forget_bias = 1.0f;
+  bool state_gradient = false;  // lstm_cell_grad: for the previous state, not the preactivations
+};
+
 enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw, rmsprop, adagrad };
 
 // Offsets of the optimizer's hyperparameters in the session's scalar buffer.
@@ -200,6 +207,7 @@ struct OptimizerAttrs {
 
 using Attrs = std::variant<NoAttrs, PlaceholderAttrs, ConstantAttrs, VariableAttrs, UnaryAttrs, BinaryAttrs, MatmulAttrs, ReduceAttrs,
                            AxisAttrs, DimsAttrs, SliceAttrs, PadAttrs, TransposeAttrs, CastAttrs, Conv2DAttrs,
-                           PoolAttrs, SoftmaxAttrs, InTopKAttrs, DropoutAttrs, OptimizerAttrs, BatchNormAttrs, ResizeAttrs>;
+                           PoolAttrs, SoftmaxAttrs, InTopKAttrs, DropoutAttrs, OptimizerAttrs, BatchNormAttrs, ResizeAttrs,
+                           LstmCellAttrs>;
 
 }  // namespace vkp::graph

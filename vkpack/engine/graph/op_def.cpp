@@ -13,7 +13,7 @@ extern const OpDef placeholder_op, constant_op, variable_op, unary_op, binary_op
     conv2d_op, conv2d_backprop_input_op, conv2d_backprop_filter_op, pool_op, pool_grad_op, softmax_op,
     softmax_xent_op, softmax_xent_grad_op, in_top_k_op, dropout_op, assign_op, apply_optimizer_op, bn_stats_op,
     batch_norm_op, bn_grad_sums_op, bn_grad_input_op, bn_bessel_op, resize_op, resize_grad_op, gather_op, gather_grad_op,
-    layer_norm_op, layer_norm_grad_op;
+    layer_norm_op, layer_norm_grad_op, lstm_cell_op, lstm_cell_grad_op;
 
 const OpDef& op_def(OpKind kind) {
   // In OpKind's order.
@@ -26,7 +26,8 @@ const OpDef& op_def(OpKind kind) {
       &softmax_xent_op, &softmax_xent_grad_op, &in_top_k_op, &dropout_op,  &assign_op,
       &apply_optimizer_op, &bn_stats_op, &batch_norm_op, &bn_grad_sums_op, &bn_grad_input_op,
       &bn_bessel_op,   &resize_op,        &resize_grad_op,
-      &gather_op,      &gather_grad_op,   &layer_norm_op, &layer_norm_grad_op};
+      &gather_op,      &gather_grad_op,   &layer_norm_op, &layer_norm_grad_op,
+      &lstm_cell_op,   &lstm_cell_grad_op};
   const OpDef& def = *table[static_cast<std::size_t>(kind)];
   VKP_CHECK(def.kind == kind, "the op table is out of OpKind's order at " + std::string(def.name));
   return def;

@@ -169,6 +169,13 @@ Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsil
 // one fused kernel per direction. LayerNorm (layers.h) adds the scale and shift.
 Tensor layer_norm(Tensor x, float epsilon = 1e-5f);
 
+// --- recurrent cells ---
+// One step of TensorFlow's LSTMCell, fused: z [batch, 4 units] the preactivations
+// x W_x + h W_h + b in TensorFlow's gate order (i, j, f, o), state [batch, 2 units] =
+// (c, h) -> the next state (c', h'), c' = sigmoid(f + forget_bias) c + sigmoid(i) tanh(j),
+// h' = sigmoid(o) tanh(c'). The LSTM layer (sequence_layers.h) unrolls it.
+Tensor lstm_cell(Tensor z, Tensor state, float forget_bias = 1.0f);
+
 // --- randomness ---
 // Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate); the
 // mask comes from (graph seed, a key of this op, global step), so the gradient applies
