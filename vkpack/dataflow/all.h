@@ -5,6 +5,7 @@
 #include "vkpack/dataflow/augmentor_list.h"
 #include "vkpack/dataflow/batch_data.h"
 #include "vkpack/dataflow/cache_data.h"
+#include "vkpack/dataflow/char_corpus.h"
 #include "vkpack/dataflow/cifar.h"
 #include "vkpack/dataflow/color_augmentors.h"
 #include "vkpack/dataflow/concat_data.h"

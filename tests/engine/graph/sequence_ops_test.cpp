@@ -254,6 +254,13 @@ TEST(SequenceOps, BatchedMatmulBroadcastsLeadingAxes) {
   EXPECT_THROW(matmul(placeholder(g, "a", f32({2, 3, 4, 5})), placeholder(g, "b", f32({4, 5, 6}))), Error);
 }
 
+TEST(SequenceOps, DenseSoftmaxCrossEntropy) {
+  check_op({.name = "softmax_cross_entropy",
+            .inputs = {f32({4, 7}), f32({4, 7})},
+            .more_inputs = {{f32({2, 3, 5}), f32({2, 3, 5})}},
+            .build = [](Inputs& in) { return softmax_cross_entropy(in[0], softmax(in[1])); }});
+}
+
 TEST(SequenceOps, CrossEntropyOverBatchTimeVocabWithAWeightMask) {
   check_op({.name = "xent [batch, time, vocab]",
             .inputs = {f32({3, 5, 11}), i32({3, 5})},

@@ -145,6 +145,9 @@ Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels);
 // The same times weights [..] (a mask of padded positions: 0 there); a position of weight
 // 0 contributes exactly 0. Its label must still lie in [0, C) (pad with 0, say).
 Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels, Tensor weights);
+// logits [.., C] and labels [.., C] (a distribution per row) -> [..]:
+// -sum(labels * log_softmax(logits)); gradients for both.
+Tensor softmax_cross_entropy(Tensor logits, Tensor labels);
 // logits and labels (probabilities) of one shape -> elementwise loss, stable.
 Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels);
 // predictions [N, C], targets i32 [N] -> f32 [N]: 1 where the target's score is among

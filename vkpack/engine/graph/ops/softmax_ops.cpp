@@ -193,6 +193,13 @@ Tensor sparse_softmax_cross_entropy(Tensor logits, Tensor labels, Tensor weights
   return mul(graph::where(weights, loss, scalar(logits.graph(), 0.0f)), weights);
 }
 
+Tensor softmax_cross_entropy(Tensor logits, Tensor labels) {
+  if (logits.dims() != labels.dims() || logits.rank() < 1)
+    throw Error(ErrorCode::invalid_argument, "softmax_cross_entropy: logits " + to_string(logits.type()) +
+                                                 " and labels " + to_string(labels.type()) + " must have one shape");
+  return neg(reduce_sum(mul(labels, log_softmax(logits)), {-1}));
+}
+
 Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels) {
   if (logits.dims() != labels.dims())
     throw Error(ErrorCode::invalid_argument, "sigmoid_cross_entropy: logits " + to_string(logits.type()) +
