@@ -78,6 +78,24 @@ TEST(HyperParamSetters, StepBasedScheduleChangesWithinAnEpoch) {
   for (std::size_t k = 0; k < 8; ++k) EXPECT_NEAR(per_step[k], 0.1f * static_cast<float>(k), 1e-6f) << "step " << k;
 }
 
+// Set before every step from the global step: a ramp of 3 steps to 0.6, then a half
+// cosine down to 0.1 at step 7, flat after; the values computed here from the formula.
+TEST(HyperParamSetters, WarmupCosineRampsThenDecays) {
+  auto s = std::make_shared<callbacks::WarmupCosineSchedule>("learning_rate", 0.6f, 3, 7, 0.1f);
+  std::vector<float> per_step;
+  auto f = std::make_shared<Hooks>();
+  f->before_run = [&per_step](TrainerView& t) { per_step.push_back(t.hyperparameter("learning_rate")); };
+  train_with({s, f}, 3, 3);
+  ASSERT_EQ(per_step.size(), 9u);
+  for (std::size_t k = 0; k < 9; ++k) {
+    const double step = static_cast<double>(k);
+    const double want = k < 3 ? 0.6 * (step + 1) / 3
+                              : 0.1 + 0.5 * 0.5 * (1 + std::cos(M_PI * std::min(1.0, (step - 3) / 4)));
+    EXPECT_NEAR(per_step[k], want, 1e-6) << "step " << k;
+  }
+  EXPECT_THROW(callbacks::WarmupCosineSchedule("learning_rate", 0.1f, 5, 5), Error);
+}
+
 TEST(HyperParamSetters, WithFuncHalvesEveryEpoch) {
   auto s = std::make_shared<callbacks::HyperParamSetterWithFunc>("learning_rate",
                                                                  [](int, float current) { return current * 0.5f; });

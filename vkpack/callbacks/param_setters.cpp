@@ -10,11 +10,14 @@ namespace vkp::callbacks {
 
 float HyperParamSetter::current() const { return trainer().hyperparameter(param_); }
 
-void HyperParamSetter::apply(int coming_epoch) {
+void HyperParamSetter::apply(int coming_epoch, bool every_step) {
   const std::optional<float> value = value_to_set(coming_epoch);
   if (!value || *value == current()) return;
   trainer().set_hyperparameter(param_, *value);
-  log_info("{} set to {:.6g} at global step {}", param_, *value, trainer().global_step());
+  if (every_step)
+    log_debug("{} set to {:.6g} at global step {}", param_, *value, trainer().global_step());
+  else
+    log_info("{} set to {:.6g} at global step {}", param_, *value, trainer().global_step());
 }
 
 ScheduledHyperParamSetter::ScheduledHyperParamSetter(std::string param,
@@ -44,8 +47,26 @@ std::optional<float> ScheduledHyperParamSetter::value_to_set(int coming_epoch) {
 }
 
 void ScheduledHyperParamSetter::on_trigger_step() {
-  if (step_based_) apply(trainer().epoch_num());
+  if (step_based_) apply(trainer().epoch_num(), true);
 }
+
+WarmupCosineSchedule::WarmupCosineSchedule(std::string param, float peak, std::int64_t warmup_steps,
+                                           std::int64_t total_steps, float final_value)
+    : HyperParamSetter(std::move(param)), peak_(peak), final_(final_value), warmup_(warmup_steps), total_(total_steps) {
+  if (!(peak >= 0.0f) || !(final_value >= 0.0f) || warmup_steps < 0 || total_steps <= warmup_steps)
+    throw Error(ErrorCode::invalid_argument,
+                "WarmupCosineSchedule: needs peak, final >= 0 and 0 <= warmup_steps < total_steps; got peak " +
+                    std::to_string(peak) + ", final " + std::to_string(final_value) + ", warmup " +
+                    std::to_string(warmup_steps) + ", total " + std::to_string(total_steps));
+}
+
+float WarmupCosineSchedule::value_at(std::int64_t step) const {
+  if (step < warmup_) return static_cast<float>(double{peak_} * static_cast<double>(step + 1) / static_cast<double>(warmup_));
+  const double progress = std::min(1.0, static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_));
+  return static_cast<float>(final_ + (double{peak_} - final_) * 0.5 * (1.0 + std::cos(std::acos(-1.0) * progress)));
+}
+
+std::optional<float> WarmupCosineSchedule::value_to_set(int) { return value_at(trainer().global_step()); }
 
 HyperParamSetterWithFunc::HyperParamSetterWithFunc(std::string param, std::function<float(int, float)> fn)
     : HyperParamSetter(std::move(param)), fn_(std::move(fn)) {}

@@ -30,8 +30,9 @@ class HyperParamSetter : public Callback {
  protected:
   // The value for the coming epoch, asked when it begins, or nullopt to leave it as it is.
   virtual std::optional<float> value_to_set(int coming_epoch) = 0;
-  // Sets value_to_set(coming_epoch) if it differs from the current value.
-  void apply(int coming_epoch);
+  // Sets value_to_set(coming_epoch) if it differs from the current value, and logs it
+  // (at debug level for the changes of step-based setters, which come every step).
+  void apply(int coming_epoch, bool every_step = false);
   float current() const;
 
   void on_before_epoch() override { apply(trainer().epoch_num()); }
@@ -57,6 +58,27 @@ class ScheduledHyperParamSetter : public HyperParamSetter {
   std::vector<std::pair<std::int64_t, float>> schedule_;
   Interpolation interpolation_;
   bool step_based_;
+};
+
+// Linear warmup, then cosine decay, by global step s, set before every step (the
+// schedule of transformer training):
+//   s < warmup:  peak (s + 1) / warmup
+//   else:        final + (peak - final) (1 + cos(pi min(1, (s - warmup) / (total - warmup)))) / 2
+// A function of the global step alone, so a resumed run continues it exactly.
+class WarmupCosineSchedule : public HyperParamSetter {
+ public:
+  WarmupCosineSchedule(std::string param, float peak, std::int64_t warmup_steps, std::int64_t total_steps,
+                       float final_value = 0.0f);
+  // The value for global step `step`.
+  float value_at(std::int64_t step) const;
+
+ protected:
+  std::optional<float> value_to_set(int coming_epoch) override;
+  void on_trigger_step() override { apply(trainer().epoch_num(), true); }
+
+ private:
+  float peak_, final_;
+  std::int64_t warmup_, total_;
 };
 
 // value = fn(coming epoch, current value), every epoch.
