@@ -138,5 +138,29 @@ TEST(Optimizers, RmspropAndAdagradSlotsAreNamedAndInitializedAsTensorFlows) {
   EXPECT_THROW(rmsprop(g, 0.1f, 1.5f), Error);
 }
 
+// accumulate_gradients(sgd, 3): nothing moves on runs 1, 2, 4, 5; runs 3 and 6 apply the
+// float32 sum of their three gradients, which this test forms in the same order.
+TEST(Optimizers, AccumulatedGradientsApplyTheSumEveryKthRun) {
+  Graph g(1);
+  const Tensor w = get_variable(g, "w", {4}, ones());
+  const Tensor feed = placeholder(g, "g", f32({4}));
+  const std::vector<Tensor> train = accumulate_gradients(sgd(g, 0.1f), 3).minimize(reduce_sum(w * feed));
+  Session session(g, device());
+  std::vector<float> want(4, 1.0f), sum(4, 0.0f);
+  for (int run = 1; run <= 6; ++run) {
+    const std::vector<float> gv = random_floats(4, static_cast<std::uint64_t>(run), -2.0f, 2.0f);
+    session.run({{feed, Array::from(Shape{4}, gv)}}, {}, train);
+    for (std::size_t i = 0; i < 4; ++i) sum[i] += gv[i];
+    if (run % 3 == 0) {
+      for (std::size_t i = 0; i < 4; ++i) want[i] -= 0.1f * sum[i];
+      sum.assign(4, 0.0f);
+    }
+    const Array got = session.variable("w");
+    EXPECT_EQ(std::vector<float>(got.data<float>().begin(), got.data<float>().end()), want) << "run " << run;
+    EXPECT_EQ(session.variable("AccumGrad/counter").data<float>()[0], static_cast<float>(run % 3)) << "run " << run;
+  }
+  EXPECT_THROW(accumulate_gradients(sgd(g, 0.1f), 0), Error);
+}
+
 }  // namespace
 }  // namespace vkp::test

@@ -7,6 +7,7 @@
 
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/initializer.h"
+#include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/optimizer_table.h"
 
 namespace vkp::graph {
@@ -29,6 +30,12 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
 }
 
 std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& grads, Tensor guard) const {
+  if (accumulation_steps_ > 1) {
+    if (guard.valid())
+      throw Error(ErrorCode::unsupported,
+                  "apply_gradients: accumulated gradients (accumulate_gradients) cannot also be loss-scaled");
+    return apply_accumulated(grads);
+  }
   OptimizerAttrs attrs = attrs_;
   attrs.guarded = guard.valid();
   std::vector<Tensor> updates;
@@ -44,6 +51,31 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
     if (guard.valid()) inputs.push_back(guard);
     updates.push_back(graph_->add(OpKind::apply_optimizer, inputs, attrs, "update_" + name));
   }
+  return updates;
+}
+
+std::vector<Tensor> Optimizer::apply_accumulated(const std::vector<GradAndVar>& grads) const {
+  Graph& g = *graph_;
+  const Tensor counter = slot(g, "AccumGrad/counter", f32({}), 0.0f);
+  const Tensor runs = counter + 1.0f;
+  // 1 on the run that applies, else 0; exact, as the counter counts in small integers.
+  const Tensor apply = graph::where(runs - scalar(g, static_cast<float>(accumulation_steps_)), scalar(g, 0.0f),
+                                    scalar(g, 1.0f));
+  const Tensor guard = concat({reshape(scalar(g, 1.0f) - apply, {1}), reshape(scalar(g, 1.0f), {1})}, 0);
+  std::vector<GradAndVar> sums;
+  std::vector<Tensor> updates;
+  for (const auto& [grad, var] : grads) {
+    if (!grad.valid()) continue;
+    const std::string name = std::get<VariableAttrs>(var.node().attrs).var_name;
+    const Tensor acc = slot(g, name + "/AccumGrad", var.type(), 0.0f);
+    const Tensor sum = acc + grad;
+    sums.emplace_back(sum, var);
+    updates.push_back(assign(acc, graph::where(apply, scalar(g, 0.0f), sum)));
+  }
+  Optimizer base = *this;
+  base.accumulation_steps_ = 1;
+  for (const Tensor& t : base.apply_gradients(sums, guard)) updates.push_back(t);
+  updates.push_back(assign(counter, graph::where(apply, scalar(g, 0.0f), runs)));
   return updates;
 }
 
@@ -154,6 +186,13 @@ Optimizer adagrad(Graph& graph, float learning_rate, float initial_accumulator_v
                                                  std::to_string(initial_accumulator_value));
   return Optimizer(graph, attrs_of(graph, OptimizerKind::adagrad, {{Role::learning_rate, learning_rate, 0.0f, kNoLimit}}),
                    {initial_accumulator_value, 0.0f});
+}
+
+Optimizer accumulate_gradients(Optimizer base, int steps) {
+  if (steps < 1)
+    throw Error(ErrorCode::invalid_argument, "accumulate_gradients: steps must be >= 1, got " + std::to_string(steps));
+  base.accumulation_steps_ = steps;
+  return base;
 }
 
 float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t) {

@@ -37,6 +37,8 @@ class Optimizer {
                                const std::vector<GradientProcessor>& processors) const;
 
   OptimizerKind kind() const { return attrs_.kind; }
+  // Steps whose gradients one update sums (accumulate_gradients); 1 normally.
+  int accumulation_steps() const { return accumulation_steps_; }
 
  private:
   friend Optimizer sgd(Graph&, float);
@@ -45,12 +47,17 @@ class Optimizer {
   friend Optimizer adamw(Graph&, float, float, float, float, float);
   friend Optimizer rmsprop(Graph&, float, float, float, float);
   friend Optimizer adagrad(Graph&, float, float);
+  friend Optimizer accumulate_gradients(Optimizer, int);
+  // The accumulated update: gradients summed into <var>/AccumGrad slots, applied (and the
+  // sums cleared) on every accumulation_steps_-th run, skipped (a guarded update) on the others.
+  std::vector<Tensor> apply_accumulated(const std::vector<GradAndVar>& grads) const;
   Optimizer(Graph& graph, OptimizerAttrs attrs, std::array<float, 2> slot_init = {})
       : graph_(&graph), attrs_(attrs), slot_init_(slot_init) {}
 
   Graph* graph_;
   OptimizerAttrs attrs_;
   std::array<float, 2> slot_init_;  // the slots' initial values
+  int accumulation_steps_ = 1;
 };
 
 Optimizer sgd(Graph& graph, float learning_rate);
@@ -75,6 +82,14 @@ Optimizer rmsprop(Graph& graph, float learning_rate, float decay = kDefaultRmsDe
 // TensorFlow 1's AdagradOptimizer: the accumulator <var>/Adagrad starts at
 // initial_accumulator_value (> 0: the first step divides by its root).
 Optimizer adagrad(Graph& graph, float learning_rate, float initial_accumulator_value = kDefaultAdagradInitial);
+
+// tensorpack's AccumGradOptimizer: `base` applied once every `steps` runs of the train op
+// to the sum of those runs' gradients (about a `steps` times larger batch with a `steps`
+// times larger learning rate, in the memory of one batch); the variables do not change
+// on the runs between. The run counter (AccumGrad/counter) and the sums
+// (<var>/AccumGrad) are non-trainable variables, so checkpoints keep them. Not combined
+// with dynamic loss scaling (Error).
+Optimizer accumulate_gradients(Optimizer base, int steps);
 
 float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t);
 
