@@ -8,10 +8,12 @@
 //      the same step written by hand with Eigen on the host, and of a small convnet,
 //      with the share of device time per kernel family (timestamps);
 //   4. the bundled examples' models: a step of examples/resnet's ResNet (--depth=D,
-//      default 14, batch 128) and of examples/gan's DCGAN (batch 64), likewise.
+//      default 14, batch 128) and of examples/gan's DCGAN (batch 64), likewise;
+//   5. examples/char_rnn's LSTM and transformer at the example's defaults (batch 32 of
+//      64 characters, 128 wide; one LSTM layer, two transformer blocks), in tokens/s.
 // bench/compare_torch runs parts 3 and 4 beside the same models in PyTorch.
 // Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N] [--top=N] [--depth=D]
-//      [--only=overhead,memory,mlp,convnet,resnet,dcgan]
+//      [--only=overhead,memory,mlp,convnet,resnet,dcgan,lstm,transformer]
 // (VKPACK_MEMORY and VKPACK_LIMITS_PROFILE apply to the device of parts 1 and 3.)
 #include <Eigen/Core>
 
@@ -25,6 +27,7 @@
 
 #include "bench_device.h"
 #include "bench_models.h"
+#include "char_model.h"
 #include "gan_model.h"
 #include "resnet_model.h"
 #include "vkpack/core/rng.h"
@@ -440,12 +443,36 @@ void dcgan_throughput(int steps) {
   std::printf("\n");
 }
 
+// examples/char_rnn's model (Adam) at the example's defaults, one training step.
+void char_model_throughput(int steps, examples::CharModelKind kind) {
+  examples::CharModelConfig config;
+  config.kind = kind;
+  config.vocab = 114;  // the byte vocabulary of Debian's fortunes
+  config.layers = kind == examples::CharModelKind::transformer ? 2 : 1;
+  Graph g(6);
+  examples::CharModel model(config);
+  const ModelInputs in = model_inputs(g, model, config.batch);
+  Tensor cost;
+  {
+    TowerContext training(g, "", 0, true);
+    cost = model.build_graph(in.placeholders);
+  }
+  const std::vector<Tensor> train = model.optimizer(g).minimize(cost);
+  Session session(g, device(), {.timestamps = true});
+  Program& program = session.program(in.specs, {cost}, train);
+  const StepStats s = measure(session, program, in.feeds, steps);
+  const auto batch = static_cast<int>(config.batch);
+  print_stats(std::string("char model: ") + examples::to_string(kind) + " (examples/char_rnn defaults, Adam)", batch, s, 0);
+  std::printf("  %.0f tokens/s (%lld characters a step)\n\n", static_cast<double>(config.batch * config.length) / s.step_seconds,
+              static_cast<long long>(config.batch * config.length));
+}
+
 }  // namespace
 }  // namespace vkp::bench
 
 int main(int argc, char** argv) {
   int steps = 20, depth = 14;
-  std::string only;  // --only=a,b: these sections (overhead, memory, mlp, convnet, resnet, dcgan)
+  std::string only;  // --only=a,b: these sections (overhead, ..., dcgan, lstm, transformer)
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::atoi(argv[i] + 8);
     else if (std::strncmp(argv[i], "--top=", 6) == 0) vkp::bench::g_top = std::atoi(argv[i] + 6);
@@ -462,5 +489,8 @@ int main(int argc, char** argv) {
   if (run("resnet"))
     for (bool mixed : {false, true}) vkp::bench::resnet_throughput(std::max(2, steps / 4), depth, mixed);
   if (run("dcgan")) vkp::bench::dcgan_throughput(std::max(2, steps / 4));
+  if (run("lstm")) vkp::bench::char_model_throughput(std::max(2, steps / 4), vkp::examples::CharModelKind::lstm);
+  if (run("transformer"))
+    vkp::bench::char_model_throughput(std::max(2, steps / 4), vkp::examples::CharModelKind::transformer);
   return 0;
 }

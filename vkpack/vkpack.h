@@ -27,6 +27,7 @@
 #include "vkpack/engine/graph/loss_scale.h"
 #include "vkpack/engine/graph/ops.h"
 #include "vkpack/engine/graph/optimizer.h"
+#include "vkpack/engine/graph/sequence_layers.h"
 #include "vkpack/engine/graph/session.h"
 #include "vkpack/engine/graph/variables.h"
 #include "vkpack/engine/vk/device.h"

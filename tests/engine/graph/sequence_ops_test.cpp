@@ -197,6 +197,36 @@ TEST(SequenceOps, ClipReduceMinStackUnstackSplit) {
   EXPECT_THROW(clip_by_value(x, 1.0f, -1.0f), Error);
 }
 
+// Slices that tile a tensor along one axis get their gradient back as one concat, not as
+// a tensor-sized pad per slice summed (which made unrolled sequences quadratic); slices
+// that leave a gap keep the pads. The values are check_op's business above.
+TEST(SequenceOps, GradientsOfTilingSlicesAreConcatenatedNotPadded) {
+  const auto count_pads = [](bool tile) {
+    Graph g(1);
+    const Tensor x = placeholder(g, "x", f32({6, 4}));
+    Tensor loss = scalar(g, 0.0f);
+    for (std::int64_t t = 0; t < (tile ? 6 : 5); ++t) loss = loss + reduce_sum(square(slice(x, {t, 0}, {1, -1})) * float(t + 1));
+    const int before = g.size();
+    gradients(loss, {x});
+    int pads = 0, concats = 0;
+    for (int id = before; id < g.size(); ++id) {
+      pads += g.node(id).op == OpKind::pad;
+      concats += g.node(id).op == OpKind::concat;
+    }
+    return std::pair{pads, concats};
+  };
+  EXPECT_EQ(count_pads(true).second, 1);
+  EXPECT_EQ(count_pads(false).second, 0);
+  EXPECT_EQ(count_pads(false).first, 5);
+  check_op({.name = "tiling slices",
+            .inputs = {f32({6, 4})},
+            .build = [](Inputs& in) {
+              Tensor y = slice(in[0], {0, 0}, {1, -1});
+              for (std::int64_t t = 1; t < 6; ++t) y = y + slice(in[0], {t, 0}, {1, -1}) * float(t + 1);
+              return y;
+            }});
+}
+
 TEST(SequenceOps, FloorAndRoundWithAndWithoutStraightThrough) {
   Graph g(1);
   const Tensor x = placeholder(g, "x", f32({8}));

@@ -26,6 +26,49 @@ std::set<int> between(const Graph& graph, int cost, const std::set<int>& xs) {
   return out;
 }
 
+// The gradient of a slice is a pad of dy to the sliced tensor's shape (grad_slice). When
+// the slices of a tensor tile it along one axis (an unrolled sequence read step by step),
+// their pads' sum is the concat of their dys: no tensor-sized pad per slice, and no sum of
+// them (which made an unrolled sequence's backward quadratic in its length). Returns the
+// concat, having removed those pads from `parts`; an invalid Tensor when they do not tile.
+Tensor concat_tiling_pads(Graph& graph, int id, std::vector<Tensor>& parts) {
+  const TensorType& whole = graph.tensor(id).type();
+  int axis = -1;
+  std::vector<std::pair<std::int64_t, Tensor>> tiles;  // (offset along axis, dy)
+  std::vector<Tensor> rest;
+  for (const Tensor& part : parts) {
+    const Node& n = part.node();
+    const bool pad_of_slice = n.op == OpKind::pad && n.inputs.size() == 2 && n.inputs[1] == id;
+    if (!pad_of_slice) {
+      rest.push_back(part);
+      continue;
+    }
+    const TensorType& dy = graph.tensor(n.inputs[0]).type();
+    const std::vector<std::int64_t>& before = std::get<PadAttrs>(n.attrs).before;
+    int at = -1;
+    for (int d = 0; d < whole.rank(); ++d)
+      if (dy.dims[static_cast<std::size_t>(d)] != whole.dims[static_cast<std::size_t>(d)] || before[static_cast<std::size_t>(d)] != 0) {
+        if (at >= 0 || dy.dims[static_cast<std::size_t>(d)] < 0) return {};  // more than one axis, or unknown
+        at = d;
+      }
+    if (at < 0 || (axis >= 0 && at != axis)) return {};
+    axis = at;
+    tiles.emplace_back(before[static_cast<std::size_t>(at)], graph.tensor(n.inputs[0]));
+  }
+  if (tiles.size() < 2 || whole.dims[static_cast<std::size_t>(axis)] < 0) return {};
+  std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::int64_t next = 0;
+  std::vector<Tensor> pieces;
+  for (const auto& [offset, dy] : tiles) {
+    if (offset != next) return {};  // a gap or an overlap
+    next += dy.dims()[static_cast<std::size_t>(axis)];
+    pieces.push_back(dy);
+  }
+  if (next != whole.dims[static_cast<std::size_t>(axis)]) return {};
+  parts = std::move(rest);
+  return concat(pieces, axis);
+}
+
 }  // namespace
 
 std::vector<Tensor> gradients(Tensor cost, const std::vector<Tensor>& xs, Tensor dcost) {
@@ -46,6 +89,7 @@ std::vector<Tensor> gradients(Tensor cost, const std::vector<Tensor>& xs, Tensor
   auto sum = [&](int id) -> Tensor {
     std::vector<Tensor>& parts = pending[id];
     if (parts.empty()) return {};
+    if (const Tensor tiled = concat_tiling_pads(graph, id, parts); tiled.valid()) parts.insert(parts.begin(), tiled);
     Tensor t = parts[0];
     for (std::size_t i = 1; i < parts.size(); ++i) t = add(t, parts[i]);
     return t;

@@ -37,17 +37,18 @@ void check_state(Tensor state, std::int64_t width, const std::string& layer) {
 Tensor columns(Tensor m, std::int64_t begin, std::int64_t count) { return slice(m, {0, begin}, {-1, count}); }
 Tensor rows(Tensor m, std::int64_t begin, std::int64_t count) { return slice(m, {begin, 0}, {count, -1}); }
 
-// x [batch, time, in] as time-major rows [time * batch, in] times w, plus b: every
-// step's input projection in one matmul; step t is rows [t * batch, (t + 1) * batch).
+// x [batch, time, in] times w plus b, for every step in one matmul, time-major:
+// [time, batch, n]. The steps slice this one tensor, so that autodiff assembles its
+// gradient as one concat of the steps' gradients (autodiff.cpp).
 Tensor project_inputs(Tensor x, Tensor w, Tensor b) {
   const Tensor time_major = transpose(x, {1, 0, 2});
-  return bias_add(matmul(reshape(time_major, {-1, x.dims()[2]}), w), b);
+  const Tensor projected = bias_add(matmul(reshape(time_major, {-1, x.dims()[2]}), w), b);
+  return reshape(projected, {x.dims()[1], -1, w.dims()[1]});
 }
 
 // Step t of project_inputs' result, [batch, n].
-Tensor step_rows(Tensor projected, std::int64_t t, std::int64_t time) {
-  const std::int64_t n = projected.dims()[1];
-  return reshape(slice(reshape(projected, {time, -1, n}), {t, 0, 0}, {1, -1, -1}), {-1, n});
+Tensor step_rows(Tensor projected, std::int64_t t) {
+  return reshape(slice(projected, {t, 0, 0}, {1, -1, -1}), {-1, projected.dims()[2]});
 }
 
 }  // namespace
@@ -99,7 +100,7 @@ RnnOutput LSTM(const std::string& name, Tensor x, std::int64_t units, Tensor ini
   Tensor state = initial_state;
   std::vector<Tensor> hs;
   for (std::int64_t t = 0; t < time; ++t) {
-    const Tensor z = add(step_rows(projected, t, time), matmul(columns(state, units, units), recurrent));
+    const Tensor z = add(step_rows(projected, t), matmul(columns(state, units, units), recurrent));
     state = lstm_cell(z, state, o.forget_bias);
     hs.push_back(columns(state, units, units));
   }
@@ -130,9 +131,9 @@ RnnOutput GRU(const std::string& name, Tensor x, std::int64_t units, Tensor init
   Tensor h = initial_state;
   std::vector<Tensor> hs;
   for (std::int64_t t = 0; t < time; ++t) {
-    const Tensor gates = sigmoid(add(step_rows(gate_inputs, t, time), matmul(h, gate_recurrent)));
+    const Tensor gates = sigmoid(add(step_rows(gate_inputs, t), matmul(h, gate_recurrent)));
     const Tensor r = columns(gates, 0, units), u = columns(gates, units, units);
-    const Tensor c = graph::tanh(add(step_rows(candidate_inputs, t, time), matmul(r * h, candidate_recurrent)));
+    const Tensor c = graph::tanh(add(step_rows(candidate_inputs, t), matmul(r * h, candidate_recurrent)));
     h = c + u * (h - c);  // u h + (1 - u) c
     hs.push_back(h);
   }
