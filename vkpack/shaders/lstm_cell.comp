@@ -12,7 +12,7 @@
 //            state (its h reaches z only through the recurrent matmul, whose gradient
 //            autodiff adds separately)
 // One invocation per (row, unit); c' is recomputed in the gradients rather than read.
-// Push constants mirror vkp::vk::LstmPush.
+// Push constants mirror vkp::vk::LstmCellPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "elementwise_ops.glsl"

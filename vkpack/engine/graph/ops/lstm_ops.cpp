@@ -43,7 +43,7 @@ std::vector<Tensor> grad_cell(const Node& node, std::span<const Tensor> in, Tens
           g.add(OpKind::lstm_cell_grad, {in[0], in[1], dy}, grad_attrs(node, true), "lstm_cell_state_grad")};
 }
 
-vk::LstmPush push(const LowerContext& ctx) {
+vk::LstmCellPush push(const LowerContext& ctx) {
   const std::int64_t units = ctx.in_types[0].dim(1) / 4;
   return {detail::u32(ctx.in_types[0].dim(0), ctx), detail::u32(units, ctx),
           ctx.attrs<LstmCellAttrs>().forget_bias};

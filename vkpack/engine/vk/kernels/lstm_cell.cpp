@@ -4,7 +4,7 @@
 
 namespace vkp::vk {
 
-void lstm_cell(Recording& recording, LstmCellPart part, const LstmPush& shape, const BufferSlice& z,
+void lstm_cell(Recording& recording, LstmCellPart part, const LstmCellPush& shape, const BufferSlice& z,
                const BufferSlice& state, const BufferSlice& ds, const BufferSlice& out) {
   const std::uint64_t cells = std::uint64_t{shape.batch} * shape.units;
   require_elements(z, 4 * cells, "lstm_cell", "z");
