@@ -263,6 +263,9 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data", default="/usr/share/games/fortunes")
     p.add_argument("--logdir", default="/tmp/compare_char_torch")
+    p.add_argument("--vkpack-log", default="",
+                   help="read vkpack's curve from this finished run's stats.json (trained with these same options) "
+                        "instead of training again")
     args = p.parse_args()
     if args.layers == 0:
         args.layers = 2 if args.model == "transformer" else 1
@@ -275,13 +278,14 @@ def main():
           f"{args.epochs} epochs of {steps} steps of {args.batch} x {args.length}")
 
     program = os.path.join(args.build, "examples/char_rnn/char_rnn")
-    logdir = os.path.join(args.logdir, args.model)
+    logdir = args.vkpack_log or os.path.join(args.logdir, args.model)
     command = [program, "--model", args.model, "--epochs", str(args.epochs), "--steps", str(steps), "--batch",
                str(args.batch), "--length", str(args.length), "--hidden", str(args.hidden), "--heads", str(args.heads),
                "--layers", str(args.layers), "--lr", str(args.lr), "--seed", str(args.seed), "--data", args.data,
                "--logdir", logdir]
     started = time.time()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not args.vkpack_log:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     vkpack_seconds = time.time() - started
     stats = json.load(open(os.path.join(logdir, "stats.json")))
     vkpack_curve = [entry["validation_bpc"] for entry in stats if "validation_bpc" in entry]
@@ -294,7 +298,8 @@ def main():
     print("\nepoch  vkpack bpc  PyTorch bpc  difference")
     for epoch, (a, b) in enumerate(zip(vkpack_curve, torch_curve), 1):
         print(f"{epoch:5d}  {a:10.4f}  {b:11.4f}  {a - b:+10.4f}")
-    print(f"training time: vkpack {vkpack_seconds:.0f} s, PyTorch {torch_seconds:.0f} s")
+    if not args.vkpack_log:
+        print(f"training time: vkpack {vkpack_seconds:.0f} s, PyTorch {torch_seconds:.0f} s")
 
     bench = subprocess.run([os.path.join(args.build, "bench/vkpack_bench_graph"), f"--only={args.model}", "--steps=12"],
                            check=True, capture_output=True, text=True).stdout
