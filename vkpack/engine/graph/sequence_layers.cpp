@@ -97,12 +97,12 @@ RnnOutput LSTM(const std::string& name, Tensor x, std::int64_t units, Tensor ini
   const Tensor bias = get_variable(g, "bias", {4 * units}, zeros());
   const Tensor projected = project_inputs(x, rows(kernel, 0, in), bias);
   const Tensor recurrent = rows(kernel, in, units);
-  Tensor state = initial_state;
+  Tensor state = initial_state, h = columns(initial_state, units, units);
   std::vector<Tensor> hs;
   for (std::int64_t t = 0; t < time; ++t) {
-    const Tensor z = add(step_rows(projected, t), matmul(columns(state, units, units), recurrent));
-    state = lstm_cell(z, state, o.forget_bias);
-    hs.push_back(columns(state, units, units));
+    state = lstm_cell(add(step_rows(projected, t), matmul(h, recurrent)), state, o.forget_bias);
+    h = columns(state, units, units);  // read by the next step and the output alike: one slice
+    hs.push_back(h);
   }
   return {identity(stack(hs, 1), "output"), identity(state, "state")};
 }
