@@ -103,7 +103,7 @@ std::vector<Tensor> split(Tensor x, int parts, int axis);
 // lookup. The gradient for params is a deterministic segment sum: each row of dparams
 // adds the rows of dy that read it in the order of their positions, the same bits on
 // every run (no atomics). An index outside [0, V) is an Error naming the op and the
-// index when it comes from a feed (the session checks fed indices on the host before
+// index when it comes from a feed (the program checks fed indices on the host before
 // the step); computed indices out of range give NaN rows, never a read out of bounds.
 Tensor gather(Tensor params, Tensor indices, int axis = 0);
 // indices i32 [..] -> f32 [.., depth]: on_value at the index, off_value elsewhere (a row
@@ -169,7 +169,7 @@ Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsil
                   bool relu = false);
 
 // x normalized over its last axis: (x - mean) / sqrt(var + epsilon), biased variance,
-// one fused kernel per direction. LayerNorm (layers.h) adds the scale and shift.
+// one fused kernel per direction. LayerNorm (sequence_layers.h) adds the scale and shift.
 Tensor layer_norm(Tensor x, float epsilon = 1e-5f);
 
 // --- recurrent cells ---
