@@ -385,25 +385,7 @@ class ProgramBuilder {
       p_->feeds_.push_back(f);
       p_->feed_names_.push_back(f.placeholder.name());
     }
-    limit_fed_indices();
-  }
-
-  // Index feeds of gathers, through views, are checked on the host (Program::write_feed).
-  void limit_fed_indices() {
-    p_->index_limits_.assign(feeds_.size(), {});
-    for (int id : p_->schedule_) {
-      const Node& n = graph_.node(id);
-      if (n.op != OpKind::gather) continue;
-      int source = n.inputs[1];
-      while (op_def(graph_.node(source).op).view) source = graph_.node(source).inputs[0];
-      const auto fed = feed_index_.find(source);
-      if (fed == feed_index_.end()) continue;
-      const int axis = std::get<AxisAttrs>(n.attrs).axis;
-      const TensorType& params = type_of(n.inputs[0]);
-      const std::int64_t rows = params.dims[static_cast<std::size_t>(axis < 0 ? axis + params.rank() : axis)];
-      Program::IndexLimit& bound = p_->index_limits_[fed->second];
-      if (bound.limit < 0 || rows < bound.limit) bound = {rows, n.name};
-    }
+    p_->limit_fed_indices(graph_, feed_index_, types_);
   }
 
   // Where the host reads each fetch: its mapping, or a read-back copy made at the end.

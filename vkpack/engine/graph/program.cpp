@@ -8,6 +8,7 @@
 
 #include "vkpack/core/error.h"
 #include "vkpack/engine/graph/feed_stager.h"
+#include "vkpack/engine/graph/op_def.h"
 #include "vkpack/engine/vk/device.h"
 #include "vkpack/engine/vk/recording.h"
 
@@ -39,6 +40,22 @@ void FeedStager::stage(Program& program, std::span<const Array> next, const std:
   program.write_feeds(next, 1 - variant_);
   variant_ = 1 - variant_;
   staged_ = true;
+}
+
+void Program::limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
+                                const std::vector<TensorType>& types) {
+  index_limits_.assign(feeds_.size(), {});
+  for (int id : schedule_) {
+    const Node& n = graph.node(id);
+    if (n.op != OpKind::gather) continue;
+    int source = n.inputs[1];
+    while (op_def(graph.node(source).op).view) source = graph.node(source).inputs[0];
+    const auto fed = feed_index.find(source);
+    if (fed == feed_index.end()) continue;
+    const std::int64_t rows = types[static_cast<std::size_t>(n.inputs[0])].dim(std::get<AxisAttrs>(n.attrs).axis);
+    IndexLimit& bound = index_limits_[fed->second];
+    if (bound.limit < 0 || rows < bound.limit) bound = {rows, n.name};
+  }
 }
 
 void Program::write_feed(std::size_t index, const Array& value, int variant) {

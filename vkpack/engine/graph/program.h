@@ -3,6 +3,7 @@
 // run(). Per run the host only writes feeds, submits, waits and reads fetches.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -108,6 +109,10 @@ class Program {
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
   void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue
+  // index_limits_ from the gathers of the schedule whose indices are a feed (through
+  // views); `feed_index`: placeholder id -> feed, `types`: concrete types by node id.
+  void limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
+                         const std::vector<TensorType>& types);
 
   std::vector<FeedSpec> feeds_;
   std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
