@@ -110,13 +110,6 @@ RefTensor reference_gather_grad(const Node& node, std::span<const RefTensor* con
   return out;
 }
 
-// dims for reshape: an unknown extent becomes -1 (reshape infers one).
-std::vector<std::int64_t> reshape_dims(std::vector<std::int64_t> dims) {
-  for (std::int64_t& d : dims)
-    if (d < 0) d = -1;
-  return dims;
-}
-
 Tensor range_constant(Graph& graph, std::int64_t n, const std::string& name) {
   Array values(DType::f32, Shape{n});
   for (std::int64_t i = 0; i < n; ++i) values.data<float>()[static_cast<std::size_t>(i)] = static_cast<float>(i);
@@ -141,7 +134,7 @@ Tensor one_hot(Tensor indices, std::int64_t depth, float on_value, float off_val
   if (depth < 1 || depth > (std::int64_t{1} << 24))
     throw Error(ErrorCode::invalid_argument, "one_hot: depth must be in [1, 2^24], got " + std::to_string(depth));
   Graph& g = indices.graph();
-  std::vector<std::int64_t> dims = reshape_dims(indices.dims());
+  std::vector<std::int64_t> dims = detail::reshape_target(indices.dims(), "one_hot");
   dims.push_back(1);
   // Indices below 2^24 are exact in float32, so equality picks exactly the index's column.
   const Tensor column = reshape(cast(indices, DType::f32), dims);

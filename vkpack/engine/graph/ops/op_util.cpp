@@ -16,6 +16,15 @@ int normalize_axis(int axis, int rank) {
   return a;
 }
 
+std::vector<std::int64_t> reshape_target(const std::vector<std::int64_t>& dims, const char* op) {
+  std::vector<std::int64_t> out = dims;
+  int unknown = 0;
+  for (std::int64_t& d : out)
+    if (d < 0) d = -1, ++unknown;
+  if (unknown > 1) fail(std::string(op) + ": more than one unknown extent");
+  return out;
+}
+
 bool compatible(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 || a == b; }
 
 std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {

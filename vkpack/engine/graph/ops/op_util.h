@@ -23,6 +23,9 @@ int normalize_axis(int axis, int rank);
 // numpy broadcasting, tolerating kUnknown extents (unknown with n is n, unknown with 1
 // or unknown stays unknown); Error naming both when known extents clash.
 std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b);
+// `dims` as reshape's target: an unknown extent becomes -1 (reshape infers it); Error
+// naming `op` when more than one is unknown.
+std::vector<std::int64_t> reshape_target(const std::vector<std::int64_t>& dims, const char* op);
 // Same when both are known; equal or unknown otherwise.
 bool compatible(std::int64_t a, std::int64_t b);
 

@@ -389,21 +389,6 @@ Tensor pad(Tensor x, std::vector<std::int64_t> before, std::vector<std::int64_t>
 
 // --- stack, unstack, split: slices, reshapes and a concat ---
 
-namespace {
-
-// x's dims with `extent` inserted at (or removed from) `axis`; an unknown extent stays -1
-// (reshape infers it; at most one may be unknown).
-std::vector<std::int64_t> dims_for_reshape(const std::vector<std::int64_t>& dims, const char* op) {
-  std::vector<std::int64_t> out = dims;
-  int unknown = 0;
-  for (std::int64_t& d : out)
-    if (d < 0) d = -1, ++unknown;
-  if (unknown > 1) throw Error(ErrorCode::invalid_argument, std::string(op) + ": more than one unknown extent");
-  return out;
-}
-
-}  // namespace
-
 Tensor stack(const std::vector<Tensor>& xs, int axis) {
   if (xs.empty()) throw Error(ErrorCode::invalid_argument, "stack: no inputs");
   const int rank = xs[0].rank();
@@ -413,7 +398,7 @@ Tensor stack(const std::vector<Tensor>& xs, int axis) {
     if (x.dims() != xs[0].dims())
       throw Error(ErrorCode::invalid_argument, "stack: inputs differ in shape: " + to_string(xs[0].type()) + " and " +
                                                    to_string(x.type()));
-    std::vector<std::int64_t> dims = dims_for_reshape(x.dims(), "stack");
+    std::vector<std::int64_t> dims = detail::reshape_target(x.dims(), "stack");
     dims.insert(dims.begin() + at, 1);
     expanded.push_back(reshape(x, dims));
   }
@@ -458,7 +443,7 @@ std::vector<Tensor> unstack(Tensor x, int axis) {
   if (extent < 1)
     throw Error(ErrorCode::invalid_argument, "unstack: axis " + std::to_string(at) + " of " + to_string(x.type()) +
                                                  " must have a known extent");
-  std::vector<std::int64_t> dims = dims_for_reshape(x.dims(), "unstack");
+  std::vector<std::int64_t> dims = detail::reshape_target(x.dims(), "unstack");
   dims.erase(dims.begin() + at);
   std::vector<Tensor> out;
   for (const Tensor& part : split(x, static_cast<int>(extent), at)) out.push_back(reshape(part, dims));
