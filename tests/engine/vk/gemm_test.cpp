@@ -188,6 +188,64 @@ TEST_P(GemmVariants, EmptyKGivesBetaTimesC) {
 INSTANTIATE_TEST_SUITE_P(Both, GemmVariants, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
                          [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
 
+// Narrow products with a long K: the CPU path splits K into parts multiplied as a batch
+// and reduces their partial sums. Each shape must take that path (gemm_cpu_splits), in
+// either orientation, with K's parts not multiples of 4.
+class GemmSplitK : public GemmTest, public ::testing::WithParamInterface<GemmCase> {};
+
+TEST_P(GemmSplitK, MatchesReference) {
+  const GemmCase& p = GetParam();
+  vk::GemmArgs args;
+  args.m = p.m;
+  args.n = p.n;
+  args.k = p.k;
+  args.trans_a = p.trans_a;
+  args.trans_b = p.trans_b;
+  args.alpha = -1.25f;
+  args.choice = vk::KernelChoice::cpu;
+  EXPECT_GT(vk::gemm_cpu_splits(args, device()), 1u);
+  check(args, std::size_t{p.m} * p.k, std::size_t{p.k} * p.n, std::size_t{p.m} * p.n, p.m * 17 + p.n + p.k);
+}
+
+std::vector<GemmCase> split_k_cases() {
+  // 144 x 16 x 6006: a ResNet filter gradient's shape at a shorter K (parts of 1001);
+  // 33 x 9 x 15015 and 9 x 33 x 15015: odd and narrow both ways (parts of 1155 or 1365).
+  const std::uint32_t shapes[][3] = {{144, 16, 6006}, {33, 9, 15015}, {9, 33, 15015}};
+  std::vector<GemmCase> cases;
+  for (const auto& s : shapes)
+    for (int t = 0; t < 4; ++t) cases.push_back({s[0], s[1], s[2], (t & 1) != 0, (t & 2) != 0, vk::KernelChoice::cpu});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(NarrowLongK, GemmSplitK, ::testing::ValuesIn(split_k_cases()), case_name);
+
+// Where the partial sums cannot simply be added into C the product runs whole: beta != 0,
+// C's rows padded, several batches, a K without a divisor near the wanted split (a prime),
+// or a product too small to be worth the reduction's dispatch.
+TEST_F(GemmTest, SplitKOnlyWherePartialSumsAddIntoC) {
+  vk::GemmArgs args;
+  args.m = 33;
+  args.n = 9;
+  args.k = 15015;
+  args.choice = vk::KernelChoice::cpu;
+  ASSERT_GT(vk::gemm_cpu_splits(args, device()), 1u);
+  args.beta = 0.5f;
+  EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+  check(args, 33 * 15015, 15015 * 9, 33 * 9, 21);
+  args.beta = 0.0f;
+  args.ldc = 10;
+  EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+  check(args, 33 * 15015, 15015 * 9, 33 * 10, 22);
+  args.ldc.reset();
+  args.batch = 2;
+  EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+  args.batch = 1;
+  args.k = 15013;  // prime
+  EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+  args.k = 1001;
+  EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+}
+
 TEST(GemmChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedResult) {
   vk::GemmArgs args;
   args.m = 9;

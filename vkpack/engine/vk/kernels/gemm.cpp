@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "vkpack/core/error.h"
+#include "vkpack/engine/vk/kernels/reduce.h"
 #include "vkpack/shaders/embedded.h"
 
 namespace vkp::vk {
@@ -173,23 +174,94 @@ PanelGemm panel_gemm_of(const GemmArgs& args, const Layout& l, bool transposed) 
   return g;
 }
 
+// Split-K: a product too narrow for kMinWorkgroups workgroups at its best blocking, with a
+// long K, runs as `splits` products over equal parts of K, batched in one dispatch, into
+// partial sums that a reduction then adds into C; shrinking the blocking instead (what
+// gemm_panels does) leaves each workgroup all of K at a fraction of the speed. Only for
+// one product (batch 1) with beta 0, a packed C and no epilogue, where the splits divide
+// K into parts of at least kMinSplitK and the product is worth the reduction's dispatch.
+constexpr std::uint32_t kMinSplitK = 256;
+constexpr std::uint64_t kMinSplitWork = std::uint64_t{1} << 22;  // multiply-adds
+
+constexpr std::uint64_t kAlign = 256;  // where each part of the workspace starts
+std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// How the CPU path runs a GemmArgs.
+struct CpuPlan {
+  bool transposed = false;
+  std::uint32_t splits = 1;
+  PanelGemm g;           // the multiply (over one part of K, `splits` batches, when split)
+  GemmPanels panels;
+  ReduceArgs sums;       // split: the partial sums [splits][m * n] into C
+  std::uint64_t packed_bytes = 0, partial_bytes = 0, reduce_bytes = 0;
+  std::uint64_t bytes() const { return packed_bytes + partial_bytes + reduce_bytes; }
+};
+
+std::uint32_t splits_for(const GemmArgs& args, const Layout& l, const PanelGemm& g) {
+  if (args.batch != 1 || args.beta != 0 || l.ldc != args.n) return 1;
+  if (std::uint64_t{args.m} * args.n * args.k < kMinSplitWork) return 1;
+  const GemmPanels best = blocking_for(g.m, g.n);
+  const std::uint64_t groups = std::uint64_t{div_up(g.m, best.rows)} * div_up(g.n, best.width);
+  if (groups >= kMinWorkgroups) return 1;
+  const auto want = static_cast<std::uint32_t>(div_up(kMinWorkgroups, groups));
+  // The nearest divisor of K to `want`, above it first (more workgroups than cores is
+  // cheap; fewer leaves a core idle).
+  for (std::uint32_t s = want; s <= 2 * want; ++s)
+    if (args.k % s == 0 && args.k / s >= kMinSplitK) return s;
+  for (std::uint32_t s = want - 1; s > 1; --s)
+    if (args.k % s == 0 && args.k / s >= kMinSplitK) return s;
+  return 1;
+}
+
+CpuPlan cpu_plan(const GemmArgs& args, const Layout& l, const Device& device, bool may_split) {
+  CpuPlan plan;
+  plan.transposed = transposes(args, l);
+  plan.g = panel_gemm_of(args, l, plan.transposed);
+  plan.splits = may_split ? splits_for(args, l, plan.g) : 1;
+  if (plan.splits > 1) {  // batch s: k in [s * k', (s + 1) * k') into partial sum s
+    PanelGemm& g = plan.g;
+    g.k = args.k / plan.splits;
+    g.batch = plan.splits;
+    g.x_batch = g.k * g.x_k;
+    g.c_row = plan.transposed ? 1 : args.n;
+    g.c_col = plan.transposed ? args.n : 1;
+    g.c_batch = args.m * args.n;
+    g.shared_y = false;
+    plan.sums.axis = plan.splits;
+    plan.sums.inner = args.m * args.n;
+    plan.partial_bytes = aligned(std::uint64_t{plan.splits} * args.m * args.n * 4);
+    plan.reduce_bytes = aligned(reduce_workspace_bytes(plan.sums, device));
+  }
+  plan.panels = gemm_panels(plan.g);
+  plan.packed_bytes = aligned(plan.panels.bytes());
+  return plan;
+}
+
 void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
               const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue) {
-  const bool transposed = transposes(args, l);
-  const PanelGemm g = panel_gemm_of(args, l, transposed);
-  const GemmPanels panels = gemm_panels(g);
-  if (workspace.size < panels.bytes())
+  const CpuPlan plan = cpu_plan(args, l, recording.device(), epilogue.empty());
+  if (workspace.size < plan.bytes())
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: workspace of {} bytes, needs {} (gemm_workspace_bytes)",
-                                                         workspace.size, panels.bytes()));
-  const BufferSlice packed = workspace.sub(0, panels.bytes());
-  if (!transposed)  // Y = op(B)
-    pack(recording, panels, b, packed, args.n, args.k, args.trans_b ? l.ldb : 1, args.trans_b ? 1 : l.ldb, l.stride_b);
+                                                         workspace.size, plan.bytes()));
+  const BufferSlice packed = workspace.sub(0, plan.panels.bytes());
+  const std::uint32_t k = plan.g.k, splits = plan.splits;
+  if (!plan.transposed)  // Y = op(B)
+    pack(recording, plan.panels, b, packed, args.n, k, args.trans_b ? l.ldb : 1, args.trans_b ? 1 : l.ldb,
+         splits > 1 ? k * (args.trans_b ? 1 : l.ldb) : l.stride_b);
   else  // Y = op(A)^T
-    pack(recording, panels, a, packed, args.m, args.k, args.trans_a ? 1 : l.lda, args.trans_a ? l.lda : 1, l.stride_a);
-  PanelGemm run = g;
-  run.bias_row = transposed ? 1 : 0;  // the bias runs along C's columns: the run's rows when transposed
-  run.bias_col = transposed ? 0 : 1;
-  gemm_packed(recording, run, panels, transposed ? b : a, packed, c, epilogue);
+    pack(recording, plan.panels, a, packed, args.m, k, args.trans_a ? 1 : l.lda, args.trans_a ? l.lda : 1,
+         splits > 1 ? k * (args.trans_a ? l.lda : 1) : l.stride_a);
+  PanelGemm run = plan.g;
+  run.bias_row = plan.transposed ? 1 : 0;  // the bias runs along C's columns: the run's rows when transposed
+  run.bias_col = plan.transposed ? 0 : 1;
+  const BufferSlice x = plan.transposed ? b : a;
+  if (splits == 1) {
+    gemm_packed(recording, run, plan.panels, x, packed, c, epilogue);
+    return;
+  }
+  const BufferSlice partials = workspace.sub(plan.packed_bytes, plan.partial_bytes);
+  gemm_packed(recording, run, plan.panels, x, packed, partials);
+  reduce(recording, plan.sums, partials, c, workspace.sub(plan.packed_bytes + plan.partial_bytes, plan.reduce_bytes));
 }
 
 void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
@@ -270,7 +342,13 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device) {
   if (resolve(args.choice, device) != DeviceKind::cpu || args.m == 0 || args.n == 0 || args.batch == 0) return 0;
   const Layout l = layout_of(args);
-  return gemm_panels(panel_gemm_of(args, l, transposes(args, l))).bytes();
+  // Split or not is settled when the epilogue is known: room for either.
+  return std::max(cpu_plan(args, l, device, true).bytes(), cpu_plan(args, l, device, false).bytes());
+}
+
+std::uint32_t gemm_cpu_splits(const GemmArgs& args, const Device& device) {
+  if (args.m == 0 || args.n == 0 || args.batch == 0) return 1;
+  return cpu_plan(args, layout_of(args), device, true).splits;
 }
 
 bool gemm_cpu_transposes(const GemmArgs& args) {

@@ -5,7 +5,8 @@
 // in a workspace and gemm_regblock multiplies the other, read in place, by them with
 // register blocking (computing C^T = op(B)^T op(A)^T instead when C is narrow: the
 // panels run along C's columns); on GPUs gemm_tiled reads both in place through
-// shared-memory tiles.
+// shared-memory tiles. A narrow product with a long K on the CPU path is split along
+// K into partial sums and reduced (gemm_cpu_splits).
 #pragma once
 
 #include <cstddef>
@@ -128,6 +129,10 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
 // Whether the CPU path runs this product as C^T = op(B)^T op(A)^T (when C is narrow),
 // for benchmarks to report and tests to cover both orientations.
 bool gemm_cpu_transposes(const GemmArgs& args);
+// Parts of K the CPU path splits this product into (1: none): a narrow product with a
+// long K runs as a batch of products over equal parts of K and a reduction of their
+// partial sums (one product, beta 0, packed C, no epilogue).
+std::uint32_t gemm_cpu_splits(const GemmArgs& args, const Device& device);
 
 // Records C = alpha * op(A) op(B) + beta * C; `workspace` holds at least
 // gemm_workspace_bytes() bytes. Throws Error(invalid_argument) when a slice is too
