@@ -62,7 +62,10 @@ void gemm(benchmark::State& state) {
   vk::gemm(recording, args, da, db, dc, work);
   recording.finish();
   replay(state, recording);
-  if (dev.kind() == vk::DeviceKind::cpu) state.counters["runs_CT"] = vk::gemm_cpu_transposes(args) ? 1 : 0;
+  if (dev.kind() == vk::DeviceKind::cpu) {
+    state.counters["runs_CT"] = vk::gemm_cpu_transposes(args) ? 1 : 0;
+    state.counters["k_splits"] = vk::gemm_cpu_splits(args, dev);
+  }
 
   // Eigen on the same data: op(A) is m x k.
   const Eigen::Map<const RowMajor> ea(a.data(), ta ? k : m, ta ? m : k), eb(b.data(), tb ? n : k, tb ? k : n);
