@@ -76,8 +76,7 @@ class GemmTest : public VkTest {
 
 class GemmShapes : public GemmTest, public ::testing::WithParamInterface<GemmCase> {};
 
-TEST_P(GemmShapes, MatchesReference) {
-  const GemmCase& p = GetParam();
+vk::GemmArgs args_of(const GemmCase& p) {
   vk::GemmArgs args;
   args.m = p.m;
   args.n = p.n;
@@ -85,7 +84,12 @@ TEST_P(GemmShapes, MatchesReference) {
   args.trans_a = p.trans_a;
   args.trans_b = p.trans_b;
   args.choice = p.choice;
-  check(args, std::size_t{p.m} * p.k, std::size_t{p.k} * p.n, std::size_t{p.m} * p.n, p.m * 131 + p.n * 7 + p.k);
+  return args;
+}
+
+TEST_P(GemmShapes, MatchesReference) {
+  const GemmCase& p = GetParam();
+  check(args_of(p), std::size_t{p.m} * p.k, std::size_t{p.k} * p.n, std::size_t{p.m} * p.n, p.m * 131 + p.n * 7 + p.k);
 }
 
 std::vector<GemmCase> gemm_cases() {
@@ -195,14 +199,8 @@ class GemmSplitK : public GemmTest, public ::testing::WithParamInterface<GemmCas
 
 TEST_P(GemmSplitK, MatchesReference) {
   const GemmCase& p = GetParam();
-  vk::GemmArgs args;
-  args.m = p.m;
-  args.n = p.n;
-  args.k = p.k;
-  args.trans_a = p.trans_a;
-  args.trans_b = p.trans_b;
+  vk::GemmArgs args = args_of(p);
   args.alpha = -1.25f;
-  args.choice = vk::KernelChoice::cpu;
   EXPECT_GT(vk::gemm_cpu_splits(args, device()), 1u);
   check(args, std::size_t{p.m} * p.k, std::size_t{p.k} * p.n, std::size_t{p.m} * p.n, p.m * 17 + p.n + p.k);
 }
