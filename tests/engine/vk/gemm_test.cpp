@@ -206,8 +206,9 @@ TEST_P(GemmSplitK, MatchesReference) {
 }
 
 std::vector<GemmCase> split_k_cases() {
-  // 144 x 16 x 6006: a ResNet filter gradient's shape at a shorter K (parts of 1001);
-  // 33 x 9 x 15015 and 9 x 33 x 15015: odd and narrow both ways (parts of 1155 or 1365).
+  // 144 x 16 x 6006: a ResNet filter gradient's shape at a shorter K; 33 x 9 x 15015 and
+  // 9 x 33 x 15015: odd and narrow both ways. Neither K has 4 as a factor, so no part's
+  // K is a multiple of 4 (gemm_regblock's last, partial group of k).
   const std::uint32_t shapes[][3] = {{144, 16, 6006}, {33, 9, 15015}, {9, 33, 15015}};
   std::vector<GemmCase> cases;
   for (const auto& s : shapes)
