@@ -103,9 +103,10 @@ struct GemmCase {
 };
 
 // 33 x 70 runs as C on the CPU path (B packed), 2049 x 3 as C^T (A packed); K = 64 with
-// contiguous rows reads op(A) as vec4s.
+// contiguous rows reads op(A) as vec4s, and B in place by rows; 24 x 40 x 36 reads B in
+// place by columns (gemm_cpu_y_mode 1 and 2).
 constexpr GemmCase kGemms[] = {{33, 70, 19, false, false}, {2049, 3, 5, false, true}, {40, 36, 64, false, false},
-                               {17, 29, 12, true, true}};
+                               {17, 29, 12, true, true}, {24, 40, 36, false, true}};
 
 TEST_P(F16Storage, GemmOperandsAndResultInEitherWidth) {
   std::uint64_t seed = 1;
@@ -328,6 +329,7 @@ TEST_F(F16StorageErrors, AKernelWithoutAFloat16BuildRefusesAFloat16Operand) {
   try {
     vk::GemmArgs args;
     args.m = 4, args.n = 4, args.k = 4;
+    args.lda = 5, args.ldb = 5;  // rows that are not vec4s: the operand is packed
     // gemm_pack reads its source as float16, but writes panels of float32 only.
     vk::BufferSlice bad_workspace = scratch(4096);
     bad_workspace.f16 = true;

@@ -245,6 +245,64 @@ TEST_F(GemmTest, SplitKOnlyWherePartialSumsAddIntoC) {
   EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
 }
 
+// The CPU path reads the operand it would pack in place when its rows (y_mode 1) or
+// columns (y_mode 2) are aligned vec4s. Each case must take the orientation and mode it
+// names, with K not a multiple of 4 where the strides allow it (the last group of k is
+// read element by element), columns past N in the last panel (read clamped, not stored),
+// gaps between batches, a shared operand and split-K parts; the others must pack.
+struct InPlaceCase {
+  const char* what;
+  std::uint32_t m, n, k;
+  bool trans_a, trans_b;
+  std::uint32_t lda, ldb, batch, stride_a, stride_b;  // 0: the default
+  bool transposed;
+  std::uint32_t mode, splits;
+};
+
+// Elements of `batch` matrices of rows x cols, row stride ld, batch stride `stride`.
+std::size_t elements(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, std::uint32_t batch,
+                     std::uint32_t stride) {
+  return std::size_t{batch - 1} * stride + std::size_t{rows - 1} * ld + cols;
+}
+
+TEST_F(GemmTest, TheCpuPathReadsAlignedOperandsInPlace) {
+  const InPlaceCase cases[] = {
+      {"B's rows", 37, 44, 23, false, false, 0, 0, 1, 0, 0, false, 1, 1},
+      {"B's columns", 37, 45, 23, false, true, 0, 24, 1, 0, 0, false, 2, 1},
+      {"A's rows, as C^T", 300, 5, 37, true, false, 0, 0, 1, 0, 0, true, 1, 1},
+      {"A's columns, as C^T", 301, 5, 37, false, false, 40, 0, 1, 0, 0, true, 2, 1},
+      {"B's rows, batches with gaps", 19, 64, 30, false, false, 0, 0, 3, 0, 64 * 30 + 4, false, 1, 1},
+      {"B's columns, shared by the batches", 19, 64, 30, false, true, 0, 32, 3, 0, 0, false, 2, 1},
+      {"A's rows, split K", 144, 16, 6006, true, false, 0, 0, 1, 0, 0, true, 1, 0},
+      {"A's columns, split K in parts of 4 n", 144, 16, 8192, false, false, 0, 0, 1, 0, 0, true, 2, 0},
+      {"packed: split K in parts of odd length", 144, 16, 6006, false, false, 6008, 0, 1, 0, 0, true, 0, 0},
+      {"packed: N = 70 along B's rows", 33, 70, 19, false, false, 0, 0, 1, 0, 0, false, 0, 1},
+      {"packed: B's columns 23 apart", 37, 45, 23, false, true, 0, 0, 1, 0, 0, false, 0, 1},
+  };
+  std::uint64_t seed = 40;
+  for (const InPlaceCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    vk::GemmArgs args;
+    args.m = c.m, args.n = c.n, args.k = c.k, args.trans_a = c.trans_a, args.trans_b = c.trans_b;
+    args.batch = c.batch;
+    args.alpha = 0.5f;
+    const std::uint32_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
+    const std::uint32_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
+    const std::uint32_t lda = c.lda ? c.lda : a_cols, ldb = c.ldb ? c.ldb : b_cols;
+    args.lda = lda, args.ldb = ldb;
+    const std::uint32_t stride_a = c.stride_a ? c.stride_a : a_rows * lda;
+    if (c.batch > 1) args.stride_a = stride_a, args.stride_b = c.stride_b;
+    args.choice = vk::KernelChoice::cpu;
+    ASSERT_EQ(vk::gemm_cpu_transposes(args), c.transposed);
+    ASSERT_EQ(vk::gemm_cpu_y_mode(args, device()), c.mode);
+    if (c.splits == 1) EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+    else EXPECT_GT(vk::gemm_cpu_splits(args, device()), 1u);
+    check(args, elements(a_rows, a_cols, lda, c.batch, stride_a),
+          elements(b_rows, b_cols, ldb, c.batch, c.batch > 1 ? c.stride_b : 0), std::size_t{c.batch} * c.m * c.n,
+          seed++);
+  }
+}
+
 TEST(GemmChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedResult) {
   vk::GemmArgs args;
   args.m = 9;

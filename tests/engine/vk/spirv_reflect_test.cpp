@@ -46,7 +46,7 @@ TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
       {&shaders::reduce_rows, sizeof(vk::ReducePush), scalars(5), {true, false}},
       {&shaders::gemm_tiled, sizeof(vk::GemmTiledPush), scalars(15), {true, true, false, true, true}},
       {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(7), {true, false}},
-      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(18), {true, true, false, true, true}},
+      {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(20), {true, true, false, true, true}},
       {&shaders::conv_pack, sizeof(vk::ConvPackPush), scalars(20), {true, false}},
       {&shaders::conv_tiled, sizeof(vk::ConvTiledPush), scalars(26), {true, true, false, true, true}},
   };

@@ -237,6 +237,21 @@ CpuPlan cpu_plan(const GemmArgs& args, const Layout& l, const Device& device, bo
   return plan;
 }
 
+// Y = op(B), or op(A)^T when transposed, as the multiply reads it: element strides
+// along its columns and along k, and between the batches it runs (0: one Y for all;
+// the parts of K when split).
+struct YLayout {
+  std::uint32_t n, k, batch;
+};
+
+YLayout y_layout_of(const GemmArgs& args, const Layout& l, const CpuPlan& plan) {
+  YLayout y{};
+  y.n = plan.transposed ? (args.trans_a ? 1 : l.lda) : (args.trans_b ? l.ldb : 1);
+  y.k = plan.transposed ? (args.trans_a ? l.lda : 1) : (args.trans_b ? 1 : l.ldb);
+  y.batch = plan.splits > 1 ? plan.g.k * y.k : plan.g.shared_y ? 0 : plan.transposed ? l.stride_a : l.stride_b;
+  return y;
+}
+
 void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
               const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue) {
   const CpuPlan plan = cpu_plan(args, l, recording.device(), epilogue.empty());
@@ -245,22 +260,26 @@ void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const
                                                          workspace.size, plan.bytes()));
   const BufferSlice packed = workspace.sub(0, plan.panels.bytes());
   const std::uint32_t k = plan.g.k, splits = plan.splits;
-  if (!plan.transposed)  // Y = op(B)
-    pack(recording, plan.panels, b, packed, args.n, k, args.trans_b ? l.ldb : 1, args.trans_b ? 1 : l.ldb,
-         splits > 1 ? k * (args.trans_b ? 1 : l.ldb) : l.stride_b);
-  else  // Y = op(A)^T
-    pack(recording, plan.panels, a, packed, args.m, k, args.trans_a ? 1 : l.lda, args.trans_a ? l.lda : 1,
-         splits > 1 ? k * (args.trans_a ? l.lda : 1) : l.stride_a);
+  const BufferSlice y = plan.transposed ? a : b;
+  const YLayout yl = y_layout_of(args, l, plan);
   PanelGemm run = plan.g;
+  run.y_mode = gemm_y_in_place(y, plan.g.n, yl.n, yl.k, yl.batch);
+  if (run.y_mode == 0) {
+    pack(recording, plan.panels, y, packed, plan.g.n, k, yl.n, yl.k, yl.batch);
+  } else {
+    run.y_ld = run.y_mode == 1 ? yl.k : yl.n;
+    run.y_batch = yl.batch;
+  }
+  const BufferSlice y_operand = run.y_mode == 0 ? packed : y;
   run.bias_row = plan.transposed ? 1 : 0;  // the bias runs along C's columns: the run's rows when transposed
   run.bias_col = plan.transposed ? 0 : 1;
   const BufferSlice x = plan.transposed ? b : a;
   if (splits == 1) {
-    gemm_packed(recording, run, plan.panels, x, packed, c, epilogue);
+    gemm_packed(recording, run, plan.panels, x, y_operand, c, epilogue);
     return;
   }
   const BufferSlice partials = workspace.sub(plan.packed_bytes, plan.partial_bytes);
-  gemm_packed(recording, run, plan.panels, x, packed, partials);
+  gemm_packed(recording, run, plan.panels, x, y_operand, partials);
   reduce(recording, plan.sums, partials, c, workspace.sub(plan.packed_bytes + plan.partial_bytes, plan.reduce_bytes));
 }
 
@@ -328,15 +347,35 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   push.bias_col = g.bias_col;
   push.act_alpha = epilogue.activation_alpha;
   push.gate_alpha = epilogue.gate_alpha;
+  if (g.y_mode != 0) {
+    if (g.y_mode > 2 || (g.y_mode == 1 && g.n % 4 != 0) || g.y_ld % 4 != 0 || g.y_batch % 4 != 0 ||
+        g.y_offset % 4 != 0 || packed_y.offset % 16 != 0)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("gemm: Y cannot be read in place (mode {}, n {}, ld {}, batch stride {}, offset {}, "
+                              "slice offset {} bytes)",
+                              g.y_mode, g.n, g.y_ld, g.y_batch, g.y_offset, packed_y.offset));
+    push.b_ld = g.y_ld / 4;
+    push.b_offset = g.y_offset / 4;
+    push.b_batch = g.y_batch / 4;
+  }
   Device& device = recording.device();
   // op(A) read as vec4s: rows contiguous along k, every row start 16-byte aligned.
   const bool a_vec4 = g.x_k == 1 && g.x_row % 4 == 0 && g.x_batch % 4 == 0 && g.x_offset % 4 == 0 && x.offset % 16 == 0;
-  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}};
+  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}, {4, g.y_mode}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
   const Kernel& kernel =
-      storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_f16, bindings, std::move(constants), 0b11101);
+      storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_f16, bindings, std::move(constants),
+                     g.y_mode != 0 ? 0b11111 : 0b11101);
   recording.dispatch(kernel, bindings, push, {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
+}
+
+std::uint32_t gemm_y_in_place(const BufferSlice& y, std::uint32_t n, std::uint32_t stride_n, std::uint32_t stride_k,
+                              std::uint32_t batch_stride) {
+  if (y.offset % 16 != 0 || batch_stride % 4 != 0) return 0;
+  if (stride_n == 1 && stride_k % 4 == 0 && n % 4 == 0) return 1;
+  if (stride_k == 1 && stride_n % 4 == 0) return 2;
+  return 0;
 }
 
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device) {
@@ -349,6 +388,14 @@ std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device) {
 std::uint32_t gemm_cpu_splits(const GemmArgs& args, const Device& device) {
   if (args.m == 0 || args.n == 0 || args.batch == 0) return 1;
   return cpu_plan(args, layout_of(args), device, true).splits;
+}
+
+std::uint32_t gemm_cpu_y_mode(const GemmArgs& args, const Device& device) {
+  if (args.m == 0 || args.n == 0 || args.batch == 0) return 0;
+  const Layout l = layout_of(args);
+  const CpuPlan plan = cpu_plan(args, l, device, true);
+  const YLayout y = y_layout_of(args, l, plan);
+  return gemm_y_in_place(BufferSlice{}, plan.g.n, y.n, y.k, y.batch);
 }
 
 bool gemm_cpu_transposes(const GemmArgs& args) {

@@ -1,8 +1,9 @@
 // GEMM: C = alpha * op(A) * op(B) + beta * C, f32 with f32 accumulation, either operand
 // transposed, strided-batched.
 //
-// Kernels: on CPU devices gemm_pack copies one operand into aligned, zero-padded panels
-// in a workspace and gemm_regblock multiplies the other, read in place, by them with
+// Kernels: on CPU devices gemm_regblock multiplies one operand, read in place, by the
+// other, read in place too where its rows or columns are 16-byte aligned vec4s or else
+// first copied by gemm_pack into aligned, zero-padded panels in a workspace, with
 // register blocking (computing C^T = op(B)^T op(A)^T instead when C is narrow: the
 // panels run along C's columns); on GPUs gemm_tiled reads both in place through
 // shared-memory tiles. A narrow product with a long K on the CPU path is split along
@@ -53,8 +54,9 @@ struct GemmRegblockPush {
   std::uint32_t a_offset, c_offset;
   std::uint32_t bias_row, bias_col;  // the epilogue's (shaders/epilogue.glsl)
   float act_alpha, gate_alpha;
+  std::uint32_t b_ld, b_offset;  // op(B) read in place: in vec4s
 };
-static_assert(sizeof(GemmRegblockPush) == 72 && offsetof(GemmRegblockPush, a_row) == 12 &&
+static_assert(sizeof(GemmRegblockPush) == 80 && offsetof(GemmRegblockPush, b_ld) == 72 && offsetof(GemmRegblockPush, a_row) == 12 &&
               offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 40 &&
               offsetof(GemmRegblockPush, c_offset) == 52 && offsetof(GemmRegblockPush, bias_row) == 56);
 
@@ -101,7 +103,8 @@ std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device);
 // C = alpha * X . Y + beta * C, X (m x k) read in place at
 // x[x_offset + b * x_batch + r * x_row + k * x_k], Y (k x n) packed by the caller as
 // shaders/gemm_pack.comp lays it out, with the panel width and size of gemm_panels(),
-// C's element (r, c) of batch b at c_offset + b * c_batch + r * c_row + c * c_col.
+// or read in place (y_mode, below), C's element (r, c) of batch b at
+// c_offset + b * c_batch + r * c_row + c * c_col.
 struct PanelGemm {
   std::uint32_t m = 0, n = 0, k = 0, batch = 1;
   std::uint32_t x_row = 0, x_k = 0, x_batch = 0, x_offset = 0;
@@ -109,7 +112,16 @@ struct PanelGemm {
   std::uint32_t bias_row = 0, bias_col = 1;  // the epilogue's bias index: row * bias_row + col * bias_col
   bool shared_y = false;  // one packed Y for every batch
   float alpha = 1.0f, beta = 0.0f;
+  // Y in place of packed panels (shaders/gemm_regblock.comp's kBMode): element (k, c) of
+  // batch b at y_offset + b * y_batch + k * y_ld + c (y_mode 1, n a multiple of 4) or
+  // + c * y_ld + k (y_mode 2); y_ld, y_batch and y_offset multiples of 4, the slice
+  // 16-byte aligned (gemm_y_in_place says which layouts qualify). 0: packed.
+  std::uint32_t y_mode = 0, y_ld = 0, y_batch = 0, y_offset = 0;
 };
+// The y_mode (0: none) that reads Y, with element (k, c) of batch b at
+// y[b * batch_stride + k * stride_k + c * stride_n], in place for a product of n columns.
+std::uint32_t gemm_y_in_place(const BufferSlice& y, std::uint32_t n, std::uint32_t stride_n, std::uint32_t stride_k,
+                              std::uint32_t batch_stride);
 struct GemmPanels {
   std::uint32_t rows = 16, cols = 4;  // gemm_regblock's blocking: rows of C per workgroup, vec4s per lane
   std::uint32_t width = 128;          // columns of Y per panel
@@ -133,6 +145,9 @@ bool gemm_cpu_transposes(const GemmArgs& args);
 // long K runs as a batch of products over equal parts of K and a reduction of their
 // partial sums (one product, beta 0, packed C, no epilogue).
 std::uint32_t gemm_cpu_splits(const GemmArgs& args, const Device& device);
+// How the CPU path reads the operand it would otherwise pack (PanelGemm::y_mode; 0:
+// packs it) when the operands' slices start 16-byte aligned, as the arena places them.
+std::uint32_t gemm_cpu_y_mode(const GemmArgs& args, const Device& device);
 
 // Records C = alpha * op(A) op(B) + beta * C; `workspace` holds at least
 // gemm_workspace_bytes() bytes. Throws Error(invalid_argument) when a slice is too
