@@ -1,7 +1,7 @@
 // examples/resnet: tensorpack's cifar10-resnet, a pre-activation residual network of
 // 6n + 2 layers, on Fashion-MNIST (Debian's files) or on CIFAR-10 when --data points at
-// its binary files. Pad-and-crop and flip augmentation, Momentum with a stepped
-// learning rate, the test split evaluated after every epoch, checkpoints and --resume;
+// its binary files. Pad-and-crop and flip augmentation, Momentum with a stepped (or
+// cosine) learning rate, the test split evaluated after every epoch, checkpoints and --resume;
 // one device or data-parallel towers (--devices).
 //
 //   resnet --depth 14 --epochs 12          see --help
@@ -30,8 +30,10 @@ constexpr const char* kHelp =
     "  --epochs N           epochs to train (default 12)\n"
     "  --batch N            batch size per tower (default 128)\n"
     "  --steps N            steps per epoch (default: a pass over the train split)\n"
-    "  --lr X               initial learning rate of Momentum(0.9) (default 0.1); divided by\n"
-    "                       10 at 50% and by 100 at 75% of the epochs\n"
+    "  --lr X               initial learning rate of Momentum(0.9) (default 0.1)\n"
+    "  --schedule NAME      step (default): the learning rate divided by 10 at 50% and by\n"
+    "                       100 at 75% of the epochs; cosine: decayed every step from --lr\n"
+    "                       to 0 on a half cosine over all the steps of --epochs\n"
     "  --no-augment         no random crop and flip\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
     "  --devices I,J,...    train data-parallel on these devices, one tower each (an index\n"
@@ -57,7 +59,7 @@ struct Options {
   std::uint64_t seed = 1;
   bool resume = false, augment = true, mixed_precision = false;
   std::vector<int> devices;
-  std::string trainer = "replicated", logdir, data, export_path;
+  std::string trainer = "replicated", schedule = "step", logdir, data, export_path;
 };
 
 Options parse(int argc, char** argv) {
@@ -69,6 +71,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
+    else if (flags.is("--schedule")) o.schedule = flags.value();
     else if (flags.is("--no-augment")) o.augment = false;
     else if (flags.is("--device")) o.device = flags.to_int();
     else if (flags.is("--devices")) o.devices = flags.to_indices();
@@ -88,6 +91,8 @@ Options parse(int argc, char** argv) {
   if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
   if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
   if (!std::isfinite(o.lr) || o.lr <= 0) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  if (o.schedule != "step" && o.schedule != "cosine")
+    throw Error(ErrorCode::invalid_argument, "--schedule must be step or cosine, not '" + o.schedule + "'");
   if (o.logdir.empty()) o.logdir = "train_log/resnet-" + std::to_string(o.depth);
   return o;
 }
@@ -139,11 +144,16 @@ int run(const Options& o) {
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
   config.mixed_precision = o.mixed_precision;
-  // lr, lr / 10 from 50% of the epochs, lr / 100 from 75% (tensorpack's 82 and 123 of
-  // its ~164).
-  const auto schedule = examples::stepped_schedule(o.lr, {{0.5, o.lr / 10}, {0.75, o.lr / 100}}, o.epochs);
-  config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
-                      std::make_shared<callbacks::ModelSaver>(3)};
+  // step: lr, lr / 10 from 50% of the epochs, lr / 100 from 75% (tensorpack's 82 and 123
+  // of its ~164). cosine: set before every step from the global step, so a resumed run
+  // continues it exactly.
+  if (o.schedule == "cosine")
+    config.callbacks = {std::make_shared<callbacks::WarmupCosineSchedule>("learning_rate", o.lr, 0,
+                                                                          o.epochs * steps_per_epoch)};
+  else
+    config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>(
+        "learning_rate", examples::stepped_schedule(o.lr, {{0.5, o.lr / 10}, {0.75, o.lr / 100}}, o.epochs))};
+  config.callbacks.push_back(std::make_shared<callbacks::ModelSaver>(3));
   for (callbacks::CallbackPtr& cb : examples::classifier_evaluation(examples::resnet_batches(images, false, o.batch, 0)))
     config.callbacks.push_back(std::move(cb));
   config.callbacks.push_back(std::make_shared<callbacks::ThroughputTracker>());
