@@ -103,8 +103,8 @@ struct GemmCase {
 };
 
 // 33 x 70 runs as C on the CPU path (B packed), 2049 x 3 as C^T (A packed); K = 64 with
-// contiguous rows reads op(A) as vec4s, and B in place by rows; 24 x 40 x 36 reads B in
-// place by columns (gemm_cpu_y_mode 1 and 2).
+// contiguous rows reads op(A) as vec4s. Instead of packing, 40 x 36 x 64 reads B in place
+// by rows and 24 x 40 x 36 (as C^T) A by columns (gemm_cpu_y_mode 1 and 2).
 constexpr GemmCase kGemms[] = {{33, 70, 19, false, false}, {2049, 3, 5, false, true}, {40, 36, 64, false, false},
                                {17, 29, 12, true, true}, {24, 40, 36, false, true}};
 
