@@ -56,9 +56,10 @@ struct GemmRegblockPush {
   float act_alpha, gate_alpha;
   std::uint32_t b_ld, b_offset;  // op(B) read in place: in vec4s
 };
-static_assert(sizeof(GemmRegblockPush) == 80 && offsetof(GemmRegblockPush, b_ld) == 72 && offsetof(GemmRegblockPush, a_row) == 12 &&
+static_assert(sizeof(GemmRegblockPush) == 80 && offsetof(GemmRegblockPush, a_row) == 12 &&
               offsetof(GemmRegblockPush, b_batch) == 24 && offsetof(GemmRegblockPush, alpha) == 40 &&
-              offsetof(GemmRegblockPush, c_offset) == 52 && offsetof(GemmRegblockPush, bias_row) == 56);
+              offsetof(GemmRegblockPush, c_offset) == 52 && offsetof(GemmRegblockPush, bias_row) == 56 &&
+              offsetof(GemmRegblockPush, b_ld) == 72);
 
 // What gemm() does to each element v = alpha * (op(A) op(B))[r][c] + beta * C[r][c]
 // before storing it, so that a layer costs one dispatch (shaders/epilogue.glsl), in
