@@ -8,8 +8,14 @@
 //            statistics)
 // kRelu: a ReLU follows: the forward writes max(y, 0), and the gradients take dy as 0
 // where xhat * gamma + beta <= 0 (the ReLU's gradient, recomputed from x).
-// sums holds [sum dy, sum dy * xhat] per channel (batch_norm_reduce, kMode 1). Every
-// invocation takes one vec4 of 4 consecutive channels when kVec4 (c % 4 == 0, aligned).
+// sums holds [sum dy, sum dy * xhat] per channel (batch_norm_reduce, kMode 1).
+// An invocation owns one channel, or one vec4 of 4 consecutive channels when kVec4
+// (c % 4 == 0, aligned), and reads that channel's factors once; it then walks rows
+// r, r + p.chunk, r + 2 p.chunk, ... below m. With p.chunk = m (GPU devices) that is
+// one element or vec4 per invocation, neighbours side by side; CPU devices give each
+// invocation several rows, since there every load whose address differs across the
+// SIMD lanes is a loop over the lanes, and the per-channel factors cost 4 to 6 such
+// loads per channel against 2 or 3 for an element.
 // x, dy and the result may be float16 (f16_storage.glsl). Push constants mirror
 // vkp::vk::BatchNormPush.
 #extension GL_GOOGLE_include_directive : require
@@ -34,31 +40,52 @@ VKP_OUTPUT4(6, Out, out_)
 layout(push_constant) uniform Push {
   uint n;
   uint c;
-  uint chunk;  // unused here
+  uint chunk;  // rows between an invocation's rows; invocations: chunk * (c or c / 4)
   float eps;
 } p;
 
-// The per-channel factors of channel ch: y = v * scale + shift (forward), or
-// dx = dy * scale + (xhat-term) (gradient).
-float value(float v, float g, uint ch) {  // g: dy, by value
-  const float mean = stats[ch], rstd = inversesqrt(stats[p.c + ch] + p.eps);
-  const float xhat = (v - mean) * rstd;
-  if (kMode == 0) return kRelu ? max(xhat * gamma[ch] + beta[ch], 0.0) : xhat * gamma[ch] + beta[ch];
-  if (kRelu && !(xhat * gamma[ch] + beta[ch] > 0.0)) g = 0.0;
-  if (kMode == 2) return gamma[ch] * rstd * g;
+// One channel's operands, read once per invocation.
+struct Channel {
+  float mean, rstd, gamma, beta, sum_dy, sum_dy_xhat;
+};
+
+Channel channel(uint ch) {
+  Channel k;
+  k.mean = stats[ch];
+  k.rstd = inversesqrt(stats[p.c + ch] + p.eps);
+  k.gamma = gamma[ch];
+  k.beta = kMode == 0 || kRelu ? beta[ch] : 0.0;
+  k.sum_dy = kMode == 1 ? sums[ch] : 0.0;
+  k.sum_dy_xhat = kMode == 1 ? sums[p.c + ch] : 0.0;
+  return k;
+}
+
+float value(float v, float g, Channel k) {  // g: dy, by value
+  const float xhat = (v - k.mean) * k.rstd;
+  if (kMode == 0) return kRelu ? max(xhat * k.gamma + k.beta, 0.0) : xhat * k.gamma + k.beta;
+  if (kRelu && !(xhat * k.gamma + k.beta > 0.0)) g = 0.0;
+  if (kMode == 2) return k.gamma * k.rstd * g;
   const float m = float(p.n / p.c);
-  return gamma[ch] * rstd * (g - (sums[ch] + xhat * sums[p.c + ch]) / m);
+  return k.gamma * k.rstd * (g - (k.sum_dy + xhat * k.sum_dy_xhat) / m);
 }
 
 void main() {
   const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  const uint m = p.n / p.c, per_row = kVec4 ? p.c / 4 : p.c;
+  if (index >= p.chunk * per_row) return;
+  const uint at = index % per_row;  // the channel, or vec4 of channels
   if (kVec4) {
-    if (index >= p.n / 4) return;
-    const uint ch = (4 * index) % p.c;
-    const vec4 v = load4_x(index), g = kMode == 0 ? vec4(0.0) : load4_dy(index);
-    store4_out_(index, vec4(value(v.x, g.x, ch), value(v.y, g.y, ch + 1), value(v.z, g.z, ch + 2), value(v.w, g.w, ch + 3)));
+    const Channel k0 = channel(4 * at), k1 = channel(4 * at + 1), k2 = channel(4 * at + 2), k3 = channel(4 * at + 3);
+    for (uint r = index / per_row; r < m; r += p.chunk) {
+      const uint i = r * per_row + at;
+      const vec4 v = load4_x(i), g = kMode == 0 ? vec4(0.0) : load4_dy(i);
+      store4_out_(i, vec4(value(v.x, g.x, k0), value(v.y, g.y, k1), value(v.z, g.z, k2), value(v.w, g.w, k3)));
+    }
     return;
   }
-  if (index >= p.n) return;
-  store_out_(index, value(load_x(index), kMode == 0 ? 0.0 : load_dy(index), index % p.c));
+  const Channel k = channel(at);
+  for (uint r = index / per_row; r < m; r += p.chunk) {
+    const uint i = r * per_row + at;
+    store_out_(i, value(load_x(i), kMode == 0 ? 0.0 : load_dy(i), k));
+  }
 }

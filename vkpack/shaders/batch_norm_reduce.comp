@@ -8,6 +8,9 @@
 //   pass 1, one invocation per channel, merges the chunks in order into out[2][c]:
 //     kMode 0: mean and biased variance (Chan et al.'s pairwise update);
 //     kMode 1: sum dy and sum dy * xhat.
+// With kVec4 (c % 4 == 0, x and dy aligned), a pass-0 invocation takes 4 neighbouring
+// channels as one vec4, the same arithmetic per channel in the same order (a CPU device
+// loads a vec4 for the price of a float).
 // x and dy may be float16 (f16_storage.glsl). Push constants mirror vkp::vk::BatchNormPush.
 #extension GL_GOOGLE_include_directive : require
 #ifdef VKP_F16
@@ -19,10 +22,11 @@ layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const uint kPass = 0;
 layout(constant_id = 2) const bool kRelu = false;
+layout(constant_id = 3) const bool kVec4 = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT(0, X, x)
-VKP_INPUT(1, Dy, dy)                                                   // kMode 1
+VKP_INPUT4(0, X, x)
+VKP_INPUT4(1, Dy, dy)                                                   // kMode 1
 layout(std430, binding = 2) readonly buffer Stats { float stats[]; };  // kMode 1: mean [c], var [c]
 layout(std430, binding = 3) buffer Partial { float partial[]; };       // [chunks][c][3]
 layout(std430, binding = 4) writeonly buffer Out { float out_[]; };    // [2][c]
@@ -35,9 +39,52 @@ layout(push_constant) uniform Push {
   float eps;
 } p;
 
+// Pass 0 over channels 4 j .. 4 j + 3 of one chunk (kVec4): as main's scalar loop, per
+// component.
+void partials4(uint index, uint m, uint chunks) {
+  const uint c4 = p.c / 4;
+  if (index >= chunks * c4) return;
+  const uint j = index % c4, s = index / c4;
+  const uint begin = s * p.chunk, end = min(m, begin + p.chunk);
+  vec4 a = vec4(0.0), b = vec4(0.0);
+  float count = 0.0;
+  if (kMode == 0) {
+    for (uint r = begin; r < end; ++r) {
+      const vec4 v = load4_x(r * c4 + j);
+      count += 1.0;
+      const vec4 delta = v - a;
+      a += delta / count;
+      b += delta * (v - a);
+    }
+  } else {
+    const uint ch = 4 * j;
+    const vec4 mean = vec4(stats[ch], stats[ch + 1], stats[ch + 2], stats[ch + 3]);
+    const vec4 rstd = inversesqrt(vec4(stats[p.c + ch], stats[p.c + ch + 1], stats[p.c + ch + 2], stats[p.c + ch + 3]) + p.eps);
+    const vec4 gam = kRelu ? vec4(gamma[ch], gamma[ch + 1], gamma[ch + 2], gamma[ch + 3]) : vec4(0.0);
+    const vec4 bet = kRelu ? vec4(beta[ch], beta[ch + 1], beta[ch + 2], beta[ch + 3]) : vec4(0.0);
+    for (uint r = begin; r < end; ++r) {
+      const vec4 xhat = (load4_x(r * c4 + j) - mean) * rstd;
+      vec4 g = load4_dy(r * c4 + j);
+      if (kRelu) g = mix(vec4(0.0), g, greaterThan(xhat * gam + bet, vec4(0.0)));
+      a += g;
+      b += g * xhat;
+    }
+  }
+  for (uint e = 0; e < 4; ++e) {
+    const uint at = 3 * (s * p.c + 4 * j + e);
+    partial[at] = count;
+    partial[at + 1] = a[e];
+    partial[at + 2] = b[e];
+  }
+}
+
 void main() {
   const uint index = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
   const uint m = p.n / p.c, chunks = (m + p.chunk - 1) / p.chunk;
+  if (kPass == 0 && kVec4) {
+    partials4(index, m, chunks);
+    return;
+  }
   if (kPass == 0) {
     if (index >= chunks * p.c) return;
     const uint ch = index % p.c, s = index / p.c;

@@ -17,6 +17,22 @@ std::uint64_t chunk_rows(std::uint64_t m, std::uint64_t c) {
   return (m + chunks - 1) / chunks;
 }
 
+constexpr std::uint64_t kGroup = 64;  // the shaders' local_size_x
+// batch_norm_apply on a CPU device: rows per invocation, at most, and the fewest
+// workgroups worth keeping every core busy.
+constexpr std::uint64_t kCpuRows = 16, kCpuMinWorkgroups = 16;
+
+// Rows between one invocation's rows of the apply pass (its p.chunk): m, one row each, on
+// a GPU; on a CPU device up to kCpuRows rows each, fewer where that would leave fewer
+// than kCpuMinWorkgroups workgroups.
+std::uint64_t apply_row_stride(std::uint64_t m, std::uint64_t per_row, DeviceKind kind) {
+  if (kind != DeviceKind::cpu) return m;
+  std::uint64_t rows = kCpuRows;
+  auto workgroups = [&] { return ((m + rows - 1) / rows * per_row + kGroup - 1) / kGroup; };
+  while (rows > 1 && workgroups() < kCpuMinWorkgroups) rows /= 2;
+  return (m + rows - 1) / rows;
+}
+
 std::uint32_t checked_n(std::uint64_t m, std::uint64_t c) {
   if (m * c > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("batch_norm: {} x {} elements exceed 2^32", m, c));
   return static_cast<std::uint32_t>(m * c);
@@ -37,15 +53,16 @@ void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint
   // Without a ReLU, gamma and beta are not read: the output stands in for them.
   const BufferSlice gamma = relu ? relu->gamma : out, beta = relu ? relu->beta : out;
   const std::uint32_t masked = relu ? 1 : 0;
+  const std::uint32_t vec4 = c % 4 == 0 && x.offset % 16 == 0 && (mode == 0 || dy.offset % 16 == 0) ? 1 : 0;
   // x and dy may be float16; the partial sums and the statistics are float32.
   const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
   constexpr std::uint32_t kF16 = 0b0000011;
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
-                                    {{0, mode}, {1, 0}, {2, masked}}, kF16),
-                     bindings, push, grid_1d((chunks * c + 63) / 64, device), "batch_norm_reduce");
+                                    {{0, mode}, {1, 0}, {2, masked}, {3, vec4}}, kF16),
+                     bindings, push, grid_1d((chunks * (vec4 ? c / 4 : c) + kGroup - 1) / kGroup, device), "batch_norm_reduce");
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
                                     {{0, mode}, {1, 1}, {2, masked}}, kF16),
-                     bindings, push, grid_1d((c + 63) / 64, device), "batch_norm_reduce");
+                     bindings, push, grid_1d((c + kGroup - 1) / kGroup, device), "batch_norm_reduce");
 }
 
 }  // namespace
@@ -92,8 +109,9 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m,
   const BufferSlice bindings[] = {x, stats, gamma, beta, dy, sums, out};
   const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_f16, bindings,
                                         {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
-  const std::uint64_t items = vec4 ? n / 4 : n;
-  recording.dispatch(kernel, bindings, BatchNormPush{n, c, 0, eps}, grid_1d((items + 63) / 64, device), "batch_norm");
+  const std::uint64_t per_row = vec4 ? c / 4 : c, stride = apply_row_stride(m, per_row, device.kind());
+  recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), eps},
+                     grid_1d((stride * per_row + kGroup - 1) / kGroup, device), "batch_norm");
 }
 
 }  // namespace vkp::vk

@@ -16,7 +16,7 @@ namespace vkp::vk {
 struct BatchNormPush {
   std::uint32_t n;      // m * c
   std::uint32_t c;
-  std::uint32_t chunk;  // rows per partial reduction
+  std::uint32_t chunk;  // reduce: rows per partial sum; apply: rows between an invocation's rows
   float eps;
 };
 static_assert(sizeof(BatchNormPush) == 16);
