@@ -275,6 +275,9 @@ TEST_F(GemmTest, TheCpuPathReadsAlignedOperandsInPlace) {
       {"B's columns, shared by the batches", 19, 64, 30, false, true, 0, 32, 3, 0, 0, false, 2, 1},
       {"A's rows, split K", 144, 16, 6006, true, false, 0, 0, 1, 0, 0, true, 1, 0},
       {"A's columns, split K in parts of 4 n", 144, 16, 8192, false, false, 0, 0, 1, 0, 0, true, 2, 0},
+      // Either orientation multiplies alike; B's rows 65 apart must be packed, A's
+      // columns need not, so C^T costs less.
+      {"A's columns rather than packing B", 64, 64, 300, false, false, 0, 65, 1, 0, 0, true, 2, 1},
       {"packed: split K in parts of odd length", 144, 16, 6006, false, false, 6008, 0, 1, 0, 0, true, 0, 0},
       {"packed: N = 70 along B's rows", 33, 70, 19, false, false, 0, 0, 1, 0, 0, false, 0, 1},
       {"packed: B's columns 23 apart", 37, 45, 23, false, true, 0, 0, 1, 0, 0, false, 0, 1},
@@ -297,6 +300,11 @@ TEST_F(GemmTest, TheCpuPathReadsAlignedOperandsInPlace) {
     ASSERT_EQ(vk::gemm_cpu_y_mode(args, device()), c.mode);
     if (c.splits == 1) EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
     else EXPECT_GT(vk::gemm_cpu_splits(args, device()), 1u);
+    // Read in place on a device whose bound slices start 16-byte aligned, an unsplit
+    // product needs no workspace (check() runs it with a 4-byte one).
+    if (device().limits().min_storage_buffer_offset_alignment % 16 == 0) {
+      EXPECT_EQ(vk::gemm_workspace_bytes(args, device()) == 0, c.mode != 0 && c.splits == 1);
+    }
     check(args, elements(a_rows, a_cols, lda, c.batch, stride_a),
           elements(b_rows, b_cols, ldb, c.batch, c.batch > 1 ? c.stride_b : 0), std::size_t{c.batch} * c.m * c.n,
           seed++);
@@ -347,7 +355,7 @@ TEST_F(GemmTest, TooSmallOperandIsAnErrorNamingIt) {
 TEST_F(GemmTest, ShortRowStrideAndSmallWorkspaceAreErrors) {
   vk::GemmArgs args;
   args.m = 4;
-  args.n = 4;
+  args.n = 5;  // rows of 5: the CPU path packs B (or A^T) and needs room for it
   args.k = 4;
   args.lda = 3;
   const vk::BufferSlice s = scratch(64);
@@ -355,6 +363,7 @@ TEST_F(GemmTest, ShortRowStrideAndSmallWorkspaceAreErrors) {
   EXPECT_THROW(vk::gemm(recording, args, s, s, s, s), Error);
   args.lda.reset();
   args.choice = vk::KernelChoice::cpu;
+  ASSERT_GT(vk::gemm_workspace_bytes(args, device()), 4u);
   EXPECT_THROW(vk::gemm(recording, args, s, s, s, s.sub(0, 4)), Error);
 }
 

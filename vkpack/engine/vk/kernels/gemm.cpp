@@ -126,13 +126,32 @@ double cost_of(const GemmPanels& p, std::uint32_t m, std::uint32_t n, std::uint3
          kPackCost * padded_n * padded_k * packed_batches;
 }
 
+// Y = op(B), or op(A)^T when transposed, as the multiply reads it: element strides
+// along its columns and along k, and between the batches it runs (0: one Y for all).
+struct YLayout {
+  std::uint32_t n, k, batch;
+};
+
+YLayout y_layout(const GemmArgs& args, const Layout& l, bool transposed) {
+  YLayout y{};
+  y.n = transposed ? (args.trans_a ? 1 : l.lda) : (args.trans_b ? l.ldb : 1);
+  y.k = transposed ? (args.trans_a ? l.lda : 1) : (args.trans_b ? 1 : l.ldb);
+  y.batch = transposed ? l.stride_a : l.stride_b;
+  return y;
+}
+
 // The orientation a GemmArgs runs in: C = X . Y with X = op(A), Y = op(B) or, when C
-// is narrow, X = op(B)^T, Y = op(A)^T and C written transposed.
+// is narrow, X = op(B)^T, Y = op(A)^T and C written transposed. Packing is charged
+// only to an orientation whose Y cannot be read in place (slices taken as 16-byte
+// aligned, as the arena places them).
 bool transposes(const GemmArgs& args, const Layout& l) {
-  const std::uint32_t a_batches = args.batch > 1 && l.stride_a == 0 ? 1 : args.batch;
-  const std::uint32_t b_batches = args.batch > 1 && l.stride_b == 0 ? 1 : args.batch;
-  return cost_of(blocking_for(args.n, args.m), args.n, args.m, args.k, args.batch, a_batches) <
-         cost_of(blocking_for(args.m, args.n), args.m, args.n, args.k, args.batch, b_batches);
+  auto packed_batches = [&](bool transposed) -> std::uint32_t {
+    const YLayout y = y_layout(args, l, transposed);
+    if (gemm_y_in_place(BufferSlice{}, transposed ? args.m : args.n, y.n, y.k, y.batch) != 0) return 0;
+    return y.batch == 0 ? 1 : args.batch;
+  };
+  return cost_of(blocking_for(args.n, args.m), args.n, args.m, args.k, args.batch, packed_batches(true)) <
+         cost_of(blocking_for(args.m, args.n), args.m, args.n, args.k, args.batch, packed_batches(false));
 }
 
 // Packs Y, seen as X[p][k] (p along n), into the panels.
@@ -190,6 +209,8 @@ std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlig
 struct CpuPlan {
   bool transposed = false;
   std::uint32_t splits = 1;
+  YLayout y;             // as the multiply reads it (the parts of K as batches when split)
+  std::uint32_t y_mode = 0;  // PanelGemm::y_mode; 0: Y is packed into `panels`
   PanelGemm g;           // the multiply (over one part of K, `splits` batches, when split)
   GemmPanels panels;
   ReduceArgs sums;       // split: the partial sums [splits][m * n] into C
@@ -233,23 +254,15 @@ CpuPlan cpu_plan(const GemmArgs& args, const Layout& l, const Device& device, bo
     plan.reduce_bytes = aligned(reduce_workspace_bytes(plan.sums, device));
   }
   plan.panels = gemm_panels(plan.g);
-  plan.packed_bytes = aligned(plan.panels.bytes());
+  plan.y = y_layout(args, l, plan.transposed);
+  if (plan.splits > 1) plan.y.batch = plan.g.k * plan.y.k;
+  // Every slice a kernel binds starts at a multiple of minStorageBufferOffsetAlignment
+  // (Recording::dispatch checks it); where that is a multiple of 16 bytes, whether Y is
+  // read in place is settled here and the panels need no memory.
+  if (device.limits().min_storage_buffer_offset_alignment % 16 == 0)
+    plan.y_mode = gemm_y_in_place(BufferSlice{}, plan.g.n, plan.y.n, plan.y.k, plan.y.batch);
+  plan.packed_bytes = plan.y_mode != 0 ? 0 : aligned(plan.panels.bytes());
   return plan;
-}
-
-// Y = op(B), or op(A)^T when transposed, as the multiply reads it: element strides
-// along its columns and along k, and between the batches it runs (0: one Y for all;
-// the parts of K when split).
-struct YLayout {
-  std::uint32_t n, k, batch;
-};
-
-YLayout y_layout_of(const GemmArgs& args, const Layout& l, const CpuPlan& plan) {
-  YLayout y{};
-  y.n = plan.transposed ? (args.trans_a ? 1 : l.lda) : (args.trans_b ? l.ldb : 1);
-  y.k = plan.transposed ? (args.trans_a ? l.lda : 1) : (args.trans_b ? 1 : l.ldb);
-  y.batch = plan.splits > 1 ? plan.g.k * y.k : plan.g.shared_y ? 0 : plan.transposed ? l.stride_a : l.stride_b;
-  return y;
 }
 
 void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
@@ -258,19 +271,21 @@ void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const
   if (workspace.size < plan.bytes())
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: workspace of {} bytes, needs {} (gemm_workspace_bytes)",
                                                          workspace.size, plan.bytes()));
-  const BufferSlice packed = workspace.sub(0, plan.panels.bytes());
   const std::uint32_t k = plan.g.k, splits = plan.splits;
   const BufferSlice y = plan.transposed ? a : b;
-  const YLayout yl = y_layout_of(args, l, plan);
+  const YLayout& yl = plan.y;
   PanelGemm run = plan.g;
-  run.y_mode = gemm_y_in_place(y, plan.g.n, yl.n, yl.k, yl.batch);
+  // Planned in place: the binding's alignment makes the offset fit (an unaligned slice
+  // fails at dispatch). Otherwise the offset decides, and the panels are reserved.
+  run.y_mode = plan.y_mode != 0 ? plan.y_mode : gemm_y_in_place(y, plan.g.n, yl.n, yl.k, yl.batch);
+  BufferSlice y_operand = y;
   if (run.y_mode == 0) {
-    pack(recording, plan.panels, y, packed, plan.g.n, k, yl.n, yl.k, yl.batch);
+    y_operand = workspace.sub(0, plan.panels.bytes());
+    pack(recording, plan.panels, y, y_operand, plan.g.n, k, yl.n, yl.k, yl.batch);
   } else {
     run.y_ld = run.y_mode == 1 ? yl.k : yl.n;
     run.y_batch = yl.batch;
   }
-  const BufferSlice y_operand = run.y_mode == 0 ? packed : y;
   run.bias_row = plan.transposed ? 1 : 0;  // the bias runs along C's columns: the run's rows when transposed
   run.bias_col = plan.transposed ? 0 : 1;
   const BufferSlice x = plan.transposed ? b : a;
@@ -392,10 +407,8 @@ std::uint32_t gemm_cpu_splits(const GemmArgs& args, const Device& device) {
 
 std::uint32_t gemm_cpu_y_mode(const GemmArgs& args, const Device& device) {
   if (args.m == 0 || args.n == 0 || args.batch == 0) return 0;
-  const Layout l = layout_of(args);
-  const CpuPlan plan = cpu_plan(args, l, device, true);
-  const YLayout y = y_layout_of(args, l, plan);
-  return gemm_y_in_place(BufferSlice{}, plan.g.n, y.n, y.k, y.batch);
+  const CpuPlan plan = cpu_plan(args, layout_of(args), device, true);
+  return gemm_y_in_place(BufferSlice{}, plan.g.n, plan.y.n, plan.y.k, plan.y.batch);
 }
 
 bool gemm_cpu_transposes(const GemmArgs& args) {

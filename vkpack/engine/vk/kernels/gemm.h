@@ -96,7 +96,9 @@ struct GemmArgs {
 void add_gemm_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& epilogue);
 void check_gemm_epilogue(const GemmEpilogue& epilogue, std::uint64_t n, std::uint64_t c_elements);
 
-// Bytes of scratch memory gemm() needs (the packed operand on CPU devices, 0 on GPUs).
+// Bytes of scratch memory gemm() needs: on CPU devices the packed operand (none when it
+// is read in place and the device binds slices 16-byte aligned) and split-K's partial
+// sums; 0 on GPUs.
 std::size_t gemm_workspace_bytes(const GemmArgs& args, const Device& device);
 
 // The CPU path's multiply on its own, for callers that pack their own operand
