@@ -209,11 +209,11 @@ std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlig
 struct CpuPlan {
   bool transposed = false;
   std::uint32_t splits = 1;
-  YLayout y;             // as the multiply reads it (the parts of K as batches when split)
+  YLayout y;                 // as the multiply reads it (the parts of K as batches when split)
   std::uint32_t y_mode = 0;  // PanelGemm::y_mode; 0: Y is packed into `panels`
-  PanelGemm g;           // the multiply (over one part of K, `splits` batches, when split)
+  PanelGemm g;               // the multiply (over one part of K, `splits` batches, when split)
   GemmPanels panels;
-  ReduceArgs sums;       // split: the partial sums [splits][m * n] into C
+  ReduceArgs sums;           // split: the partial sums [splits][m * n] into C
   std::uint64_t packed_bytes = 0, partial_bytes = 0, reduce_bytes = 0;
   std::uint64_t bytes() const { return packed_bytes + partial_bytes + reduce_bytes; }
 };
