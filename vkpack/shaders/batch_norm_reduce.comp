@@ -26,7 +26,7 @@ layout(constant_id = 3) const bool kVec4 = false;
 
 #include "f16_storage.glsl"
 VKP_INPUT4(0, X, x)
-VKP_INPUT4(1, Dy, dy)                                                   // kMode 1
+VKP_INPUT4(1, Dy, dy)                                                  // kMode 1
 layout(std430, binding = 2) readonly buffer Stats { float stats[]; };  // kMode 1: mean [c], var [c]
 layout(std430, binding = 3) buffer Partial { float partial[]; };       // [chunks][c][3]
 layout(std430, binding = 4) writeonly buffer Out { float out_[]; };    // [2][c]
@@ -59,7 +59,8 @@ void partials4(uint index, uint m, uint chunks) {
   } else {
     const uint ch = 4 * j;
     const vec4 mean = vec4(stats[ch], stats[ch + 1], stats[ch + 2], stats[ch + 3]);
-    const vec4 rstd = inversesqrt(vec4(stats[p.c + ch], stats[p.c + ch + 1], stats[p.c + ch + 2], stats[p.c + ch + 3]) + p.eps);
+    const vec4 var = vec4(stats[p.c + ch], stats[p.c + ch + 1], stats[p.c + ch + 2], stats[p.c + ch + 3]);
+    const vec4 rstd = inversesqrt(var + p.eps);
     const vec4 gam = kRelu ? vec4(gamma[ch], gamma[ch + 1], gamma[ch + 2], gamma[ch + 3]) : vec4(0.0);
     const vec4 bet = kRelu ? vec4(beta[ch], beta[ch + 1], beta[ch + 2], beta[ch + 3]) : vec4(0.0);
     for (uint r = begin; r < end; ++r) {

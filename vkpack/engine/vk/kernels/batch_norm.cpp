@@ -54,12 +54,13 @@ void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint
   const BufferSlice gamma = relu ? relu->gamma : out, beta = relu ? relu->beta : out;
   const std::uint32_t masked = relu ? 1 : 0;
   const std::uint32_t vec4 = c % 4 == 0 && x.offset % 16 == 0 && (mode == 0 || dy.offset % 16 == 0) ? 1 : 0;
+  const std::uint64_t pass0 = chunks * (vec4 ? c / 4 : c);  // invocations
   // x and dy may be float16; the partial sums and the statistics are float32.
   const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
   constexpr std::uint32_t kF16 = 0b0000011;
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
                                     {{0, mode}, {1, 0}, {2, masked}, {3, vec4}}, kF16),
-                     bindings, push, grid_1d((chunks * (vec4 ? c / 4 : c) + kGroup - 1) / kGroup, device), "batch_norm_reduce");
+                     bindings, push, grid_1d((pass0 + kGroup - 1) / kGroup, device), "batch_norm_reduce");
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
                                     {{0, mode}, {1, 1}, {2, masked}}, kF16),
                      bindings, push, grid_1d((c + kGroup - 1) / kGroup, device), "batch_norm_reduce");
