@@ -1,8 +1,10 @@
-# vkpack_shaders(<target> <name>... [F16 <name>...]): compiles shaders/<name>.comp to
-# SPIR-V and embeds it in <target>. The shaders listed after F16 are compiled a second
-# time with VKP_F16 defined, as vkp::shaders::<name>_f16: the build whose bindings may
-# hold float16 values (it needs the storageBuffer16BitAccess feature, so the plain build
-# stays free of it).
+# vkpack_shaders(<target> <name>... [F16 <name>...] [TEXEL <name>...]): compiles
+# shaders/<name>.comp to SPIR-V and embeds it in <target>. The shaders listed after F16
+# are compiled a second time with VKP_F16 defined, as vkp::shaders::<name>_f16: the build
+# whose bindings may hold float16 values (it needs the storageBuffer16BitAccess feature,
+# so the plain build stays free of it). Those listed after TEXEL are compiled again with
+# VKP_TEXEL defined, as <name>_texel: the build that reads some inputs through uniform
+# texel buffers (shaders/texel_input.glsl).
 #
 #   <name>.comp --glslangValidator --target-env vulkan1.2 --depfile--> <name>.raw.spv
 #               --spirv-opt -O--> <name>.spv --spirv-val--> <name>.spv.cpp (uint32_t array)
@@ -14,7 +16,7 @@ find_program(SPIRV_OPT spirv-opt REQUIRED)
 find_program(SPIRV_VAL spirv-val REQUIRED)
 
 function(vkpack_shaders target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "F16")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "F16;TEXEL")
   set(out_dir "${PROJECT_BINARY_DIR}/generated/shaders")
   set(header_dir "${PROJECT_BINARY_DIR}/generated/include/vkpack/shaders")
   file(MAKE_DIRECTORY "${out_dir}" "${header_dir}")
@@ -30,11 +32,20 @@ function(vkpack_shaders target)
     endif()
     list(APPEND builds "${name}_f16")
   endforeach()
+  foreach(name IN LISTS arg_TEXEL)
+    if(NOT name IN_LIST arg_UNPARSED_ARGUMENTS)
+      message(FATAL_ERROR "vkpack_shaders: ${name} is listed after TEXEL but not as a shader")
+    endif()
+    list(APPEND builds "${name}_texel")
+  endforeach()
   foreach(name IN LISTS builds)
     set(defines "")
     set(source "${name}")
     if(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
       set(defines "-DVKP_F16=1")
+      set(source "${CMAKE_MATCH_1}")
+    elseif(name MATCHES "^(.*)_texel$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
+      set(defines "-DVKP_TEXEL=1")
       set(source "${CMAKE_MATCH_1}")
     endif()
     set(comp "${CMAKE_CURRENT_SOURCE_DIR}/${source}.comp")

@@ -28,7 +28,8 @@ layout(constant_id = 1) const bool kPixelsAlongK = false;
 layout(constant_id = 2) const bool kVector = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, X, x)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)  // a texel buffer in the _texel build
 layout(std430, binding = 1) writeonly buffer Dst { vec4 dst[]; };
 layout(push_constant) uniform Push {
   uint n, h, w, c;          // input [N, H, W, C]

@@ -27,7 +27,8 @@ layout(local_size_x_id = 0) in;  // kWidth / 4
 layout(constant_id = 1) const uint kVector = 0;  // 0: scalar loads, 1: vec4 along p, 2: vec4 along k
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, Src, src)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, Src, src)  // a texel buffer in the _texel build
 layout(std430, binding = 1) writeonly buffer Dst { vec4 dst[]; };
 layout(push_constant) uniform Push {
   uint p_extent;   // rows of X (N)

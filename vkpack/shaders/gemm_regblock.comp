@@ -40,8 +40,9 @@ layout(constant_id = 3) const bool kAVec4 = false;  // op(A)'s rows are contiguo
 layout(constant_id = 4) const uint kBMode = 0;       // 0: packed; 1, 2: in place (above)
 
 #include "f16_storage.glsl"
+#include "texel_input.glsl"
 VKP_INPUT4(0, A, a)
-VKP_INPUT4(1, B, b)
+VKP_TEXEL_INPUT4(1, B, b)  // a texel buffer in the _texel build (B's loads differ per lane)
 VKP_INOUT(2, C, c)
 layout(push_constant) uniform Push {
   uint m, n, k;

@@ -96,6 +96,7 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
       label_("device " + std::to_string(index) + " (" + info_->name + ")"),
       limits_(info_->limits),
       staging_bytes_(options.staging_bytes) {
+  texel_buffers_ = options.texel_buffers;
   const LimitsProfile* profile = requested_profile(options.limits_profile);
   if (profile) {
     limits_ = clamp_limits(info_->limits, profile->limits);

@@ -65,6 +65,10 @@ struct DeviceOptions {
   // Enable storageBuffer16BitAccess where the device (and the limits profile) has it;
   // false behaves as a device without it (tests of the error a user meets there).
   bool f16_storage = true;
+  // Let kernels read an operand through a uniform texel buffer where they have a build
+  // for it (shaders/texel_input.glsl, vk::texel_readable); false binds storage buffers
+  // only (tests and benchmarks of both).
+  bool texel_buffers = true;
   // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
   std::uint64_t staging_bytes = std::uint64_t{16} << 20;
 };
@@ -92,6 +96,8 @@ class Device {
   DeviceKind kind() const { return kind_; }
   // Whether kernels may bind float16 buffers (storageBuffer16BitAccess is enabled).
   bool f16_storage() const { return f16_storage_; }
+  // DeviceOptions::texel_buffers.
+  bool texel_buffers() const { return texel_buffers_; }
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
   const std::string& label() const { return label_; }
 
@@ -161,6 +167,7 @@ class Device {
   std::string profile_;
   bool coherent_readback_ = true;
   bool f16_storage_ = false;
+  bool texel_buffers_ = true;
   DeviceFns fn_;
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;

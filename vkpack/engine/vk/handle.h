@@ -85,6 +85,7 @@ using DeviceRootHandle = RootHandle<VkDevice, PFN_vkDestroyDevice>;
 using DebugMessengerHandle = ChildHandle<VkInstance, VkDebugUtilsMessengerEXT, PFN_vkDestroyDebugUtilsMessengerEXT>;
 
 using BufferHandle = DeviceHandle<VkBuffer, PFN_vkDestroyBuffer>;
+using BufferViewHandle = DeviceHandle<VkBufferView, PFN_vkDestroyBufferView>;
 using MemoryHandle = DeviceHandle<VkDeviceMemory, PFN_vkFreeMemory>;
 using ShaderModuleHandle = DeviceHandle<VkShaderModule, PFN_vkDestroyShaderModule>;
 using DescriptorSetLayoutHandle = DeviceHandle<VkDescriptorSetLayout, PFN_vkDestroyDescriptorSetLayout>;

@@ -85,6 +85,8 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   DeviceLimits& l = info.limits;
   l.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   l.min_storage_buffer_offset_alignment = p.limits.minStorageBufferOffsetAlignment;
+  l.min_texel_buffer_offset_alignment = p.limits.minTexelBufferOffsetAlignment;
+  l.max_texel_buffer_elements = p.limits.maxTexelBufferElements;
   l.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
   for (int i = 0; i < 3; ++i) {
     l.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];

@@ -18,6 +18,8 @@ namespace vkp::vk {
 struct DeviceLimits {
   std::uint64_t max_storage_buffer_range = 0;     // bytes one storage binding may span
   std::uint64_t min_storage_buffer_offset_alignment = 0;
+  std::uint64_t min_texel_buffer_offset_alignment = 0;
+  std::uint32_t max_texel_buffer_elements = 0;    // texels one uniform texel buffer view may hold
   std::uint64_t max_memory_allocation_size = 0;   // bytes one vkAllocateMemory may ask for
   std::uint32_t max_workgroup_count[3] = {};
   std::uint32_t max_workgroup_size[3] = {};

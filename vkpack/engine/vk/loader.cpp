@@ -101,6 +101,8 @@ DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device) {
   load(f.vkGetBufferMemoryRequirements, get("vkGetBufferMemoryRequirements"),
        "vkGetBufferMemoryRequirements", true);
   load(f.vkBindBufferMemory, get("vkBindBufferMemory"), "vkBindBufferMemory", true);
+  load(f.vkCreateBufferView, get("vkCreateBufferView"), "vkCreateBufferView", true);
+  load(f.vkDestroyBufferView, get("vkDestroyBufferView"), "vkDestroyBufferView", true);
   load(f.vkCreateShaderModule, get("vkCreateShaderModule"), "vkCreateShaderModule", true);
   load(f.vkDestroyShaderModule, get("vkDestroyShaderModule"), "vkDestroyShaderModule", true);
   load(f.vkCreateDescriptorSetLayout, get("vkCreateDescriptorSetLayout"), "vkCreateDescriptorSetLayout", true);

@@ -49,6 +49,8 @@ struct DeviceFns {
   PFN_vkDestroyBuffer vkDestroyBuffer = nullptr;
   PFN_vkGetBufferMemoryRequirements vkGetBufferMemoryRequirements = nullptr;
   PFN_vkBindBufferMemory vkBindBufferMemory = nullptr;
+  PFN_vkCreateBufferView vkCreateBufferView = nullptr;
+  PFN_vkDestroyBufferView vkDestroyBufferView = nullptr;
   PFN_vkCreateShaderModule vkCreateShaderModule = nullptr;
   PFN_vkDestroyShaderModule vkDestroyShaderModule = nullptr;
   PFN_vkCreateDescriptorSetLayout vkCreateDescriptorSetLayout = nullptr;

@@ -86,6 +86,13 @@ void Recording::barrier() {
   hazards_.clear();
 }
 
+bool texel_readable(const BufferSlice& slice, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  return device.texel_buffers() && !slice.f16 && slice.buffer != VK_NULL_HANDLE && slice.size > 0 &&
+         slice.size % 16 == 0 && slice.size / 16 <= l.max_texel_buffer_elements &&
+         l.min_texel_buffer_offset_alignment > 0 && slice.offset % l.min_texel_buffer_offset_alignment == 0;
+}
+
 void Recording::before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes) {
   if (hazards_.conflict(reads, writes)) barrier();
   hazards_.add(reads, writes);
@@ -95,11 +102,12 @@ VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint3
   const DeviceFns& fn = device_->fn();
   (void)bindings;
   if (sets_left_ == 0) {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kDescriptorsPerPool}};
     VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     info.maxSets = kSetsPerPool;
-    info.poolSizeCount = 1;
-    info.pPoolSizes = &size;
+    info.poolSizeCount = 2;
+    info.pPoolSizes = sizes;
     VkDescriptorPool pool = VK_NULL_HANDLE;
     check(fn.vkCreateDescriptorPool(device_->handle(), &info, nullptr, &pool), "vkCreateDescriptorPool");
     descriptor_pools_.emplace_back(device_->handle(), pool, fn.vkDestroyDescriptorPool);
@@ -145,6 +153,7 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
                               kernel.name(), label, counts[i], i, limits.max_workgroup_count[i], device_->label()));
   const DeviceFns& fn = device_->fn();
   std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkBufferView> views(bindings.size(), VK_NULL_HANDLE);
   std::vector<VkWriteDescriptorSet> writes;
   std::vector<ByteRange> reads, written;
   infos.reserve(bindings.size());
@@ -167,6 +176,21 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
                               device_->label()));
     infos.push_back({b.buffer, b.offset, b.size});
     (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
+    if (kernel.bindings()[i].texel) {
+      if (!texel_readable(b, *device_))
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
+                                "(float32 vec4s, offset a multiple of {}, at most {} texels)",
+                                kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
+                                limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
+      VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+      view.buffer = b.buffer;
+      view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+      view.offset = b.offset;
+      view.range = b.size;
+      check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");
+      views_.emplace_back(device_->handle(), views[i], fn.vkDestroyBufferView);
+    }
   }
   before_access(reads, written);
   const VkDescriptorSet set = allocate_set(kernel.set_layout(), static_cast<std::uint32_t>(bindings.size()));
@@ -175,8 +199,13 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
     w.dstSet = set;
     w.dstBinding = static_cast<std::uint32_t>(i);
     w.descriptorCount = 1;
-    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    w.pBufferInfo = &infos[i];
+    if (views[i] != VK_NULL_HANDLE) {
+      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      w.pTexelBufferView = &views[i];
+    } else {
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos[i];
+    }
     writes.push_back(w);
   }
   fn.vkUpdateDescriptorSets(device_->handle(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);

@@ -50,6 +50,13 @@ struct CommandBufferOwner {
 };
 CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags = 0);
 
+// Whether `slice` can be bound where a kernel declares a samplerBuffer (its _texel build,
+// shaders/texel_input.glsl): the device lets kernels use texel buffers
+// (DeviceOptions::texel_buffers), and the slice holds float32 values, a whole number of
+// 16-byte texels, at most maxTexelBufferElements of them, from an offset that is a
+// multiple of minTexelBufferOffsetAlignment.
+bool texel_readable(const BufferSlice& slice, const Device& device);
+
 class Recording {
  public:
   Recording(Device& device, RecordingOptions options = {});
@@ -58,9 +65,11 @@ class Recording {
   Recording& operator=(const Recording&) = delete;
 
   // --- recording ---
-  // Binds bindings[i] to binding i of `kernel`. `push` must be exactly the kernel's
-  // push-constant block (its C++ mirror struct). Throws Error(unsupported) when `groups`
-  // exceeds the device's workgroup-count limits or a binding its storage-buffer range.
+  // Binds bindings[i] to binding i of `kernel`: a storage buffer or, where the kernel
+  // declares a samplerBuffer, an R32G32B32A32_SFLOAT texel buffer view of the slice
+  // (which must be texel_readable). `push` must be exactly the kernel's push-constant
+  // block (its C++ mirror struct). Throws Error(unsupported) when `groups` exceeds the
+  // device's workgroup-count limits or a binding its storage-buffer range.
   void dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings,
                 std::span<const std::byte> push, Groups groups, std::string_view label = {});
   template <class Push>
@@ -121,6 +130,7 @@ class Recording {
   CommandPoolHandle pool_;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;  // freed with pool_
   std::vector<DescriptorPoolHandle> descriptor_pools_;
+  std::vector<BufferViewHandle> views_;  // of the texel-buffer bindings, alive while the commands are
   std::uint32_t sets_left_ = 0;
   QueryPoolHandle queries_;
   std::uint32_t query_capacity_ = 0;

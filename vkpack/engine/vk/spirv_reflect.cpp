@@ -11,8 +11,8 @@ namespace {
 
 // Opcodes, decorations and enumerants from the SPIR-V specification (unified 1.6).
 enum Op : std::uint32_t {
-  kOpExecutionMode = 16, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23,
-  kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstant = 43,
+  kOpExecutionMode = 16, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeImage = 25,
+  kOpTypeSampledImage = 27, kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstant = 43,
   kOpSpecConstant = 50, kOpSpecConstantComposite = 51, kOpSpecConstantOp = 52, kOpVariable = 59, kOpDecorate = 71,
   kOpMemberDecorate = 72, kOpExecutionModeId = 331,
 };
@@ -22,7 +22,8 @@ enum Decoration : std::uint32_t {
 };
 constexpr std::uint32_t kBuiltInNumWorkgroups = 24, kBuiltInWorkgroupSize = 25;
 constexpr std::uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
-constexpr std::uint32_t kStorageUniform = 2, kStorageWorkgroup = 4, kStoragePushConstant = 9, kStorageStorageBuffer = 12;
+constexpr std::uint32_t kDimBuffer = 5;
+constexpr std::uint32_t kStorageUniformConstant = 0, kStorageUniform = 2, kStorageWorkgroup = 4, kStoragePushConstant = 9, kStorageStorageBuffer = 12;
 // Integer operations of OpSpecConstantOp that array lengths are built from.
 constexpr std::uint32_t kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134;
 
@@ -61,7 +62,7 @@ Module parse(std::span<const std::uint32_t> words, std::string_view name) {
     const std::uint32_t* w = &words[at];
     switch (op) {
       case kOpTypeInt: case kOpTypeFloat: case kOpTypeVector: case kOpTypeArray:
-      case kOpTypeStruct: case kOpTypePointer:
+      case kOpTypeStruct: case kOpTypePointer: case kOpTypeImage: case kOpTypeSampledImage:
         m.types[w[1]] = Type{op, std::vector<std::uint32_t>(w + 2, w + count)};
         break;
       case kOpConstant: case kOpSpecConstant:
@@ -203,6 +204,7 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
   const Module m = parse(words, name);
   SpirvReflection r;
   std::map<std::uint32_t, bool> readonly;  // binding -> all declarations NonWritable
+  std::map<std::uint32_t, bool> texel;     // binding -> declared as a samplerBuffer
   for (const auto& [type, id, storage] : m.variables) {
     std::uint32_t struct_id = 0;
     const Type* block = pointee(m, type, &struct_id);
@@ -213,11 +215,23 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
       for (const auto& [member, offset] : offsets) r.push_constant_offsets.push_back(offset);
       continue;
     }
-    if (storage != kStorageStorageBuffer && storage != kStorageUniform) continue;
+    // A samplerBuffer: a uniform texel buffer, read only.
+    bool is_texel = false;
+    if (storage == kStorageUniformConstant && block != nullptr && block->op == kOpTypeSampledImage) {
+      const auto image = m.types.find(block->operands.at(0));
+      if (image == m.types.end() || image->second.op != kOpTypeImage || image->second.operands.at(1) != kDimBuffer)
+        malformed(name, "a sampled image that is not a samplerBuffer; vkpack binds buffers only");
+      is_texel = true;
+    } else if (storage != kStorageStorageBuffer && storage != kStorageUniform) {
+      continue;
+    }
     if (!m.bindings.count(id)) continue;
     const std::uint32_t set = m.sets.count(id) ? m.sets.at(id) : 0;
     if (set != 0) malformed(name, "binding in descriptor set " + std::to_string(set) + "; vkpack uses set 0 only");
-    bool ro = m.nonwritable.count(id) > 0;
+    if (const auto kind = texel.find(m.bindings.at(id)); kind != texel.end() && kind->second != is_texel)
+      malformed(name, "binding " + std::to_string(m.bindings.at(id)) + " is declared both as a texel buffer and not");
+    texel[m.bindings.at(id)] = is_texel;
+    bool ro = is_texel || m.nonwritable.count(id) > 0;
     if (!ro && block != nullptr && block->op == kOpTypeStruct && m.member_nonwritable.count(struct_id))
       ro = m.member_nonwritable.at(struct_id).size() == block->operands.size();
     const std::uint32_t binding = m.bindings.at(id);
@@ -227,7 +241,7 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
   for (const auto& [binding, ro] : readonly) {
     if (binding != r.bindings.size())
       malformed(name, "binding " + std::to_string(r.bindings.size()) + " is missing; bindings must be 0..n-1");
-    r.bindings.push_back({binding, ro});
+    r.bindings.push_back({binding, ro, texel.at(binding)});
   }
 
   // Workgroup size: a spec-constant composite decorated WorkgroupSize wins over the

@@ -1,10 +1,10 @@
 // Minimal SPIR-V reflection: what vkpack needs to build a pipeline from a module and to
 // check that the C++ side agrees with the shader.
 //
-// Reads the descriptor bindings of set 0 (and whether each is read-only, which the
-// recorder uses to place barriers), the push-constant block's size and member offsets
-// (checked against the C++ mirror struct), and the workgroup size with the
-// specialization-constant ids that override it.
+// Reads the descriptor bindings of set 0 (whether each is read-only, which the recorder
+// uses to place barriers, and whether it is a storage or a uniform texel buffer), the
+// push-constant block's size and member offsets (checked against the C++ mirror
+// struct), and the workgroup size with the specialization-constant ids that override it.
 #pragma once
 
 #include <array>
@@ -19,6 +19,7 @@ namespace vkp::vk {
 struct SpirvBinding {
   std::uint32_t binding = 0;
   bool readonly = false;   // every declaration of it is NonWritable
+  bool texel = false;      // a samplerBuffer (uniform texel buffer); otherwise a storage buffer
 };
 
 struct SpirvLocalSize {

@@ -167,8 +167,9 @@ void pack(Recording& recording, const GemmPanels& panels, const BufferSlice& src
   GemmPackPush push{n, k, stride_p, stride_k, src_batch, static_cast<std::uint32_t>(panels.floats / 4),
                     gemm_pack_chunk(panels, count)};
   const BufferSlice bindings[] = {src, dst};
-  const Kernel& kernel = storage_kernel(device, shaders::gemm_pack, shaders::gemm_pack_f16, bindings,
-                                        {{0, panels.width / 4}, {1, vector}}, 0b01);
+  // The source's loads differ across the lanes: a texel buffer where it can be one.
+  const Kernel& kernel = storage_kernel(device, shaders::gemm_pack, shaders::gemm_pack_texel, shaders::gemm_pack_f16,
+                                        0b01, bindings, {{0, panels.width / 4}, {1, vector}}, 0b01);
   recording.dispatch(kernel, bindings, push, {div_up(panels.k_groups, push.chunk), count, panels.batches}, "gemm_pack");
 }
 
@@ -379,9 +380,10 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}, {4, g.y_mode}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
+  // Y's loads differ across the lanes: through a texel buffer where it can be one.
   const Kernel& kernel =
-      storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_f16, bindings, std::move(constants),
-                     g.y_mode != 0 ? 0b11111 : 0b11101);
+      storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_texel, shaders::gemm_regblock_f16, 0b00010,
+                     bindings, std::move(constants), g.y_mode != 0 ? 0b11111 : 0b11101);
   recording.dispatch(kernel, bindings, push, {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
 }
 

@@ -59,4 +59,17 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
   return device.kernel(f16, std::move(specialization));
 }
 
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
+                             const shaders::Spirv& f16, std::uint32_t texel_inputs,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed) {
+  // CPU devices only: measured there (lavapipe), where a per-lane storage-buffer load is
+  // a loop over the lanes; a GPU's coalesced storage-buffer loads are not.
+  bool use_texel = device.kind() == DeviceKind::cpu &&
+                   std::none_of(bindings.begin(), bindings.end(), [](const BufferSlice& b) { return b.f16; });
+  for (std::size_t b = 0; b < bindings.size() && b < 32 && use_texel; ++b)
+    if ((texel_inputs >> b & 1u) != 0 && !texel_readable(bindings[b], device)) use_texel = false;
+  return storage_kernel(device, use_texel ? texel : plain, f16, bindings, std::move(specialization), allowed);
+}
+
 }  // namespace vkp::vk

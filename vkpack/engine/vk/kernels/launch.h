@@ -39,4 +39,13 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed = ~0u);
 
+// The same for a family with a texel build too (TEXEL in shaders/CMakeLists.txt, which
+// reads the bindings in the mask `texel_inputs` through texel buffers): `texel` on a CPU
+// device when no binding holds float16 values and each of those is texel_readable,
+// else as above.
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
+                             const shaders::Spirv& f16, std::uint32_t texel_inputs,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed = ~0u);
+
 }  // namespace vkp::vk
