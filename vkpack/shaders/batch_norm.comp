@@ -30,11 +30,12 @@ layout(constant_id = 1) const bool kVec4 = false;
 layout(constant_id = 2) const bool kRelu = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, X, x)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)
 layout(std430, binding = 1) readonly buffer Stats { float stats[]; };  // mean [c], var [c]
 layout(std430, binding = 2) readonly buffer Gamma { float gamma[]; };
 layout(std430, binding = 3) readonly buffer Beta { float beta[]; };    // kMode 0, kRelu
-VKP_INPUT4(4, Dy, dy)                                                  // kMode 1, 2
+VKP_TEXEL_INPUT4(4, Dy, dy)                                            // kMode 1, 2
 layout(std430, binding = 5) readonly buffer Sums { float sums[]; };    // kMode 1
 VKP_OUTPUT4(6, Out, out_)
 layout(push_constant) uniform Push {

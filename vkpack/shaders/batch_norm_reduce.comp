@@ -25,8 +25,9 @@ layout(constant_id = 2) const bool kRelu = false;
 layout(constant_id = 3) const bool kVec4 = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, X, x)
-VKP_INPUT4(1, Dy, dy)                                                  // kMode 1
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)
+VKP_TEXEL_INPUT4(1, Dy, dy)                                            // kMode 1
 layout(std430, binding = 2) readonly buffer Stats { float stats[]; };  // kMode 1: mean [c], var [c]
 layout(std430, binding = 3) buffer Partial { float partial[]; };       // [chunks][c][3]
 layout(std430, binding = 4) writeonly buffer Out { float out_[]; };    // [2][c]

@@ -22,8 +22,9 @@ layout(constant_id = 3) const uint kScalar = 0;
 layout(constant_id = 4) const bool kVec4 = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, A, a)
-VKP_INPUT4(1, B, b)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, A, a)
+VKP_TEXEL_INPUT4(1, B, b)
 VKP_OUTPUT4(2, C, c)
 layout(push_constant) uniform Push {
   uint n;

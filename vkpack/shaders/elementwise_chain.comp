@@ -51,10 +51,11 @@ layout(constant_id = 29) const uint kInputs = 1;
 layout(constant_id = 30) const uint kPerInvocation = 4;
 
 #include "f16_storage.glsl"
-VKP_INPUT(0, In0, in0)
-VKP_INPUT(1, In1, in1)
-VKP_INPUT(2, In2, in2)
-VKP_INPUT(3, In3, in3)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, In0, in0)
+VKP_TEXEL_INPUT4(1, In1, in1)
+VKP_TEXEL_INPUT4(2, In2, in2)
+VKP_TEXEL_INPUT4(3, In3, in3)
 VKP_OUTPUT(4, Out, out_)
 layout(push_constant) uniform Push {
   uint n;

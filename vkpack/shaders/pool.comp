@@ -22,8 +22,9 @@ layout(constant_id = 1) const uint kGrad = 0;  // 0: forward; 1: gradient, gathe
 layout(constant_id = 2) const uint kWidth = 1;  // 1 or 4
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, X, xs)
-VKP_INPUT4(1, Dy, dys)  // the gradient only
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, xs)
+VKP_TEXEL_INPUT4(1, Dy, dys)  // the gradient only
 VKP_OUTPUT4(2, Out, outs)
 layout(push_constant) uniform Push {
   uint n, h, w, c;

@@ -15,7 +15,8 @@ layout(constant_id = 2) const uint kOp = 0;
 layout(constant_id = 3) const bool kVec4 = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, X, x)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)
 VKP_OUTPUT4(1, Y, y)
 layout(push_constant) uniform Push {
   uint n;

@@ -6,6 +6,8 @@
 #include "vkpack/core/error.h"
 #include "vkpack/engine/vk/kernels/copy.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
+#include "vkpack/engine/vk/kernels/launch.h"
+#include "vkpack/shaders/embedded.h"
 
 namespace vkp::test {
 namespace {
@@ -54,6 +56,53 @@ TEST_F(VkTest, MisalignedBindingIsAnErrorNamingTheLimit) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("minStorageBufferOffsetAlignment"), std::string::npos) << e.what();
+  }
+}
+
+// A kernel family with a texel build takes it on a CPU device for slices of whole
+// float32 vec4s, its plain build otherwise or when the device is told not to; both
+// compute the same.
+TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds) {
+  const std::vector<vk::SpecConstant> spec = {{0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}};
+  auto chosen = [&](vk::Device& dev, const vk::BufferSlice& x, const vk::BufferSlice& y) {
+    const vk::BufferSlice bindings[] = {x, y};
+    const std::string& name =
+        vk::storage_kernel(dev, shaders::unary, shaders::unary_texel, shaders::unary_f16, 0b01, bindings, spec).name();
+    return name.substr(0, name.find('{'));  // the build, without the specialization
+  };
+  const bool texel = device().kind() == vk::DeviceKind::cpu && device().texel_buffers();
+  const std::vector<float> x = random_floats(1001, 5);
+  const vk::BufferSlice whole = upload(std::span(x).first(1000)), ragged = upload(x), y = scratch(1001);
+  EXPECT_EQ(chosen(device(), whole, y), texel ? "unary_texel" : "unary");
+  EXPECT_EQ(chosen(device(), ragged, y), "unary") << "1001 floats are not whole vec4s";
+  vk::DeviceOptions options = device_options();
+  options.texel_buffers = false;
+  vk::Device storage_only(instance(), device_index(), options);
+  EXPECT_FALSE(storage_only.texel_buffers());
+  EXPECT_EQ(chosen(storage_only, whole, y), "unary");
+
+  for (const std::size_t n : {std::size_t{1000}, std::size_t{1001}}) {
+    vk::Recording recording(device());
+    vk::unary(recording, vk::UnaryOp::neg, n, n == 1000 ? whole : ragged, y);
+    recording.finish();
+    recording.run();
+    const std::vector<float> got = download(y, n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], -x[i]) << "n " << n << ", element " << i;
+  }
+}
+
+TEST_F(VkTest, TexelBindingOfAnUnfitSliceIsAnErrorNamingIt) {
+  const vk::BufferSlice x = scratch(5), y = scratch(5);  // 20 bytes: not whole 16-byte texels
+  const vk::Kernel& kernel =
+      device().kernel(shaders::unary_texel, {{0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}});
+  vk::Recording recording(device());
+  try {
+    recording.dispatch(kernel, {x, y}, vk::UnaryPush{5, 0.0f}, {1, 1, 1}, "neg");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("binding 0 (20 bytes at byte"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot be read as a texel buffer"), std::string::npos) << e.what();
   }
 }
 

@@ -68,6 +68,18 @@ TEST(SpirvReflect, WorkgroupSizeComesFromItsSpecializationConstant) {
   EXPECT_EQ(r.local_size[2].value, 1u);
 }
 
+// A samplerBuffer is a texel-buffer binding, read only; its neighbours stay storage
+// buffers (the _texel builds, shaders/texel_input.glsl).
+TEST(SpirvReflect, SamplerBuffersAreTexelBindings) {
+  const vk::SpirvReflection r = vk::reflect_spirv(shaders::gemm_regblock_texel.words, "gemm_regblock_texel");
+  ASSERT_EQ(r.bindings.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(r.bindings[i].texel, i == 1) << "binding " << i;
+  EXPECT_TRUE(r.bindings[1].readonly);
+  EXPECT_FALSE(r.bindings[2].readonly);
+  for (const vk::SpirvBinding& b : vk::reflect_spirv(shaders::gemm_regblock.words, "gemm_regblock").bindings)
+    EXPECT_FALSE(b.texel) << "binding " << b.binding;
+}
+
 // Recording::dispatch splits an oversized grid only for shaders that do not read
 // gl_NumWorkGroups.
 TEST(SpirvReflect, ReadingNumWorkGroupsIsSeen) {

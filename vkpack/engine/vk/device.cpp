@@ -96,7 +96,9 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
       label_("device " + std::to_string(index) + " (" + info_->name + ")"),
       limits_(info_->limits),
       staging_bytes_(options.staging_bytes) {
-  texel_buffers_ = options.texel_buffers;
+  // VKPACK_TEXEL_BUFFERS=0 (README, Environment): storage buffers only, for a whole run.
+  const char* texel_env = std::getenv("VKPACK_TEXEL_BUFFERS");
+  texel_buffers_ = options.texel_buffers && !(texel_env && std::string_view(texel_env) == "0");
   const LimitsProfile* profile = requested_profile(options.limits_profile);
   if (profile) {
     limits_ = clamp_limits(info_->limits, profile->limits);

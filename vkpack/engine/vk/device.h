@@ -66,8 +66,8 @@ struct DeviceOptions {
   // false behaves as a device without it (tests of the error a user meets there).
   bool f16_storage = true;
   // Let kernels read an operand through a uniform texel buffer where they have a build
-  // for it (shaders/texel_input.glsl, vk::texel_readable); false binds storage buffers
-  // only (tests and benchmarks of both).
+  // for it (shaders/texel_input.glsl, vk::texel_readable); false, or the environment's
+  // VKPACK_TEXEL_BUFFERS=0, binds storage buffers only.
   bool texel_buffers = true;
   // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
   std::uint64_t staging_bytes = std::uint64_t{16} << 20;
