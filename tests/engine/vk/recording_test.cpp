@@ -63,7 +63,8 @@ TEST_F(VkTest, MisalignedBindingIsAnErrorNamingTheLimit) {
 // float32 vec4s, its plain build otherwise or when the device is told not to; both
 // compute the same.
 TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds) {
-  const std::vector<vk::SpecConstant> spec = {{0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}};
+  const std::vector<vk::SpecConstant> spec = {
+      {0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}};
   auto chosen = [&](vk::Device& dev, const vk::BufferSlice& x, const vk::BufferSlice& y) {
     const vk::BufferSlice bindings[] = {x, y};
     const std::string& name =
@@ -93,8 +94,8 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
 
 TEST_F(VkTest, TexelBindingOfAnUnfitSliceIsAnErrorNamingIt) {
   const vk::BufferSlice x = scratch(5), y = scratch(5);  // 20 bytes: not whole 16-byte texels
-  const vk::Kernel& kernel =
-      device().kernel(shaders::unary_texel, {{0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}});
+  const vk::Kernel& kernel = device().kernel(
+      shaders::unary_texel, {{0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}});
   vk::Recording recording(device());
   try {
     recording.dispatch(kernel, {x, y}, vk::UnaryPush{5, 0.0f}, {1, 1, 1}, "neg");

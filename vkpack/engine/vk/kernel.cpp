@@ -56,8 +56,8 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
                                             " bytes of shared memory exceed the device's " +
                                             std::to_string(limits.max_shared_memory_bytes) +
                                             " (maxComputeSharedMemorySize)");
-  const auto storage_buffers = static_cast<std::size_t>(
-      std::count_if(reflection_.bindings.begin(), reflection_.bindings.end(), [](const SpirvBinding& b) { return !b.texel; }));
+  const auto storage_buffers = static_cast<std::size_t>(std::count_if(
+      reflection_.bindings.begin(), reflection_.bindings.end(), [](const SpirvBinding& b) { return !b.texel; }));
   if (storage_buffers > limits.max_storage_buffers_per_stage)
     throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds " + std::to_string(storage_buffers) +
                                             " storage buffers; the device allows " +
@@ -66,7 +66,8 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
 
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (const SpirvBinding& b : reflection_.bindings)
-    bindings.push_back({b.binding, b.texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+    bindings.push_back({b.binding,
+                        b.texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                         VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
   VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   set_info.bindingCount = static_cast<std::uint32_t>(bindings.size());

@@ -176,6 +176,8 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
                               device_->label()));
     infos.push_back({b.buffer, b.offset, b.size});
     (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
+    // A texel binding passed the storage-buffer checks above too, as the plain build it
+    // stands in for would have to.
     if (kernel.bindings()[i].texel) {
       if (!texel_readable(b, *device_))
         throw Error(ErrorCode::invalid_argument,

@@ -23,7 +23,8 @@ enum Decoration : std::uint32_t {
 constexpr std::uint32_t kBuiltInNumWorkgroups = 24, kBuiltInWorkgroupSize = 25;
 constexpr std::uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
 constexpr std::uint32_t kDimBuffer = 5;
-constexpr std::uint32_t kStorageUniformConstant = 0, kStorageUniform = 2, kStorageWorkgroup = 4, kStoragePushConstant = 9, kStorageStorageBuffer = 12;
+constexpr std::uint32_t kStorageUniformConstant = 0, kStorageUniform = 2, kStorageWorkgroup = 4,
+                        kStoragePushConstant = 9, kStorageStorageBuffer = 12;
 // Integer operations of OpSpecConstantOp that array lengths are built from.
 constexpr std::uint32_t kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134;
 

@@ -111,8 +111,8 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m,
   // The forward reads no dy: x stands in for it, so that both may be texel buffers.
   const BufferSlice bindings[] = {x, stats, gamma, beta, forward ? x : dy, sums, out};
   const Kernel& kernel =
-      storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16, 0b0010001, bindings,
-                     {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
+      storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16, 0b0010001,
+                     bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
   const std::uint64_t per_row = vec4 ? c / 4 : c, stride = apply_row_stride(m, per_row, device.kind());
   recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), eps},
                      grid_1d((stride * per_row + kGroup - 1) / kGroup, device), "batch_norm");

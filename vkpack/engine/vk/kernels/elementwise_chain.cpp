@@ -58,8 +58,8 @@ void elementwise_chain(Recording& recording, std::span<const ChainStep> steps, s
   bindings.push_back(out);
   Device& device = recording.device();
   const Kernel& kernel =
-      storage_kernel(device, shaders::elementwise_chain, shaders::elementwise_chain_texel, shaders::elementwise_chain_f16,
-                     0b01111, bindings, std::move(constants));
+      storage_kernel(device, shaders::elementwise_chain, shaders::elementwise_chain_texel,
+                     shaders::elementwise_chain_f16, 0b01111, bindings, std::move(constants));
   const std::uint64_t workgroups = (n + kWorkgroup * kPerInvocation - 1) / (kWorkgroup * kPerInvocation);
   recording.dispatch(kernel, bindings, std::as_bytes(std::span(&push, 1)), grid_1d(workgroups, device),
                      "elementwise_chain");
