@@ -141,7 +141,9 @@ def vkpack_rates(build, steps, depth):
     out = subprocess.run([program, f"--steps={steps}", f"--depth={depth}", "--only=mlp,convnet,resnet,dcgan"],
                          check=True, capture_output=True, text=True).stdout
     print(out)
-    rates = re.findall(r"^(\S+).*?, batch (\d+): [\d.]+ ms/step, (\d+) samples/s", out, re.M)
+    # float32 steps only: the mixed-precision lines name the same models.
+    lines = "\n".join(line for line in out.splitlines() if "in mixed precision" not in line)
+    rates = re.findall(r"^(\S+).*?, batch (\d+): [\d.]+ ms/step, (\d+) samples/s", lines, re.M)
     names = {"MLP": "mlp", "convnet": "convnet", "conditional": "dcgan"}
     return {names.get(first, "resnet" if first.startswith("ResNet") else first): float(rate)
             for first, _, rate in rates}
