@@ -4,7 +4,8 @@
 # whose bindings may hold float16 values (it needs the storageBuffer16BitAccess feature,
 # so the plain build stays free of it). Those listed after TEXEL are compiled again with
 # VKP_TEXEL defined, as <name>_texel: the build that reads some inputs through uniform
-# texel buffers (shaders/texel_input.glsl).
+# texel buffers (shaders/texel_input.glsl); a name in both lists has <name>_texel_f16
+# too, with both defined.
 #
 #   <name>.comp --glslangValidator --target-env vulkan1.2 --depfile--> <name>.raw.spv
 #               --spirv-opt -O--> <name>.spv --spirv-val--> <name>.spv.cpp (uint32_t array)
@@ -37,11 +38,17 @@ function(vkpack_shaders target)
       message(FATAL_ERROR "vkpack_shaders: ${name} is listed after TEXEL but not as a shader")
     endif()
     list(APPEND builds "${name}_texel")
+    if(name IN_LIST arg_F16)
+      list(APPEND builds "${name}_texel_f16")
+    endif()
   endforeach()
   foreach(name IN LISTS builds)
     set(defines "")
     set(source "${name}")
-    if(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
+    if(name MATCHES "^(.*)_texel_f16$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
+      set(defines "-DVKP_TEXEL=1" "-DVKP_F16=1")
+      set(source "${CMAKE_MATCH_1}")
+    elseif(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
       set(defines "-DVKP_F16=1")
       set(source "${CMAKE_MATCH_1}")
     elseif(name MATCHES "^(.*)_texel$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)

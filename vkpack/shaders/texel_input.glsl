@@ -2,8 +2,11 @@
 // shaders/CMakeLists.txt). On lavapipe a storage-buffer load whose address differs
 // across the SIMD lanes is a loop over the lanes with a branch per element; a texel
 // fetch is a plain vector gather, 10-20x cheaper per vec4 (measured on Mesa 22.3). The
-// host binds such an input as an R32G32B32A32_SFLOAT view (Recording::dispatch), so it
-// is float32, its slice a whole number of vec4s (vk::texel_readable).
+// host binds such an input as an R32G32B32A32_SFLOAT view, or R16G16B16A16_SFLOAT for a
+// float16 slice (Recording::dispatch): the fetch returns float32 values either way, so
+// the texel binding ignores kF16Bindings, and a float16 input needs no 16-bit feature.
+// The slice is a whole number of vec4s (vk::texel_readable). A family in both the F16
+// and TEXEL lists also has a _texel_f16 build, for its other bindings in float16.
 //
 //   VKP_TEXEL_INPUT4(b, Block, name)  float load_<name>(uint i), vec4 load4_<name>(uint i)
 //

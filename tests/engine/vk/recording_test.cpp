@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
+#include "vkpack/core/half.h"
 #include "vkpack/engine/vk/kernels/copy.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
 #include "vkpack/engine/vk/kernels/launch.h"
@@ -67,8 +70,9 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
       {0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}};
   auto chosen = [&](vk::Device& dev, const vk::BufferSlice& x, const vk::BufferSlice& y) {
     const vk::BufferSlice bindings[] = {x, y};
-    const std::string& name =
-        vk::storage_kernel(dev, shaders::unary, shaders::unary_texel, shaders::unary_f16, 0b01, bindings, spec).name();
+    const std::string& name = vk::storage_kernel(dev, shaders::unary, shaders::unary_texel, shaders::unary_f16,
+                                                 shaders::unary_texel_f16, 0b01, bindings, spec)
+                                  .name();
     return name.substr(0, name.find('{'));  // the build, without the specialization
   };
   const bool texel = device().kind() == vk::DeviceKind::cpu && device().texel_buffers();
@@ -89,6 +93,57 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
     recording.run();
     const std::vector<float> got = download(y, n);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], -x[i]) << "n " << n << ", element " << i;
+  }
+}
+
+// A float16 input is read through an R16G16B16A16_SFLOAT view: the texel build needs no
+// 16-bit feature for it (only a float16 storage binding picks the _texel_f16 build), so
+// a device without storageBuffer16BitAccess reads it too, and the values are the
+// float16 numbers exactly.
+TEST_F(VkTest, Float16InputsAreReadThroughHalfTexelViews) {
+  if (device().kind() != vk::DeviceKind::cpu || !device().half_texels())
+    GTEST_SKIP() << "texel builds are chosen on CPU devices with R16G16B16A16_SFLOAT texel buffers";
+  const std::size_t n = 1000;  // 250 texels of 8 bytes
+  std::vector<std::uint16_t> bits(n);
+  std::vector<float> x(n);
+  const std::vector<float> values = random_floats(n, 9);
+  for (std::size_t i = 0; i < n; ++i) {
+    bits[i] = to_half(values[i]).bits;
+    x[i] = to_float(Half{bits[i]});
+  }
+  std::vector<float> words(n / 2);
+  std::memcpy(words.data(), bits.data(), n * 2);
+  const std::vector<vk::SpecConstant> spec = {
+      {0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}};
+  for (const bool storage16 : {true, false}) {
+    vk::DeviceOptions options = device_options();
+    options.f16_storage = storage16;
+    vk::Device dev(instance(), device_index(), options);
+    vk::Arena arena(dev, vk::MemoryUse::device, "half texels", 1 << 16);
+    vk::BufferSlice x16 = arena.allocate(n * 2, "x"), y16 = arena.allocate(n * 2, "y16");
+    const vk::BufferSlice y32 = arena.allocate(n * 4, "y32");
+    x16.f16 = y16.f16 = true;
+    vk::upload(dev, x16, std::as_bytes(std::span(words)));
+    auto chosen = [&](const vk::BufferSlice& y) {
+      const vk::BufferSlice bindings[] = {x16, y};
+      const std::string& name = vk::storage_kernel(dev, shaders::unary, shaders::unary_texel, shaders::unary_f16,
+                                                   shaders::unary_texel_f16, 0b01, bindings, spec)
+                                    .name();
+      return name.substr(0, name.find('{'));
+    };
+    EXPECT_EQ(chosen(y32), "unary_texel") << "storageBuffer16BitAccess " << storage16;
+    if (storage16)
+      EXPECT_EQ(chosen(y16), "unary_texel_f16");
+    else
+      EXPECT_THROW(chosen(y16), Error) << "a float16 result needs storageBuffer16BitAccess";
+
+    vk::Recording recording(dev);
+    vk::unary(recording, vk::UnaryOp::neg, n, x16, y32);
+    recording.finish();
+    recording.run();
+    std::vector<float> got(n);
+    vk::download(dev, y32, std::as_writable_bytes(std::span(got)));
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], -x[i]) << "element " << i;
   }
 }
 

@@ -98,7 +98,8 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
       staging_bytes_(options.staging_bytes) {
   // VKPACK_TEXEL_BUFFERS=0 (README, Environment): storage buffers only, for a whole run.
   const char* texel_env = std::getenv("VKPACK_TEXEL_BUFFERS");
-  texel_buffers_ = options.texel_buffers && !(texel_env && std::string_view(texel_env) == "0");
+  texel_buffers_ = options.texel_buffers && info_->float_texels && !(texel_env && std::string_view(texel_env) == "0");
+  half_texels_ = texel_buffers_ && info_->half_texels;
   const LimitsProfile* profile = requested_profile(options.limits_profile);
   if (profile) {
     limits_ = clamp_limits(info_->limits, profile->limits);

@@ -96,8 +96,10 @@ class Device {
   DeviceKind kind() const { return kind_; }
   // Whether kernels may bind float16 buffers (storageBuffer16BitAccess is enabled).
   bool f16_storage() const { return f16_storage_; }
-  // DeviceOptions::texel_buffers.
+  // DeviceOptions::texel_buffers, where the device reads R32G32B32A32_SFLOAT texel
+  // buffers; half_texels(): float16 slices too, as R16G16B16A16_SFLOAT.
   bool texel_buffers() const { return texel_buffers_; }
+  bool half_texels() const { return half_texels_; }
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
   const std::string& label() const { return label_; }
 
@@ -168,6 +170,7 @@ class Device {
   bool coherent_readback_ = true;
   bool f16_storage_ = false;
   bool texel_buffers_ = true;
+  bool half_texels_ = false;
   DeviceFns fn_;
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;

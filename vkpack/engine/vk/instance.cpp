@@ -113,6 +113,14 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     info.heaps.push_back({memory.memoryHeaps[i].size,
                           (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
 
+  auto texels = [&](VkFormat format) {
+    VkFormatProperties support{};
+    f.vkGetPhysicalDeviceFormatProperties(pd, format, &support);
+    return (support.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  };
+  info.float_texels = texels(VK_FORMAT_R32G32B32A32_SFLOAT);
+  info.half_texels = texels(VK_FORMAT_R16G16B16A16_SFLOAT);
+
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};

@@ -69,6 +69,8 @@ InstanceFns load_instance_fns(const GlobalFns& global, VkInstance instance) {
   load(f.vkGetPhysicalDeviceFeatures2, get("vkGetPhysicalDeviceFeatures2"), "vkGetPhysicalDeviceFeatures2", true);
   load(f.vkGetPhysicalDeviceMemoryProperties, get("vkGetPhysicalDeviceMemoryProperties"),
        "vkGetPhysicalDeviceMemoryProperties", true);
+  load(f.vkGetPhysicalDeviceFormatProperties, get("vkGetPhysicalDeviceFormatProperties"),
+       "vkGetPhysicalDeviceFormatProperties", true);
   load(f.vkGetPhysicalDeviceQueueFamilyProperties, get("vkGetPhysicalDeviceQueueFamilyProperties"),
        "vkGetPhysicalDeviceQueueFamilyProperties", true);
   load(f.vkEnumerateDeviceExtensionProperties, get("vkEnumerateDeviceExtensionProperties"),

@@ -88,8 +88,9 @@ void Recording::barrier() {
 
 bool texel_readable(const BufferSlice& slice, const Device& device) {
   const DeviceLimits& l = device.limits();
-  return device.texel_buffers() && !slice.f16 && slice.buffer != VK_NULL_HANDLE && slice.size > 0 &&
-         slice.size % 16 == 0 && slice.size / 16 <= l.max_texel_buffer_elements &&
+  const std::uint64_t texel = slice.f16 ? 8 : 16;
+  return (slice.f16 ? device.half_texels() : device.texel_buffers()) && slice.buffer != VK_NULL_HANDLE &&
+         slice.size > 0 && slice.size % texel == 0 && slice.size / texel <= l.max_texel_buffer_elements &&
          l.min_texel_buffer_offset_alignment > 0 && slice.offset % l.min_texel_buffer_offset_alignment == 0;
 }
 
@@ -134,9 +135,11 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
             fmt::format("kernel {} takes {} bytes of push constants, dispatch gave {}", kernel.name(),
                         kernel.push_constant_bytes(), push.size()));
   // A float16 tensor bound to a kernel that would read it as float32 is a wrong
-  // answer, not a fault: refuse it by name.
+  // answer, not a fault: refuse it by name. A texel binding reads either (its view's
+  // format says which).
   for (std::size_t b = 0; b < bindings.size(); ++b)
-    if (bindings[b].f16 && (b >= 32 || (kernel.f16_bindings() >> b & 1u) == 0))
+    if (bindings[b].f16 && (b >= 32 || (kernel.f16_bindings() >> b & 1u) == 0) &&
+        !(b < kernel.bindings().size() && kernel.bindings()[b].texel))
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("kernel {} ({}): binding {} holds float16 values, which this kernel reads as float32",
                               kernel.name(), label, b));
@@ -182,12 +185,12 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
       if (!texel_readable(b, *device_))
         throw Error(ErrorCode::invalid_argument,
                     fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
-                                "(float32 vec4s, offset a multiple of {}, at most {} texels)",
+                                "(whole vec4s, offset a multiple of {}, at most {} texels)",
                                 kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
                                 limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
       VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
       view.buffer = b.buffer;
-      view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+      view.format = b.f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
       view.offset = b.offset;
       view.range = b.size;
       check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");

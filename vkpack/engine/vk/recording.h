@@ -52,9 +52,10 @@ CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t famil
 
 // Whether `slice` can be bound where a kernel declares a samplerBuffer (its _texel build,
 // shaders/texel_input.glsl): the device lets kernels use texel buffers
-// (DeviceOptions::texel_buffers), and the slice holds float32 values, a whole number of
-// 16-byte texels, at most maxTexelBufferElements of them, from an offset that is a
-// multiple of minTexelBufferOffsetAlignment.
+// (DeviceOptions::texel_buffers; Device::half_texels for a float16 slice), and the slice
+// is a whole number of vec4 texels (16 bytes, 8 for float16), at most
+// maxTexelBufferElements of them, from an offset that is a multiple of
+// minTexelBufferOffsetAlignment. The kernel reads float32 values either way.
 bool texel_readable(const BufferSlice& slice, const Device& device);
 
 class Recording {
@@ -67,9 +68,10 @@ class Recording {
   // --- recording ---
   // Binds bindings[i] to binding i of `kernel`: a storage buffer or, where the kernel
   // declares a samplerBuffer, an R32G32B32A32_SFLOAT texel buffer view of the slice
-  // (which must be texel_readable). `push` must be exactly the kernel's push-constant
-  // block (its C++ mirror struct). Throws Error(unsupported) when `groups` exceeds the
-  // device's workgroup-count limits or a binding its storage-buffer range.
+  // (R16G16B16A16_SFLOAT for a float16 one; it must be texel_readable). `push` must be
+  // exactly the kernel's push-constant block (its C++ mirror struct). Throws
+  // Error(unsupported) when `groups` exceeds the device's workgroup-count limits or a
+  // binding its storage-buffer range.
   void dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings,
                 std::span<const std::byte> push, Groups groups, std::string_view label = {});
   template <class Push>

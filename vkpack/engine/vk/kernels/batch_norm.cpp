@@ -59,8 +59,8 @@ void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint
   const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
   constexpr std::uint32_t kF16 = 0b0000011;
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_texel,
-                                    shaders::batch_norm_reduce_f16, 0b11, bindings,
-                                    {{0, mode}, {1, 0}, {2, masked}, {3, vec4}}, kF16),
+                                    shaders::batch_norm_reduce_f16, shaders::batch_norm_reduce_texel_f16, 0b11,
+                                    bindings, {{0, mode}, {1, 0}, {2, masked}, {3, vec4}}, kF16),
                      bindings, push, grid_1d((pass0 + kGroup - 1) / kGroup, device), "batch_norm_reduce");
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
                                     {{0, mode}, {1, 1}, {2, masked}}, kF16),
@@ -110,9 +110,9 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m,
   // x, dy and out may be float16 (and the bindings they stand in for).
   // The forward reads no dy: x stands in for it, so that both may be texel buffers.
   const BufferSlice bindings[] = {x, stats, gamma, beta, forward ? x : dy, sums, out};
-  const Kernel& kernel =
-      storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16, 0b0010001,
-                     bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
+  const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16,
+                                        shaders::batch_norm_texel_f16, 0b0010001, bindings,
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
   const std::uint64_t per_row = vec4 ? c / 4 : c, stride = apply_row_stride(m, per_row, device.kind());
   recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), eps},
                      grid_1d((stride * per_row + kGroup - 1) / kGroup, device), "batch_norm");

@@ -168,8 +168,9 @@ void pack(Recording& recording, const GemmPanels& panels, const BufferSlice& src
                     gemm_pack_chunk(panels, count)};
   const BufferSlice bindings[] = {src, dst};
   // The source's loads differ across the lanes: a texel buffer where it can be one.
-  const Kernel& kernel = storage_kernel(device, shaders::gemm_pack, shaders::gemm_pack_texel, shaders::gemm_pack_f16,
-                                        0b01, bindings, {{0, panels.width / 4}, {1, vector}}, 0b01);
+  const Kernel& kernel =
+      storage_kernel(device, shaders::gemm_pack, shaders::gemm_pack_texel, shaders::gemm_pack_f16,
+                     shaders::gemm_pack_texel_f16, 0b01, bindings, {{0, panels.width / 4}, {1, vector}}, 0b01);
   recording.dispatch(kernel, bindings, push, {div_up(panels.k_groups, push.chunk), count, panels.batches}, "gemm_pack");
 }
 
@@ -381,9 +382,9 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
   // Y's loads differ across the lanes: through a texel buffer where it can be one.
-  const Kernel& kernel =
-      storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_texel, shaders::gemm_regblock_f16, 0b00010,
-                     bindings, std::move(constants), g.y_mode != 0 ? 0b11111 : 0b11101);
+  const Kernel& kernel = storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_texel,
+                                        shaders::gemm_regblock_f16, shaders::gemm_regblock_texel_f16, 0b00010, bindings,
+                                        std::move(constants), g.y_mode != 0 ? 0b11111 : 0b11101);
   recording.dispatch(kernel, bindings, push, {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
 }
 

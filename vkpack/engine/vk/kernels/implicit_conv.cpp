@@ -198,9 +198,9 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
     push.pixel_count = c.count;
     const BufferSlice bindings[] = {image, packed};
     // The image's loads differ across the lanes: a texel buffer where it can be one.
-    const Kernel& kernel =
-        storage_kernel(device, shaders::conv_pack, shaders::conv_pack_texel, shaders::conv_pack_f16, 0b01, bindings,
-                       {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}}, 0b01);
+    const Kernel& kernel = storage_kernel(device, shaders::conv_pack, shaders::conv_pack_texel, shaders::conv_pack_f16,
+                                          shaders::conv_pack_texel_f16, 0b01, bindings,
+                                          {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}}, 0b01);
     recording.dispatch(kernel, bindings, push, {div_up(c.panels.k_groups, push.chunk), panel_count, c.gemm.batch},
                        plan.along_k() ? "conv_pack_t" : "conv_pack");
     PanelGemm gemm = c.gemm;

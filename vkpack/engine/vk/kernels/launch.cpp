@@ -39,37 +39,55 @@ void require_elements(const BufferSlice& slice, std::uint64_t elements, std::str
                                                          slice.size / width, 8 * width, elements));
 }
 
-const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
-                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
-                             std::uint32_t allowed) {
-  std::uint32_t bindings_mask = 0;
+namespace {
+
+std::uint32_t f16_mask(std::span<const BufferSlice> bindings) {
+  std::uint32_t mask = 0;
   for (std::size_t b = 0; b < bindings.size() && b < 32; ++b)
-    if (bindings[b].f16) bindings_mask |= 1u << b;
-  if (bindings_mask == 0) return device.kernel(plain, std::move(specialization));
-  if (!device.f16_storage())
+    if (bindings[b].f16) mask |= 1u << b;
+  return mask;
+}
+
+void check_f16(const Device& device, const shaders::Spirv& plain, std::uint32_t storage_f16, std::uint32_t all_f16,
+               std::uint32_t allowed) {
+  if (storage_f16 != 0 && !device.f16_storage())
     throw Error(ErrorCode::unsupported,
                 fmt::format("{}: a binding holds float16 values, but {} lacks the storageBuffer16BitAccess feature "
                             "(compile without f16 storage / mixed precision on this device)",
                             plain.name, device.label()));
-  if ((bindings_mask & ~allowed) != 0)
+  if ((all_f16 & ~allowed) != 0)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: binding {} holds float16 values, which this kernel reads only as float32", plain.name,
-                            std::countr_zero(bindings_mask & ~allowed)));
-  specialization.push_back({kF16BindingsId, bindings_mask});
+                            std::countr_zero(all_f16 & ~allowed)));
+}
+
+}  // namespace
+
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed) {
+  const std::uint32_t mask = f16_mask(bindings);
+  check_f16(device, plain, mask, mask, allowed);
+  if (mask == 0) return device.kernel(plain, std::move(specialization));
+  specialization.push_back({kF16BindingsId, mask});
   return device.kernel(f16, std::move(specialization));
 }
 
 const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
-                             const shaders::Spirv& f16, std::uint32_t texel_inputs,
+                             const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed) {
   // CPU devices only: measured there (lavapipe), where a per-lane storage-buffer load is
   // a loop over the lanes; a GPU's coalesced storage-buffer loads are not.
-  bool use_texel = device.kind() == DeviceKind::cpu &&
-                   std::none_of(bindings.begin(), bindings.end(), [](const BufferSlice& b) { return b.f16; });
+  bool use_texel = device.kind() == DeviceKind::cpu;
   for (std::size_t b = 0; b < bindings.size() && b < 32 && use_texel; ++b)
     if ((texel_inputs >> b & 1u) != 0 && !texel_readable(bindings[b], device)) use_texel = false;
-  return storage_kernel(device, use_texel ? texel : plain, f16, bindings, std::move(specialization), allowed);
+  if (!use_texel) return storage_kernel(device, plain, f16, bindings, std::move(specialization), allowed);
+  const std::uint32_t all = f16_mask(bindings), storage = all & ~texel_inputs;
+  check_f16(device, plain, storage, all, allowed);
+  if (storage == 0) return device.kernel(texel, std::move(specialization));
+  specialization.push_back({kF16BindingsId, storage});
+  return device.kernel(texel_f16, std::move(specialization));
 }
 
 }  // namespace vkp::vk

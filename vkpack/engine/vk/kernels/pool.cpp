@@ -31,8 +31,9 @@ void pool(Recording& recording, PoolMode mode, const PoolPush& geometry, const B
   Device& device = recording.device();
   const std::uint32_t width = width_of(geometry, {x, y});
   const BufferSlice bindings[] = {x, x, y};
-  const Kernel& kernel = storage_kernel(device, shaders::pool, shaders::pool_texel, shaders::pool_f16, 0b011,
-                                        bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, 0}, {2, width}});
+  const Kernel& kernel =
+      storage_kernel(device, shaders::pool, shaders::pool_texel, shaders::pool_f16, shaders::pool_texel_f16, 0b011,
+                     bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, 0}, {2, width}});
   recording.dispatch(kernel, bindings, geometry, grid_1d((output_elements(geometry) / width + 63) / 64, device), "pool");
 }
 
@@ -48,8 +49,8 @@ void pool_grad(Recording& recording, PoolMode mode, const PoolPush& geometry, co
   const bool tiled = windows_tile(geometry);
   const BufferSlice bindings[] = {x, dy, dx};
   const Kernel& kernel =
-      storage_kernel(device, shaders::pool, shaders::pool_texel, shaders::pool_f16, 0b011, bindings,
-                     {{0, static_cast<std::uint32_t>(mode)}, {1, tiled ? 2u : 1u}, {2, width}});
+      storage_kernel(device, shaders::pool, shaders::pool_texel, shaders::pool_f16, shaders::pool_texel_f16, 0b011,
+                     bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, tiled ? 2u : 1u}, {2, width}});
   const std::uint64_t items = tiled ? output_elements(geometry) : input_elements(geometry);
   recording.dispatch(kernel, bindings, geometry, grid_1d((items / width + 63) / 64, device), "pool_grad");
 }
