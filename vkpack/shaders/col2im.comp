@@ -16,9 +16,9 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
 
-layout(std430, binding = 0) readonly buffer Col { float col[]; };
-layout(std430, binding = 0) readonly buffer Col4 { vec4 col4[]; };
 #include "f16_storage.glsl"
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, Col, col)  // float32 (the host allows no float16 col); a texel buffer in the _texel build
 VKP_OUTPUT4(1, Dx, dx)
 
 void main() {
@@ -43,9 +43,9 @@ void main() {
       if (ox >= p.ow) continue;
       const uint at = ((b * p.oh + oy) * p.ow + ox) * p.groups * k + g * k + (i * p.kw + j) * cg + chg;
       if (kWidth == 4)
-        sum += col4[at / 4];
+        sum += load4_col(at / 4);
       else
-        sum.x += col[at];
+        sum.x += load_col(at);
     }
   }
   if (kWidth == 4)

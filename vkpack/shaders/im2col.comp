@@ -21,7 +21,8 @@ layout(constant_id = 0) const uint kWidth = 1;  // 1 or 4
 layout(constant_id = 1) const bool kTransposed = false;
 
 #include "f16_storage.glsl"
-VKP_INPUT4(0, X, x)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)  // a texel buffer in the _texel build
 layout(std430, binding = 1) writeonly buffer Col { float col[]; };
 layout(std430, binding = 1) writeonly buffer Col4 { vec4 col4[]; };
 

@@ -19,8 +19,9 @@ static_assert(sizeof(GatherPush) == 16);
 void gather(Recording& recording, const GatherPush& geometry, const BufferSlice& table, const BufferSlice& indices,
             const BufferSlice& out);
 // dtable [outer, rows, inner]: row r the sum, in index order, of the rows of dy
-// [outer, count, inner] whose index is r (zero for rows no index names).
+// [outer, count, inner] whose index is r (zero for rows no index names, and indices
+// outside [0, rows) add to none). Both variants compute the same float32 sums.
 void gather_grad(Recording& recording, const GatherPush& geometry, const BufferSlice& dy, const BufferSlice& indices,
-                 const BufferSlice& dtable);
+                 const BufferSlice& dtable, KernelChoice choice = KernelChoice::automatic);
 
 }  // namespace vkp::vk
