@@ -7,13 +7,14 @@
 // where its layout allows, read in place (kBMode); the path for CPU devices (lavapipe).
 // f32 accumulation; A, B and C may be float16 (f16_storage.glsl).
 //
-// A CPU device runs a workgroup as one thread whose SIMD lanes are invocations. A load
-// whose address is the same in every lane is one scalar load; one that differs per lane
-// is a loop over the lanes, where a vec4 costs about as much as a scalar. So:
-//   - rows of C belong to the workgroup: op(A) is read in place with uniform loads,
-//     4 scalars for 4 steps of k (any strides, transposed or not) or, where its rows
-//     run along k and start 16-byte aligned (kAVec4), one vec4 (a third faster at
-//     1024^3 on lavapipe);
+// A CPU device runs a workgroup as one thread whose SIMD lanes are invocations. A
+// storage-buffer load is a loop over the lanes (even where every lane reads the same
+// address: lavapipe did not make these loads of A scalar), a texel fetch one gather.
+// So in the _texel build both A and B are texel buffers (at 1024^3 on lavapipe, reading
+// A through one took the product from 244 to 42 ms), and:
+//   - rows of C belong to the workgroup: op(A) is read in place, the same element in
+//     every lane, 4 scalars for 4 steps of k (any strides, transposed or not) or, where
+//     its rows run along k and start 16-byte aligned (kAVec4), one vec4;
 //   - columns belong to lanes, 4 at a time: packed B is read with aligned vec4 loads,
 //     4 x kCols per lane per 4 steps of k, feeding kRows x kCols x 16 FMAs held in
 //     registers.
@@ -41,8 +42,8 @@ layout(constant_id = 4) const uint kBMode = 0;       // 0: packed; 1, 2: in plac
 
 #include "f16_storage.glsl"
 #include "texel_input.glsl"
-VKP_INPUT4(0, A, a)
-VKP_TEXEL_INPUT4(1, B, b)  // a texel buffer in the _texel build (B's loads differ per lane)
+VKP_TEXEL_INPUT4(0, A, a)  // both texel buffers in the _texel build
+VKP_TEXEL_INPUT4(1, B, b)
 VKP_INOUT(2, C, c)
 layout(push_constant) uniform Push {
   uint m, n, k;

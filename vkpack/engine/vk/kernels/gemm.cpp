@@ -381,9 +381,10 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}, {4, g.y_mode}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
-  // Y's loads differ across the lanes: through a texel buffer where it can be one.
+  // X and Y through texel buffers where they can be: a storage-buffer load is a loop over
+  // the lanes on lavapipe, even where all lanes read one address (X's).
   const Kernel& kernel = storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_texel,
-                                        shaders::gemm_regblock_f16, shaders::gemm_regblock_texel_f16, 0b00010, bindings,
+                                        shaders::gemm_regblock_f16, shaders::gemm_regblock_texel_f16, 0b00011, bindings,
                                         std::move(constants), g.y_mode != 0 ? 0b11111 : 0b11101);
   recording.dispatch(kernel, bindings, push, {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
 }
