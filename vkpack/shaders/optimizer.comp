@@ -18,6 +18,10 @@
 // kGuarded (dynamic loss scaling): guard = {count of non-finite gradient elements,
 // factor}; a count other than 0 skips the update (the variable and its slots keep their
 // values), else the gradient is g * factor (factor = 1 / loss scale).
+// kVec4 (every slice 16-byte aligned): an invocation updates 4 consecutive elements with
+// vec4 loads, and reads the hyperparameters once for the 4. On lavapipe every
+// storage-buffer load is a loop over the lanes, the same-address loads of the words
+// included: the MLP step's updates took 5.2 ms before this, 2.65 after.
 // Push constants mirror vkp::vk::OptimizerPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -25,11 +29,16 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kKind = 0;
 layout(constant_id = 1) const bool kGuarded = false;
+layout(constant_id = 2) const bool kVec4 = false;
 
 layout(std430, binding = 0) buffer Var { float v[]; };
 layout(std430, binding = 1) readonly buffer Grad { float g[]; };
 layout(std430, binding = 2) buffer Slot1 { float m[]; };  // momentum, adam's first moment, rms, accumulator
 layout(std430, binding = 3) buffer Slot2 { float s[]; };  // adam's second moment, rmsprop's momentum
+layout(std430, binding = 0) buffer Var4 { vec4 v4[]; };
+layout(std430, binding = 1) readonly buffer Grad4 { vec4 g4[]; };
+layout(std430, binding = 2) buffer Slot14 { vec4 m4[]; };
+layout(std430, binding = 3) buffer Slot24 { vec4 s4[]; };
 layout(std430, binding = 4) readonly buffer Scalars { uint scalars[]; };
 layout(std430, binding = 5) readonly buffer Guard { float guard[]; };  // kGuarded
 layout(push_constant) uniform Push {
@@ -39,38 +48,65 @@ layout(push_constant) uniform Push {
 
 float word(uint at) { return uintBitsToFloat(scalars[at]); }
 
-void main() {
-  const uint i = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-  if (i >= p.n) return;
-  if (kGuarded && guard[0] != 0.0) return;
-  const float lr = word(p.lr), grad = kGuarded ? g[i] * guard[1] : g[i];
+bool uses_m() { return kKind != 0; }
+bool uses_s() { return kKind >= 3 && kKind != 6; }
+
+// One update of up to four elements (componentwise: each lane of the vec4 is the
+// scalar rule above).
+void update(inout vec4 var, vec4 grad, inout vec4 m1, inout vec4 m2) {
+  const float lr = word(p.lr);
   if (kKind == 0) {
-    v[i] -= lr * grad;
+    var -= lr * grad;
   } else if (kKind <= 2) {
     const float mu = word(p.momentum);
-    const float acc = mu * m[i] + grad;
-    m[i] = acc;
-    v[i] -= lr * (kKind == 2 ? grad + mu * acc : acc);
+    m1 = mu * m1 + grad;
+    var -= lr * (kKind == 2 ? grad + mu * m1 : m1);
   } else if (kKind == 5) {
     const float rho = word(p.beta2), mu = word(p.momentum), eps = word(p.epsilon);
-    const float ms = rho * m[i] + (1.0 - rho) * grad * grad;
-    const float mom = mu * s[i] + lr * grad / sqrt(ms + eps);
-    m[i] = ms;
-    s[i] = mom;
-    v[i] -= mom;
+    m1 = rho * m1 + (1.0 - rho) * grad * grad;
+    m2 = mu * m2 + lr * grad / sqrt(m1 + eps);
+    var -= m2;
   } else if (kKind == 6) {
-    const float acc = m[i] + grad * grad;
-    m[i] = acc;
-    v[i] -= lr * grad / sqrt(acc);
+    m1 = m1 + grad * grad;
+    var -= lr * grad / sqrt(m1);
   } else {
     const float b1 = word(p.momentum), b2 = word(p.beta2), eps = word(p.epsilon), step = word(p.step_factor);
-    const float m1 = b1 * m[i] + (1.0 - b1) * grad;
-    const float m2 = b2 * s[i] + (1.0 - b2) * grad * grad;
-    m[i] = m1;
-    s[i] = m2;
-    const float old = v[i];
-    float updated = old - step * m1 / (sqrt(m2) + eps);
+    m1 = b1 * m1 + (1.0 - b1) * grad;
+    m2 = b2 * m2 + (1.0 - b2) * grad * grad;
+    const vec4 old = var;
+    vec4 updated = old - step * m1 / (sqrt(m2) + eps);
     if (kKind == 4) updated -= lr * word(p.weight_decay) * old;
-    v[i] = updated;
+    var = updated;
+  }
+}
+
+void main() {
+  const uint i = linear_group() * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+  const uint first = kVec4 ? 4 * i : i;
+  if (first >= p.n) return;
+  if (kGuarded && guard[0] != 0.0) return;
+  const float factor = kGuarded ? guard[1] : 1.0;
+  if (kVec4 && first + 4 <= p.n) {
+    vec4 var = v4[i], m1 = uses_m() ? m4[i] : vec4(0.0), m2 = uses_s() ? s4[i] : vec4(0.0);
+    update(var, kGuarded ? g4[i] * factor : g4[i], m1, m2);
+    v4[i] = var;
+    if (uses_m()) m4[i] = m1;
+    if (uses_s()) s4[i] = m2;
+    return;
+  }
+  // One element (or, vectorized, the last 1 to 3).
+  const uint count = min(kVec4 ? 4u : 1u, p.n - first);
+  vec4 var = vec4(0.0), grad = vec4(0.0), m1 = vec4(0.0), m2 = vec4(0.0);
+  for (uint e = 0; e < count; ++e) {
+    var[e] = v[first + e];
+    grad[e] = kGuarded ? g[first + e] * factor : g[first + e];
+    if (uses_m()) m1[e] = m[first + e];
+    if (uses_s()) m2[e] = s[first + e];
+  }
+  update(var, grad, m1, m2);
+  for (uint e = 0; e < count; ++e) {
+    v[first + e] = var[e];
+    if (uses_m()) m[first + e] = m1[e];
+    if (uses_s()) s[first + e] = m2[e];
   }
 }

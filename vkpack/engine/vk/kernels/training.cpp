@@ -32,9 +32,16 @@ void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush
   if (rule != UpdateRule::sgd) require_elements(slot1, push.n, "optimizer", "slot");
   if (rule == UpdateRule::adam || rule == UpdateRule::adamw) require_elements(slot2, push.n, "optimizer", "slot");
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}});
+  // Four elements an invocation where every slice it updates starts 16-byte aligned.
+  const bool uses_slot1 = rule != UpdateRule::sgd;
+  const bool uses_slot2 = rule == UpdateRule::adam || rule == UpdateRule::adamw || rule == UpdateRule::rmsprop;
+  const bool vec4 = var.offset % 16 == 0 && grad.offset % 16 == 0 && (!uses_slot1 || slot1.offset % 16 == 0) &&
+                    (!uses_slot2 || slot2.offset % 16 == 0);
+  const Kernel& kernel =
+      device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}, {2, vec4}});
+  const std::uint64_t invocations = vec4 ? (std::uint64_t{push.n} + 3) / 4 : push.n;
   recording.dispatch(kernel, {var, grad, slot1, slot2, scalars, guarded ? guard : scalars}, push,
-                     grid_1d((push.n + 63) / 64, device), "optimizer");
+                     grid_1d((invocations + 63) / 64, device), "optimizer");
 }
 
 }  // namespace vkp::vk
