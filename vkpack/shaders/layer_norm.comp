@@ -13,8 +13,11 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kGrad = 0;
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer Dy { float dy[]; };  // kGrad 1: dxhat
+#include "f16_storage.glsl"
+#include "texel_input.glsl"
+// Texel buffers in the _texel build (on lavapipe a storage-buffer load is a loop over the lanes).
+VKP_TEXEL_INPUT4(0, X, x)
+VKP_TEXEL_INPUT4(1, Dy, dy)  // kGrad 1: dxhat
 layout(std430, binding = 2) writeonly buffer Out { float out_[]; };
 layout(push_constant) uniform Push {
   uint rows, cols;
@@ -27,25 +30,25 @@ void main() {
   const uint row = r * p.cols;
   const float n = float(p.cols);
   float sum = 0.0;
-  for (uint c = 0; c < p.cols; ++c) sum += x[row + c];
+  for (uint c = 0; c < p.cols; ++c) sum += load_x(row + c);
   const float mean = sum / n;
   float squares = 0.0;
   for (uint c = 0; c < p.cols; ++c) {
-    const float d = x[row + c] - mean;
+    const float d = load_x(row + c) - mean;
     squares += d * d;
   }
   const float rstd = inversesqrt(squares / n + p.epsilon);
   if (kGrad == 0) {
-    for (uint c = 0; c < p.cols; ++c) out_[row + c] = (x[row + c] - mean) * rstd;
+    for (uint c = 0; c < p.cols; ++c) out_[row + c] = (load_x(row + c) - mean) * rstd;
     return;
   }
   float g_sum = 0.0, gx_sum = 0.0;
   for (uint c = 0; c < p.cols; ++c) {
-    const float g = dy[row + c];
+    const float g = load_dy(row + c);
     g_sum += g;
-    gx_sum += g * (x[row + c] - mean) * rstd;
+    gx_sum += g * (load_x(row + c) - mean) * rstd;
   }
   const float g_mean = g_sum / n, gx_mean = gx_sum / n;
   for (uint c = 0; c < p.cols; ++c)
-    out_[row + c] = (dy[row + c] - g_mean - (x[row + c] - mean) * rstd * gx_mean) * rstd;
+    out_[row + c] = (load_dy(row + c) - g_mean - (load_x(row + c) - mean) * rstd * gx_mean) * rstd;
 }

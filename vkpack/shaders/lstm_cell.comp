@@ -20,9 +20,12 @@
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kMode = 0;
 
-layout(std430, binding = 0) readonly buffer Z { float z[]; };
-layout(std430, binding = 1) readonly buffer State { float s[]; };  // the previous state
-layout(std430, binding = 2) readonly buffer Ds { float ds[]; };    // kMode 1, 2
+#include "f16_storage.glsl"
+#include "texel_input.glsl"
+// Texel buffers in the _texel build (on lavapipe a storage-buffer load is a loop over the lanes).
+VKP_TEXEL_INPUT4(0, Z, z)
+VKP_TEXEL_INPUT4(1, State, s)  // the previous state
+VKP_TEXEL_INPUT4(2, Ds, ds)    // kMode 1, 2
 layout(std430, binding = 3) writeonly buffer Out { float out_[]; };
 layout(push_constant) uniform Push {
   uint batch, units;
@@ -35,9 +38,9 @@ void main() {
   const uint e = linear_group() * 64 + gl_LocalInvocationID.x;
   if (e >= p.batch * p.units) return;
   const uint b = e / p.units, u = e % p.units, zr = b * 4 * p.units, sr = b * 2 * p.units;
-  const float si = sigmoid(z[zr + u]), tj = tanh_safe(z[zr + p.units + u]);
-  const float sf = sigmoid(z[zr + 2 * p.units + u] + p.forget_bias), so = sigmoid(z[zr + 3 * p.units + u]);
-  const float c_prev = s[sr + u];
+  const float si = sigmoid(load_z(zr + u)), tj = tanh_safe(load_z(zr + p.units + u));
+  const float sf = sigmoid(load_z(zr + 2 * p.units + u) + p.forget_bias), so = sigmoid(load_z(zr + 3 * p.units + u));
+  const float c_prev = load_s(sr + u);
   const float c = sf * c_prev + si * tj;
   const float tc = tanh_safe(c);
   if (kMode == 0) {
@@ -45,8 +48,8 @@ void main() {
     out_[sr + p.units + u] = so * tc;
     return;
   }
-  const float dh = ds[sr + p.units + u];
-  const float dc = ds[sr + u] + dh * so * (1.0 - tc * tc);
+  const float dh = load_ds(sr + p.units + u);
+  const float dc = load_ds(sr + u) + dh * so * (1.0 - tc * tc);
   if (kMode == 1) {
     out_[zr + u] = dc * tj * si * (1.0 - si);
     out_[zr + p.units + u] = dc * si * (1.0 - tj * tj);

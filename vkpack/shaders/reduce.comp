@@ -18,7 +18,8 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kOp = 0;
 
 #include "f16_storage.glsl"
-VKP_INPUT(0, X, x)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)  // a texel buffer in the _texel build
 VKP_OUTPUT(1, Y, y)
 layout(std430, binding = 1) writeonly buffer YI { int y_index[]; };  // argmax's output
 layout(push_constant) uniform Push {

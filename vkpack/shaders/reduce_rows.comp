@@ -12,7 +12,8 @@ layout(constant_id = 0) const uint kWorkgroup = 256;
 layout(constant_id = 1) const uint kOp = 0;
 
 #include "f16_storage.glsl"
-VKP_INPUT(0, X, x)
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, X, x)  // a texel buffer in the _texel build
 VKP_OUTPUT(1, Y, y)
 layout(push_constant) uniform Push {
   uint outer;

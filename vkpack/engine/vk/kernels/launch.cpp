@@ -90,4 +90,13 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
   return device.kernel(texel_f16, std::move(specialization));
 }
 
+const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
+                           std::uint32_t texel_inputs, std::span<const BufferSlice> bindings,
+                           std::vector<SpecConstant> specialization) {
+  bool use_texel = device.kind() == DeviceKind::cpu;
+  for (std::size_t b = 0; b < bindings.size() && b < 32 && use_texel; ++b)
+    if ((texel_inputs >> b & 1u) != 0 && (bindings[b].f16 || !texel_readable(bindings[b], device))) use_texel = false;
+  return device.kernel(use_texel ? texel : plain, std::move(specialization));
+}
+
 }  // namespace vkp::vk

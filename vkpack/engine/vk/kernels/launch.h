@@ -50,4 +50,11 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed = ~0u);
 
+// A family with a texel build and no float16 one (TEXEL but not F16 in
+// shaders/CMakeLists.txt): `texel` on a CPU device where each binding in `texel_inputs`
+// is texel_readable and holds float32 values, else `plain`.
+const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
+                           std::uint32_t texel_inputs, std::span<const BufferSlice> bindings,
+                           std::vector<SpecConstant> specialization);
+
 }  // namespace vkp::vk

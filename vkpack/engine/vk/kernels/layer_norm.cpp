@@ -12,8 +12,10 @@ void launch(Recording& recording, std::uint32_t grad, const LayerNormPush& shape
   require_elements(dy, n, name, grad ? "dxhat" : "x");
   require_elements(out, n, name, "out");
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::layer_norm, {{0, grad}});
-  recording.dispatch(kernel, {x, dy, out}, shape, grid_1d((shape.rows + 63) / 64, device), name);
+  const BufferSlice bindings[] = {x, dy, out};
+  const Kernel& kernel =
+      texel_kernel(device, shaders::layer_norm, shaders::layer_norm_texel, 0b011, bindings, {{0, grad}});
+  recording.dispatch(kernel, bindings, shape, grid_1d((shape.rows + 63) / 64, device), name);
 }
 
 }  // namespace

@@ -12,9 +12,11 @@ void lstm_cell(Recording& recording, LstmCellPart part, const LstmCellPush& shap
   require_elements(ds, part == LstmCellPart::step ? 0 : 2 * cells, "lstm_cell", "ds");
   require_elements(out, (part == LstmCellPart::gates_grad ? 4 : 2) * cells, "lstm_cell", "out");
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::lstm_cell, {{0, static_cast<std::uint32_t>(part)}});
+  const BufferSlice bindings[] = {z, state, ds, out};
+  const Kernel& kernel = texel_kernel(device, shaders::lstm_cell, shaders::lstm_cell_texel, 0b0111, bindings,
+                                      {{0, static_cast<std::uint32_t>(part)}});
   constexpr const char* names[] = {"lstm_cell", "lstm_cell_gates_grad", "lstm_cell_state_grad"};
-  recording.dispatch(kernel, {z, state, ds, out}, shape, grid_1d((cells + 63) / 64, device),
+  recording.dispatch(kernel, bindings, shape, grid_1d((cells + 63) / 64, device),
                      names[static_cast<std::size_t>(part)]);
 }
 

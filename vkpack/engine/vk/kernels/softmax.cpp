@@ -15,9 +15,10 @@ void row_op(Recording& recording, RowOp op, std::uint32_t rows, std::uint32_t co
   require_elements(out, per_row ? rows : elements, "softmax", "out");
   if (rows == 0) return;
   Device& device = recording.device();
-  const Kernel& kernel = device.kernel(shaders::softmax, {{0, static_cast<std::uint32_t>(op)}});
-  recording.dispatch(kernel, {x, uses_labels ? labels : x, op == RowOp::xent_grad ? dy : x, out},
-                     SoftmaxPush{rows, cols, k}, grid_1d((rows + 63) / 64, device), "softmax");
+  const BufferSlice bindings[] = {x, uses_labels ? labels : x, op == RowOp::xent_grad ? dy : x, out};
+  const Kernel& kernel = texel_kernel(device, shaders::softmax, shaders::softmax_texel, 0b0101, bindings,
+                                      {{0, static_cast<std::uint32_t>(op)}});
+  recording.dispatch(kernel, bindings, SoftmaxPush{rows, cols, k}, grid_1d((rows + 63) / 64, device), "softmax");
 }
 
 }  // namespace vkp::vk
