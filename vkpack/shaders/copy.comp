@@ -5,18 +5,26 @@
 // With these strides one kernel slices, permutes (transposes), broadcasts (stride 0),
 // pads and concatenates (strided destinations). In the float16 build (f16_storage.glsl),
 // a float16 side is converted to or from float32 (float16 to float16 is exact).
+// In the _texel build (CPU devices, no float16 side) the source is read through an
+// R32G32B32A32_UINT texel buffer, bit for bit; that build ignores VKP_F16, so the
+// _texel_f16 build TEXEL implies is the same copy of words (the host does not use it: a
+// float16 copy keeps storage buffers).
 // Push constants mirror vkp::vk::CopyPush.
 #extension GL_GOOGLE_include_directive : require
+#if defined(VKP_TEXEL) && defined(VKP_F16)
+#undef VKP_F16
+#endif
 #ifdef VKP_F16
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"
 #include "f16_storage.glsl"
+#include "texel_input.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kPerInvocation = 4;
 
-layout(std430, binding = 0) readonly buffer Src { uint src[]; };
+VKP_TEXEL_WORDS(0, Src, src)
 layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; };
 #ifdef VKP_F16
 layout(std430, binding = 0) readonly buffer SrcH { float16_t src_h[]; };
@@ -46,7 +54,7 @@ void main() {
     }
 #ifdef VKP_F16
     if (kF16Bindings != 0u) {
-      const float v = VKP_F16_AT(0) ? float(src_h[from]) : uintBitsToFloat(src[from]);
+      const float v = VKP_F16_AT(0) ? float(src_h[from]) : uintBitsToFloat(load_src(from));
       if (VKP_F16_AT(1))
         dst_h[to] = float16_t(v);
       else
@@ -54,6 +62,6 @@ void main() {
       continue;
     }
 #endif
-    dst[to] = src[from];
+    dst[to] = load_src(from);
   }
 }

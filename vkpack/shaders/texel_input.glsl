@@ -12,11 +12,19 @@
 //
 // as VKP_INPUT4 (f16_storage.glsl, included first) declares them; without VKP_TEXEL it
 // is VKP_INPUT4.
+//   VKP_TEXEL_WORDS(b, Block, name)   uint load_<name>(uint i): 32-bit words of any type,
+//                                     bit for bit (an R32G32B32A32_UINT view)
 #ifdef VKP_TEXEL
+#define VKP_TEXEL_WORDS(b, Block, name)                                                  \
+  layout(binding = b) uniform usamplerBuffer name##_texels;                               \
+  uint load_##name(uint i) { return texelFetch(name##_texels, int(i / 4u))[i % 4u]; }
 #define VKP_TEXEL_INPUT4(b, Block, name)                                                \
   layout(binding = b) uniform samplerBuffer name##_texels;                               \
   vec4 load4_##name(uint i) { return texelFetch(name##_texels, int(i)); }                \
   float load_##name(uint i) { return texelFetch(name##_texels, int(i / 4u))[i % 4u]; }
 #else
+#define VKP_TEXEL_WORDS(b, Block, name)                                    \
+  layout(std430, binding = b) readonly buffer Block { uint name[]; };      \
+  uint load_##name(uint i) { return name[i]; }
 #define VKP_TEXEL_INPUT4(b, Block, name) VKP_INPUT4(b, Block, name)
 #endif

@@ -1,11 +1,14 @@
 // Fill, strided copy and transpose: exact (they move bits).
+#include "vkpack/engine/vk/kernels/copy.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/copy.h"
 
 namespace vkp::test {
 namespace {
@@ -67,6 +70,32 @@ TEST_F(VkTest, StridedCopyScattersIntoStridedDestinations) {
                                  : b[static_cast<std::size_t>(i * 20 + (j - 3) * 4 + k)];
         ASSERT_EQ(got[static_cast<std::size_t>(i * 32 + j * 4 + k)], want) << i << " " << j << " " << k;
       }
+}
+
+// A copy moves 32-bit words, not floats: integers (labels, indices), NaN payloads,
+// signalling NaNs and subnormals arrive bit for bit, through the texel build on a CPU
+// device (an R32G32B32A32_UINT view) as through storage buffers.
+TEST_F(VkTest, StridedCopyMovesWordsBitForBit) {
+  const std::size_t rows = 25, cols = 40;  // 1000 words: whole texels
+  std::vector<std::uint32_t> words(rows * cols);
+  const std::uint32_t specials[] = {0x7fc00001u, 0x7f800001u, 0xffbfffffu, 0x00000001u, 0x807fffffu,
+                                    0x80000000u, 0x00000005u, 0xfffffffbu, 0x7f800000u};
+  for (std::size_t i = 0; i < words.size(); ++i)
+    words[i] = i % 3 == 0 ? specials[i / 3 % 9] : static_cast<std::uint32_t>(i * 2654435761u);
+  std::vector<float> as_floats(words.size());
+  std::memcpy(as_floats.data(), words.data(), words.size() * 4);
+  const vk::BufferSlice src = upload(as_floats), dst = scratch(words.size());
+  vk::Recording recording(device());
+  vk::copy(recording, {{cols, rows}, {1, cols}, 0, 0, {}}, src, dst);  // the transpose
+  recording.finish();
+  recording.run();
+  const std::vector<float> got = download(dst, words.size());
+  for (std::size_t c = 0; c < cols; ++c)
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &got[c * rows + r], 4);
+      ASSERT_EQ(bits, words[r * cols + c]) << "row " << r << ", column " << c;
+    }
 }
 
 TEST_F(VkTest, StridedCopyRejectsBadRanksAndShortSources) {

@@ -79,6 +79,11 @@ TEST(SpirvReflect, SamplerBuffersAreTexelBindings) {
   EXPECT_FALSE(r.bindings[2].readonly);
   for (const vk::SpirvBinding& b : vk::reflect_spirv(shaders::gemm_regblock.words, "gemm_regblock").bindings)
     EXPECT_FALSE(b.texel) << "binding " << b.binding;
+  EXPECT_EQ(r.bindings[0].sampled, vk::TexelSampled::float32);
+  // copy reads words: a usamplerBuffer, bound as an R32G32B32A32_UINT view.
+  const vk::SpirvReflection copy = vk::reflect_spirv(shaders::copy_texel.words, "copy_texel");
+  ASSERT_TRUE(copy.bindings.at(0).texel);
+  EXPECT_EQ(copy.bindings[0].sampled, vk::TexelSampled::uint32);
 }
 
 // Recording::dispatch splits an oversized grid only for shaders that do not read

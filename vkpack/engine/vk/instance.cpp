@@ -118,7 +118,8 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     f.vkGetPhysicalDeviceFormatProperties(pd, format, &support);
     return (support.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
   };
-  info.float_texels = texels(VK_FORMAT_R32G32B32A32_SFLOAT);
+  info.float_texels = texels(VK_FORMAT_R32G32B32A32_SFLOAT) && texels(VK_FORMAT_R32G32B32A32_UINT) &&
+                      texels(VK_FORMAT_R32G32B32A32_SINT);
   info.half_texels = texels(VK_FORMAT_R16G16B16A16_SFLOAT);
 
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};

@@ -56,7 +56,7 @@ struct PhysicalDeviceInfo {
   bool timeline_semaphore = false;                // features vkpack needs (Vulkan 1.2)
   bool shader_float16 = false;                    // optional features
   bool storage_buffer_16bit = false;
-  bool float_texels = false;                      // UNIFORM_TEXEL_BUFFER of R32G32B32A32_SFLOAT
+  bool float_texels = false;                      // UNIFORM_TEXEL_BUFFER of R32G32B32A32_SFLOAT, _UINT, _SINT
   bool half_texels = false;                       // and of R16G16B16A16_SFLOAT
   bool portability_subset = false;                // MoltenVK: must be enabled if present
 };

@@ -190,7 +190,16 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
                                 limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
       VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
       view.buffer = b.buffer;
-      view.format = b.f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
+      const TexelSampled sampled = kernel.bindings()[i].sampled;
+      if (b.f16 && sampled != TexelSampled::float32)
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {} ({}): binding {} holds float16 values, but the kernel reads 32-bit words "
+                                "there",
+                                kernel.name(), label, i));
+      view.format = sampled == TexelSampled::uint32  ? VK_FORMAT_R32G32B32A32_UINT
+                    : sampled == TexelSampled::int32 ? VK_FORMAT_R32G32B32A32_SINT
+                    : b.f16                          ? VK_FORMAT_R16G16B16A16_SFLOAT
+                                                     : VK_FORMAT_R32G32B32A32_SFLOAT;
       view.offset = b.offset;
       view.range = b.size;
       check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");

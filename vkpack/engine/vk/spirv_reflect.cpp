@@ -206,6 +206,7 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
   SpirvReflection r;
   std::map<std::uint32_t, bool> readonly;  // binding -> all declarations NonWritable
   std::map<std::uint32_t, bool> texel;     // binding -> declared as a samplerBuffer
+  std::map<std::uint32_t, TexelSampled> sampled;
   for (const auto& [type, id, storage] : m.variables) {
     std::uint32_t struct_id = 0;
     const Type* block = pointee(m, type, &struct_id);
@@ -223,6 +224,14 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
       if (image == m.types.end() || image->second.op != kOpTypeImage || image->second.operands.at(1) != kDimBuffer)
         malformed(name, "a sampled image that is not a samplerBuffer; vkpack binds buffers only");
       is_texel = true;
+      const auto component = m.types.find(image->second.operands.at(0));
+      if (component == m.types.end() || (component->second.op != kOpTypeFloat && component->second.op != kOpTypeInt) ||
+          component->second.operands.at(0) != 32)
+        malformed(name, "a samplerBuffer of other than 32-bit floats or integers");
+      if (m.bindings.count(id))
+        sampled[m.bindings.at(id)] = component->second.op == kOpTypeFloat    ? TexelSampled::float32
+                                     : component->second.operands.at(1) != 0 ? TexelSampled::int32
+                                                                             : TexelSampled::uint32;
     } else if (storage != kStorageStorageBuffer && storage != kStorageUniform) {
       continue;
     }
@@ -242,7 +251,8 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
   for (const auto& [binding, ro] : readonly) {
     if (binding != r.bindings.size())
       malformed(name, "binding " + std::to_string(r.bindings.size()) + " is missing; bindings must be 0..n-1");
-    r.bindings.push_back({binding, ro, texel.at(binding)});
+    const auto s = sampled.find(binding);
+    r.bindings.push_back({binding, ro, texel.at(binding), s == sampled.end() ? TexelSampled::float32 : s->second});
   }
 
   // Workgroup size: a spec-constant composite decorated WorkgroupSize wins over the

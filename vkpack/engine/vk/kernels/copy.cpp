@@ -91,8 +91,13 @@ void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src,
   }
   Device& device = recording.device();
   const BufferSlice bindings[] = {src, dst};
-  const Kernel& kernel =
-      storage_kernel(device, shaders::copy, shaders::copy_f16, bindings, {{0, kWorkgroup}, {1, kPerInvocation}});
+  // The source's loads differ across the lanes: a texel buffer where it can be one (not
+  // for a float16 copy).
+  const bool any_f16 = src.f16 || dst.f16;
+  const Kernel& kernel = any_f16 ? storage_kernel(device, shaders::copy, shaders::copy_f16, bindings,
+                                                  {{0, kWorkgroup}, {1, kPerInvocation}})
+                                 : texel_kernel(device, shaders::copy, shaders::copy_texel, 0b01, bindings,
+                                                {{0, kWorkgroup}, {1, kPerInvocation}});
   recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(n), device), "copy");
 }
 
