@@ -268,16 +268,17 @@ std::size_t elements(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, s
 TEST_F(GemmTest, TheCpuPathReadsAlignedOperandsInPlace) {
   const InPlaceCase cases[] = {
       {"B's rows", 37, 44, 23, false, false, 0, 0, 1, 0, 0, false, 1, 1},
-      {"B's columns", 37, 45, 23, false, true, 0, 24, 1, 0, 0, false, 2, 1},
+      // Here and below A's rows are vec4-aligned, as B's (X in C^T) are: X does not decide.
+      {"B's columns", 37, 45, 23, false, true, 24, 24, 1, 0, 0, false, 2, 1},
       {"A's rows, as C^T", 300, 5, 37, true, false, 0, 0, 1, 0, 0, true, 1, 1},
       {"A's columns, as C^T", 301, 5, 37, false, false, 40, 0, 1, 0, 0, true, 2, 1},
       {"B's rows, batches with gaps", 19, 64, 30, false, false, 0, 0, 3, 0, 64 * 30 + 4, false, 1, 1},
-      {"B's columns, shared by the batches", 19, 64, 30, false, true, 0, 32, 3, 0, 0, false, 2, 1},
+      {"B's columns, shared by the batches", 19, 64, 30, false, true, 32, 32, 3, 0, 0, false, 2, 1},
       {"A's rows, split K", 144, 16, 6006, true, false, 0, 0, 1, 0, 0, true, 1, 0},
       {"A's columns, split K in parts of 4 n", 144, 16, 8192, false, false, 0, 0, 1, 0, 0, true, 2, 0},
-      // Either orientation multiplies alike; B's rows 65 apart must be packed, A's
-      // columns need not, so C^T costs less.
-      {"A's columns rather than packing B", 64, 64, 300, false, false, 0, 65, 1, 0, 0, true, 2, 1},
+      // B's rows 65 apart must be packed; C^T would read A's columns in place, but its X
+      // (B^T, rows 65 apart along k) four fetches a vec4: packing B costs less.
+      {"packing B rather than reading B^T by scalars", 64, 64, 300, false, false, 0, 65, 1, 0, 0, false, 0, 1},
       {"packed: split K in parts of odd length", 144, 16, 6006, false, false, 6008, 0, 1, 0, 0, true, 0, 0},
       {"packed: N = 70 along B's rows", 33, 70, 19, false, false, 0, 0, 1, 0, 0, false, 0, 1},
       {"packed: B's columns 23 apart", 37, 45, 23, false, true, 0, 0, 1, 0, 0, false, 0, 1},

@@ -91,23 +91,30 @@ void check_gemm_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c
 namespace {
 
 // Relative cost of a blocking, per multiply-add it performs (padding included): each
-// step of k loads `rows` scalars of X and 4 * cols vec4s of Y for rows * cols * 4 vec4
-// multiply-adds, so narrow blocks spend more on loads. Fitted to vkpack_bench_kernels on
-// lavapipe (16 x 1 runs at about 0.55 of 16 x 4, 16 x 2 at 0.8).
-double block_cost(std::uint32_t rows, std::uint32_t cols) { return (1.0 + 1.0 / cols) * (1.0 + 4.0 / rows); }
+// group of 4 k loads `rows` vec4s of X (4 scalar fetches each where X's rows are not
+// 16-byte aligned runs along k: `x_vec4` false) and 4 * cols vec4s of Y for rows * cols
+// * 4 vec4 multiply-adds, so narrow blocks spend more on loads. Fitted to
+// vkpack_bench_kernels on lavapipe with both operands texel buffers: at 1024^3 16 x 2
+// runs at 0.63 of 16 x 4, 16 x 1 at 0.5, 8 x 4 at 0.86; 12544x64x800 and 800x64x12544
+// ran 1.5-1.6x faster in the orientation whose X is read as vec4s. Only the orientation
+// weighs x_vec4: choosing the blocking by it too slowed the convolutions' products
+// (convnet step 239 -> 376 ms), so the blocking is chosen as for a vec4 X.
+double block_cost(std::uint32_t rows, std::uint32_t cols, bool x_vec4) {
+  return (1.0 + (x_vec4 ? 1.0 : 4.0) / cols) * (1.0 + 4.0 / rows);
+}
 // Packing one float costs about as much as this many multiply-adds of the kernel.
 constexpr double kPackCost = 6.0;
 
 std::uint32_t width_of(std::uint32_t cols) { return kLanes * 4 * cols; }
 
 // The cheapest blocking of an m x n product (before the workgroup count is considered).
-GemmPanels blocking_for(std::uint32_t m, std::uint32_t n) {
+GemmPanels blocking_for(std::uint32_t m, std::uint32_t n, bool x_vec4) {
   GemmPanels p;
   p.rows = m <= 4 ? 4 : m <= 8 ? 8 : 16;
   double least = 0;
   for (std::uint32_t cols = 1; cols <= 4; ++cols) {
     const double padded_n = static_cast<double>(div_up(n, width_of(cols))) * width_of(cols);
-    const double cost = padded_n * block_cost(p.rows, cols);
+    const double cost = padded_n * block_cost(p.rows, cols, x_vec4);
     if (cols == 1 || cost < least) {
       least = cost;
       p.cols = cols;
@@ -118,11 +125,11 @@ GemmPanels blocking_for(std::uint32_t m, std::uint32_t n) {
 }
 
 double cost_of(const GemmPanels& p, std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t batch,
-               std::uint32_t packed_batches) {
+               std::uint32_t packed_batches, bool x_vec4) {
   const double padded_m = static_cast<double>(div_up(m, p.rows)) * p.rows;
   const double padded_n = static_cast<double>(div_up(n, p.width)) * p.width;
   const double padded_k = static_cast<double>(div_up(k, 4)) * 4;
-  return padded_m * padded_n * padded_k * batch * block_cost(p.rows, p.cols) +
+  return padded_m * padded_n * padded_k * batch * block_cost(p.rows, p.cols, x_vec4) +
          kPackCost * padded_n * padded_k * packed_batches;
 }
 
@@ -150,8 +157,16 @@ bool transposes(const GemmArgs& args, const Layout& l) {
     if (gemm_y_in_place(BufferSlice{}, transposed ? args.m : args.n, y.n, y.k, y.batch) != 0) return 0;
     return y.batch == 0 ? 1 : args.batch;
   };
-  return cost_of(blocking_for(args.n, args.m), args.n, args.m, args.k, args.batch, packed_batches(true)) <
-         cost_of(blocking_for(args.m, args.n), args.m, args.n, args.k, args.batch, packed_batches(false));
+  // X = op(A), or op(B)^T transposed, read as vec4s: its rows run along k, 16-byte aligned.
+  auto x_vec4 = [&](bool transposed) {
+    const std::uint32_t x_k = transposed ? (args.trans_b ? 1 : l.ldb) : (args.trans_a ? l.lda : 1);
+    const std::uint32_t x_row = transposed ? (args.trans_b ? l.ldb : 1) : (args.trans_a ? 1 : l.lda);
+    const std::uint32_t x_batch = transposed ? l.stride_b : l.stride_a;
+    return x_k == 1 && x_row % 4 == 0 && x_batch % 4 == 0;
+  };
+  return cost_of(blocking_for(args.n, args.m, x_vec4(true)), args.n, args.m, args.k, args.batch, packed_batches(true),
+                 x_vec4(true)) < cost_of(blocking_for(args.m, args.n, x_vec4(false)), args.m, args.n, args.k,
+                                         args.batch, packed_batches(false), x_vec4(false));
 }
 
 // Packs Y, seen as X[p][k] (p along n), into the panels.
@@ -195,6 +210,12 @@ PanelGemm panel_gemm_of(const GemmArgs& args, const Layout& l, bool transposed) 
   return g;
 }
 
+// Whether the multiply reads X's rows as vec4s (gemm_packed's a_vec4, slices taken as
+// 16-byte aligned).
+bool x_reads_vec4(const PanelGemm& g) {
+  return g.x_k == 1 && g.x_row % 4 == 0 && g.x_batch % 4 == 0 && g.x_offset % 4 == 0;
+}
+
 // Split-K: a product too narrow for kMinWorkgroups workgroups at its best blocking, with a
 // long K, runs as `splits` products over equal parts of K, batched in one dispatch, into
 // partial sums that a reduction then adds into C; shrinking the blocking instead (what
@@ -223,7 +244,7 @@ struct CpuPlan {
 std::uint32_t splits_for(const GemmArgs& args, const Layout& l, const PanelGemm& g) {
   if (args.batch != 1 || args.beta != 0 || l.ldc != args.n) return 1;
   if (std::uint64_t{args.m} * args.n * args.k < kMinSplitWork) return 1;
-  const GemmPanels best = blocking_for(g.m, g.n);
+  const GemmPanels best = blocking_for(g.m, g.n, true);
   const std::uint64_t groups = std::uint64_t{div_up(g.m, best.rows)} * div_up(g.n, best.width);
   if (groups >= kMinWorkgroups) return 1;
   const auto want = static_cast<std::uint32_t>(div_up(kMinWorkgroups, groups));
@@ -326,7 +347,7 @@ std::uint32_t gemm_pack_chunk(const GemmPanels& panels, std::uint32_t panel_coun
 }
 
 GemmPanels gemm_panels(const PanelGemm& g) {
-  GemmPanels p = blocking_for(g.m, g.n);
+  GemmPanels p = blocking_for(g.m, g.n, true);
   // Enough workgroups for every core of a multi-core CPU.
   auto groups = [&] { return std::uint64_t{div_up(g.m, p.rows)} * div_up(g.n, p.width) * g.batch; };
   while (groups() < kMinWorkgroups && (p.rows > 4 || p.cols > 1)) {
@@ -377,7 +398,7 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   }
   Device& device = recording.device();
   // op(A) read as vec4s: rows contiguous along k, every row start 16-byte aligned.
-  const bool a_vec4 = g.x_k == 1 && g.x_row % 4 == 0 && g.x_batch % 4 == 0 && g.x_offset % 4 == 0 && x.offset % 16 == 0;
+  const bool a_vec4 = x_reads_vec4(g) && x.offset % 16 == 0;
   std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}, {4, g.y_mode}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
