@@ -61,6 +61,16 @@ void check_f16(const Device& device, const shaders::Spirv& plain, std::uint32_t 
                             std::countr_zero(all_f16 & ~allowed)));
 }
 
+// Whether a texel build may run: a CPU device (measured there: on lavapipe a per-lane
+// storage-buffer load is a loop over the lanes; a GPU's coalesced loads are not) and
+// every binding in `texel_inputs` texel_readable.
+bool texel_build_fits(const Device& device, std::uint32_t texel_inputs, std::span<const BufferSlice> bindings) {
+  if (device.kind() != DeviceKind::cpu) return false;
+  for (std::size_t b = 0; b < bindings.size() && b < 32; ++b)
+    if ((texel_inputs >> b & 1u) != 0 && !texel_readable(bindings[b], device)) return false;
+  return true;
+}
+
 }  // namespace
 
 const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
@@ -77,11 +87,7 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
                              const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed) {
-  // CPU devices only: measured there (lavapipe), where a per-lane storage-buffer load is
-  // a loop over the lanes; a GPU's coalesced storage-buffer loads are not.
-  bool use_texel = device.kind() == DeviceKind::cpu;
-  for (std::size_t b = 0; b < bindings.size() && b < 32 && use_texel; ++b)
-    if ((texel_inputs >> b & 1u) != 0 && !texel_readable(bindings[b], device)) use_texel = false;
+  const bool use_texel = texel_build_fits(device, texel_inputs, bindings);
   if (!use_texel) return storage_kernel(device, plain, f16, bindings, std::move(specialization), allowed);
   const std::uint32_t all = f16_mask(bindings), storage = all & ~texel_inputs;
   check_f16(device, plain, storage, all, allowed);
@@ -93,10 +99,10 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
 const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
                            std::uint32_t texel_inputs, std::span<const BufferSlice> bindings,
                            std::vector<SpecConstant> specialization) {
-  bool use_texel = device.kind() == DeviceKind::cpu;
-  for (std::size_t b = 0; b < bindings.size() && b < 32 && use_texel; ++b)
-    if ((texel_inputs >> b & 1u) != 0 && (bindings[b].f16 || !texel_readable(bindings[b], device))) use_texel = false;
-  return device.kernel(use_texel ? texel : plain, std::move(specialization));
+  // No float16 build: a float16 binding goes to `plain`, which refuses it by name.
+  const bool any_f16 = f16_mask(bindings) != 0;
+  return device.kernel(!any_f16 && texel_build_fits(device, texel_inputs, bindings) ? texel : plain,
+                       std::move(specialization));
 }
 
 }  // namespace vkp::vk
