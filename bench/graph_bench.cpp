@@ -225,12 +225,15 @@ struct StepStats {
 int g_top = 0;  // --top=N: also list the N slowest dispatches
 
 std::string family_of(const std::string& label) {
+  // clang-format off
   static const std::map<std::string, std::string> families = {
-      {"gemm", "gemm"},        {"gemm_pack", "gemm"},       {"im2col", "im2col/col2im"}, {"col2im", "im2col/col2im"},
-      {"im2col_t", "im2col/col2im"}, {"conv_pack", "conv_pack"}, {"conv_pack_t", "conv_pack"},
-      {"pool", "pooling"},     {"pool_grad", "pooling"},    {"softmax", "softmax/xent"}, {"reduce", "reduce"},
-      {"copy", "copy/fill"},   {"fill", "copy/fill"},       {"optimizer", "optimizer"},  {"dropout", "dropout"},
+      {"gemm", "gemm"}, {"gemm_pack", "gemm"}, {"conv_regblock", "conv_regblock"},
+      {"conv_pack", "conv_pack"}, {"conv_pack_t", "conv_pack"},
+      {"im2col", "im2col/col2im"}, {"col2im", "im2col/col2im"}, {"im2col_t", "im2col/col2im"},
+      {"pool", "pooling"}, {"pool_grad", "pooling"}, {"softmax", "softmax/xent"}, {"reduce", "reduce"},
+      {"copy", "copy/fill"}, {"fill", "copy/fill"}, {"optimizer", "optimizer"}, {"dropout", "dropout"},
       {"cast", "cast"}};
+  // clang-format on
   const auto it = families.find(label);
   return it != families.end() ? it->second : "elementwise";
 }

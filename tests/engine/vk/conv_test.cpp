@@ -130,11 +130,13 @@ class ImplicitConv : public VkTest, public ::testing::WithParamInterface<vk::Ker
       const vk::BufferSlice& image = product == vk::ConvProduct::input_gradient ? ddy : dx_;
       const vk::BufferSlice& operand = product == vk::ConvProduct::filter_gradient ? ddy : dw_;
       vk::implicit_conv(recording, g, cout, product, image, operand, result, work, GetParam());
+      dispatches_.push_back(recording.dispatch_count());
       recording.finish();
       recording.run();
       EXPECT_EQ(compare(download(result, want.size()), want, tolerances(magnitude, terms(g, cout, product))), "");
     }
   }
+  std::vector<std::size_t> dispatches_;  // of each product check() ran, in order
 };
 
 TEST_P(ImplicitConv, OddShapesPaddedAndStrided) {
@@ -155,6 +157,24 @@ TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
   check({3, 13, 11, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 9);   // 429 pixels: several panels
   check({2, 33, 32, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1}, 10);  // 2112 pixels: split filter gradient
   check({2, 32, 33, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 11);
+}
+
+// On a CPU device with texel buffers, convolutions of one group with channels in runs
+// of 4 read the image in place (conv_regblock); elsewhere patches are packed first
+// (conv_pack, then gemm_regblock). Strided and padded; then a dilated stride-1 case
+// with every product, the input gradient's map walking dy with negative dilation and
+// padding. (ChunksOfPixels covers the filter gradient's split into partial sums.)
+TEST_P(ImplicitConv, ReadsTheImageInPlaceWhereItCan) {
+  const bool in_place =
+      GetParam() == vk::KernelChoice::cpu && device().kind() == vk::DeviceKind::cpu && device().texel_buffers();
+  check({2, 9, 7, 8, 3, 3, 12, 2, 2, 1, 1, 1, 1, 1}, 13);   // forward, filter gradient
+  check({3, 10, 9, 12, 3, 2, 8, 1, 1, 2, 1, 2, 1, 1}, 14);  // all three, dilated
+  ASSERT_EQ(dispatches_.size(), 5u);
+  if (GetParam() != vk::KernelChoice::cpu) return;
+  // The forward pass and input gradient: w swapped, then conv_regblock or conv_pack +
+  // gemm_regblock; the filter gradient (too few pixels to split): one or two.
+  for (const std::size_t at : {0, 2, 4}) EXPECT_EQ(dispatches_[at], in_place ? 2u : 3u) << "product " << at;
+  for (const std::size_t at : {1, 3}) EXPECT_EQ(dispatches_[at], in_place ? 1u : 2u) << "product " << at;
 }
 
 // 16384 pixels of 3x3x16 patches: the CPU path packs more than kPackedChunkBytes, so

@@ -218,6 +218,96 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
   }
 }
 
+// --- CPU devices, the image read in place: conv_regblock ---
+
+// Whether conv_regblock runs this product: one group, the map's channels and the rows
+// of C in runs of 4 (the filter gradient reads dy as vec4s of 4 output channels), the
+// operand and the image read through texel buffers (so never with
+// VKPACK_TEXEL_BUFFERS=0: conv_pack's path then).
+bool reads_in_place(const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand, const Device& device) {
+  return device.kind() == DeviceKind::cpu && plan.map.groups == 1 && plan.map.c % 4 == 0 &&
+         (!plan.along_k() || plan.cout % 4 == 0) && texel_readable(image, device) && texel_readable(x_operand, device);
+}
+
+// conv_regblock's product: C = X . P^T (m x n, K = k) and its blocking; the filter
+// gradient's pixels cut into splits whose partial sums are reduced at the end, enough
+// of them for about 16 workgroups in all, each of at least 256 pixels.
+struct InPlacePlan {
+  std::uint32_t m = 0, n = 0, k = 0;
+  GemmPanels blocking;
+  std::uint32_t splits = 1, k_split = 0;
+  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
+  std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
+};
+
+InPlacePlan in_place_plan(const CpuPlan& plan, const Device& device) {
+  InPlacePlan q;
+  const bool along_k = plan.along_k();
+  q.m = plan.product == ConvProduct::input_gradient ? plan.g.c : plan.cout;
+  q.n = along_k ? plan.cols : plan.pixels;
+  q.k = along_k ? plan.pixels : plan.cols;
+  // gemm_regblock's blocking (nothing is packed: n and k are capped only to keep
+  // gemm_panels' packed-size check out of the way); the filter gradient splits K
+  // rather than shrink its blocks, so it asks as for a batch of 16.
+  PanelGemm shape;
+  shape.m = q.m;
+  shape.n = std::min<std::uint32_t>(q.n, 1u << 16);
+  shape.k = 4;
+  shape.batch = along_k ? 16 : 1;
+  q.blocking = gemm_panels(shape);
+  q.k_split = q.k;
+  if (along_k) {
+    const std::uint64_t groups = std::uint64_t{div_up(q.m, q.blocking.rows)} * div_up(q.n, q.blocking.width);
+    const std::uint32_t want = static_cast<std::uint32_t>(std::min<std::uint64_t>(16, div_up(16, groups)));
+    q.splits = std::max<std::uint32_t>(1, std::min(want, q.k / 256));
+    q.k_split = div_up(q.k, q.splits);
+    q.splits = div_up(q.k, q.k_split);
+  }
+  if (q.splits > 1) {
+    q.partial_bytes = aligned(std::uint64_t{q.splits} * dw_elements(plan.g, plan.cout) * 4);
+    ReduceArgs sums;
+    sums.axis = q.splits;
+    sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
+    q.reduce_bytes = aligned(reduce_workspace_bytes(sums, device));
+  }
+  return q;
+}
+
+void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand,
+                   const BufferSlice& result, const BufferSlice& workspace, std::uint64_t at,
+                   const GemmEpilogue& epilogue) {
+  Device& device = recording.device();
+  const ConvPackPush& map = plan.map;
+  const InPlacePlan q = in_place_plan(plan, device);
+  const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
+  ConvRegblockPush push{};
+  push.m = q.m, push.n = q.n, push.k = q.k;
+  push.h = map.h, push.w = map.w, push.c = map.c, push.oh = map.oh, push.ow = map.ow, push.kw = map.kw;
+  push.stride_h = map.stride_h, push.stride_w = map.stride_w;
+  push.dilation_h = map.dilation_h, push.dilation_w = map.dilation_w;
+  push.pad_top = map.pad_top, push.pad_left = map.pad_left;
+  push.bias_row = 1;  // C's rows are the channels the bias runs along
+  push.act_alpha = epilogue.activation_alpha, push.gate_alpha = epilogue.gate_alpha;
+  push.k_split = q.k_split;
+  std::vector<SpecConstant> constants = {
+      {0, q.blocking.width / 4 / q.blocking.cols}, {1, q.blocking.rows}, {2, q.blocking.cols}, {3, plan.along_k()}};
+  add_gemm_epilogue_constants(constants, epilogue);
+  const BufferSlice extra = epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate;
+  const BufferSlice bindings[] = {x_operand, image, partials, epilogue.bias.size > 0 ? epilogue.bias : image,
+                                  extra.size > 0 ? extra : image};
+  const Kernel& kernel =
+      storage_kernel(device, shaders::conv_regblock, shaders::conv_regblock_texel, shaders::conv_regblock_f16,
+                     shaders::conv_regblock_texel_f16, 0b00011, bindings, std::move(constants));
+  recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), q.splits},
+                     "conv_regblock");
+  if (q.splits > 1) {
+    ReduceArgs sums;
+    sums.axis = q.splits;
+    sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
+    reduce(recording, sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
+  }
+}
+
 // --- GPUs: conv_tiled ---
 
 void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
@@ -273,8 +363,10 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
   if (!cpu) return swapped;
+  // Room for conv_pack's path or conv_regblock's, whichever the slices allow.
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
-  return swapped + plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
+  return swapped +
+         std::max(plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes, in_place_plan(plan, device).bytes());
 }
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
@@ -307,10 +399,13 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
     x_operand = workspace.sub(0, w_size * 4);
     swap_w(recording, g, cout, product, cpu, operand, x_operand);
   }
-  if (cpu)
-    implicit_conv_cpu(recording, cpu_plan(g, cout, product, device), image, x_operand, result, workspace, swapped,
-                      epilogue);
-  else
+  if (cpu) {
+    const CpuPlan plan = cpu_plan(g, cout, product, device);
+    if (reads_in_place(plan, image, x_operand, device))
+      conv_regblock(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
+    else
+      implicit_conv_cpu(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
+  } else
     implicit_conv_gpu(recording, g, cout, product, image, x_operand, result, epilogue);
 }
 

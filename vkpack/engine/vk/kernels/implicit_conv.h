@@ -47,6 +47,23 @@ struct ConvPackPush {
 static_assert(sizeof(ConvPackPush) == 80 && offsetof(ConvPackPush, dilation_h) == 40 &&
               offsetof(ConvPackPush, dst_batch) == 60 && offsetof(ConvPackPush, pixel_count) == 76);
 
+// Mirrors the push-constant block of shaders/conv_regblock.comp: the product's shape
+// and conv_pack's map (one group).
+struct ConvRegblockPush {
+  std::uint32_t m, n, k;
+  std::uint32_t h, w, c;
+  std::uint32_t oh, ow;
+  std::uint32_t kw;
+  std::uint32_t stride_h, stride_w;
+  std::int32_t dilation_h, dilation_w;
+  std::int32_t pad_top, pad_left;
+  std::uint32_t bias_row, bias_col;
+  float act_alpha, gate_alpha;
+  std::uint32_t k_split;  // filter gradient: pixels per partial sum
+};
+static_assert(sizeof(ConvRegblockPush) == 80 && offsetof(ConvRegblockPush, dilation_h) == 44 &&
+              offsetof(ConvRegblockPush, bias_row) == 60 && offsetof(ConvRegblockPush, k_split) == 76);
+
 // Mirrors the push-constant block of shaders/conv_tiled.comp: conv_pack's geometry and
 // the GEMM's shape and strides.
 struct ConvTiledPush {

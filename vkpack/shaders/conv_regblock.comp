@@ -1,0 +1,191 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef VKP_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+// conv_regblock: the three products of a convolution as gemm_regblock's blocked
+// product, with the patch matrix P read from the image through the convolution's
+// index map, on CPU devices, in the _texel build: no packed copy of P (conv_pack's
+// stores, each a loop over the SIMD lanes on lavapipe, were half of a ResNet step).
+//
+// The map is conv_pack's, one group: P[pixel][kk] = x[b][y][x][ch], kk = (i * kw + j)
+// * c + ch, y = oy * stride_h + i * dilation_h - pad_top (likewise x; dilation and
+// padding negative for the input gradient's map), 0 where (y, x) is outside the image.
+// c is a multiple of 4, so 4 consecutive kk are 4 channels of one tap: one vec4 fetch.
+// Rows of C belong to the workgroup, columns to lanes (4 consecutive, kCols times):
+//   kPixelsAlongK false (forward pass, input gradient): C^T = X . P^T, columns are
+//     pixels, X = w^T [m][k] read one vec4 per 4 k; each lane fetches a vec4 of 4
+//     channels per pixel and transposes them in registers (gemm_regblock's kBMode 2).
+//     C [n pixels][m], element (r, pixel) at pixel * m + r; the epilogue's bias along r.
+//   kPixelsAlongK true (filter gradient): C = dy^T . P, columns are patch columns, k
+//     runs over the pixels [z * k_split, (z + 1) * k_split) of split z, X = dy [k][m]
+//     read as vec4s of 4 rows and transposed; P's row at one pixel is a vec4 per lane.
+//     C: split z's partial sum of dw [n][m] at z * n * m + col * m + r.
+// m and k are multiples of 4 (n too along k); X's slice and the image are 16-byte
+// aligned. Launch: (ceil(n / (lanes * 4 * kCols)), ceil(m / kRows), splits). Push
+// constants mirror vkp::vk::ConvRegblockPush.
+layout(local_size_x_id = 0) in;  // lanes
+layout(constant_id = 1) const uint kRows = 16;
+layout(constant_id = 2) const uint kCols = 4;
+layout(constant_id = 3) const bool kPixelsAlongK = false;
+
+#include "f16_storage.glsl"
+#include "texel_input.glsl"
+VKP_TEXEL_INPUT4(0, A, a)      // X: w^T, or dy along k
+VKP_TEXEL_INPUT4(1, Image, x)  // the image [N, H, W, C]
+VKP_OUTPUT(2, C, c)
+layout(push_constant) uniform Push {
+  uint m, n, k;                // rows of C; pixels and patch columns, or along k the reverse
+  uint h, w, ch;               // the image's extents
+  uint oh, ow;                 // output pixels per image row and column
+  uint kw;                     // taps per window row
+  uint stride_h, stride_w;
+  int dilation_h, dilation_w;  // negative, with negative padding: the input gradient's map
+  int pad_top, pad_left;
+  uint bias_row, bias_col;     // the epilogue's (epilogue.glsl)
+  float act_alpha, gate_alpha;
+  uint k_split;                // along k: pixels per split
+} p;
+
+#include "epilogue.glsl"
+
+vec4 acc[kRows][kCols];
+
+// Pixels along the columns: the forward pass and the input gradient.
+void pixels_along_n(uint row0, uint col0) {
+  const uint lanes = gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
+  // Where each of this lane's pixels reads tap (0, 0): y0, x0 and the element offset of
+  // channel 0 there (it may lie outside the image; a tap's shift brings it in). Pixels
+  // past n repeat pixel n - 1 and are not stored.
+  int y0[kCols][4], x0[kCols][4], base[kCols][4];
+  for (uint j = 0; j < kCols; ++j) {
+    const uint first = min(col0 + (j * lanes + lane) * 4, p.n - 1);
+    uint b = first / (p.oh * p.ow), oy = first / p.ow % p.oh, ox = first % p.ow;
+    for (uint e = 0; e < 4; ++e) {
+      y0[j][e] = int(oy * p.stride_h) - p.pad_top;
+      x0[j][e] = int(ox * p.stride_w) - p.pad_left;
+      base[j][e] = (int(b * p.h) * int(p.w) + y0[j][e] * int(p.w) + x0[j][e]) * int(p.ch);
+      if (first + e + 1 < p.n && ++ox == p.ow) {
+        ox = 0;
+        if (++oy == p.oh) {
+          oy = 0;
+          ++b;
+        }
+      }
+    }
+  }
+  uint at_a[kRows];  // rows past m read row m - 1 and are not stored
+  for (uint i = 0; i < kRows; ++i) at_a[i] = min(row0 + i, p.m - 1) * p.k / 4;
+
+  // The tap (ti, tj) and first channel ch0 of each 4 steps of k, stepped (the same in
+  // every lane), so no division in the loop.
+  uint ti = 0, tj = 0, ch0 = 0;
+  for (uint g = 0; g < p.k / 4; ++g) {
+    const int dy = int(ti) * p.dilation_h, dx = int(tj) * p.dilation_w;
+    const int shift = (dy * int(p.w) + dx) * int(p.ch) + int(ch0);
+    vec4 bv[4][kCols];  // bv[s][j]: this lane's 4 pixels of run j at k = 4 g + s
+    for (uint j = 0; j < kCols; ++j) {
+      vec4 v[4];
+      for (uint e = 0; e < 4; ++e) {
+        const bool inside = uint(y0[j][e] + dy) < p.h && uint(x0[j][e] + dx) < p.w;
+        // Every lane fetches (a masked fetch costs more on a CPU device); outside, at 0.
+        const vec4 t = load4_x(uint(inside ? base[j][e] + shift : 0) / 4);
+        v[e] = inside ? t : vec4(0.0);
+      }
+      for (uint s = 0; s < 4; ++s) bv[s][j] = vec4(v[0][s], v[1][s], v[2][s], v[3][s]);
+    }
+    for (uint i = 0; i < kRows; ++i) {
+      const vec4 av = load4_a(at_a[i] + g);
+      for (uint j = 0; j < kCols; ++j)
+        acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
+    }
+    ch0 += 4;
+    if (ch0 == p.ch) {
+      ch0 = 0;
+      if (++tj == p.kw) {
+        tj = 0;
+        ++ti;
+      }
+    }
+  }
+}
+
+// Pixels along k: the filter gradient, over split gl_WorkGroupID.z's pixels.
+void pixels_along_k(uint row0, uint col0) {
+  const uint lanes = gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
+  const uint begin = gl_WorkGroupID.z * p.k_split, end = min(p.k, begin + p.k_split);
+  // Each run of this lane's columns is 4 channels of one tap: its offset from the
+  // pixel's tap (0, 0). Columns past n repeat the last 4 and are not stored.
+  int dy[kCols], dx[kCols], shift[kCols];
+  for (uint j = 0; j < kCols; ++j) {
+    const uint col = min(col0 + (j * lanes + lane) * 4, p.n - 4), tap = col / p.ch;
+    dy[j] = int(tap / p.kw) * p.dilation_h;
+    dx[j] = int(tap % p.kw) * p.dilation_w;
+    shift[j] = (dy[j] * int(p.w) + dx[j]) * int(p.ch) + int(col % p.ch);
+  }
+  // X = dy [k][m] as vec4s of 4 rows; rows past m read the last 4 and are not stored.
+  const uint quads = kRows / 4;
+  uint at_rows[kRows / 4];
+  for (uint q = 0; q < quads; ++q) at_rows[q] = min(row0 + 4 * q, p.m - 4) / 4;
+
+  // The pixel (b, oy, ox) of each step of k, stepped (the same in every lane).
+  uint b = begin / (p.oh * p.ow), oy = begin / p.ow % p.oh, ox = begin % p.ow;
+  for (uint k0 = begin; k0 < end; k0 += 4) {
+    vec4 bv[4][kCols];     // bv[s][j]: P at pixel k0 + s, this lane's run j
+    vec4 xv[4][kRows / 4];  // xv[s][q]: dy at pixel k0 + s, rows 4q..4q+3
+    for (uint s = 0; s < 4; ++s) {
+      const bool live = k0 + s < end;  // past the split: zeros, and dy is not read there
+      const int y0 = int(oy * p.stride_h) - p.pad_top, x0 = int(ox * p.stride_w) - p.pad_left;
+      const int base = ((int(b * p.h) + y0) * int(p.w) + x0) * int(p.ch);
+      for (uint j = 0; j < kCols; ++j) {
+        const bool inside = live && uint(y0 + dy[j]) < p.h && uint(x0 + dx[j]) < p.w;
+        const vec4 t = load4_x(uint(inside ? base + shift[j] : 0) / 4);
+        bv[s][j] = inside ? t : vec4(0.0);
+      }
+      const uint pixel = live ? k0 + s : begin;
+      for (uint q = 0; q < quads; ++q) {
+        const vec4 t = load4_a(pixel * p.m / 4 + at_rows[q]);
+        xv[s][q] = live ? t : vec4(0.0);
+      }
+      if (++ox == p.ow) {
+        ox = 0;
+        if (++oy == p.oh) {
+          oy = 0;
+          ++b;
+        }
+      }
+    }
+    for (uint i = 0; i < kRows; ++i) {
+      const uint q = i / 4, r = i % 4;
+      const vec4 av = vec4(xv[0][q][r], xv[1][q][r], xv[2][q][r], xv[3][q][r]);
+      for (uint j = 0; j < kCols; ++j)
+        acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
+    }
+  }
+}
+
+void main() {
+  const uint lanes = gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
+  const uint row0 = gl_WorkGroupID.y * kRows;
+  const uint col0 = gl_WorkGroupID.x * lanes * 4 * kCols;
+  for (uint i = 0; i < kRows; ++i)
+    for (uint j = 0; j < kCols; ++j) acc[i][j] = vec4(0.0);
+  if (kPixelsAlongK)
+    pixels_along_k(row0, col0);
+  else
+    pixels_along_n(row0, col0);
+
+  const uint base_c = gl_WorkGroupID.z * p.n * p.m;
+  for (uint i = 0; i < kRows; ++i) {
+    const uint row = row0 + i;
+    if (row >= p.m) break;
+    for (uint j = 0; j < kCols; ++j) {
+      const uint col = col0 + (j * lanes + lane) * 4;
+      for (uint e = 0; e < 4; ++e) {
+        if (col + e >= p.n) break;
+        const uint at = base_c + (col + e) * p.m + row;
+        store_c(at, epilogue(acc[i][j][e], row, col + e, at));
+      }
+    }
+  }
+}
