@@ -17,6 +17,8 @@
 //     pixels, X = w^T [m][k] read one vec4 per 4 k; each lane fetches a vec4 of 4
 //     channels per pixel and transposes them in registers (gemm_regblock's kBMode 2).
 //     C [n pixels][m], element (r, pixel) at pixel * m + r; the epilogue's bias along r.
+//     A strided input gradient wastes the taps that miss dy's grid (3 in 4 at stride 2)
+//     but writes dx directly, where im2col's path runs a GEMM and col2im.
 //   kPixelsAlongK true (filter gradient): C = dy^T . P, columns are patch columns, k
 //     runs over the pixels [z * k_split, (z + 1) * k_split) of split z, X = dy [k][m]
 //     read as vec4s of 4 rows and transposed; P's row at one pixel is a vec4 per lane.
@@ -28,6 +30,10 @@ layout(local_size_x_id = 0) in;  // lanes
 layout(constant_id = 1) const uint kRows = 16;
 layout(constant_id = 2) const uint kCols = 4;
 layout(constant_id = 3) const bool kPixelsAlongK = false;
+// The input gradient of a strided convolution: its map (stride 1) reaches dy's pixel
+// (y / kInStrideH, x / kInStrideW) where y and x are multiples of the strides, else 0.
+layout(constant_id = 4) const uint kInStrideH = 1;
+layout(constant_id = 5) const uint kInStrideW = 1;
 
 #include "f16_storage.glsl"
 #include "texel_input.glsl"
@@ -55,8 +61,10 @@ vec4 acc[kRows][kCols];
 void pixels_along_n(uint row0, uint col0) {
   const uint lanes = gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
   // Where each of this lane's pixels reads tap (0, 0): y0, x0 and the element offset of
-  // channel 0 there (it may lie outside the image; a tap's shift brings it in). Pixels
-  // past n repeat pixel n - 1 and are not stored.
+  // channel 0 there (it may lie outside the image; a tap's shift brings it in), or with
+  // strides, the image's first row b * h. Pixels past n repeat pixel n - 1 and are not
+  // stored.
+  const bool strided = kInStrideH != 1 || kInStrideW != 1;
   int y0[kCols][4], x0[kCols][4], base[kCols][4];
   for (uint j = 0; j < kCols; ++j) {
     const uint first = min(col0 + (j * lanes + lane) * 4, p.n - 1);
@@ -64,7 +72,7 @@ void pixels_along_n(uint row0, uint col0) {
     for (uint e = 0; e < 4; ++e) {
       y0[j][e] = int(oy * p.stride_h) - p.pad_top;
       x0[j][e] = int(ox * p.stride_w) - p.pad_left;
-      base[j][e] = (int(b * p.h) * int(p.w) + y0[j][e] * int(p.w) + x0[j][e]) * int(p.ch);
+      base[j][e] = strided ? int(b * p.h) : (int(b * p.h) * int(p.w) + y0[j][e] * int(p.w) + x0[j][e]) * int(p.ch);
       if (first + e + 1 < p.n && ++ox == p.ow) {
         ox = 0;
         if (++oy == p.oh) {
@@ -87,9 +95,18 @@ void pixels_along_n(uint row0, uint col0) {
     for (uint j = 0; j < kCols; ++j) {
       vec4 v[4];
       for (uint e = 0; e < 4; ++e) {
-        const bool inside = uint(y0[j][e] + dy) < p.h && uint(x0[j][e] + dx) < p.w;
+        bool inside;
+        int at;
+        if (strided) {
+          const uint y = uint(y0[j][e] + dy), x = uint(x0[j][e] + dx);  // huge where negative
+          inside = y % kInStrideH == 0 && x % kInStrideW == 0 && y / kInStrideH < p.h && x / kInStrideW < p.w;
+          at = ((base[j][e] + int(y / kInStrideH)) * int(p.w) + int(x / kInStrideW)) * int(p.ch) + int(ch0);
+        } else {
+          inside = uint(y0[j][e] + dy) < p.h && uint(x0[j][e] + dx) < p.w;
+          at = base[j][e] + shift;
+        }
         // Every lane fetches (a masked fetch costs more on a CPU device); outside, at 0.
-        const vec4 t = load4_x(uint(inside ? base[j][e] + shift : 0) / 4);
+        const vec4 t = load4_x(uint(inside ? at : 0) / 4);
         v[e] = inside ? t : vec4(0.0);
       }
       for (uint s = 0; s < 4; ++s) bv[s][j] = vec4(v[0][s], v[1][s], v[2][s], v[3][s]);

@@ -94,6 +94,13 @@ bool texel_readable(const BufferSlice& slice, const Device& device) {
          l.min_texel_buffer_offset_alignment > 0 && slice.offset % l.min_texel_buffer_offset_alignment == 0;
 }
 
+bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  return (f16 ? device.half_texels() : device.texel_buffers()) && elements > 0 && elements % 4 == 0 &&
+         elements / 4 <= l.max_texel_buffer_elements && l.min_texel_buffer_offset_alignment > 0 &&
+         Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
+}
+
 void Recording::before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes) {
   if (hazards_.conflict(reads, writes)) barrier();
   hazards_.add(reads, writes);

@@ -57,6 +57,9 @@ CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t famil
 // maxTexelBufferElements of them, from an offset that is a multiple of
 // minTexelBufferOffsetAlignment. The kernel reads float32 values either way.
 bool texel_readable(const BufferSlice& slice, const Device& device);
+// The same for a slice of `elements` values (float16 or float32) placed as the arena
+// places them (Arena::kAlignment, the largest minTexelBufferOffsetAlignment allowed).
+bool texel_readable(std::uint64_t elements, bool f16, const Device& device);
 
 class Recording {
  public:

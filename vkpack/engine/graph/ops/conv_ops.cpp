@@ -152,8 +152,8 @@ std::vector<Tensor> grad_conv2d(const Node& node, std::span<const Tensor> in, Te
 
 // Implicit GEMM where it applies: a patch matrix that is not x itself, and what
 // vk::implicit_conv supports.
-bool implicit(const ConvGeometry& g, const vk::Device&, vk::ConvProduct product) {
-  return !g.pointwise() && vk::implicit_conv_supports(conv_push(g), product);
+bool implicit(const ConvGeometry& g, const vk::Device& device, vk::ConvProduct product) {
+  return !g.pointwise() && vk::implicit_conv_supports(conv_push(g), u(g.cout), product, device);
 }
 
 std::size_t workspace_conv2d(const Node& node, std::span<const TensorType> in, const TensorType&, const vk::Device& d) {

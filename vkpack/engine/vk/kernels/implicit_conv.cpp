@@ -289,8 +289,13 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
   push.bias_row = 1;  // C's rows are the channels the bias runs along
   push.act_alpha = epilogue.activation_alpha, push.gate_alpha = epilogue.gate_alpha;
   push.k_split = q.k_split;
-  std::vector<SpecConstant> constants = {
-      {0, q.blocking.width / 4 / q.blocking.cols}, {1, q.blocking.rows}, {2, q.blocking.cols}, {3, plan.along_k()}};
+  const bool input_gradient = plan.product == ConvProduct::input_gradient;
+  std::vector<SpecConstant> constants = {{0, q.blocking.width / 4 / q.blocking.cols},
+                                         {1, q.blocking.rows},
+                                         {2, q.blocking.cols},
+                                         {3, plan.along_k()},
+                                         {4, input_gradient ? plan.g.stride_h : 1},
+                                         {5, input_gradient ? plan.g.stride_w : 1}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice extra = epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate;
   const BufferSlice bindings[] = {x_operand, image, partials, epilogue.bias.size > 0 ? epilogue.bias : image,
@@ -358,6 +363,16 @@ bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
   return product != ConvProduct::input_gradient || (g.groups == 1 && g.stride_h == 1 && g.stride_w == 1);
 }
 
+bool implicit_conv_supports(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
+  if (implicit_conv_supports(g, product)) return true;
+  if (g.groups != 1 || cout % 4 != 0 || device.kind() != DeviceKind::cpu) return false;
+  // conv_regblock reads dy and the swapped w, float32 or float16, through texel views.
+  auto fits = [&](std::uint64_t elements) {
+    return texel_readable(elements, false, device) && texel_readable(elements, true, device);
+  };
+  return fits(std::uint64_t{g.n} * g.oh * g.ow * cout) && fits(dw_elements(g, cout));
+}
+
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                                             const Device& device, KernelChoice choice) {
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
@@ -373,8 +388,11 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                    const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
                    const BufferSlice& workspace, KernelChoice choice, const GemmEpilogue& epilogue) {
   const ConvPush& g = geometry;
-  if (!implicit_conv_supports(g, product))
-    throw Error(ErrorCode::unsupported, "implicit_conv: the input gradient needs one group and stride 1");
+  if (!implicit_conv_supports(g, product) && !(resolve(choice, recording.device()) == DeviceKind::cpu &&
+                                               implicit_conv_supports(g, cout, product, recording.device())))
+    throw Error(ErrorCode::unsupported,
+                "implicit_conv: the input gradient needs one group and stride 1, or on a CPU device with texel "
+                "buffers cout a multiple of 4");
   if (!epilogue.empty() && (g.groups != 1 || product == ConvProduct::filter_gradient))
     throw Error(ErrorCode::unsupported, "implicit_conv: an epilogue needs one group and not the filter gradient");
   const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
@@ -403,6 +421,10 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
     const CpuPlan plan = cpu_plan(g, cout, product, device);
     if (reads_in_place(plan, image, x_operand, device))
       conv_regblock(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
+    else if (!implicit_conv_supports(g, product))
+      throw Error(ErrorCode::unsupported,
+                  "implicit_conv: a strided input gradient reads dy and w through texel "
+                  "buffers, and these slices cannot be (alignment or size)");
     else
       implicit_conv_cpu(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
   } else

@@ -81,9 +81,14 @@ static_assert(sizeof(ConvTiledPush) == 104 && offsetof(ConvTiledPush, m) == 60 &
 
 enum class ConvProduct { forward, filter_gradient, input_gradient };
 
-// Whether implicit_conv computes this product (the input gradient needs one group and
-// stride 1).
+// Whether implicit_conv computes this product on any device (the input gradient needs
+// one group and stride 1).
 bool implicit_conv_supports(const ConvPush& geometry, ConvProduct product);
+// Whether it does on `device` with KernelChoice::automatic and slices placed as the
+// arena places them (256-byte aligned): the above, and on a CPU device reading dy and
+// w through texel buffers (conv_regblock) the strided input gradient too, with one
+// group and cout a multiple of 4.
+bool implicit_conv_supports(const ConvPush& geometry, std::uint32_t cout, ConvProduct product, const Device& device);
 
 // Bytes of workspace implicit_conv() needs.
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
