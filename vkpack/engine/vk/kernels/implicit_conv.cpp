@@ -1,5 +1,7 @@
 #include "vkpack/engine/vk/kernels/implicit_conv.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -229,6 +231,19 @@ bool reads_in_place(const CpuPlan& plan, const BufferSlice& image, const BufferS
          (!plan.along_k() || plan.cout % 4 == 0) && texel_readable(image, device) && texel_readable(x_operand, device);
 }
 
+// reads_in_place as a plan sees it, for slices placed as the arena places them
+// (256-byte aligned), float32 or float16.
+bool in_place_planned(const CpuPlan& plan, const Device& device) {
+  auto fits = [&](std::uint64_t elements) {
+    return texel_readable(elements, false, device) && texel_readable(elements, true, device);
+  };
+  const ConvPackPush& m = plan.map;
+  const std::uint64_t x_elements =
+      plan.along_k() ? std::uint64_t{plan.pixels} * plan.cout : dw_elements(plan.g, plan.cout);
+  return device.kind() == DeviceKind::cpu && m.groups == 1 && m.c % 4 == 0 && (!plan.along_k() || plan.cout % 4 == 0) &&
+         fits(std::uint64_t{m.n} * m.h * m.w * m.c) && fits(x_elements);
+}
+
 // conv_regblock's product: C = X . P^T (m x n, K = k) and its blocking; the filter
 // gradient's pixels cut into splits whose partial sums are reduced at the end, enough
 // of them for about 16 workgroups in all, each of at least 256 pixels.
@@ -378,10 +393,12 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
   if (!cpu) return swapped;
-  // Room for conv_pack's path or conv_regblock's, whichever the slices allow.
+  // conv_regblock's room where the arena's slices will be read in place; else room for
+  // conv_pack's path (or either).
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
-  return swapped +
-         std::max(plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes, in_place_plan(plan, device).bytes());
+  const std::uint64_t packing = plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
+  const std::uint64_t in_place = in_place_plan(plan, device).bytes();
+  return swapped + (in_place_planned(plan, device) ? in_place : std::max(packing, in_place));
 }
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
@@ -425,6 +442,12 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
       throw Error(ErrorCode::unsupported,
                   "implicit_conv: a strided input gradient reads dy and w through texel "
                   "buffers, and these slices cannot be (alignment or size)");
+    else if (const std::uint64_t packing = swapped + plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
+             workspace.size < packing)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("implicit_conv: the image or operand cannot be read through texel buffers (offsets "
+                              "{} and {} bytes), and a workspace of {} bytes cannot hold the packed patches ({})",
+                              image.offset, x_operand.offset, workspace.size, packing));
     else
       implicit_conv_cpu(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
   } else
