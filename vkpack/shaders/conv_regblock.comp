@@ -34,6 +34,15 @@ layout(constant_id = 3) const bool kPixelsAlongK = false;
 // (y / kInStrideH, x / kInStrideW) where y and x are multiples of the strides, else 0.
 layout(constant_id = 4) const uint kInStrideH = 1;
 layout(constant_id = 5) const uint kInStrideW = 1;
+// One phase of such an input gradient (dilation 1): the pixels of dx with y % kInStrideH
+// == phase_y and x % kInStrideW == phase_x, every one reached by the same taps,
+// (tap_y, tap_x) and every kInStride-th after it, so none is wasted. The map is then
+// the phase's: dy's pixel (Y0 - a, X0 - c) under its tap (a, c), Y0 = (y + pad -
+// tap_y) / kInStrideH (pushed as dilation -1 and kw = the phase's taps per row).
+layout(constant_id = 6) const bool kPhases = false;
+// Strided, every tap masked (kPhases implies strides; no && or ||: glslang lowers them
+// to branches, which spirv-opt then breaks for a specialization constant).
+const bool kMasked = (kInStrideH * kInStrideW != 1u) != kPhases;
 
 #include "f16_storage.glsl"
 #include "texel_input.glsl"
@@ -51,11 +60,16 @@ layout(push_constant) uniform Push {
   uint bias_row, bias_col;     // the epilogue's (epilogue.glsl)
   float act_alpha, gate_alpha;
   uint k_split;                // along k: pixels per split
+  uint phase_h, phase_w;       // kPhases: the phase's pixels per image column and row,
+  uint phase_y, phase_x;       //   its first pixel in dx,
+  uint tap_y, tap_x;           //   its first tap in w,
+  uint taps_w, a_row;          //   w's taps per row, and X's row length (k is the phase's)
 } p;
 
 #include "epilogue.glsl"
 
 vec4 acc[kRows][kCols];
+uint pixel_of[kCols][4];  // kPhases: the pixel of dx that each column of C is
 
 // Pixels along the columns: the forward pass and the input gradient.
 void pixels_along_n(uint row0, uint col0) {
@@ -64,18 +78,25 @@ void pixels_along_n(uint row0, uint col0) {
   // channel 0 there (it may lie outside the image; a tap's shift brings it in), or with
   // strides, the image's first row b * h. Pixels past n repeat pixel n - 1 and are not
   // stored.
-  const bool strided = kInStrideH != 1 || kInStrideW != 1;
+  const uint grid_h = kPhases ? p.phase_h : p.oh, grid_w = kPhases ? p.phase_w : p.ow;
   int y0[kCols][4], x0[kCols][4], base[kCols][4];
   for (uint j = 0; j < kCols; ++j) {
     const uint first = min(col0 + (j * lanes + lane) * 4, p.n - 1);
-    uint b = first / (p.oh * p.ow), oy = first / p.ow % p.oh, ox = first % p.ow;
+    uint b = first / (grid_h * grid_w), oy = first / grid_w % grid_h, ox = first % grid_w;
     for (uint e = 0; e < 4; ++e) {
-      y0[j][e] = int(oy * p.stride_h) - p.pad_top;
-      x0[j][e] = int(ox * p.stride_w) - p.pad_left;
-      base[j][e] = strided ? int(b * p.h) : (int(b * p.h) * int(p.w) + y0[j][e] * int(p.w) + x0[j][e]) * int(p.ch);
-      if (first + e + 1 < p.n && ++ox == p.ow) {
+      if (kPhases) {
+        const uint y = p.phase_y + oy * kInStrideH, x = p.phase_x + ox * kInStrideW;
+        y0[j][e] = (int(y) - p.pad_top - int(p.tap_y)) / int(kInStrideH);  // exact
+        x0[j][e] = (int(x) - p.pad_left - int(p.tap_x)) / int(kInStrideW);
+        pixel_of[j][e] = (b * p.oh + y) * p.ow + x;
+      } else {
+        y0[j][e] = int(oy * p.stride_h) - p.pad_top;
+        x0[j][e] = int(ox * p.stride_w) - p.pad_left;
+      }
+      base[j][e] = kMasked ? int(b * p.h) : (int(b * p.h) * int(p.w) + y0[j][e] * int(p.w) + x0[j][e]) * int(p.ch);
+      if (first + e + 1 < p.n && ++ox == grid_w) {
         ox = 0;
-        if (++oy == p.oh) {
+        if (++oy == grid_h) {
           oy = 0;
           ++b;
         }
@@ -83,7 +104,7 @@ void pixels_along_n(uint row0, uint col0) {
     }
   }
   uint at_a[kRows];  // rows past m read row m - 1 and are not stored
-  for (uint i = 0; i < kRows; ++i) at_a[i] = min(row0 + i, p.m - 1) * p.k / 4;
+  for (uint i = 0; i < kRows; ++i) at_a[i] = min(row0 + i, p.m - 1) * (kPhases ? p.a_row : p.k) / 4;
 
   // The tap (ti, tj) and first channel ch0 of each 4 steps of k, stepped (the same in
   // every lane), so no division in the loop.
@@ -97,7 +118,7 @@ void pixels_along_n(uint row0, uint col0) {
       for (uint e = 0; e < 4; ++e) {
         bool inside;
         int at;
-        if (strided) {
+        if (kMasked) {
           const uint y = uint(y0[j][e] + dy), x = uint(x0[j][e] + dx);  // huge where negative
           inside = y % kInStrideH == 0 && x % kInStrideW == 0 && y / kInStrideH < p.h && x / kInStrideW < p.w;
           at = ((base[j][e] + int(y / kInStrideH)) * int(p.w) + int(x / kInStrideW)) * int(p.ch) + int(ch0);
@@ -111,8 +132,10 @@ void pixels_along_n(uint row0, uint col0) {
       }
       for (uint s = 0; s < 4; ++s) bv[s][j] = vec4(v[0][s], v[1][s], v[2][s], v[3][s]);
     }
+    // X's 4 columns of this tap and channels: in a phase, of the tap it stands for.
+    const uint a_at = kPhases ? ((p.tap_y + ti * kInStrideH) * p.taps_w + p.tap_x + tj * kInStrideW) * p.ch / 4 + ch0 / 4 : g;
     for (uint i = 0; i < kRows; ++i) {
-      const vec4 av = load4_a(at_a[i] + g);
+      const vec4 av = load4_a(at_a[i] + a_at);
       for (uint j = 0; j < kCols; ++j)
         acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
     }
@@ -200,7 +223,7 @@ void main() {
       const uint col = col0 + (j * lanes + lane) * 4;
       for (uint e = 0; e < 4; ++e) {
         if (col + e >= p.n) break;
-        const uint at = base_c + (col + e) * p.m + row;
+        const uint at = base_c + (kPhases ? pixel_of[j][e] : col + e) * p.m + row;
         store_c(at, epilogue(acc[i][j][e], row, col + e, at));
       }
     }

@@ -304,13 +304,18 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
   push.bias_row = 1;  // C's rows are the channels the bias runs along
   push.act_alpha = epilogue.activation_alpha, push.gate_alpha = epilogue.gate_alpha;
   push.k_split = q.k_split;
+  const ConvPush& g = plan.g;
   const bool input_gradient = plan.product == ConvProduct::input_gradient;
+  // A strided input gradient of dilation 1 runs phase by phase, each with only the taps
+  // that reach it; with dilation, every tap masked.
+  const bool phases = input_gradient && (g.stride_h > 1 || g.stride_w > 1) && g.dilation_h == 1 && g.dilation_w == 1;
   std::vector<SpecConstant> constants = {{0, q.blocking.width / 4 / q.blocking.cols},
                                          {1, q.blocking.rows},
                                          {2, q.blocking.cols},
                                          {3, plan.along_k()},
                                          {4, input_gradient ? plan.g.stride_h : 1},
-                                         {5, input_gradient ? plan.g.stride_w : 1}};
+                                         {5, input_gradient ? plan.g.stride_w : 1},
+                                         {6, phases}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice extra = epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate;
   const BufferSlice bindings[] = {x_operand, image, partials, epilogue.bias.size > 0 ? epilogue.bias : image,
@@ -318,8 +323,27 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
   const Kernel& kernel =
       storage_kernel(device, shaders::conv_regblock, shaders::conv_regblock_texel, shaders::conv_regblock_f16,
                      shaders::conv_regblock_texel_f16, 0b00011, bindings, std::move(constants));
-  recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), q.splits},
-                     "conv_regblock");
+  if (!phases)
+    recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), q.splits},
+                       "conv_regblock");
+  for (std::uint32_t py = 0; phases && py < g.stride_h; ++py)
+    for (std::uint32_t px = 0; px < g.stride_w; ++px) {
+      ConvRegblockPush phase = push;
+      phase.phase_h = py < g.h ? div_up(g.h - py, g.stride_h) : 0;
+      phase.phase_w = px < g.w ? div_up(g.w - px, g.stride_w) : 0;
+      phase.n = g.n * phase.phase_h * phase.phase_w;
+      if (phase.n == 0) continue;
+      phase.phase_y = py, phase.phase_x = px;
+      // The taps i with (y + pad - i) a multiple of the stride for every y of the phase.
+      phase.tap_y = (py + g.pad_top) % g.stride_h, phase.tap_x = (px + g.pad_left) % g.stride_w;
+      const std::uint32_t taps_h = phase.tap_y < g.kh ? div_up(g.kh - phase.tap_y, g.stride_h) : 0;
+      phase.kw = phase.tap_x < g.kw ? div_up(g.kw - phase.tap_x, g.stride_w) : 0;
+      phase.k = taps_h * phase.kw * map.c;
+      phase.taps_w = g.kw, phase.a_row = q.k;
+      phase.dilation_h = -1, phase.dilation_w = -1;
+      recording.dispatch(kernel, bindings, phase, {div_up(phase.n, q.blocking.width), div_up(q.m, q.blocking.rows), 1},
+                         "conv_regblock");
+    }
   if (q.splits > 1) {
     ReduceArgs sums;
     sums.axis = q.splits;

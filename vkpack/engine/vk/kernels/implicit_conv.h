@@ -60,9 +60,12 @@ struct ConvRegblockPush {
   std::uint32_t bias_row, bias_col;
   float act_alpha, gate_alpha;
   std::uint32_t k_split;  // filter gradient: pixels per partial sum
+  // One phase of a strided input gradient (shaders/conv_regblock.comp's kPhases).
+  std::uint32_t phase_h, phase_w, phase_y, phase_x, tap_y, tap_x, taps_w, a_row;
 };
-static_assert(sizeof(ConvRegblockPush) == 80 && offsetof(ConvRegblockPush, dilation_h) == 44 &&
-              offsetof(ConvRegblockPush, bias_row) == 60 && offsetof(ConvRegblockPush, k_split) == 76);
+static_assert(sizeof(ConvRegblockPush) == 112 && offsetof(ConvRegblockPush, dilation_h) == 44 &&
+              offsetof(ConvRegblockPush, bias_row) == 60 && offsetof(ConvRegblockPush, k_split) == 76 &&
+              offsetof(ConvRegblockPush, a_row) == 108);
 
 // Mirrors the push-constant block of shaders/conv_tiled.comp: conv_pack's geometry and
 // the GEMM's shape and strides.
