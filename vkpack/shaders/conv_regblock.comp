@@ -11,7 +11,8 @@
 // The map is conv_pack's, one group: P[pixel][kk] = x[b][y][x][ch], kk = (i * kw + j)
 // * c + ch, y = oy * stride_h + i * dilation_h - pad_top (likewise x; dilation and
 // padding negative for the input gradient's map), 0 where (y, x) is outside the image.
-// c is a multiple of 4, so 4 consecutive kk are 4 channels of one tap: one vec4 fetch.
+// Where c is a multiple of 4, 4 consecutive kk are 4 channels of one tap: one vec4
+// fetch (else kScalar: one fetch each).
 // Rows of C belong to the workgroup, columns to lanes (4 consecutive, kCols times):
 //   kPixelsAlongK false (forward pass, input gradient): C^T = X . P^T, columns are
 //     pixels, X = w^T [m][k] read one vec4 per 4 k; each lane fetches a vec4 of 4
@@ -23,8 +24,8 @@
 //     runs over the pixels [z * k_split, (z + 1) * k_split) of split z, X = dy [k][m]
 //     read as vec4s of 4 rows and transposed; P's row at one pixel is a vec4 per lane.
 //     C: split z's partial sum of dw [n][m] at z * n * m + col * m + r.
-// m and k are multiples of 4 (n too along k); X's slice and the image are 16-byte
-// aligned. Launch: (ceil(n / (lanes * 4 * kCols)), ceil(m / kRows), splits). Push
+// Along k, m is a multiple of 4; without kScalar, so is k (n along k). X's slice and
+// the image are 16-byte aligned. Launch: (ceil(n / (lanes * 4 * kCols)), ceil(m / kRows), splits). Push
 // constants mirror vkp::vk::ConvRegblockPush.
 layout(local_size_x_id = 0) in;  // lanes
 layout(constant_id = 1) const uint kRows = 16;
@@ -43,6 +44,9 @@ layout(constant_id = 6) const bool kPhases = false;
 // Strided, every tap masked (kPhases implies strides; no && or ||: glslang lowers them
 // to branches, which spirv-opt then breaks for a specialization constant).
 const bool kMasked = (kInStrideH * kInStrideW != 1u) != kPhases;
+// c not a multiple of 4 (an image's 1 or 3 channels): k one patch column at a time,
+// scalar fetches of the image, X read as scalars (its rows need not be aligned).
+layout(constant_id = 7) const bool kScalar = false;
 
 #include "f16_storage.glsl"
 #include "texel_input.glsl"
@@ -70,6 +74,42 @@ layout(push_constant) uniform Push {
 
 vec4 acc[kRows][kCols];
 uint pixel_of[kCols][4];  // kPhases: the pixel of dx that each column of C is
+
+// kScalar's loop of pixels_along_n: 4 steps of k are 4 patch columns (kk, ch + 1, ...)
+// of any taps, each a scalar fetch per pixel; past K, zeros (and X is not read there).
+void scalar_columns_along_k(int y0[kCols][4], int x0[kCols][4], int base[kCols][4], uint at_a[kRows]) {
+  uint ti = 0, tj = 0, ch = 0;
+  for (uint g = 0; g < (p.k + 3) / 4; ++g) {
+    vec4 bv[4][kCols];  // bv[s][j]: this lane's 4 pixels of run j at k = 4 g + s
+    for (uint s = 0; s < 4; ++s) {
+      const bool live = 4 * g + s < p.k;
+      const int dy = int(ti) * p.dilation_h, dx = int(tj) * p.dilation_w;
+      const int shift = (dy * int(p.w) + dx) * int(p.ch) + int(ch);
+      for (uint j = 0; j < kCols; ++j)
+        for (uint e = 0; e < 4; ++e) {
+          const bool inside = live && uint(y0[j][e] + dy) < p.h && uint(x0[j][e] + dx) < p.w;
+          const float t = load_x(uint(inside ? base[j][e] + shift : 0));
+          bv[s][j][e] = inside ? t : 0.0;
+        }
+      if (++ch == p.ch) {
+        ch = 0;
+        if (++tj == p.kw) {
+          tj = 0;
+          ++ti;
+        }
+      }
+    }
+    for (uint i = 0; i < kRows; ++i) {
+      vec4 av;
+      for (uint s = 0; s < 4; ++s) {
+        const float a = load_a(at_a[i] + min(4 * g + s, p.k - 1));
+        av[s] = 4 * g + s < p.k ? a : 0.0;
+      }
+      for (uint j = 0; j < kCols; ++j)
+        acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
+    }
+  }
+}
 
 // Pixels along the columns: the forward pass and the input gradient.
 void pixels_along_n(uint row0, uint col0) {
@@ -104,7 +144,11 @@ void pixels_along_n(uint row0, uint col0) {
     }
   }
   uint at_a[kRows];  // rows past m read row m - 1 and are not stored
-  for (uint i = 0; i < kRows; ++i) at_a[i] = min(row0 + i, p.m - 1) * (kPhases ? p.a_row : p.k) / 4;
+  for (uint i = 0; i < kRows; ++i) at_a[i] = min(row0 + i, p.m - 1) * (kPhases ? p.a_row : p.k) / (kScalar ? 1 : 4);
+  if (kScalar) {
+    scalar_columns_along_k(y0, x0, base, at_a);
+    return;
+  }
 
   // The tap (ti, tj) and first channel ch0 of each 4 steps of k, stepped (the same in
   // every lane), so no division in the loop.
@@ -156,13 +200,17 @@ void pixels_along_k(uint row0, uint col0) {
   const uint begin = gl_WorkGroupID.z * p.k_split, end = min(p.k, begin + p.k_split);
   // Each run of this lane's columns is 4 channels of one tap: its offset from the
   // pixel's tap (0, 0). Columns past n repeat the last 4 and are not stored.
-  int dy[kCols], dx[kCols], shift[kCols];
-  for (uint j = 0; j < kCols; ++j) {
-    const uint col = min(col0 + (j * lanes + lane) * 4, p.n - 4), tap = col / p.ch;
-    dy[j] = int(tap / p.kw) * p.dilation_h;
-    dx[j] = int(tap % p.kw) * p.dilation_w;
-    shift[j] = (dy[j] * int(p.w) + dx[j]) * int(p.ch) + int(col % p.ch);
-  }
+  // kScalar: each of the 4 columns its own tap and channel.
+  int dy[kCols][4], dx[kCols][4], shift[kCols][4];
+  for (uint j = 0; j < kCols; ++j)
+    for (uint e = 0; e < (kScalar ? 4 : 1); ++e) {
+      const uint col = kScalar ? min(col0 + (j * lanes + lane) * 4 + e, p.n - 1)
+                               : min(col0 + (j * lanes + lane) * 4, p.n - 4);
+      const uint tap = col / p.ch;
+      dy[j][e] = int(tap / p.kw) * p.dilation_h;
+      dx[j][e] = int(tap % p.kw) * p.dilation_w;
+      shift[j][e] = (dy[j][e] * int(p.w) + dx[j][e]) * int(p.ch) + int(col % p.ch);
+    }
   // X = dy [k][m] as vec4s of 4 rows; rows past m read the last 4 and are not stored.
   const uint quads = kRows / 4;
   uint at_rows[kRows / 4];
@@ -178,8 +226,16 @@ void pixels_along_k(uint row0, uint col0) {
       const int y0 = int(oy * p.stride_h) - p.pad_top, x0 = int(ox * p.stride_w) - p.pad_left;
       const int base = ((int(b * p.h) + y0) * int(p.w) + x0) * int(p.ch);
       for (uint j = 0; j < kCols; ++j) {
-        const bool inside = live && uint(y0 + dy[j]) < p.h && uint(x0 + dx[j]) < p.w;
-        const vec4 t = load4_x(uint(inside ? base + shift[j] : 0) / 4);
+        if (kScalar) {
+          for (uint e = 0; e < 4; ++e) {
+            const bool inside = live && uint(y0 + dy[j][e]) < p.h && uint(x0 + dx[j][e]) < p.w;
+            const float t = load_x(uint(inside ? base + shift[j][e] : 0));
+            bv[s][j][e] = inside ? t : 0.0;
+          }
+          continue;
+        }
+        const bool inside = live && uint(y0 + dy[j][0]) < p.h && uint(x0 + dx[j][0]) < p.w;
+        const vec4 t = load4_x(uint(inside ? base + shift[j][0] : 0) / 4);
         bv[s][j] = inside ? t : vec4(0.0);
       }
       const uint pixel = live ? k0 + s : begin;

@@ -222,13 +222,13 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
 
 // --- CPU devices, the image read in place: conv_regblock ---
 
-// Whether conv_regblock runs this product: one group, the map's channels and the rows
-// of C in runs of 4 (the filter gradient reads dy as vec4s of 4 output channels), the
-// operand and the image read through texel buffers (so never with
-// VKPACK_TEXEL_BUFFERS=0: conv_pack's path then).
+// Whether conv_regblock runs this product: one group, for the filter gradient the rows
+// of C in runs of 4 (it reads dy as vec4s of 4 output channels), the operand and the
+// image read through texel buffers (so never with VKPACK_TEXEL_BUFFERS=0: conv_pack's
+// path then). Channels not in runs of 4 are read one at a time (kScalar).
 bool reads_in_place(const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand, const Device& device) {
-  return device.kind() == DeviceKind::cpu && plan.map.groups == 1 && plan.map.c % 4 == 0 &&
-         (!plan.along_k() || plan.cout % 4 == 0) && texel_readable(image, device) && texel_readable(x_operand, device);
+  return device.kind() == DeviceKind::cpu && plan.map.groups == 1 && (!plan.along_k() || plan.cout % 4 == 0) &&
+         texel_readable(image, device) && texel_readable(x_operand, device);
 }
 
 // reads_in_place as a plan sees it, for slices placed as the arena places them
@@ -240,7 +240,7 @@ bool in_place_planned(const CpuPlan& plan, const Device& device) {
   const ConvPackPush& m = plan.map;
   const std::uint64_t x_elements =
       plan.along_k() ? std::uint64_t{plan.pixels} * plan.cout : dw_elements(plan.g, plan.cout);
-  return device.kind() == DeviceKind::cpu && m.groups == 1 && m.c % 4 == 0 && (!plan.along_k() || plan.cout % 4 == 0) &&
+  return device.kind() == DeviceKind::cpu && m.groups == 1 && (!plan.along_k() || plan.cout % 4 == 0) &&
          fits(std::uint64_t{m.n} * m.h * m.w * m.c) && fits(x_elements);
 }
 
@@ -315,7 +315,8 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
                                          {3, plan.along_k()},
                                          {4, input_gradient ? plan.g.stride_h : 1},
                                          {5, input_gradient ? plan.g.stride_w : 1},
-                                         {6, phases}};
+                                         {6, phases},
+                                         {7, map.c % 4 != 0}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice extra = epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate;
   const BufferSlice bindings[] = {x_operand, image, partials, epilogue.bias.size > 0 ? epilogue.bias : image,
