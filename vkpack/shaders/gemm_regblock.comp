@@ -39,6 +39,9 @@ layout(constant_id = 1) const uint kRows = 16;
 layout(constant_id = 2) const uint kCols = 4;
 layout(constant_id = 3) const bool kAVec4 = false;  // op(A)'s rows are contiguous and 16-byte aligned
 layout(constant_id = 4) const uint kBMode = 0;       // 0: packed; 1, 2: in place (above)
+// beta != 0: C is read. A spec constant, not a test of p.beta, because a CPU device runs
+// both sides of a branch under a mask, and a masked load is still a loop over the lanes.
+layout(constant_id = 5) const bool kReadC = false;
 
 #include "f16_storage.glsl"
 #include "texel_input.glsl"
@@ -142,7 +145,7 @@ void main() {
         if (col + e >= p.n) break;
         const uint at = base_c + row * p.c_row + (col + e) * p.c_col;
         // beta == 0 never reads C: it may hold NaN from an earlier use of the memory.
-        const float v = p.beta == 0.0 ? p.alpha * acc[i][j][e] : p.alpha * acc[i][j][e] + p.beta * load_c(at);
+        const float v = kReadC ? p.alpha * acc[i][j][e] + p.beta * load_c(at) : p.alpha * acc[i][j][e];
         store_c(at, epilogue(v, row, col + e, at));
       }
     }

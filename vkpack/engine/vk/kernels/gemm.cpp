@@ -399,7 +399,8 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   Device& device = recording.device();
   // op(A) read as vec4s: rows contiguous along k, every row start 16-byte aligned.
   const bool a_vec4 = x_reads_vec4(g) && x.offset % 16 == 0;
-  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols}, {3, a_vec4}, {4, g.y_mode}};
+  std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols},
+                                         {3, a_vec4}, {4, g.y_mode},    {5, g.beta != 0.0f}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
   // X and Y through texel buffers where they can be: a storage-buffer load is a loop over
