@@ -179,8 +179,10 @@ void sum(benchmark::State& state) {
 void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "N", "K", "tA", "tB"});
   for (int s : {256, 512, 1024, 2048}) b->Args({s, s, s, 0, 0});
-  // A small convnet at batch 64 (28x28x1 -> conv5x5x32 -> pool -> conv5x5x64 -> pool -> fc 512 -> fc 10),
-  // convolutions as implicit GEMM: forward, and the two backward products of conv2 and fc1.
+  // A small convnet at batch 64 (28x28x1 -> conv5x5x32 -> pool -> conv5x5x64 -> pool -> fc 512 -> fc 10):
+  // the convolutions as the GEMMs they would be over an im2col matrix (the models run them in
+  // conv_regblock on CPU devices and conv_tiled on GPUs: `conv/` below), forward, and the two
+  // backward products of conv2 and fc1.
   b->Args({64 * 28 * 28, 32, 25, 0, 0});      // conv1 forward
   b->Args({64 * 14 * 14, 64, 800, 0, 0});     // conv2 forward
   b->Args({64 * 14 * 14, 800, 64, 0, 1});     // conv2 input gradient
@@ -190,7 +192,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->Args({64, 512, 3136, 0, 0});             // fc1 forward
   b->Args({3136, 512, 64, 1, 0});             // fc1 weight gradient
   b->Args({64, 10, 512, 0, 0});               // fc2 forward
-  // examples/resnet's first stage at batch 128 (28x28x16, 3x3 taps): forward, weight gradient.
+  // examples/resnet's first stage at batch 128 (28x28x16, 3x3 taps) the same way: forward, weight gradient.
   b->Args({128 * 28 * 28, 16, 144, 0, 0});
   b->Args({144, 16, 128 * 28 * 28, 0, 0});
 }
