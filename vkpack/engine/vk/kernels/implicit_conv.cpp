@@ -226,9 +226,12 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
 // of C in runs of 4 (it reads dy as vec4s of 4 output channels), the operand and the
 // image read through texel buffers (so never with VKPACK_TEXEL_BUFFERS=0: conv_pack's
 // path then). Channels not in runs of 4 are read one at a time (kScalar).
+bool in_place_shape(const CpuPlan& plan, const Device& device) {
+  return device.kind() == DeviceKind::cpu && plan.g.groups == 1 && (!plan.along_k() || plan.cout % 4 == 0);
+}
+
 bool reads_in_place(const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand, const Device& device) {
-  return device.kind() == DeviceKind::cpu && plan.map.groups == 1 && (!plan.along_k() || plan.cout % 4 == 0) &&
-         texel_readable(image, device) && texel_readable(x_operand, device);
+  return in_place_shape(plan, device) && texel_readable(image, device) && texel_readable(x_operand, device);
 }
 
 // reads_in_place as a plan sees it, for slices placed as the arena places them
@@ -240,8 +243,7 @@ bool in_place_planned(const CpuPlan& plan, const Device& device) {
   const ConvPackPush& m = plan.map;
   const std::uint64_t x_elements =
       plan.along_k() ? std::uint64_t{plan.pixels} * plan.cout : dw_elements(plan.g, plan.cout);
-  return device.kind() == DeviceKind::cpu && m.groups == 1 && (!plan.along_k() || plan.cout % 4 == 0) &&
-         fits(std::uint64_t{m.n} * m.h * m.w * m.c) && fits(x_elements);
+  return in_place_shape(plan, device) && fits(std::uint64_t{m.n} * m.h * m.w * m.c) && fits(x_elements);
 }
 
 // conv_regblock's product: C = X . P^T (m x n, K = k) and its blocking; the filter
@@ -404,13 +406,10 @@ bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
 }
 
 bool implicit_conv_supports(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
-  if (implicit_conv_supports(g, product)) return true;
-  if (g.groups != 1 || cout % 4 != 0 || device.kind() != DeviceKind::cpu) return false;
-  // conv_regblock reads dy and the swapped w, float32 or float16, through texel views.
-  auto fits = [&](std::uint64_t elements) {
-    return texel_readable(elements, false, device) && texel_readable(elements, true, device);
-  };
-  return fits(std::uint64_t{g.n} * g.oh * g.ow * cout) && fits(dw_elements(g, cout));
+  // The strided input gradient: conv_regblock's phases or masked taps, which read dy's
+  // channels as vec4s.
+  return implicit_conv_supports(g, product) ||
+         (cout % 4 == 0 && in_place_planned(cpu_plan(g, cout, product, device), device));
 }
 
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
