@@ -75,6 +75,29 @@ layout(push_constant) uniform Push {
 vec4 acc[kRows][kCols];
 uint pixel_of[kCols][4];  // kPhases: the pixel of dx that each column of C is
 
+// Patch column (tap ti, tj; channel ch) and pixel (b, oy, ox) stepped without dividing
+// (integer division is a loop over the lanes on a CPU device).
+void step_column(inout uint ti, inout uint tj, inout uint ch, uint by) {
+  ch += by;
+  if (ch == p.ch) {
+    ch = 0;
+    if (++tj == p.kw) {
+      tj = 0;
+      ++ti;
+    }
+  }
+}
+
+void step_pixel(inout uint b, inout uint oy, inout uint ox, uint rows, uint cols) {
+  if (++ox == cols) {
+    ox = 0;
+    if (++oy == rows) {
+      oy = 0;
+      ++b;
+    }
+  }
+}
+
 // kScalar's loop of pixels_along_n: 4 steps of k are 4 patch columns (kk, ch + 1, ...)
 // of any taps, each a scalar fetch per pixel; past K, zeros (and X is not read there).
 void scalar_columns_along_k(int y0[kCols][4], int x0[kCols][4], int base[kCols][4], uint at_a[kRows]) {
@@ -91,13 +114,7 @@ void scalar_columns_along_k(int y0[kCols][4], int x0[kCols][4], int base[kCols][
           const float t = load_x(uint(inside ? base[j][e] + shift : 0));
           bv[s][j][e] = inside ? t : 0.0;
         }
-      if (++ch == p.ch) {
-        ch = 0;
-        if (++tj == p.kw) {
-          tj = 0;
-          ++ti;
-        }
-      }
+      step_column(ti, tj, ch, 1);
     }
     for (uint i = 0; i < kRows; ++i) {
       vec4 av;
@@ -134,13 +151,7 @@ void pixels_along_n(uint row0, uint col0) {
         x0[j][e] = int(ox * p.stride_w) - p.pad_left;
       }
       base[j][e] = kMasked ? int(b * p.h) : (int(b * p.h) * int(p.w) + y0[j][e] * int(p.w) + x0[j][e]) * int(p.ch);
-      if (first + e + 1 < p.n && ++ox == grid_w) {
-        ox = 0;
-        if (++oy == grid_h) {
-          oy = 0;
-          ++b;
-        }
-      }
+      if (first + e + 1 < p.n) step_pixel(b, oy, ox, grid_h, grid_w);
     }
   }
   uint at_a[kRows];  // rows past m read row m - 1 and are not stored
@@ -183,14 +194,7 @@ void pixels_along_n(uint row0, uint col0) {
       for (uint j = 0; j < kCols; ++j)
         acc[i][j] += av.x * bv[0][j] + av.y * bv[1][j] + av.z * bv[2][j] + av.w * bv[3][j];
     }
-    ch0 += 4;
-    if (ch0 == p.ch) {
-      ch0 = 0;
-      if (++tj == p.kw) {
-        tj = 0;
-        ++ti;
-      }
-    }
+    step_column(ti, tj, ch0, 4);
   }
 }
 
@@ -243,13 +247,7 @@ void pixels_along_k(uint row0, uint col0) {
         const vec4 t = load4_a(pixel * p.m / 4 + at_rows[q]);
         xv[s][q] = live ? t : vec4(0.0);
       }
-      if (++ox == p.ow) {
-        ox = 0;
-        if (++oy == p.oh) {
-          oy = 0;
-          ++b;
-        }
-      }
+      step_pixel(b, oy, ox, p.oh, p.ow);
     }
     for (uint i = 0; i < kRows; ++i) {
       const uint q = i / 4, r = i % 4;

@@ -253,6 +253,7 @@ struct InPlacePlan {
   std::uint32_t m = 0, n = 0, k = 0;
   GemmPanels blocking;
   std::uint32_t splits = 1, k_split = 0;
+  ReduceArgs sums;  // splits > 1: the partial sums' reduction
   std::uint64_t partial_bytes = 0, reduce_bytes = 0;
   std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
 };
@@ -282,10 +283,9 @@ InPlacePlan in_place_plan(const CpuPlan& plan, const Device& device) {
   }
   if (q.splits > 1) {
     q.partial_bytes = aligned(std::uint64_t{q.splits} * dw_elements(plan.g, plan.cout) * 4);
-    ReduceArgs sums;
-    sums.axis = q.splits;
-    sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
-    q.reduce_bytes = aligned(reduce_workspace_bytes(sums, device));
+    q.sums.axis = q.splits;
+    q.sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
+    q.reduce_bytes = aligned(reduce_workspace_bytes(q.sums, device));
   }
   return q;
 }
@@ -347,12 +347,7 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
       recording.dispatch(kernel, bindings, phase, {div_up(phase.n, q.blocking.width), div_up(q.m, q.blocking.rows), 1},
                          "conv_regblock");
     }
-  if (q.splits > 1) {
-    ReduceArgs sums;
-    sums.axis = q.splits;
-    sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
-    reduce(recording, sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
-  }
+  if (q.splits > 1) reduce(recording, q.sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
 }
 
 // --- GPUs: conv_tiled ---
