@@ -18,8 +18,9 @@
 //     pixels, X = w^T [m][k] read one vec4 per 4 k; each lane fetches a vec4 of 4
 //     channels per pixel and transposes them in registers (gemm_regblock's kBMode 2).
 //     C [n pixels][m], element (r, pixel) at pixel * m + r; the epilogue's bias along r.
-//     A strided input gradient wastes the taps that miss dy's grid (3 in 4 at stride 2)
-//     but writes dx directly, where im2col's path runs a GEMM and col2im.
+//     A strided input gradient runs phase by phase (kPhases: no tap wasted), with
+//     dilation every tap masked (kMasked: 3 in 4 miss dy's grid at stride 2); either
+//     writes dx directly, where im2col's path runs a GEMM and col2im.
 //   kPixelsAlongK true (filter gradient): C = dy^T . P, columns are patch columns, k
 //     runs over the pixels [z * k_split, (z + 1) * k_split) of split z, X = dy [k][m]
 //     read as vec4s of 4 rows and transposed; P's row at one pixel is a vec4 per lane.

@@ -188,11 +188,44 @@ TEST_P(ImplicitConv, ReadsTheImageInPlaceWhereItCan) {
   }
 }
 
+// The strided input gradient phase by phase, where phases have no taps (a 1x1 kernel at
+// stride 2, as a ResNet's projection shortcut: 3 phases are zeros), strides differ
+// (2x1: 2 phases), or a phase has no pixels (h 2 at stride 3). The result starts as
+// NaN, so a phase left unwritten fails; where conv_regblock runs, the dispatch count
+// is w's swap and one per phase with pixels. With cout 6 it is not offered (dy's
+// channels not in runs of 4: kScalar's stepping knows no phases).
+TEST_P(ImplicitConv, StridedInputGradientByPhases) {
+  if (GetParam() != vk::KernelChoice::cpu) GTEST_SKIP() << "GPU path: stride 1 only";
+  const bool phases = device().kind() == vk::DeviceKind::cpu && device().texel_buffers() && device().half_texels();
+  struct Case {
+    ConvCase k;
+    std::size_t phases_with_pixels;
+  };
+  // clang-format off
+  const Case cases[] = {{{2, 9, 7, 8, 1, 1, 8, 2, 2, 1, 1, 0, 0, 1}, 4},
+                        {{2, 9, 8, 4, 3, 3, 8, 2, 1, 1, 1, 1, 1, 1}, 2},
+                        {{1, 2, 7, 4, 3, 3, 4, 3, 2, 1, 1, 1, 1, 1}, 4}};
+  // clang-format on
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "stride " << c.k.stride_h << "x" << c.k.stride_w << ", kernel " << c.k.kh << "x"
+                                    << c.k.kw << ", h " << c.k.h);
+    dispatches_.clear();
+    check(c.k, 40 + c.k.h);
+    EXPECT_EQ(vk::implicit_conv_supports(geometry_of(c.k), c.k.cout, vk::ConvProduct::input_gradient, device()),
+              phases);
+    if (!phases) continue;
+    ASSERT_EQ(dispatches_.size(), 3u);
+    EXPECT_EQ(dispatches_[2].second, 1 + c.phases_with_pixels);
+  }
+  ConvCase six{2, 9, 7, 8, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1};
+  EXPECT_FALSE(vk::implicit_conv_supports(geometry_of(six), 6, vk::ConvProduct::input_gradient, device()));
+}
+
 // 16384 pixels of 3x3x16 patches: where the CPU path packs them, more than
 // kPackedChunkBytes, so it runs in chunks of pixels (forward and input gradient:
-// 14464 + 1920; filter gradient: 10880 + 5504, each cut into 16 partial sums); where
-// conv_regblock reads them in place, the filter gradient in 16 partial sums. In 2
-// groups (never in place) the CPU path packs 9 MiB in chunks.
+// 14464 + 1920; filter gradient: 10880 + 5504, each cut into partial sums); where
+// conv_regblock reads them in place, the filter gradient in partial sums. In 2 groups
+// (never in place) the CPU path packs 9 MiB in chunks.
 TEST_P(ImplicitConv, ChunksOfPixels) {
   check({4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 12);
   check({4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 2}, 16);

@@ -80,6 +80,7 @@ struct CpuPlan {
   std::uint64_t packed_bytes = 0;       // the largest chunk's packed patches
   std::uint64_t partial_bytes = 0, reduce_bytes = 0;
   bool along_k() const { return product == ConvProduct::filter_gradient; }
+  std::uint64_t packing_bytes() const { return packed_bytes + partial_bytes + reduce_bytes; }  // conv_pack's path
 };
 
 // One chunk's GEMM: pixels [offset, offset + count) of the map, its first partial sum.
@@ -222,12 +223,20 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
 
 // --- CPU devices, the image read in place: conv_regblock ---
 
+// A strided convolution's input gradient: conv_regblock's phases or masked taps.
+bool strided_input_gradient(const CpuPlan& plan) {
+  return plan.product == ConvProduct::input_gradient && (plan.g.stride_h > 1 || plan.g.stride_w > 1);
+}
+
 // Whether conv_regblock runs this product: one group, for the filter gradient the rows
 // of C in runs of 4 (it reads dy as vec4s of 4 output channels), the operand and the
 // image read through texel buffers (so never with VKPACK_TEXEL_BUFFERS=0: conv_pack's
-// path then). Channels not in runs of 4 are read one at a time (kScalar).
+// path then). Channels not in runs of 4 are read one at a time (kScalar), but not in a
+// strided input gradient: kScalar's stepping knows neither phases nor masks, so there
+// dy's channels (cout) must be in runs of 4.
 bool in_place_shape(const CpuPlan& plan, const Device& device) {
-  return device.kind() == DeviceKind::cpu && plan.g.groups == 1 && (!plan.along_k() || plan.cout % 4 == 0);
+  const bool dy_in_fours = plan.along_k() || strided_input_gradient(plan);
+  return device.kind() == DeviceKind::cpu && plan.g.groups == 1 && (!dy_in_fours || plan.cout % 4 == 0);
 }
 
 bool reads_in_place(const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand, const Device& device) {
@@ -401,10 +410,9 @@ bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
 }
 
 bool implicit_conv_supports(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
-  // The strided input gradient: conv_regblock's phases or masked taps, which read dy's
-  // channels as vec4s.
-  return implicit_conv_supports(g, product) ||
-         (cout % 4 == 0 && in_place_planned(cpu_plan(g, cout, product, device), device));
+  // The strided input gradient: conv_regblock's phases or masked taps (in_place_shape
+  // asks cout in runs of 4).
+  return implicit_conv_supports(g, product) || in_place_planned(cpu_plan(g, cout, product, device), device);
 }
 
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
@@ -415,7 +423,7 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
   // conv_regblock's room where the arena's slices will be read in place; else room for
   // conv_pack's path (or either).
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
-  const std::uint64_t packing = plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
+  const std::uint64_t packing = plan.packing_bytes();
   const std::uint64_t in_place = in_place_plan(plan, device).bytes();
   return swapped + (in_place_planned(plan, device) ? in_place : std::max(packing, in_place));
 }
@@ -424,11 +432,12 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                    const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
                    const BufferSlice& workspace, KernelChoice choice, const GemmEpilogue& epilogue) {
   const ConvPush& g = geometry;
-  if (!implicit_conv_supports(g, product) && !(resolve(choice, recording.device()) == DeviceKind::cpu &&
-                                               implicit_conv_supports(g, cout, product, recording.device())))
+  const bool cpu_in_place = resolve(choice, recording.device()) == DeviceKind::cpu &&
+                            implicit_conv_supports(g, cout, product, recording.device());
+  if (!implicit_conv_supports(g, product) && !cpu_in_place)
     throw Error(ErrorCode::unsupported,
-                "implicit_conv: the input gradient needs one group and stride 1, or on a CPU device with texel "
-                "buffers cout a multiple of 4");
+                "implicit_conv: the input gradient needs one group and stride 1, or a CPU device that reads dy and w "
+                "through texel buffers (float32 and float16 views), one group and cout a multiple of 4");
   if (!epilogue.empty() && (g.groups != 1 || product == ConvProduct::filter_gradient))
     throw Error(ErrorCode::unsupported, "implicit_conv: an epilogue needs one group and not the filter gradient");
   const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
@@ -461,8 +470,7 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
       throw Error(ErrorCode::unsupported,
                   "implicit_conv: a strided input gradient reads dy and w through texel "
                   "buffers, and these slices cannot be (alignment or size)");
-    else if (const std::uint64_t packing = swapped + plan.packed_bytes + plan.partial_bytes + plan.reduce_bytes;
-             workspace.size < packing)
+    else if (const std::uint64_t packing = swapped + plan.packing_bytes(); workspace.size < packing)
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("implicit_conv: the image or operand cannot be read through texel buffers (offsets "
                               "{} and {} bytes), and a workspace of {} bytes cannot hold the packed patches ({})",

@@ -7,13 +7,17 @@
 //   input_gradient:  dx = P'(dy) . w'   where P' is the patch matrix of the adjoint
 //                    convolution (taps mirrored: y = oy - i * dilation + pad) and w'
 //                    [taps][cout][c] is w with its channel axes swapped (written to the
-//                    workspace); one group and stride 1 only.
-// CPU devices: conv_pack packs P straight from the image into gemm_regblock's panels, a
+//                    workspace); one group and stride 1, except on CPU devices
+//                    reading in place (below), where strided too.
+// CPU devices: with one group and the image and operand readable through texel
+// buffers, conv_regblock reads P from the image inside the blocked product (a strided
+// input gradient phase by phase); else conv_pack packs P into gemm_regblock's panels, a
 // chunk of pixels at a time (the workspace stays under kPackedChunkBytes whatever the
-// batch); the filter gradient, a small product over many pixels, is cut along the
+// batch). The filter gradient, a small product over many pixels, is cut along the
 // pixels into partial sums that a reduction adds in a fixed order. GPUs: conv_tiled
 // stages P through the index map in gemm_tiled's shared-memory tiles.
-// Kernels: conv_pack, gemm_regblock, reduce (CPU); conv_tiled (GPU); transpose.
+// Kernels: conv_regblock, conv_pack, gemm_regblock, reduce (CPU); conv_tiled (GPU);
+// transpose.
 #pragma once
 
 #include <cstddef>
