@@ -159,6 +159,7 @@ TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
   check({3, 13, 11, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 9);   // 429 pixels: several panels
   check({2, 33, 32, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1}, 10);  // 2112 pixels: split filter gradient
   check({2, 32, 33, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1}, 11);
+  check({2, 33, 31, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 17);  // 2046 pixels: uneven splits, not in fours
 }
 
 // On a CPU device with texel buffers, convolutions of one group read the image in place
