@@ -16,6 +16,11 @@ namespace {
 constexpr std::uint32_t kSetsPerPool = 128;
 constexpr std::uint32_t kDescriptorsPerPool = 1024;
 
+// The most texels a kernel reads through one view: the driver's limit, and at most 2^29,
+// since the kernels index a view's elements (4 a texel) with GLSL's 32-bit int.
+std::uint64_t max_texels(const DeviceLimits& l) {
+  return std::min<std::uint64_t>(l.max_texel_buffer_elements, std::uint64_t{1} << 29);
+}
 
 }  // namespace
 
@@ -90,14 +95,14 @@ bool texel_readable(const BufferSlice& slice, const Device& device) {
   const DeviceLimits& l = device.limits();
   const std::uint64_t texel = slice.f16 ? 8 : 16;
   return (slice.f16 ? device.half_texels() : device.texel_buffers()) && slice.buffer != VK_NULL_HANDLE &&
-         slice.size > 0 && slice.size % texel == 0 && slice.size / texel <= l.max_texel_buffer_elements &&
+         slice.size > 0 && slice.size % texel == 0 && slice.size / texel <= max_texels(l) &&
          l.min_texel_buffer_offset_alignment > 0 && slice.offset % l.min_texel_buffer_offset_alignment == 0;
 }
 
 bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
   const DeviceLimits& l = device.limits();
   return (f16 ? device.half_texels() : device.texel_buffers()) && elements > 0 && elements % 4 == 0 &&
-         elements / 4 <= l.max_texel_buffer_elements && l.min_texel_buffer_offset_alignment > 0 &&
+         elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
          Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
 }
 
