@@ -78,7 +78,8 @@ def fields(message):
 
 
 def tensorboard_scalars(logdir):
-    """[(step, tag, float bits)] as TensorBoard shows them, timing tags left out."""
+    """[(step, tag, float bits)] as TensorBoard shows them, timing tags left out (images and
+    histograms: their Summary.Value's bytes)."""
     shown = []
     for name in sorted(n for n in os.listdir(logdir) if n.startswith("events.out.tfevents.")):
         with open(os.path.join(logdir, name), "rb") as f:
@@ -93,10 +94,11 @@ def tensorboard_scalars(logdir):
             for number, _, value in fields(event):
                 if number == 2:
                     step = value
-                elif number == 5:  # Summary: value = 1 {tag = 1, simple_value = 2}
+                elif number == 5:  # Summary: value = 1 {tag = 1, simple_value = 2 or image, histo}
                     for _, _, v in fields(value):
                         entry = dict((n, x) for n, _, x in fields(v))
-                        values.append((entry[1].decode(), entry[2]))
+                        # A scalar's float bits; an image or histogram as its whole message.
+                        values.append((entry[1].decode(), entry.get(2, v)))
                 elif number == 7:  # SessionLog: status = 1, START = 1
                     start = dict((n, x) for n, _, x in fields(value)).get(1) == 1
             if start:
