@@ -118,6 +118,23 @@ double mean_of_fakes(train::Trainer& trainer) {
   return sum / kBatch;
 }
 
+// TrainConfig::mixed_precision, as a user asks for it, is refused by name before anything
+// trains (the README: the GAN trainers refuse it), not silently ignored.
+TEST(GANTrainer, RefusesMixedPrecisionByName) {
+  auto model = std::make_shared<OneDimGan>(false);
+  train::GANTrainer trainer(device(), model, 5);
+  train::TrainConfig config = gan_config(model, 1, 1);
+  config.mixed_precision = true;
+  try {
+    train::launch_train_with_config(std::move(config), trainer);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("GAN"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(trainer.global_step(), 0);
+}
+
 TEST(GANTrainer, TheGeneratorLearnsTheDatasMean) {
   auto model = std::make_shared<OneDimGan>(true);
   train::GANTrainer trainer(device(), model, 7);
