@@ -6,6 +6,7 @@
 # in its last epoch, and print EXPECT (a regular expression) where given. With FAILS, it
 # must exit with a non-zero status (not a crash) and print EXPECT. With NO_TRAINING (a
 # run that trains nothing, such as --export), it must exit with 0 and print EXPECT.
+# REJECT (any mode): a regular expression the output must not match.
 # FRESH_LOGDIR: removed first, so that repeated runs do not pile up the backups the
 # example makes of an existing log directory.
 if(FRESH_LOGDIR)
@@ -13,6 +14,9 @@ if(FRESH_LOGDIR)
 endif()
 execute_process(COMMAND "${PROGRAM}" ${ARGS} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${err}\n${out}")  # the log (stderr) comes before the table (stdout)
+if(DEFINED REJECT AND all MATCHES "${REJECT}")
+  message(FATAL_ERROR "the output matches '${REJECT}', which it must not:\n${all}")
+endif()
 if(FAILS)
   if(result EQUAL 0 OR NOT result MATCHES "^[0-9]+$")
     message(FATAL_ERROR "expected a failure (a non-zero exit status), got '${result}': ${PROGRAM} ${ARGS}\n${all}")

@@ -6,19 +6,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <string>
 
 namespace vkp {
 namespace {
 
-LogLevel level_from_environment() {
+// VKPACK_LOG_LEVEL's level; nullopt for a value that names none (info is used then).
+std::optional<LogLevel> level_from_environment() {
   const char* value = std::getenv("VKPACK_LOG_LEVEL");
-  if (value == nullptr) return LogLevel::info;
+  if (value == nullptr || *value == '\0') return LogLevel::info;
   const std::string_view v(value);
   if (v == "debug") return LogLevel::debug;
+  if (v == "info") return LogLevel::info;
   if (v == "warn") return LogLevel::warn;
   if (v == "error") return LogLevel::error;
-  return LogLevel::info;
+  return std::nullopt;
 }
 
 // "[1122 14:03:59]" in local time, as tensorpack prints it.
@@ -43,7 +46,13 @@ std::string_view tag(LogLevel level) {
 
 }  // namespace
 
-Logger::Logger() : level_(level_from_environment()) {}
+Logger::Logger() {
+  const std::optional<LogLevel> level = level_from_environment();
+  level_ = level.value_or(LogLevel::info);
+  if (!level)
+    write(LogLevel::warn, fmt::format("VKPACK_LOG_LEVEL '{}' is not debug, info, warn or error; logging at info",
+                                      std::getenv("VKPACK_LOG_LEVEL")));
+}
 
 int Logger::add_sink(Sink sink) {
   std::lock_guard lock(mutex_);
