@@ -1,11 +1,12 @@
 #include "vkpack/engine/vk/device.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
@@ -111,6 +112,53 @@ TEST(PipelineCache, IsWrittenOnCloseAndReadBack) {
     again.kernel(shaders::unary, {{0, 64}, {1, 4}, {2, 3}});
   }
   fs::remove_all(dir);
+}
+
+// Sets an environment variable for one scope (unset: nullptr), then puts it back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A device opened without a cache directory keeps its cache where the README says:
+// $VKPACK_CACHE_DIR, else $XDG_CACHE_HOME/vkpack, else $HOME/.cache/vkpack.
+TEST(PipelineCache, TheDefaultDirectoryFollowsTheEnvironment) {
+  const fs::path dir = fs::temp_directory_path() / ("vkpack-cache-env-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  {
+    ScopedEnv cache("VKPACK_CACHE_DIR", dir.c_str());
+    std::string path;
+    {
+      vk::Device dev(instance(), device_index(), vk::DeviceOptions{});  // no pipeline_cache_dir
+      dev.kernel(shaders::unary, {{0, 64}, {1, 4}, {2, 3}});
+      path = dev.pipeline_cache().path();
+    }
+    EXPECT_EQ(fs::path(path).parent_path(), dir);
+    EXPECT_TRUE(fs::exists(path)) << path;
+  }
+  fs::remove_all(dir);
+  ScopedEnv no_cache("VKPACK_CACHE_DIR", nullptr);
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/somewhere/cache");
+    EXPECT_EQ(vk::default_cache_dir(), "/somewhere/cache/vkpack");
+  }
+  ScopedEnv no_xdg("XDG_CACHE_HOME", nullptr);
+  {
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(vk::default_cache_dir(), "/home/someone/.cache/vkpack");
+  }
+  ScopedEnv no_home("HOME", nullptr);
+  EXPECT_EQ(vk::default_cache_dir(), "");
 }
 
 // Runs a unary kernel (square) on a device with a cache in `dir`; its results.
