@@ -120,12 +120,6 @@ Options parse(int argc, char** argv) {
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.steps < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
   if (o.device < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--device must be a device index, >= 0");
-  // The train split has 60000 images: a batch per tower must fit in it.
-  const std::int64_t towers = std::max<std::int64_t>(1, static_cast<std::int64_t>(o.devices.size()));
-  if (o.batch * towers > 60000)
-    throw vkp::Error(vkp::ErrorCode::invalid_argument,
-                     "--batch " + std::to_string(o.batch) + (towers > 1 ? " on " + std::to_string(towers) + " towers" : "") +
-                         " is more than the 60000 images of the train split");
   if (!std::isfinite(o.lr) || o.lr <= 0)
     throw vkp::Error(vkp::ErrorCode::invalid_argument,
                      "--lr must be a positive finite number, not " + std::to_string(o.lr));
@@ -174,13 +168,21 @@ int run(const Options& o, MpiSession* mpi) {
   using namespace vkp;
   const examples::Architecture architecture = examples::parse_architecture(o.model);
   const int rank = mpi ? mpi->rank() : 0;
+  const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
+  const auto towers = static_cast<std::int64_t>(devices.size()) * (mpi ? mpi->size() : 1);
+  // The train split's images (its file's header): a batch per tower must fit in them,
+  // and an epoch is one pass over them, whatever the number of towers and ranks.
+  const std::int64_t train_images = o.data.empty() ? dataflow::fashion_mnist_images(dataflow::Split::train)
+                                                   : dataflow::fashion_mnist_images(dataflow::Split::train, o.data);
+  if (o.batch * towers > train_images)
+    throw Error(ErrorCode::invalid_argument,
+                "--batch " + std::to_string(o.batch) + (towers > 1 ? " on " + std::to_string(towers) + " towers" : "") +
+                    " is more than the " + std::to_string(train_images) + " images of the train split");
   // Only rank 0 owns the directory (log.log, the backup of an old run); the others write
   // nothing there.
   std::optional<train::LoggerDir> logdir;
   if (rank == 0) logdir.emplace(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
-  const std::vector<int> devices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
-  const auto towers = static_cast<std::int64_t>(devices.size()) * (mpi ? mpi->size() : 1);
   const std::vector<vk::DeviceOptions> options = device_options(o, devices.size());
   // The trainer: SimpleTrainer, or a multi-device one; nothing else changes.
   std::unique_ptr<vk::Device> device;
@@ -213,8 +215,7 @@ int run(const Options& o, MpiSession* mpi) {
     config.session_init = std::make_shared<train::WeightsRestore>(file, map);
   }
   config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed + static_cast<std::uint64_t>(rank), o.data);
-  // An epoch is one pass over the train split, whatever the number of towers and ranks.
-  const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
+  const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
   config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir ? logdir->path() : o.logdir;

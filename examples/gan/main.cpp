@@ -79,8 +79,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--export")) o.export_path = flags.value();
     else flags.unknown();
   }
-  if (o.epochs < 1 || o.batch < 1 || o.batch > 60000)
-    throw Error(ErrorCode::invalid_argument, "--epochs must be >= 1 and --batch in 1 .. 60000");
+  if (o.epochs < 1 || o.batch < 1) throw Error(ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   return o;
@@ -190,9 +189,13 @@ int export_generator(const Options& o) {
 
 int run(const Options& o) {
   const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
-  if (o.batch * towers > 60000)
+  // The train split's images (its file's header); an epoch is one pass over them.
+  const std::int64_t train_images = o.data.empty() ? dataflow::fashion_mnist_images(dataflow::Split::train)
+                                                   : dataflow::fashion_mnist_images(dataflow::Split::train, o.data);
+  if (o.batch * towers > train_images)
     throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
-                                                 " towers is more than the 60000 images of the train split");
+                                                 " towers is more than the " + std::to_string(train_images) +
+                                                 " images of the train split");
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
   auto model = std::make_shared<examples::ConditionalGan>(o.batch, o.lr);
@@ -208,7 +211,7 @@ int run(const Options& o) {
   train::TrainConfig config;
   config.model = model;
   config.dataflow = examples::gan_batches(o.batch, o.seed, o.data);
-  config.steps_per_epoch = o.steps > 0 ? o.steps : 60000 / o.batch / towers;
+  config.steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
   config.callbacks = {std::make_shared<callbacks::ModelSaver>(), std::make_shared<SampleGrid>(o.batch)};

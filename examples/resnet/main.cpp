@@ -119,9 +119,10 @@ int export_model(const Options& o) {
 int run(const Options& o) {
   const examples::ImageSet images = examples::find_image_set(o.data);
   const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
-  if (o.batch * towers > images.train_size())
+  const std::int64_t train_images = images.train_size();
+  if (o.batch * towers > train_images)
     throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
-                                                 " tower(s) is more than the " + std::to_string(images.train_size()) +
+                                                 " tower(s) is more than the " + std::to_string(train_images) +
                                                  " images of the train split");
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
@@ -139,7 +140,7 @@ int run(const Options& o) {
   train::TrainConfig config;
   config.model = std::make_shared<examples::PreactResNet>(images, (o.depth - 2) / 6, o.lr);
   config.dataflow = examples::resnet_batches(images, true, o.batch, o.seed, o.augment);
-  const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : images.train_size() / o.batch / towers;
+  const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
   config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();

@@ -19,6 +19,12 @@ ImageSet find_image_set(const std::string& dir) {
   return set;
 }
 
+std::int64_t ImageSet::train_size() const {
+  if (kind == Kind::cifar10) return 50000;
+  return dir.empty() ? dataflow::fashion_mnist_images(dataflow::Split::train)
+                     : dataflow::fashion_mnist_images(dataflow::Split::train, dir);
+}
+
 PreactResNet::PreactResNet(const ImageSet& images, int units_per_stage, float learning_rate)
     : images_(images), n_(units_per_stage), learning_rate_(learning_rate) {
   if (n_ < 1) throw Error(ErrorCode::invalid_argument, "a residual network needs at least one unit per stage");

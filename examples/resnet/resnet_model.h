@@ -16,7 +16,9 @@ struct ImageSet {
   std::string dir;  // empty: Debian's Fashion-MNIST
   std::int64_t height = 28, width = 28, channels = 1;
   const char* name() const { return kind == Kind::cifar10 ? "CIFAR-10" : "Fashion-MNIST"; }
-  std::int64_t train_size() const { return kind == Kind::cifar10 ? 50000 : 60000; }
+  // Images of the train split: CIFAR-10's 50000, or as many as the Fashion-MNIST-format
+  // files hold (their header read).
+  std::int64_t train_size() const;
 };
 // CIFAR-10 when `dir` holds the binary files (data_batch_1.bin, itself or in its
 // cifar-10-batches-bin folder); Fashion-MNIST otherwise (Debian's files when empty).

@@ -25,6 +25,8 @@ std::array<int, 10> label_histogram(DataFlow& df) {
 TEST(FashionMnist, TrainSplitHas60000ImagesAnd6000PerClass) {
   FashionMnist df(Split::train, {.shuffle = false});
   EXPECT_EQ(df.size(), 60000u);
+  EXPECT_EQ(fashion_mnist_images(Split::train), 60000);
+  EXPECT_EQ(fashion_mnist_images(Split::test), 10000);
   df.reset_state();
   const std::optional<Datapoint> first = df.next();
   ASSERT_TRUE(first);
@@ -110,6 +112,22 @@ TEST(Mnist, ReadsUncompressedFilesToo) {
   EXPECT_EQ(df.size(), 5u);
   df.reset_state();
   EXPECT_EQ(epoch_values(df, 1), iota_values(5));
+}
+
+// The count from the header alone (what the examples size an epoch by) equals what
+// loading the split finds, gzipped or not; a file that is no IDX images file is refused.
+TEST(Mnist, ImagesCountsFromTheHeader) {
+  TempDir dir;
+  write_small_split(dir.path());
+  write_gzip(dir.path() / "train-images-idx3-ubyte.gz", idx_bytes(0x803, {7, 28, 28}, 7 * 784));
+  EXPECT_EQ(mnist_images(dir.path(), Split::test), 5);
+  EXPECT_EQ(mnist_images(dir.path(), Split::train), 7);
+  EXPECT_EQ(static_cast<std::int64_t>(*Mnist(dir.path(), Split::test).size()), mnist_images(dir.path(), Split::test));
+  write_plain(dir.path() / "t10k-images-idx3-ubyte", idx_bytes(0x801, {5}, 5));
+  const std::string message = error_message([&] { mnist_images(dir.path(), Split::test); }, ErrorCode::bad_data);
+  EXPECT_NE(message.find("t10k-images-idx3-ubyte does not start as an IDX file of u8 images"), std::string::npos)
+      << message;
+  error_message([&] { mnist_images(dir.path() / "nowhere", Split::test); }, ErrorCode::io);
 }
 
 TEST(Mnist, MissingFilesNameWhatWasLookedFor) {

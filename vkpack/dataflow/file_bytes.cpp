@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -18,7 +19,7 @@ struct GzCloser {
 
 }  // namespace
 
-std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
+std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path, std::size_t limit) {
   errno = 0;
   std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), "rb"));
   if (!file)
@@ -27,10 +28,10 @@ std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
   gzbuffer(file.get(), 1 << 18);
   std::vector<std::uint8_t> bytes;
   constexpr std::size_t kStep = 1 << 20;
-  while (true) {
-    const std::size_t old = bytes.size();
-    bytes.resize(old + kStep);
-    const int got = gzread(file.get(), bytes.data() + old, static_cast<unsigned>(kStep));
+  while (bytes.size() < limit) {
+    const std::size_t old = bytes.size(), step = std::min(kStep, limit - old);
+    bytes.resize(old + step);
+    const int got = gzread(file.get(), bytes.data() + old, static_cast<unsigned>(step));
     if (got < 0) {
       int code = 0;
       const char* message = gzerror(file.get(), &code);
@@ -41,6 +42,7 @@ std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
     bytes.resize(old + static_cast<std::size_t>(got));
     if (got == 0) break;
   }
+  if (bytes.size() == limit) return bytes;  // the head asked for
   // A gzip stream cut short reads as a short file; zlib says so only here.
   int code = 0;
   const char* message = gzerror(file.get(), &code);

@@ -1,5 +1,6 @@
 #include "vkpack/dataflow/mnist.h"
 
+#include "vkpack/core/error.h"
 #include "vkpack/dataflow/file_bytes.h"
 #include "vkpack/dataflow/idx_file.h"
 
@@ -10,13 +11,26 @@ std::filesystem::path find_idx(const std::filesystem::path& dir, const std::stri
   return first_existing({dir / (stem + ".gz"), dir / stem}, what);
 }
 
+std::filesystem::path images_file(const std::filesystem::path& dir, Split split, const std::string& name) {
+  const std::string prefix = split == Split::train ? "train" : "t10k";
+  return find_idx(dir, prefix + "-images-idx3-ubyte", name + " " + std::string(to_string(split)) + " images");
+}
+
 }  // namespace
+
+std::int64_t mnist_images(const std::filesystem::path& dir, Split split, const std::string& name) {
+  const std::filesystem::path path = images_file(dir, split, name);
+  const std::vector<std::uint8_t> head = read_file_bytes(path, 16);
+  if (head.size() < 8 || head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] != 3)
+    throw Error(ErrorCode::bad_data, name + ": " + path.string() + " does not start as an IDX file of u8 images");
+  return std::int64_t{head[4]} << 24 | std::int64_t{head[5]} << 16 | std::int64_t{head[6]} << 8 | head[7];
+}
 
 std::shared_ptr<const LabeledImages> load_mnist(const std::filesystem::path& dir, Split split,
                                                 const std::string& name) {
   const std::string prefix = split == Split::train ? "train" : "t10k";
   const std::string what = name + " " + std::string(to_string(split));
-  const std::filesystem::path image_path = find_idx(dir, prefix + "-images-idx3-ubyte", what + " images");
+  const std::filesystem::path image_path = images_file(dir, split, name);
   const std::filesystem::path label_path = find_idx(dir, prefix + "-labels-idx1-ubyte", what + " labels");
   IdxBytes images = read_idx_u8(image_path, 3);
   const IdxBytes labels = read_idx_u8(label_path, 1);
@@ -46,10 +60,11 @@ Mnist::Mnist(const std::filesystem::path& dir, Split split, ImageFlowOptions opt
 
 namespace {
 
-// load_mnist, with a hint at the package when the default directory lacks the files.
-std::shared_ptr<const LabeledImages> load_fashion_mnist(const std::filesystem::path& dir, Split split) {
+// read(), with a hint at the package when the default directory lacks the files.
+template <class Read>
+auto with_package_hint(const std::filesystem::path& dir, Read read) {
   try {
-    return load_mnist(dir, split, "FashionMnist");
+    return read();
   } catch (const Error& e) {
     if (e.code() != ErrorCode::io || dir != kFashionMnistDir) throw;
     throw Error(ErrorCode::io, std::string(e.what()) +
@@ -58,7 +73,15 @@ std::shared_ptr<const LabeledImages> load_fashion_mnist(const std::filesystem::p
   }
 }
 
+std::shared_ptr<const LabeledImages> load_fashion_mnist(const std::filesystem::path& dir, Split split) {
+  return with_package_hint(dir, [&] { return load_mnist(dir, split, "FashionMnist"); });
+}
+
 }  // namespace
+
+std::int64_t fashion_mnist_images(Split split, const std::filesystem::path& dir) {
+  return with_package_hint(dir, [&] { return mnist_images(dir, split, "FashionMnist"); });
+}
 
 FashionMnist::FashionMnist(Split split, ImageFlowOptions options, const std::filesystem::path& dir)
     : Mnist(load_fashion_mnist(dir, split), options) {}

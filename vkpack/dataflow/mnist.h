@@ -5,7 +5,9 @@
 // test split 10000 (not enforced: other IDX sets of that layout load too).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include "vkpack/dataflow/labeled_images.h"
 
@@ -19,6 +21,12 @@ inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mni
 // (wrong magic, short read, image and label counts that differ, a label above 9).
 std::shared_ptr<const LabeledImages> load_mnist(const std::filesystem::path& dir, Split split,
                                                 const std::string& name = "Mnist");
+
+// The number of images of one split, from its images file's header alone (16 bytes read:
+// what an epoch's steps are counted from before the data is loaded). Errors as load_mnist.
+std::int64_t mnist_images(const std::filesystem::path& dir, Split split, const std::string& name = "Mnist");
+// The same for Fashion-MNIST, with load_fashion_mnist's hint at the Debian package.
+std::int64_t fashion_mnist_images(Split split, const std::filesystem::path& dir = kFashionMnistDir);
 
 // Yields {image u8/f32 [28, 28, 1], label i32 []}.
 class Mnist : public LabeledImageData {
