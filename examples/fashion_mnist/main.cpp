@@ -172,8 +172,8 @@ int run(const Options& o, MpiSession* mpi) {
   const auto towers = static_cast<std::int64_t>(devices.size()) * (mpi ? mpi->size() : 1);
   // The train split's images (its file's header): a batch per tower must fit in them,
   // and an epoch is one pass over them, whatever the number of towers and ranks.
-  const std::int64_t train_images = o.data.empty() ? dataflow::fashion_mnist_images(dataflow::Split::train)
-                                                   : dataflow::fashion_mnist_images(dataflow::Split::train, o.data);
+  const std::int64_t train_images =
+      dataflow::fashion_mnist_images(dataflow::Split::train, o.data.empty() ? dataflow::kFashionMnistDir : o.data);
   if (o.batch * towers > train_images)
     throw Error(ErrorCode::invalid_argument,
                 "--batch " + std::to_string(o.batch) + (towers > 1 ? " on " + std::to_string(towers) + " towers" : "") +

@@ -190,8 +190,8 @@ int export_generator(const Options& o) {
 int run(const Options& o) {
   const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
   // The train split's images (its file's header); an epoch is one pass over them.
-  const std::int64_t train_images = o.data.empty() ? dataflow::fashion_mnist_images(dataflow::Split::train)
-                                                   : dataflow::fashion_mnist_images(dataflow::Split::train, o.data);
+  const std::int64_t train_images =
+      dataflow::fashion_mnist_images(dataflow::Split::train, o.data.empty() ? dataflow::kFashionMnistDir : o.data);
   if (o.batch * towers > train_images)
     throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
                                                  " towers is more than the " + std::to_string(train_images) +

@@ -21,8 +21,7 @@ ImageSet find_image_set(const std::string& dir) {
 
 std::int64_t ImageSet::train_size() const {
   if (kind == Kind::cifar10) return 50000;
-  return dir.empty() ? dataflow::fashion_mnist_images(dataflow::Split::train)
-                     : dataflow::fashion_mnist_images(dataflow::Split::train, dir);
+  return dataflow::fashion_mnist_images(dataflow::Split::train, dir.empty() ? dataflow::kFashionMnistDir : dir);
 }
 
 PreactResNet::PreactResNet(const ImageSet& images, int units_per_stage, float learning_rate)
