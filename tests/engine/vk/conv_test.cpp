@@ -162,26 +162,24 @@ TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
   check({2, 33, 31, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 17);  // 2046 pixels: uneven splits, not in fours
 }
 
-// On a CPU device with texel buffers, convolutions of one group read the image in place
-// (conv_regblock), the input gradient of a strided one too (only there: phase by phase
-// where the dilation is 1); elsewhere patches are packed first (conv_pack, then
-// gemm_regblock). The input gradient's map walks dy with negative dilation and padding.
+// On a CPU device, convolutions of one group read the image in place (conv_regblock,
+// through texel buffers where the slices can be texel views, else as storage buffers),
+// the input gradient of a strided one too (only there: phase by phase where the
+// dilation is 1); elsewhere patches are packed first (conv_pack, then gemm_regblock).
+// The input gradient's map walks dy with negative dilation and padding.
 // (OddShapesPaddedAndStrided covers channels not in runs of 4, ChunksOfPixels the
 // filter gradient's split into partial sums.)
 TEST_P(ImplicitConv, ReadsTheImageInPlaceWhereItCan) {
-  const bool in_place =
-      GetParam() == vk::KernelChoice::cpu && device().kind() == vk::DeviceKind::cpu && device().texel_buffers();
+  const bool in_place = GetParam() == vk::KernelChoice::cpu && device().kind() == vk::DeviceKind::cpu;
   check({2, 9, 7, 8, 3, 3, 12, 2, 2, 1, 1, 1, 1, 1}, 13);         // strided: the input gradient only in place
   check({3, 10, 9, 12, 3, 2, 8, 1, 1, 2, 1, 2, 1, 1}, 14);        // dilated
   check({2, 8, 9, 4, 3, 3, 8, 2, 2, 2, 1, 1, 2, 1}, 15);          // strided and dilated
-  const bool strided_input = in_place && device().half_texels();  // implicit_conv_supports' condition
   if (GetParam() != vk::KernelChoice::cpu) return;
   // Packing: w swapped (not for the filter gradient), conv_pack, gemm_regblock. In
   // place: w swapped, conv_regblock; the first case's input gradient (stride 2,
   // dilation 1) phase by phase, 4 dispatches; the third's (dilated) every tap masked.
-  const std::vector<std::size_t> want = !in_place       ? std::vector<std::size_t>{3, 2, 3, 2, 3, 3, 2}
-                                        : strided_input ? std::vector<std::size_t>{2, 1, 5, 2, 1, 2, 2, 1, 2}
-                                                        : std::vector<std::size_t>{2, 1, 2, 1, 2, 2, 1};
+  const std::vector<std::size_t> want =
+      in_place ? std::vector<std::size_t>{2, 1, 5, 2, 1, 2, 2, 1, 2} : std::vector<std::size_t>{3, 2, 3, 2, 3, 3, 2};
   ASSERT_EQ(dispatches_.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(name_of(dispatches_[i].first));
@@ -197,7 +195,7 @@ TEST_P(ImplicitConv, ReadsTheImageInPlaceWhereItCan) {
 // channels not in runs of 4: kScalar's stepping knows no phases).
 TEST_P(ImplicitConv, StridedInputGradientByPhases) {
   if (GetParam() != vk::KernelChoice::cpu) GTEST_SKIP() << "GPU path: stride 1 only";
-  const bool phases = device().kind() == vk::DeviceKind::cpu && device().texel_buffers() && device().half_texels();
+  const bool phases = device().kind() == vk::DeviceKind::cpu;
   struct Case {
     ConvCase k;
     std::size_t phases_with_pixels;
@@ -220,6 +218,25 @@ TEST_P(ImplicitConv, StridedInputGradientByPhases) {
   }
   ConvCase six{2, 9, 7, 8, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1};
   EXPECT_FALSE(vk::implicit_conv_supports(geometry_of(six), 6, vk::ConvProduct::input_gradient, device()));
+}
+
+// Slices that cannot be texel views (x of 75 and 105 float32s: not whole vec4s) are
+// read by conv_regblock's storage-buffer build, in the same dispatches and workspace as
+// through texel views: the forward pass and the filter gradient here; the input
+// gradients read dy (whole vec4s) and so take that build only where every slice does
+// (VKPACK_TEXEL_BUFFERS=0, as CI's second leg runs this), the strided one phase by phase
+// (the 7 x 5 image's 4 phases).
+TEST_P(ImplicitConv, ReadsSlicesThatAreNoTexelViewsAsStorageBuffers) {
+  if (GetParam() != vk::KernelChoice::cpu || device().kind() != vk::DeviceKind::cpu)
+    GTEST_SKIP() << "conv_regblock runs on CPU devices";
+  check({1, 5, 5, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1}, 50);
+  check({1, 7, 5, 3, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1}, 51);
+  const std::vector<std::size_t> want = {2, 1, 2, 2, 1, 5};
+  ASSERT_EQ(dispatches_.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(name_of(dispatches_[i].first));
+    EXPECT_EQ(dispatches_[i].second, want[i]) << "product " << i;
+  }
 }
 
 // 16384 pixels of 3x3x16 patches: where the CPU path packs them, more than
@@ -296,9 +313,9 @@ class ImplicitConvErrors : public VkTest {};
 // The workspace of a CPU device stays near kPackedChunkBytes however many pixels there
 // are (examples/resnet's first stage at batch 128 would pack 58 MB at once).
 TEST_F(ImplicitConvErrors, TheCpuWorkspaceIsBoundedByTheChunk) {
-  // Where conv_regblock reads the image in place (one group, on a CPU device with texel
-  // buffers), only w swapped and the filter gradient's partial sums; 2 groups pack.
-  const bool in_place = device().kind() == vk::DeviceKind::cpu && device().texel_buffers() && device().half_texels();
+  // Where conv_regblock reads the image in place (one group, on a CPU device), only w
+  // swapped and the filter gradient's partial sums; 2 groups pack.
+  const bool in_place = device().kind() == vk::DeviceKind::cpu;
   for (const std::uint32_t groups : {1u, 2u}) {
     const vk::ConvPush g = geometry_of({128, 28, 28, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, groups});
     for (const vk::ConvProduct product :
@@ -316,32 +333,12 @@ TEST_F(ImplicitConvErrors, TheCpuWorkspaceIsBoundedByTheChunk) {
   }
 }
 
-// The workspace a plan gets assumes the arena's 256-byte placement: an image that
-// cannot be read through a texel view (offset 4) falls back to packing, and the plan's
-// workspace, sized for conv_regblock, is then an error naming the cause.
-TEST_F(ImplicitConvErrors, AnUnalignedImageNeedsTheWorkspaceOfPacking) {
-  if (device().kind() != vk::DeviceKind::cpu || !device().texel_buffers() || !device().half_texels())
-    GTEST_SKIP() << "no texel buffers: the plan packs";
-  const vk::ConvPush g = geometry_of({1, 8, 8, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1});
-  const std::size_t need =
-      vk::implicit_conv_workspace_bytes(g, 4, vk::ConvProduct::forward, device(), vk::KernelChoice::cpu);
-  const vk::BufferSlice big = scratch(1 << 16);
-  vk::Recording recording(device(), {.name = "errors"});
-  try {
-    vk::implicit_conv(recording, g, 4, vk::ConvProduct::forward, big.sub(4, 8 * 8 * 4 * 4), big, big, scratch(need),
-                      vk::KernelChoice::cpu);
-    ADD_FAILURE() << "an unaligned image ran in a workspace of " << need << " bytes";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("packed patches"), std::string::npos) << e.what();
-  }
-}
-
-// A strided input gradient runs only in conv_regblock (a CPU device with texel buffers,
-// cout a multiple of 4): elsewhere, and with a cout of 6, it is an error.
+// A strided input gradient runs only in conv_regblock (a CPU device, cout a multiple
+// of 4): elsewhere, and with a cout of 6, it is an error.
 TEST_F(ImplicitConvErrors, AStridedInputGradientAndASmallWorkspaceAreErrors) {
   const vk::ConvPush strided = geometry_of({1, 8, 8, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1});
   EXPECT_FALSE(vk::implicit_conv_supports(strided, vk::ConvProduct::input_gradient));
-  const bool in_place = device().kind() == vk::DeviceKind::cpu && device().texel_buffers() && device().half_texels();
+  const bool in_place = device().kind() == vk::DeviceKind::cpu;
   EXPECT_EQ(vk::implicit_conv_supports(strided, 4, vk::ConvProduct::input_gradient, device()), in_place);
   EXPECT_FALSE(vk::implicit_conv_supports(strided, 6, vk::ConvProduct::input_gradient, device()));
   const vk::BufferSlice big = scratch(1 << 16);

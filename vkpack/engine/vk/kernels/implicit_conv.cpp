@@ -228,31 +228,16 @@ bool strided_input_gradient(const CpuPlan& plan) {
   return plan.product == ConvProduct::input_gradient && (plan.g.stride_h > 1 || plan.g.stride_w > 1);
 }
 
-// Whether conv_regblock runs this product: one group, for the filter gradient the rows
-// of C in runs of 4 (it reads dy as vec4s of 4 output channels), the operand and the
-// image read through texel buffers (so never with VKPACK_TEXEL_BUFFERS=0: conv_pack's
-// path then). Channels not in runs of 4 are read one at a time (kScalar), but not in a
-// strided input gradient: kScalar's stepping knows neither phases nor masks, so there
-// dy's channels (cout) must be in runs of 4.
+// Whether conv_regblock runs this product: a CPU device, one group, and for the filter
+// gradient the rows of C in runs of 4 (it reads dy as vec4s of 4 output channels). The
+// image and operand are read through texel buffers where both can be (storage_kernel's
+// _texel builds), else as storage buffers (VKPACK_TEXEL_BUFFERS=0, an unaligned slice).
+// Channels not in runs of 4 are read one at a time (kScalar), but not in a strided input
+// gradient: kScalar's stepping knows neither phases nor masks, so there dy's channels
+// (cout) must be in runs of 4.
 bool in_place_shape(const CpuPlan& plan, const Device& device) {
   const bool dy_in_fours = plan.along_k() || strided_input_gradient(plan);
   return device.kind() == DeviceKind::cpu && plan.g.groups == 1 && (!dy_in_fours || plan.cout % 4 == 0);
-}
-
-bool reads_in_place(const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand, const Device& device) {
-  return in_place_shape(plan, device) && texel_readable(image, device) && texel_readable(x_operand, device);
-}
-
-// reads_in_place as a plan sees it, for slices placed as the arena places them
-// (256-byte aligned), float32 or float16.
-bool in_place_planned(const CpuPlan& plan, const Device& device) {
-  auto fits = [&](std::uint64_t elements) {
-    return texel_readable(elements, false, device) && texel_readable(elements, true, device);
-  };
-  const ConvPackPush& m = plan.map;
-  const std::uint64_t x_elements =
-      plan.along_k() ? std::uint64_t{plan.pixels} * plan.cout : dw_elements(plan.g, plan.cout);
-  return in_place_shape(plan, device) && fits(std::uint64_t{m.n} * m.h * m.w * m.c) && fits(x_elements);
 }
 
 // conv_regblock's product: C = X . P^T (m x n, K = k) and its blocking; the filter
@@ -412,7 +397,7 @@ bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
 bool implicit_conv_supports(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
   // The strided input gradient: conv_regblock's phases or masked taps (in_place_shape
   // asks cout in runs of 4).
-  return implicit_conv_supports(g, product) || in_place_planned(cpu_plan(g, cout, product, device), device);
+  return implicit_conv_supports(g, product) || in_place_shape(cpu_plan(g, cout, product, device), device);
 }
 
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
@@ -420,12 +405,9 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
   if (!cpu) return swapped;
-  // conv_regblock's room where the arena's slices will be read in place; else room for
-  // conv_pack's path (or either).
+  // conv_regblock's room (its partial sums) where it runs; else conv_pack's packed patches.
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
-  const std::uint64_t packing = plan.packing_bytes();
-  const std::uint64_t in_place = in_place_plan(plan, device).bytes();
-  return swapped + (in_place_planned(plan, device) ? in_place : std::max(packing, in_place));
+  return swapped + (in_place_shape(plan, device) ? in_place_plan(plan, device).bytes() : plan.packing_bytes());
 }
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
@@ -436,8 +418,8 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                             implicit_conv_supports(g, cout, product, recording.device());
   if (!implicit_conv_supports(g, product) && !cpu_in_place)
     throw Error(ErrorCode::unsupported,
-                "implicit_conv: the input gradient needs one group and stride 1, or a CPU device that reads dy and w "
-                "through texel buffers (float32 and float16 views), one group and cout a multiple of 4");
+                "implicit_conv: the input gradient needs one group and stride 1, or a CPU device (conv_regblock), one "
+                "group and cout a multiple of 4");
   if (!epilogue.empty() && (g.groups != 1 || product == ConvProduct::filter_gradient))
     throw Error(ErrorCode::unsupported, "implicit_conv: an epilogue needs one group and not the filter gradient");
   const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
@@ -464,17 +446,8 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
   }
   if (cpu) {
     const CpuPlan plan = cpu_plan(g, cout, product, device);
-    if (reads_in_place(plan, image, x_operand, device))
+    if (in_place_shape(plan, device))
       conv_regblock(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
-    else if (!implicit_conv_supports(g, product))
-      throw Error(ErrorCode::unsupported,
-                  "implicit_conv: a strided input gradient reads dy and w through texel "
-                  "buffers, and these slices cannot be (alignment or size)");
-    else if (const std::uint64_t packing = swapped + plan.packing_bytes(); workspace.size < packing)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("implicit_conv: the image or operand cannot be read through texel buffers (offsets "
-                              "{} and {} bytes), and a workspace of {} bytes cannot hold the packed patches ({})",
-                              image.offset, x_operand.offset, workspace.size, packing));
     else
       implicit_conv_cpu(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
   } else

@@ -9,9 +9,11 @@
 //                    [taps][cout][c] is w with its channel axes swapped (written to the
 //                    workspace); one group and stride 1, except on CPU devices
 //                    reading in place (below), where strided too.
-// CPU devices: with one group and the image and operand readable through texel
-// buffers, conv_regblock reads P from the image inside the blocked product (a strided
-// input gradient phase by phase); else conv_pack packs P into gemm_regblock's panels, a
+// CPU devices: with one group, conv_regblock reads P from the image inside the
+// blocked product (a strided input gradient phase by phase), the image and operand
+// through texel buffers where both can be texel views, else as storage buffers; else
+// (groups, or a filter gradient with cout not in runs of 4) conv_pack packs P into
+// gemm_regblock's panels, a
 // chunk of pixels at a time (the workspace stays under kPackedChunkBytes whatever the
 // batch). The filter gradient, a small product over many pixels, is cut along the
 // pixels into partial sums that a reduction adds in a fixed order. GPUs: conv_tiled
@@ -91,10 +93,9 @@ enum class ConvProduct { forward, filter_gradient, input_gradient };
 // Whether implicit_conv computes this product on any device (the input gradient needs
 // one group and stride 1).
 bool implicit_conv_supports(const ConvPush& geometry, ConvProduct product);
-// Whether it does on `device` with KernelChoice::automatic and slices placed as the
-// arena places them (256-byte aligned): the above, and on a CPU device reading dy and
-// w through texel buffers (conv_regblock) the strided input gradient too, with one
-// group and cout a multiple of 4.
+// Whether it does on `device` with KernelChoice::automatic: the above, and on a CPU
+// device (conv_regblock) the strided input gradient too, with one group and cout a
+// multiple of 4.
 bool implicit_conv_supports(const ConvPush& geometry, std::uint32_t cout, ConvProduct product, const Device& device);
 
 // Bytes of workspace implicit_conv() needs.
