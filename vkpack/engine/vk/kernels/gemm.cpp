@@ -49,8 +49,6 @@ std::uint64_t extent(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, s
   return std::uint64_t{batch - 1} * stride + std::uint64_t{rows - 1} * ld + cols;
 }
 
-// The epilogue's specialization (shaders/epilogue.glsl) and its two bindings (bias,
-// then residual or gate), `dummy` standing in for those it does not use.
 }  // namespace
 
 void add_gemm_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& e) {
@@ -60,14 +58,13 @@ void add_gemm_epilogue_constants(std::vector<SpecConstant>& constants, const Gem
   constants.push_back({23, e.gate_fn ? 1 + static_cast<std::uint32_t>(*e.gate_fn) : 0u});
 }
 
-namespace {
-
-BufferSlice bias_binding(const GemmEpilogue& e, const BufferSlice& dummy) { return e.bias.size > 0 ? e.bias : dummy; }
-BufferSlice extra_binding(const GemmEpilogue& e, const BufferSlice& dummy) {
-  return e.residual.size > 0 ? e.residual : e.gate.size > 0 ? e.gate : dummy;
+BufferSlice epilogue_bias_binding(const GemmEpilogue& e, const BufferSlice& dummy) {
+  return e.bias.size > 0 ? e.bias : dummy;
 }
 
-}  // namespace
+BufferSlice epilogue_extra_binding(const GemmEpilogue& e, const BufferSlice& dummy) {
+  return e.residual.size > 0 ? e.residual : e.gate.size > 0 ? e.gate : dummy;
+}
 
 void check_gemm_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c_extent) {
   if (e.bias.size > 0) require_elements(e.bias, n, "gemm", "the epilogue's bias");
@@ -330,7 +327,7 @@ void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const
   std::vector<SpecConstant> constants = {{0, threads},  {1, kTileM},  {2, kTileN},       {3, kTileK},
                                          {4, kMicroM},  {5, kMicroN}, {6, args.trans_a}, {7, args.trans_b}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const BufferSlice bindings[] = {a, b, c, bias_binding(epilogue, a), extra_binding(epilogue, a)};
+  const BufferSlice bindings[] = {a, b, c, epilogue_bias_binding(epilogue, a), epilogue_extra_binding(epilogue, a)};
   const Kernel& kernel = storage_kernel(device, shaders::gemm_tiled, shaders::gemm_tiled_f16, bindings, std::move(constants));
   recording.dispatch(kernel, bindings, push, {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
 }
@@ -402,7 +399,8 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
   std::vector<SpecConstant> constants = {{0, kLanes}, {1, panels.rows}, {2, panels.cols},
                                          {3, a_vec4}, {4, g.y_mode},    {5, g.beta != 0.0f}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const BufferSlice bindings[] = {x, packed_y, c, bias_binding(epilogue, x), extra_binding(epilogue, x)};
+  const BufferSlice bindings[] = {x, packed_y, c, epilogue_bias_binding(epilogue, x),
+                                  epilogue_extra_binding(epilogue, x)};
   // X and Y through texel buffers where they can be: a storage-buffer load is a loop over
   // the lanes on lavapipe, even where all lanes read one address (X's).
   const Kernel& kernel = storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_texel,

@@ -91,9 +91,13 @@ struct GemmArgs {
 };
 
 // For kernels that include shaders/epilogue.glsl: its specialization constants (ids
-// 20-23), and the checks gemm() makes of an epilogue for n columns and a C of
-// `c_elements` (Error(invalid_argument) naming what is wrong).
+// 20-23), its two bindings (the bias, then the residual or gate; `dummy`, any slice,
+// stands in for one the epilogue does not use), and the checks gemm() makes of an
+// epilogue for n columns and a C of `c_elements` (Error(invalid_argument) naming what
+// is wrong).
 void add_gemm_epilogue_constants(std::vector<SpecConstant>& constants, const GemmEpilogue& epilogue);
+BufferSlice epilogue_bias_binding(const GemmEpilogue& epilogue, const BufferSlice& dummy);
+BufferSlice epilogue_extra_binding(const GemmEpilogue& epilogue, const BufferSlice& dummy);
 void check_gemm_epilogue(const GemmEpilogue& epilogue, std::uint64_t n, std::uint64_t c_elements);
 
 // Bytes of scratch memory gemm() needs: on CPU devices the packed operand (none when it

@@ -314,9 +314,8 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
                                          {6, phases},
                                          {7, map.c % 4 != 0}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const BufferSlice extra = epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate;
-  const BufferSlice bindings[] = {x_operand, image, partials, epilogue.bias.size > 0 ? epilogue.bias : image,
-                                  extra.size > 0 ? extra : image};
+  const BufferSlice bindings[] = {x_operand, image, partials, epilogue_bias_binding(epilogue, image),
+                                  epilogue_extra_binding(epilogue, image)};
   const Kernel& kernel =
       storage_kernel(device, shaders::conv_regblock, shaders::conv_regblock_texel, shaders::conv_regblock_f16,
                      shaders::conv_regblock_texel_f16, 0b00011, bindings, std::move(constants));
@@ -381,9 +380,8 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
                                          {5, kMicro},
                                          {6, product == ConvProduct::filter_gradient}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const BufferSlice bindings[] = {
-      image, b, result, epilogue.bias.size > 0 ? epilogue.bias : image,
-      epilogue.residual.size > 0 ? epilogue.residual : epilogue.gate.size > 0 ? epilogue.gate : image};
+  const BufferSlice bindings[] = {image, b, result, epilogue_bias_binding(epilogue, image),
+                                  epilogue_extra_binding(epilogue, image)};
   const Kernel& kernel = storage_kernel(device, shaders::conv_tiled, shaders::conv_tiled_f16, bindings, std::move(constants));
   recording.dispatch(kernel, bindings, push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups}, "conv_tiled");
 }
