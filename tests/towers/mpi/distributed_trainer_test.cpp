@@ -4,9 +4,10 @@
 // logs, statistics and checkpoints; rank 0's hyperparameters reach every rank; ranks that
 // disagree are refused on both; a StopTraining on one rank stops both after one step.
 //
-// With --fault=exit|hang the program is the fault drill instead (fault_test.cmake): rank 1
-// leaves (std::_Exit) or hangs at global step 5, and rank 0 must fail with a clear error
-// rather than wait forever.
+// With --fault=exit|hang|pause the program is the fault drill instead (fault_test.cmake):
+// rank 1 leaves (std::_Exit), hangs or pauses for 3 s at global step 5, and rank 0 must
+// fail with a clear error rather than wait forever (or, for the pause under
+// VKPACK_MPI_TIMEOUT=0, wait and train to the end).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -240,8 +241,39 @@ TEST(DistributedTrainer, AStopOnOneRankStopsEveryRankAfterTheSameStep) {
   }
 }
 
-// Rank 1 leaves or hangs after global step 5; rank 0 reports how it failed and how long
-// after its last step, then ends the job.
+// VKPACK_MPI_TIMEOUT as a session reads it: unset or empty, the default; 0, no limit;
+// seconds with a fraction; a negative or non-number value refused by name. (A second
+// session in this process: MPI is initialised already, so it neither initialises nor
+// finalizes.)
+TEST(MpiSession, TakesItsTimeoutFromTheEnvironment) {
+  const char* set = std::getenv("VKPACK_MPI_TIMEOUT");
+  const std::string before = set ? set : "";
+  ::unsetenv("VKPACK_MPI_TIMEOUT");
+  EXPECT_EQ(towers::MpiSession().timeout(), towers::kDefaultMpiTimeoutSeconds);
+  EXPECT_EQ(towers::kDefaultMpiTimeoutSeconds, 300);  // README.md's figure
+  for (const auto& [text, seconds] : {std::pair<const char*, double>{"", 300}, {"0", 0}, {"7.5", 7.5}}) {
+    ::setenv("VKPACK_MPI_TIMEOUT", text, 1);
+    EXPECT_EQ(towers::MpiSession().timeout(), seconds) << "VKPACK_MPI_TIMEOUT='" << text << "'";
+  }
+  EXPECT_EQ(towers::MpiSession(2.0).timeout(), 2.0) << "a timeout given in code wins";
+  for (const char* bad : {"-1", "soon", "5s"}) {
+    ::setenv("VKPACK_MPI_TIMEOUT", bad, 1);
+    try {
+      towers::MpiSession session;
+      ADD_FAILURE() << "VKPACK_MPI_TIMEOUT='" << bad << "' gave a timeout of " << session.timeout();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("not '") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+  if (set)
+    ::setenv("VKPACK_MPI_TIMEOUT", before.c_str(), 1);
+  else
+    ::unsetenv("VKPACK_MPI_TIMEOUT");
+}
+
+// Rank 1 leaves, hangs or pauses for 3 s after global step 5; rank 0 reports how it
+// failed and how long after its last step, then ends the job (or, where the pause was
+// waited out, says that training ended).
 int fault_drill(const std::string& mode) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_step = Clock::now();
@@ -249,8 +281,15 @@ int fault_drill(const std::string& mode) {
   fault->trigger_step = [&](callbacks::TrainerView& t) {
     last_step = Clock::now();
     if (mpi().rank() != 1 || t.global_step() != 5) return;
-    std::fprintf(stderr, "[rank 1] %s at global step 5\n", mode == "exit" ? "exits" : "hangs");
+    std::fprintf(stderr, "[rank 1] %s at global step 5\n",
+                 mode == "exit"    ? "exits"
+                 : mode == "pause" ? "pauses"
+                                   : "hangs");
     if (mode == "exit") std::_Exit(0);
+    if (mode == "pause") {
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      return;
+    }
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   };
   train::TrainConfig config = config_on(tiny_batches(4, 16, 16), 4, 5);

@@ -1,8 +1,10 @@
 # cmake -DCOMMAND=<mpirun ... --fault=mode> -DTIMEOUT=<s> -DWITHIN=<s> -DEXPECT=<regex>
-#       -P fault_test.cmake
+#       [-DFINISHES=1] -P fault_test.cmake
 # Runs a fault drill with VKPACK_MPI_TIMEOUT=<TIMEOUT> and passes when rank 0 did not
 # train to the end, the output matches <regex>, and the job ended within <WITHIN>
 # seconds (start-up of two Vulkan processes and 5 steps included) instead of hanging.
+# With FINISHES the fault is one the ranks must wait out: both train to the end and
+# the job exits with 0.
 # mpirun's exit status is not trusted alone: after MPI_Abort under --enable-recovery
 # OpenMPI 4.1.4 exits with 0.
 set(ENV{VKPACK_MPI_TIMEOUT} ${TIMEOUT})
@@ -17,7 +19,16 @@ message("fault drill: exit status ${status} after ${elapsed} s (VKPACK_MPI_TIMEO
 if(status MATCHES "timeout" OR elapsed GREATER WITHIN)
   message(FATAL_ERROR "the job took ${elapsed} s, more than ${WITHIN} s (exit status: ${status})")
 endif()
-if(out MATCHES "training ended without an error")
+if(FINISHES)
+  foreach(rank 0 1)
+    if(NOT out MATCHES "\\[rank ${rank}\\] training ended without an error")
+      message(FATAL_ERROR "rank ${rank} did not train to the end")
+    endif()
+  endforeach()
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "the job exited with ${status}")
+  endif()
+elseif(out MATCHES "training ended without an error")
   message(FATAL_ERROR "rank 0 trained to the end although rank 1 left")
 endif()
 if(NOT out MATCHES "${EXPECT}")
