@@ -329,6 +329,38 @@ TEST(MultiDeviceTrainer, HostMasterCrashedAndResumedRunEqualsAnUninterruptedOne)
   std::filesystem::remove_all(b);
 }
 
+// Resumed inside an epoch (resume_test.cpp's ACheckpointMadeInsideAnEpochResumesWithTheRestOfIt),
+// the towers and the host master take the restored variables at the first step the run
+// trains, which is not local step 0.
+TEST(MultiDeviceTrainer, HostMasterResumedInsideAnEpochEqualsAnUninterruptedRun) {
+  auto config_for = [](const std::string& dir, std::vector<callbacks::CallbackPtr> extra = {}) {
+    train::TrainConfig config = tiny_config(3, 4);
+    config.model = std::make_shared<TinyAdamModel>();
+    config.logger_dir = dir;
+    config.callbacks = {std::make_shared<callbacks::ModelSaver>(3),
+                        std::make_shared<callbacks::PeriodicTrigger>(std::make_shared<callbacks::ModelSaver>(0), 2)};
+    for (auto& cb : extra) config.callbacks.push_back(cb);
+    return config;
+  };
+  const std::string a = temp_dir("ps-resume-mid-a"), b = temp_dir("ps-resume-mid-b");
+  auto whole = parameter_server();
+  train::launch_train_with_config(config_for(a), *whole);
+  {  // crashes after step 8, 2 steps into epoch 3, saved at step 8
+    auto first = parameter_server();
+    EXPECT_THROW(train::launch_train_with_config(config_for(b, {std::make_shared<CrashAt>(8)}), *first), Error);
+  }
+  train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config_for(b));
+  EXPECT_EQ(resumed_config.starting_global_step, 8);
+  EXPECT_EQ(resumed_config.starting_local_step, 2);
+  auto resumed = parameter_server();
+  train::launch_train_with_config(std::move(resumed_config), *resumed);
+  EXPECT_EQ(resumed->global_step(), whole->global_step());
+  expect_same_variables(all_variables(*resumed), all_variables(*whole), "resumed against uninterrupted");
+  expect_towers_equal(*resumed);
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
+}
+
 TEST(MultiDeviceTrainer, DataParallelInferenceEqualsInferenceOnOneTower) {
   // Both runners see the same variables at the end of every epoch: their statistics
   // agree to rounding (the towers are other devices of the same kind, in another order).

@@ -4,13 +4,11 @@
 // the crash and appends the rest, and they are the Monitors' history again, so a MaxSaver
 // keeps the earlier run's best.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "train_fixtures.h"
@@ -18,6 +16,7 @@
 #include "vkpack/callbacks/checkpoint.h"
 #include "vkpack/callbacks/monitors/json_writer.h"
 #include "vkpack/callbacks/param_setters.h"
+#include "vkpack/callbacks/periodic.h"
 #include "vkpack/callbacks/saver.h"
 #include "vkpack/callbacks/summary.h"
 #include "vkpack/core/error.h"
@@ -82,6 +81,64 @@ TEST(Resume, CrashedAndResumedRunEqualsAnUninterruptedOne) {
   EXPECT_EQ(stats, whole_stats);
   std::filesystem::remove_all(a);
   std::filesystem::remove_all(b);
+}
+
+// A checkpoint made inside an epoch (a ModelSaver under PeriodicTrigger every 2 steps,
+// beside the one at every epoch's end) resumes with the rest of that epoch: the crash
+// after global step 8 leaves model-8 (epoch 2 done, 2 of epoch 3's 3 steps), and the
+// resumed run trains step 9 as the end of epoch 3, then epoch 4, ending bit for bit
+// where the uninterrupted run does, statistics included (a resume that trained epoch 3
+// in full again would end at step 14).
+TEST(Resume, ACheckpointMadeInsideAnEpochResumesWithTheRestOfIt) {
+  const std::string a = temp_dir("resume-mid-a"), b = temp_dir("resume-mid-b");
+  auto every_2_steps = [] {
+    return std::make_shared<callbacks::PeriodicTrigger>(std::make_shared<callbacks::ModelSaver>(0), 2);
+  };
+  train::SimpleTrainer whole(device(), 11);
+  train::launch_train_with_config(config_for(a, 4, {every_2_steps()}), whole);
+  {
+    train::SimpleTrainer first(device(), 11);
+    EXPECT_THROW(
+        train::launch_train_with_config(config_for(b, 4, {every_2_steps(), std::make_shared<CrashAt>(8)}), first),
+        Error);
+  }
+  const callbacks::Checkpoint saved = callbacks::load_checkpoint(b + "/model-8.safetensors");
+  EXPECT_EQ(saved.info.epoch, 2);
+  EXPECT_EQ(saved.info.local_step, 2);
+  EXPECT_EQ(callbacks::load_checkpoint(b + "/model-6.safetensors").info.local_step, 0) << "an epoch's end";
+  train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config_for(b, 4, {every_2_steps()}));
+  EXPECT_EQ(resumed_config.starting_epoch, 3);
+  EXPECT_EQ(resumed_config.starting_global_step, 8);
+  EXPECT_EQ(resumed_config.starting_local_step, 2);
+  train::SimpleTrainer resumed(device(), 11);
+  train::launch_train_with_config(std::move(resumed_config), resumed);
+
+  EXPECT_EQ(resumed.global_step(), 12);
+  EXPECT_EQ(resumed.global_step(), whole.global_step());
+  const auto expected = all_variables(whole), got = all_variables(resumed);
+  ASSERT_EQ(expected.size(), got.size());
+  for (const auto& [name, value] : expected)
+    EXPECT_EQ(0, std::memcmp(value.bytes().data(), got.at(name).bytes().data(), value.nbytes())) << name;
+  std::ifstream in(b + "/stats.json"), whole_in(a + "/stats.json");
+  EXPECT_EQ(nlohmann::json::parse(in), nlohmann::json::parse(whole_in));
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
+}
+
+// A resume inside an epoch asks for steps the epoch has: more than steps_per_epoch (a
+// checkpoint of a run with longer epochs) is refused by name.
+TEST(Resume, AStartingLocalStepBeyondTheEpochIsRefused) {
+  train::TrainConfig config = tiny_config(3, 2);
+  config.starting_epoch = 2;
+  config.starting_global_step = 7;
+  config.starting_local_step = 4;
+  train::SimpleTrainer trainer(device());
+  try {
+    train::launch_train_with_config(std::move(config), trainer);
+    ADD_FAILURE() << "starting_local_step 4 of a 3-step epoch was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("starting_local_step is 4"), std::string::npos) << e.what();
+  }
 }
 
 // Mixed precision keeps its loss scale in variables (loss_scale.h): a resumed run

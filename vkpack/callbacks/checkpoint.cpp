@@ -81,6 +81,7 @@ std::string save_checkpoint(std::vector<std::string> names, std::vector<Array> v
   file.metadata["format"] = kFormat;
   file.metadata["global_step"] = std::to_string(info.global_step);
   file.metadata["epoch"] = std::to_string(info.epoch);
+  if (info.local_step != 0) file.metadata["local_step"] = std::to_string(info.local_step);
   for (const auto& [name, value] : info.hyperparameters) file.metadata["hyperparameter/" + name] = fmt::format("{}", value);
   const fs::path path = fs::path(dir) / ("model-" + std::to_string(info.global_step) + ".safetensors");
   write_safetensors(path.string(), file);
@@ -181,6 +182,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   };
   c.info.global_step = number("global_step");
   c.info.epoch = static_cast<int>(number("epoch"));
+  c.info.local_step = number("local_step");
   for (const auto& [key, value] : file.metadata)
     if (key.rfind("hyperparameter/", 0) == 0) {
       try {

@@ -20,6 +20,7 @@ namespace vkp::callbacks {
 struct CheckpointInfo {
   std::int64_t global_step = 0;
   int epoch = 0;                                 // the last epoch completed
+  std::int64_t local_step = 0;                   // steps of the epoch after it trained (saved inside an epoch)
   std::map<std::string, float> hyperparameters;  // by name
 };
 

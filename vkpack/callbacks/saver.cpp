@@ -38,11 +38,14 @@ void ModelSaver::on_setup_graph() {
 }
 
 void ModelSaver::on_trigger() {
-  // Epochs completed: a trigger inside an epoch (PeriodicTrigger by steps) has not
-  // completed the current one, and a resumed run starts it again.
+  // Epochs completed: a trigger inside an epoch (PeriodicTrigger by steps, after the
+  // step of local_step()) has not completed the current one, of which it has trained
+  // local_step() + 1 steps; a resumed run trains the rest of that epoch.
   TrainerView& t = trainer();
   CheckpointInfo info;
-  info.epoch = t.local_step() >= t.steps_per_epoch() ? t.epoch_num() : t.epoch_num() - 1;
+  const bool inside = t.local_step() < t.steps_per_epoch();
+  info.epoch = inside ? t.epoch_num() - 1 : t.epoch_num();
+  info.local_step = inside ? t.local_step() + 1 : 0;
   info.global_step = t.global_step();
   for (const auto& [name, initial] : t.graph().hyperparameters()) info.hyperparameters[name] = t.hyperparameter(name);
   std::vector<std::string> names = variable_names(t.graph());

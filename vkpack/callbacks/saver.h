@@ -1,5 +1,9 @@
 // Savers: ModelSaver writes a checkpoint (checkpoint.h) at the end of every epoch and
-// keeps the newest max_to_keep; MinSaver and MaxSaver keep a copy of the checkpoint at
+// keeps the newest max_to_keep; under PeriodicTrigger every k steps it saves inside
+// epochs too, and AutoResumeTrainConfig resumes such a checkpoint with the rest of its
+// epoch (one saved by an epoch's last step resumes with that epoch's end: its
+// validation and statistics, without what callbacks fetch with the last step, such as
+// activation summaries); MinSaver and MaxSaver keep a copy of the checkpoint at
 // which a statistic was best (min-<stat>.safetensors, max-<stat>.safetensors). Chief only.
 #pragma once
 

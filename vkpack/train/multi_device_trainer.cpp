@@ -145,7 +145,7 @@ std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
 void MultiDeviceTrainer::run_step() {
   if (is_async()) return run_async_step();
   towers::Towers& t = towers();
-  if (local_step() == 0) {
+  if (first_step_of_epoch()) {
     t.broadcast_variables(0);
     if (t.host_master()) {
       t.load_master();
@@ -176,7 +176,7 @@ void MultiDeviceTrainer::run_step() {
 
 void MultiDeviceTrainer::run_async_step() {
   towers::Towers& t = towers();
-  if (local_step() == 0) {
+  if (first_step_of_epoch()) {
     // The last epoch ended drained; what a callback or a restore wrote into tower 0 since
     // reaches every tower and the master, whose updates go on from the global step.
     t.drain();

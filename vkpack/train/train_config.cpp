@@ -40,10 +40,15 @@ TrainConfig AutoResumeTrainConfig(TrainConfig config) {
   const std::string latest = callbacks::resume_checkpoint(config.logger_dir, through);
   if (latest.empty()) return config;
   const callbacks::Checkpoint c = callbacks::load_checkpoint(latest);
-  log_info("resuming from {}: epoch {} ended at global step {}", latest, c.info.epoch, c.info.global_step);
+  if (c.info.local_step > 0)
+    log_info("resuming from {}: saved at global step {}, after {} steps of epoch {}", latest, c.info.global_step,
+             c.info.local_step, c.info.epoch + 1);
+  else
+    log_info("resuming from {}: epoch {} ended at global step {}", latest, c.info.epoch, c.info.global_step);
   config.session_init = std::make_shared<SaverRestore>(latest);
   config.starting_epoch = c.info.epoch + 1;
   config.starting_global_step = c.info.global_step;
+  config.starting_local_step = c.info.local_step;
   return config;
 }
 
@@ -80,6 +85,7 @@ void launch_train_with_config(TrainConfig config, TowerTrainer& trainer) {
   o.starting_epoch = config.starting_epoch;
   o.max_epoch = config.max_epoch;
   o.starting_global_step = config.starting_global_step;
+  o.starting_local_step = config.starting_local_step;
   o.resume_input = config.resume_input;
   o.logger_dir = config.logger_dir;
   trainer.train(std::move(o));

@@ -34,6 +34,7 @@ struct TrainConfig {
   std::int64_t steps_per_epoch = 0;  // 0: the dataflow's size
   int max_epoch = 99999;
   std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
+  std::int64_t starting_local_step = 0;    // TrainOptions::starting_local_step
   std::string logger_dir;  // empty: no files (see LoggerDir)
   bool resume_input = true;  // TrainOptions::resume_input
   // TowerTrainer::enable_mixed_precision(loss_scale): float16 activations and gradients,
@@ -49,8 +50,9 @@ std::vector<callbacks::CallbackPtr> default_callbacks();
 std::vector<callbacks::MonitorPtr> default_monitors();
 
 // When config.logger_dir holds a checkpoint, resume from the newest: restore it and
-// continue at the epoch after the one it ended, at its global step. Otherwise
-// `config` unchanged.
+// continue at the epoch after the one it ended, at its global step; from a checkpoint
+// made inside an epoch (ModelSaver under PeriodicTrigger by steps), with the rest of
+// that epoch's steps. Otherwise `config` unchanged.
 TrainConfig AutoResumeTrainConfig(TrainConfig config);
 
 // Builds the model on the trainer (setup_graph with the model's inputs, tower function

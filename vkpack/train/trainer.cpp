@@ -86,6 +86,12 @@ void Trainer::setup(TrainOptions& o) {
     steps_per_epoch_ = static_cast<std::int64_t>(*source_->size());
   }
   global_step_ = o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_;
+  if (o.starting_local_step < 0 || o.starting_local_step > steps_per_epoch_)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("starting_local_step is {}: steps of epoch {} already trained, 0 .. steps_per_epoch ({}); "
+                            "was the checkpoint made with more steps an epoch than this run has?",
+                            o.starting_local_step, starting_epoch_, steps_per_epoch_));
+  starting_local_step_ = o.starting_local_step;
   monitors_ = std::make_shared<callbacks::Monitors>(o.monitors);
   callbacks_.clear();
   for (const callbacks::CallbackPtr& cb : o.callbacks)
@@ -155,7 +161,8 @@ void Trainer::train(TrainOptions options) {
 void Trainer::run_epochs() {
   for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
     each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });
-    for (local_step_ = 0; local_step_ < steps_per_epoch_; ++local_step_) {
+    const std::int64_t first = epoch_num_ == starting_epoch_ ? starting_local_step_ : 0;
+    for (local_step_ = first; local_step_ < steps_per_epoch_; ++local_step_) {
       each_callback([](callbacks::Callback& cb) { cb.before_run(); });
       delivered_ = false;
       run_step();

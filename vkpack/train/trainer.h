@@ -34,6 +34,9 @@ struct TrainOptions {
   int starting_epoch = 1;
   int max_epoch = 99999;
   std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
+  // Steps of starting_epoch trained already (a resume from a checkpoint made inside an
+  // epoch): that epoch runs only the rest of its steps. 0 .. steps_per_epoch.
+  std::int64_t starting_local_step = 0;
   std::string logger_dir;                  // empty: write no files
   // With starting_global_step > 0 (a resume): read and drop the batches the earlier run
   // consumed, so that the input goes on exactly where it stood (see Trainer::train).
@@ -106,6 +109,10 @@ class Trainer : public callbacks::TrainerView {
   // Makes the sessions that run the steps read the trainer's global step, during
   // train() (nullptr: they count their own again). The default: session().
   virtual void share_global_step(const std::int64_t* counter) { session().follow_global_step(counter); }
+  // Whether the step about to run is the first this run trains in its epoch: local step
+  // 0, or in a run resumed inside an epoch, starting_local_step (multi-device trainers
+  // broadcast tower 0's variables then, a restore's values among them).
+  bool first_step_of_epoch() const { return local_step_ == (epoch_num_ == starting_epoch_ ? starting_local_step_ : 0); }
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
   const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
@@ -168,6 +175,7 @@ class Trainer : public callbacks::TrainerView {
   bool delivered_ = false;   // this step handed the callbacks their values
 
   std::int64_t global_step_ = 0, local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
+  std::int64_t starting_local_step_ = 0;
   int epoch_num_ = 0, starting_epoch_ = 1, max_epoch_ = 0;
   double last_cost_ = 0;
   std::string logger_dir_;
