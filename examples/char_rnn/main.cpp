@@ -44,6 +44,8 @@ constexpr const char* kHelp =
     "  --logdir DIR         log directory (default train_log/char_rnn-<model>)\n"
     "  --resume             continue from the log directory's latest checkpoint; without\n"
     "                       it an existing log directory is backed up first\n"
+    "  --save-every N       also save a checkpoint every N steps, so that a killed run\n"
+    "                       resumes losing at most N steps (default 0: each epoch's end)\n"
     "  --seed N             seed of initial values and shuffling (default 1)\n"
     "  --sample N           train nothing: write N characters sampled from the log\n"
     "                       directory's latest checkpoint\n"
@@ -54,7 +56,7 @@ constexpr const char* kHelp =
 struct Options {
   examples::CharModelConfig model;
   int epochs = 4, device = 0;
-  std::int64_t steps = 0, sample = 0;
+  std::int64_t steps = 0, sample = 0, save_every = 0;
   float temperature = 1.0f;
   std::uint64_t seed = 1;
   bool resume = false, layers_given = false;
@@ -74,6 +76,8 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--batch")) o.model.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--save-every"))
+      o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.model.learning_rate = flags.to_float();
     else if (flags.is("--data")) o.data = flags.value();
     else if (flags.is("--device")) o.device = flags.to_int();
@@ -93,6 +97,8 @@ Options parse(int argc, char** argv) {
     throw Error(ErrorCode::invalid_argument,
                 "--epochs, --batch, --hidden, --layers and --heads must be >= 1, --length >= 2");
   if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the training text)");
+  if (o.save_every < 0)
+    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
   if (o.sample < 0) throw Error(ErrorCode::invalid_argument, "--sample must be >= 0");
   if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
   if (!std::isfinite(o.model.learning_rate) || o.model.learning_rate <= 0)
@@ -192,7 +198,7 @@ int run(Options o) {
   const std::int64_t warmup = std::max<std::int64_t>(1, total / 50);
   config.callbacks = {std::make_shared<callbacks::WarmupCosineSchedule>("learning_rate", o.model.learning_rate, warmup,
                                                                         std::max(total, warmup + 1)),
-                      std::make_shared<callbacks::ModelSaver>(3),
+                      examples::model_saver(3, o.save_every),
                       std::make_shared<callbacks::InferenceRunner>(
                           examples::char_batches(corpus, false, o.model, 0),
                           std::vector<callbacks::InferencerPtr>{

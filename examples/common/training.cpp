@@ -28,6 +28,12 @@ std::unique_ptr<train::TowerTrainer> multi_device_trainer(const vk::Instance& in
   throw Error(ErrorCode::invalid_argument, "unknown trainer " + name);
 }
 
+callbacks::CallbackPtr model_saver(int max_to_keep, std::int64_t save_every) {
+  auto saver = std::make_shared<callbacks::ModelSaver>(max_to_keep);
+  if (save_every <= 0) return saver;
+  return std::make_shared<callbacks::PeriodicTrigger>(std::move(saver), save_every, 1);
+}
+
 std::vector<callbacks::CallbackPtr> classifier_evaluation(dataflow::DataFlowPtr test_batches) {
   return {std::make_shared<callbacks::InferenceRunner>(
               std::move(test_batches),

@@ -23,6 +23,11 @@ std::unique_ptr<train::TowerTrainer> multi_device_trainer(const vk::Instance& in
                                                           const std::string& name, std::uint64_t seed,
                                                           train::PerDeviceOptions options = {});
 
+// ModelSaver keeping the newest `max_to_keep` checkpoints, at every epoch's end and,
+// with --save-every N (save_every > 0), every N global steps too: a killed run resumed
+// with --resume then loses at most N steps instead of the epoch in progress.
+callbacks::CallbackPtr model_saver(int max_to_keep, std::int64_t save_every);
+
 // For a model naming "cost", "accuracy" and "incorrect_vector": the test batches run
 // after every epoch (validation_cost, validation_accuracy, validation_error) and the
 // best validation accuracy's checkpoint kept (MaxSaver).

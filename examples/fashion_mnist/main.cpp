@@ -67,6 +67,8 @@ constexpr const char* kHelp =
     "  --logdir DIR         log directory (default train_log/fashion_mnist-<model>)\n"
     "  --resume             continue from the log directory's latest checkpoint; without\n"
     "                       it an existing log directory is backed up first\n"
+    "  --save-every N       also save a checkpoint every N steps, so that a killed run\n"
+    "                       resumes losing at most N steps (default 0: each epoch's end)\n"
     "  --data DIR           Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and dropout (default 1)\n"
     "  --load PATH          start from the model variables of a checkpoint (or a log\n"
@@ -86,7 +88,7 @@ struct Options {
   std::vector<std::string> memory, profiles;  // per device, or one for all
   std::vector<int> devices;
   int epochs = 10, device = 0;
-  std::int64_t batch = 128, steps = 0;
+  std::int64_t batch = 128, steps = 0, save_every = 0;
   float lr = 1e-3f;
   std::uint64_t seed = 1;
   bool resume = false, distributed = false, freeze_conv = false, mixed_precision = false;
@@ -100,6 +102,8 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--save-every"))
+      o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--device")) o.device = flags.to_int();
     else if (flags.is("--devices")) o.devices = flags.to_indices();
@@ -119,6 +123,8 @@ Options parse(int argc, char** argv) {
   }
   if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.steps < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
+  if (o.save_every < 0)
+    throw vkp::Error(vkp::ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
   if (o.device < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--device must be a device index, >= 0");
   if (!std::isfinite(o.lr) || o.lr <= 0)
     throw vkp::Error(vkp::ErrorCode::invalid_argument,
@@ -224,7 +230,7 @@ int run(const Options& o, MpiSession* mpi) {
   const auto schedule = examples::stepped_schedule(o.lr, {{0.6, o.lr / 3}, {0.85, o.lr / 10}}, o.epochs);
   // The schedule and checkpoints, the test split after every epoch, then the trackers.
   config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
-                      std::make_shared<callbacks::ModelSaver>(3)};
+                      examples::model_saver(3, o.save_every)};
   for (callbacks::CallbackPtr& cb : examples::classifier_evaluation(examples::fashion_mnist_batches(false, o.batch, 0, o.data)))
     config.callbacks.push_back(std::move(cb));
   for (callbacks::CallbackPtr cb : std::vector<callbacks::CallbackPtr>{

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +17,7 @@
 #include "flags.h"
 #include "gan_model.h"
 #include "models.h"
+#include "training.h"
 
 namespace {
 
@@ -40,6 +41,8 @@ constexpr const char* kHelp =
     "  --trainer NAME       with --devices: replicated (default) or ps\n"
     "  --logdir DIR         log directory (default train_log/gan)\n"
     "  --resume             continue from the log directory's latest checkpoint\n"
+    "  --save-every N       also save a checkpoint every N steps, so that a killed run\n"
+    "                       resumes losing at most N steps (default 0: each epoch's end)\n"
     "  --data DIR           Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and noise (default 1)\n"
     "  --evaluate DIR       train nothing: the generator of --logdir's latest checkpoint makes\n"
@@ -52,7 +55,7 @@ constexpr const char* kHelp =
 
 struct Options {
   int epochs = 10, device = 0;
-  std::int64_t batch = 64, steps = 0;
+  std::int64_t batch = 64, steps = 0, save_every = 0;
   float lr = 2e-4f;
   std::uint64_t seed = 1;
   bool resume = false;
@@ -66,6 +69,8 @@ Options parse(int argc, char** argv) {
   while (flags.next()) {
     if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--save-every"))
+      o.save_every = flags.to_i64();
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--device")) o.device = flags.to_int();
@@ -81,6 +86,8 @@ Options parse(int argc, char** argv) {
   }
   if (o.epochs < 1 || o.batch < 1) throw Error(ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
+  if (o.save_every < 0)
+    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   return o;
 }
@@ -214,7 +221,7 @@ int run(const Options& o) {
   config.steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
-  config.callbacks = {std::make_shared<callbacks::ModelSaver>(), std::make_shared<SampleGrid>(o.batch)};
+  config.callbacks = {examples::model_saver(10, o.save_every), std::make_shared<SampleGrid>(o.batch)};
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
   return 0;

@@ -42,6 +42,8 @@ constexpr const char* kHelp =
     "  --logdir DIR         log directory (default train_log/resnet-<depth>)\n"
     "  --resume             continue from the log directory's latest checkpoint; without\n"
     "                       it an existing log directory is backed up first\n"
+    "  --save-every N       also save a checkpoint every N steps, so that a killed run\n"
+    "                       resumes losing at most N steps (default 0: each epoch's end)\n"
     "  --data DIR           CIFAR-10's binary files (cifar-10-batches-bin), or Fashion-MNIST\n"
     "                       files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and augmentation (default 1)\n"
@@ -54,7 +56,7 @@ constexpr const char* kHelp =
 
 struct Options {
   int depth = 14, epochs = 12, device = 0;
-  std::int64_t batch = 128, steps = 0;
+  std::int64_t batch = 128, steps = 0, save_every = 0;
   float lr = 0.1f;
   std::uint64_t seed = 1;
   bool resume = false, augment = true, mixed_precision = false;
@@ -70,6 +72,8 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
+    else if (flags.is("--save-every"))
+      o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--schedule")) o.schedule = flags.value();
     else if (flags.is("--no-augment")) o.augment = false;
@@ -89,6 +93,8 @@ Options parse(int argc, char** argv) {
                                                  std::to_string(o.depth));
   if (o.epochs < 1 || o.batch < 1) throw Error(ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
   if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
+  if (o.save_every < 0)
+    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
   if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
   if (!std::isfinite(o.lr) || o.lr <= 0) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   if (o.schedule != "step" && o.schedule != "cosine")
@@ -154,7 +160,7 @@ int run(const Options& o) {
   else
     config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>(
         "learning_rate", examples::stepped_schedule(o.lr, {{0.5, o.lr / 10}, {0.75, o.lr / 100}}, o.epochs))};
-  config.callbacks.push_back(std::make_shared<callbacks::ModelSaver>(3));
+  config.callbacks.push_back(examples::model_saver(3, o.save_every));
   for (callbacks::CallbackPtr& cb : examples::classifier_evaluation(examples::resnet_batches(images, false, o.batch, 0)))
     config.callbacks.push_back(std::move(cb));
   config.callbacks.push_back(std::make_shared<callbacks::ThroughputTracker>());

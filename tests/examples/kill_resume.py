@@ -13,6 +13,9 @@ meant to, on any machine:
   3. in the middle of epoch 2's training steps;
   4. epoch 2's checkpoint is on disk under its temporary name, not yet renamed;
   5. epoch 2's stats.json is on disk under its temporary name, not yet renamed.
+With --save-every N among the options, checkpoints are made inside epochs too, and the
+run after kill 3 must resume from one of them (its log says "after K steps of epoch 2"),
+training only the rest of that epoch.
 Then every tensor of the final checkpoint must equal the uninterrupted run's byte for
 byte, no temporary file may be left, and stats.json and the TensorBoard scalars (the
 event files read as TensorBoard reads them: in name order, a SessionLog START dropping
@@ -143,6 +146,9 @@ def main():
         log = run(program, killed, extra, resume=i > 0, crash_at=point)
         print("killed at %s; that run said: %s" % (point, " | ".join(
             line.split("] ", 1)[-1] for line in log.splitlines() if "resum" in line or "not resuming" in line)))
+        if i == 3 and "--save-every" in extra and "steps of epoch 2" not in log:
+            sys.exit("with %s, the run after the kill inside epoch 2 did not resume inside it:\n%s" % (
+                " ".join(extra), log[-3000:]))
     log = run(program, killed, extra, resume=True)
     print("the last resume said: %s" % " | ".join(line.split("] ", 1)[-1] for line in log.splitlines() if "resum" in line))
     left = [name for name in os.listdir(killed) if ".tmp." in name]
