@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
@@ -298,28 +299,32 @@ TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(MultiDeviceTrainer, HostMasterCrashedAndResumedRunEqualsAnUninterruptedOne) {
-  // As resume_test.cpp with SimpleTrainer: the restore writes tower 0, from which the
-  // master is loaded at the first step.
-  auto config_for = [](const std::string& dir, std::vector<callbacks::CallbackPtr> extra = {}) {
+// As resume_test.cpp with SimpleTrainer: 4 epochs of 3 steps with `callbacks` (made
+// afresh for each run), uninterrupted and crashed after global step 8, then resumed from
+// step `from` (`local` steps into its epoch) on the parameter server's host master. The
+// restore writes tower 0, from which the towers and the master take it at the first
+// step the resumed run trains.
+void expect_resume_equals_uninterrupted(const std::string& name,
+                                        const std::function<std::vector<callbacks::CallbackPtr>()>& callbacks,
+                                        std::int64_t from, std::int64_t local) {
+  auto config_for = [&](const std::string& dir, std::vector<callbacks::CallbackPtr> extra = {}) {
     train::TrainConfig config = tiny_config(3, 4);
     config.model = std::make_shared<TinyAdamModel>();
     config.logger_dir = dir;
-    config.callbacks = {std::make_shared<callbacks::ModelSaver>(3),
-                        std::make_shared<callbacks::ScheduledHyperParamSetter>(
-                            "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.02f}, {3, 0.005f}})};
+    config.callbacks = callbacks();
     for (auto& cb : extra) config.callbacks.push_back(cb);
     return config;
   };
-  const std::string a = temp_dir("ps-resume-a"), b = temp_dir("ps-resume-b");
+  const std::string a = temp_dir(name + "-a"), b = temp_dir(name + "-b");
   auto whole = parameter_server();
   train::launch_train_with_config(config_for(a), *whole);
-  {  // crashes in epoch 3, after epoch 2's checkpoint
+  {
     auto first = parameter_server();
     EXPECT_THROW(train::launch_train_with_config(config_for(b, {std::make_shared<CrashAt>(8)}), *first), Error);
   }
   train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config_for(b));
-  EXPECT_EQ(resumed_config.starting_global_step, 6);
+  EXPECT_EQ(resumed_config.starting_global_step, from);
+  EXPECT_EQ(resumed_config.starting_local_step, local);
   auto resumed = parameter_server();
   train::launch_train_with_config(std::move(resumed_config), *resumed);
   EXPECT_EQ(resumed->global_step(), whole->global_step());
@@ -329,36 +334,30 @@ TEST(MultiDeviceTrainer, HostMasterCrashedAndResumedRunEqualsAnUninterruptedOne)
   std::filesystem::remove_all(b);
 }
 
-// Resumed inside an epoch (resume_test.cpp's ACheckpointMadeInsideAnEpochResumesWithTheRestOfIt),
-// the towers and the host master take the restored variables at the first step the run
-// trains, which is not local step 0.
+// From epoch 2's checkpoint (the crash is in epoch 3).
+TEST(MultiDeviceTrainer, HostMasterCrashedAndResumedRunEqualsAnUninterruptedOne) {
+  expect_resume_equals_uninterrupted(
+      "ps-resume",
+      [] {
+        return std::vector<callbacks::CallbackPtr>{
+            std::make_shared<callbacks::ModelSaver>(3),
+            std::make_shared<callbacks::ScheduledHyperParamSetter>(
+                "learning_rate", std::vector<std::pair<std::int64_t, float>>{{1, 0.02f}, {3, 0.005f}})};
+      },
+      6, 0);
+}
+
+// From a checkpoint inside epoch 3 (saved every 2 steps: at step 8, 2 steps into it),
+// whose first step is not local step 0.
 TEST(MultiDeviceTrainer, HostMasterResumedInsideAnEpochEqualsAnUninterruptedRun) {
-  auto config_for = [](const std::string& dir, std::vector<callbacks::CallbackPtr> extra = {}) {
-    train::TrainConfig config = tiny_config(3, 4);
-    config.model = std::make_shared<TinyAdamModel>();
-    config.logger_dir = dir;
-    config.callbacks = {std::make_shared<callbacks::ModelSaver>(3),
-                        std::make_shared<callbacks::PeriodicTrigger>(std::make_shared<callbacks::ModelSaver>(0), 2)};
-    for (auto& cb : extra) config.callbacks.push_back(cb);
-    return config;
-  };
-  const std::string a = temp_dir("ps-resume-mid-a"), b = temp_dir("ps-resume-mid-b");
-  auto whole = parameter_server();
-  train::launch_train_with_config(config_for(a), *whole);
-  {  // crashes after step 8, 2 steps into epoch 3, saved at step 8
-    auto first = parameter_server();
-    EXPECT_THROW(train::launch_train_with_config(config_for(b, {std::make_shared<CrashAt>(8)}), *first), Error);
-  }
-  train::TrainConfig resumed_config = train::AutoResumeTrainConfig(config_for(b));
-  EXPECT_EQ(resumed_config.starting_global_step, 8);
-  EXPECT_EQ(resumed_config.starting_local_step, 2);
-  auto resumed = parameter_server();
-  train::launch_train_with_config(std::move(resumed_config), *resumed);
-  EXPECT_EQ(resumed->global_step(), whole->global_step());
-  expect_same_variables(all_variables(*resumed), all_variables(*whole), "resumed against uninterrupted");
-  expect_towers_equal(*resumed);
-  std::filesystem::remove_all(a);
-  std::filesystem::remove_all(b);
+  expect_resume_equals_uninterrupted(
+      "ps-resume-mid",
+      [] {
+        return std::vector<callbacks::CallbackPtr>{
+            std::make_shared<callbacks::ModelSaver>(3),
+            std::make_shared<callbacks::PeriodicTrigger>(std::make_shared<callbacks::ModelSaver>(0), 2)};
+      },
+      8, 2);
 }
 
 TEST(MultiDeviceTrainer, DataParallelInferenceEqualsInferenceOnOneTower) {
