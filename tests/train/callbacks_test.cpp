@@ -168,7 +168,27 @@ TEST(Periodic, PeriodicTriggerRunsARealSaver) {
   train::launch_train_with_config(std::move(config), trainer);
   EXPECT_EQ(callbacks::latest_checkpoint(dir), dir + "/model-3.safetensors");
   EXPECT_EQ(callbacks::load_checkpoint(dir + "/model-3.safetensors").info.epoch, 1);
+  EXPECT_EQ(callbacks::load_checkpoint(dir + "/model-3.safetensors").info.local_step, 1) << "1 step of epoch 2";
   EXPECT_FALSE(std::filesystem::exists(dir + "/model-4.safetensors"));
+  std::filesystem::remove_all(dir);
+}
+
+// A saver run before training (PeriodicTrigger's before_train) records the epochs done
+// and no step inside one: 0 for a fresh run.
+TEST(Periodic, ASaverBeforeTrainingRecordsTheEpochsDone) {
+  const std::string dir = temp_dir("periodic-saver-before");
+  train::TrainConfig config = tiny_config(2, 1);
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::PeriodicTrigger>(std::make_shared<callbacks::ModelSaver>(), 0, 1,
+                                                                   /*before_train=*/true)};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  const callbacks::CheckpointInfo before = callbacks::load_checkpoint(dir + "/model-0.safetensors").info;
+  EXPECT_EQ(before.epoch, 0);
+  EXPECT_EQ(before.local_step, 0);
+  const callbacks::CheckpointInfo after = callbacks::load_checkpoint(dir + "/model-2.safetensors").info;
+  EXPECT_EQ(after.epoch, 1);
+  EXPECT_EQ(after.local_step, 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -40,10 +40,11 @@ void ModelSaver::on_setup_graph() {
 void ModelSaver::on_trigger() {
   // Epochs completed: a trigger inside an epoch (PeriodicTrigger by steps, after the
   // step of local_step()) has not completed the current one, of which it has trained
-  // local_step() + 1 steps; a resumed run trains the rest of that epoch.
+  // local_step() + 1 steps; a resumed run trains the rest of that epoch. Before training
+  // (PeriodicTrigger's before_train) epoch_num() counts the epochs done.
   TrainerView& t = trainer();
   CheckpointInfo info;
-  const bool inside = t.local_step() < t.steps_per_epoch();
+  const bool inside = t.epoch_num() >= t.starting_epoch() && t.local_step() < t.steps_per_epoch();
   info.epoch = inside ? t.epoch_num() - 1 : t.epoch_num();
   info.local_step = inside ? t.local_step() + 1 : 0;
   info.global_step = t.global_step();
