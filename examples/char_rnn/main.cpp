@@ -76,8 +76,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--batch")) o.model.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every"))
-      o.save_every = flags.to_i64();
+    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.model.learning_rate = flags.to_float();
     else if (flags.is("--data")) o.data = flags.value();
     else if (flags.is("--device")) o.device = flags.to_int();

@@ -102,8 +102,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every"))
-      o.save_every = flags.to_i64();
+    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--device")) o.device = flags.to_int();
     else if (flags.is("--devices")) o.devices = flags.to_indices();

@@ -72,8 +72,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--epochs")) o.epochs = flags.to_int();
     else if (flags.is("--batch")) o.batch = flags.to_i64();
     else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every"))
-      o.save_every = flags.to_i64();
+    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--schedule")) o.schedule = flags.value();
     else if (flags.is("--no-augment")) o.augment = false;
