@@ -4,11 +4,13 @@
 // the crash and appends the rest, and they are the Monitors' history again, so a MaxSaver
 // keeps the earlier run's best.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "train_fixtures.h"

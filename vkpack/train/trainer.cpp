@@ -161,8 +161,7 @@ void Trainer::train(TrainOptions options) {
 void Trainer::run_epochs() {
   for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
     each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });
-    const std::int64_t first = epoch_num_ == starting_epoch_ ? starting_local_step_ : 0;
-    for (local_step_ = first; local_step_ < steps_per_epoch_; ++local_step_) {
+    for (local_step_ = first_local_step(); local_step_ < steps_per_epoch_; ++local_step_) {
       each_callback([](callbacks::Callback& cb) { cb.before_run(); });
       delivered_ = false;
       run_step();

@@ -112,7 +112,7 @@ class Trainer : public callbacks::TrainerView {
   // Whether the step about to run is the first this run trains in its epoch: local step
   // 0, or in a run resumed inside an epoch, starting_local_step (multi-device trainers
   // broadcast tower 0's variables then, a restore's values among them).
-  bool first_step_of_epoch() const { return local_step_ == (epoch_num_ == starting_epoch_ ? starting_local_step_ : 0); }
+  bool first_step_of_epoch() const { return local_step_ == first_local_step(); }
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
   const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
@@ -145,6 +145,8 @@ class Trainer : public callbacks::TrainerView {
   void setup(TrainOptions& options);
   void replay_input(std::int64_t batches);
   void run_epochs();
+  // The local step the current epoch starts from in this run.
+  std::int64_t first_local_step() const { return epoch_num_ == starting_epoch_ ? starting_local_step_ : 0; }
   void run_after_train(std::exception_ptr failure);
   // Runs `hook` on every callback, in order; with stops_together(), a StopTraining is
   // noted in stop_reason_ and the other callbacks still run.
