@@ -227,7 +227,8 @@ int g_top = 0;  // --top=N: also list the N slowest dispatches
 std::string family_of(const std::string& label) {
   // clang-format off
   static const std::map<std::string, std::string> families = {
-      {"gemm", "gemm"}, {"gemm_pack", "gemm"}, {"conv_regblock", "conv_regblock"},
+      {"gemm", "gemm"}, {"gemm_pack", "gemm"}, {"conv_regblock", "conv_regblock"}, {"conv_tiled", "conv_tiled"},
+      {"batch_norm", "batch norm"}, {"batch_norm_reduce", "batch norm"}, {"transpose", "copy/fill"},
       {"conv_pack", "conv_pack"}, {"conv_pack_t", "conv_pack"},
       {"im2col", "im2col/col2im"}, {"col2im", "im2col/col2im"}, {"im2col_t", "im2col/col2im"},
       {"pool", "pooling"}, {"pool_grad", "pooling"}, {"softmax", "softmax/xent"}, {"reduce", "reduce"},

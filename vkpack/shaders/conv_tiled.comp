@@ -14,8 +14,11 @@
 // B[k][col] at b[z * stride_b + k * ldb + col] and C[r][col] at c[z * stride_c + r * ldc
 // + col], written (not accumulated) through the GEMM epilogue (epilogue.glsl). Each workgroup computes a kTileM x kTileN tile of
 // C, staging A and B tiles in shared memory; consecutive invocations load consecutive
-// channels of A (a pixel's channels are contiguous in NHWC). Launch: (ceil(n / kTileN),
-// ceil(m / kTileM), groups); workgroup (kTileM / kMicroM) * (kTileN / kMicroN). Push
+// channels of A (a pixel's channels are contiguous in NHWC). K may be cut into splits of
+// k_split: split s sums k in [s * k_split, (s + 1) * k_split) into its own partial C at
+// c[s * split_stride + ...] (the filter gradient's long K over few tiles; a reduction adds
+// the partial sums afterwards). Launch: (ceil(n / kTileN), ceil(m / kTileM), groups *
+// splits), z = s * groups + group; workgroup (kTileM / kMicroM) * (kTileN / kMicroN). Push
 // constants mirror vkp::vk::ConvTiledPush.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kTileM = 64;
@@ -42,6 +45,8 @@ layout(push_constant) uniform Push {
   uint stride_b, stride_c;
   uint bias_row, bias_col;  // the epilogue's (epilogue.glsl)
   float act_alpha, gate_alpha;
+  uint k_split;             // k of one split (k when unsplit)
+  uint split_stride;        // elements between the splits' partial Cs
 } p;
 
 #include "epilogue.glsl"
@@ -62,9 +67,11 @@ float patch_value(uint pixel, uint kk, uint grp) {
 }
 
 void main() {
-  const uint threads = gl_WorkGroupSize.x, t = gl_LocalInvocationID.x, grp = gl_WorkGroupID.z;
+  const uint threads = gl_WorkGroupSize.x, t = gl_LocalInvocationID.x;
+  const uint grp = gl_WorkGroupID.z % p.groups, split = gl_WorkGroupID.z / p.groups;
   const uint row0 = gl_WorkGroupID.y * kTileM, col0 = gl_WorkGroupID.x * kTileN;
-  const uint base_b = grp * p.stride_b, base_c = grp * p.stride_c;
+  const uint base_b = grp * p.stride_b, base_c = split * p.split_stride + grp * p.stride_c;
+  const uint k_begin = split * p.k_split, k_end = min(p.k, k_begin + p.k_split);
   const uint micro_cols = kTileN / kMicroN;
   const uint tm = (t / micro_cols) * kMicroM, tn = (t % micro_cols) * kMicroN;
 
@@ -72,21 +79,21 @@ void main() {
   for (uint i = 0; i < kMicroM; ++i)
     for (uint j = 0; j < kMicroN; ++j) acc[i][j] = 0.0;
 
-  for (uint k0 = 0; k0 < p.k; k0 += kTileK) {
+  for (uint k0 = k_begin; k0 < k_end; k0 += kTileK) {
     for (uint e = t; e < kTileK * kTileM; e += threads) {
       // The channel axis (k forward, the row filter-gradient) varies fastest.
       const uint kk = kPixelsAlongK ? e / kTileM : e % kTileK;
       const uint mm = kPixelsAlongK ? e % kTileM : e / kTileK;
       const uint row = row0 + mm, kg = k0 + kk;
       float v = 0.0;
-      if (row < p.m && kg < p.k) v = kPixelsAlongK ? patch_value(kg, row, grp) : patch_value(row, kg, grp);
+      if (row < p.m && kg < k_end) v = kPixelsAlongK ? patch_value(kg, row, grp) : patch_value(row, kg, grp);
       tile_a[kk][mm] = v;
     }
     for (uint e = t; e < kTileK * kTileN; e += threads) {
       const uint kk = e / kTileN, nn = e % kTileN;
       const uint col = col0 + nn, kg = k0 + kk;
       float v = 0.0;
-      if (col < p.cols && kg < p.k) v = load_b(base_b + kg * p.ldb + col);
+      if (col < p.cols && kg < k_end) v = load_b(base_b + kg * p.ldb + col);
       tile_b[kk][nn] = v;
     }
     barrier();

@@ -249,6 +249,23 @@ TEST_P(ImplicitConv, ChunksOfPixels) {
   check({4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 2}, 16);
 }
 
+// On the GPU path the filter gradient (few tiles of dw, K the pixels) is cut along the
+// pixels into partial sums that a reduction adds: conv_tiled and reduce. 84 pixels are
+// too few to split; 2046 over one tile make 7 splits of 304 pixels (the last 222); 16384
+// pixels in 2 groups of 2 tiles each, 64 splits of 256. The result starts as NaN and is compared with the
+// reference, so a split that reads past its part of K, or a partial sum written over
+// another, fails.
+TEST_P(ImplicitConv, TheGpuFilterGradientSumsSplitsOfThePixels) {
+  if (GetParam() != vk::KernelChoice::gpu) GTEST_SKIP() << "conv_tiled is the GPU path";
+  check({2, 7, 6, 3, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1}, 31);
+  check({2, 33, 31, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 32);
+  check({4, 64, 64, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 2}, 33);
+  std::vector<std::size_t> filter_gradient;
+  for (const auto& [product, count] : dispatches_)
+    if (product == vk::ConvProduct::filter_gradient) filter_gradient.push_back(count);
+  EXPECT_EQ(filter_gradient, (std::vector<std::size_t>{1, 2, 2}));
+}
+
 // GEMM epilogues (shaders/epilogue.glsl) on the forward pass (bias along the output
 // channels, then relu) and on the input gradient (gated by relu's derivative at a
 // tensor laid out as dx), in the CPU path's chunks too: against the reference, then the

@@ -48,7 +48,7 @@ TEST(SpirvReflect, PushConstantsMatchTheirCppMirrors) {
       {&shaders::gemm_pack, sizeof(vk::GemmPackPush), scalars(7), {true, false}},
       {&shaders::gemm_regblock, sizeof(vk::GemmRegblockPush), scalars(20), {true, true, false, true, true}},
       {&shaders::conv_pack, sizeof(vk::ConvPackPush), scalars(20), {true, false}},
-      {&shaders::conv_tiled, sizeof(vk::ConvTiledPush), scalars(26), {true, true, false, true, true}},
+      {&shaders::conv_tiled, sizeof(vk::ConvTiledPush), scalars(28), {true, true, false, true, true}},
   };
   for (const Mirror& m : mirrors) {
     const vk::SpirvReflection r = vk::reflect_spirv(m.shader->words, m.shader->name);

@@ -345,9 +345,49 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
 
 // --- GPUs: conv_tiled ---
 
+constexpr std::uint32_t kGpuTile = 64, kGpuTileK = 16, kGpuMicro = 4;  // conv_tiled's blocking
+// The filter gradient's splits of K: enough for about kGpuWorkgroups workgroups in all
+// (a few per multiprocessor of a large GPU), each split at least kGpuMinSplit pixels.
+constexpr std::uint64_t kGpuWorkgroups = 512, kGpuMinSplit = 256;
+
+// conv_tiled's product dw = P^T . dy is (taps * cg) x coutg per group with K the pixels:
+// a ResNet's 3x3x16 -> 16 layer at batch 128 is 3 tiles over 100352 pixels, which would
+// leave a GPU all but idle. Its K is cut into splits whose partial sums a reduction adds
+// in a fixed order (deterministic).
+struct GpuPlan {
+  std::uint32_t splits = 1, k_split = 0;
+  ReduceArgs sums;  // splits > 1: the partial sums' reduction
+  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
+  std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
+};
+
+GpuPlan gpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
+  GpuPlan q;
+  const std::uint32_t pixels = g.n * g.oh * g.ow;
+  q.k_split = pixels;
+  if (product != ConvProduct::filter_gradient) return q;
+  const std::uint64_t rows = std::uint64_t{g.kh} * g.kw * (g.c / g.groups), coutg = cout / g.groups;
+  const std::uint64_t tiles = div_up(rows, std::uint64_t{kGpuTile}) * div_up(coutg, std::uint64_t{kGpuTile}) * g.groups;
+  const std::uint64_t want = std::max<std::uint64_t>(1, kGpuWorkgroups / std::max<std::uint64_t>(tiles, 1));
+  const std::uint64_t splits = std::max<std::uint64_t>(1, std::min(want, pixels / kGpuMinSplit));
+  if (splits == 1) return q;
+  // Splits of whole K tiles; the last may be shorter, none is empty.
+  q.k_split = static_cast<std::uint32_t>(div_up(div_up(std::uint64_t{pixels}, splits), std::uint64_t{kGpuTileK}) * kGpuTileK);
+  q.splits = div_up(pixels, q.k_split);
+  const std::uint64_t dw = dw_elements(g, cout);
+  q.partial_bytes = aligned(q.splits * dw * 4);
+  q.sums.axis = q.splits;
+  q.sums.inner = static_cast<std::uint32_t>(dw);
+  q.reduce_bytes = aligned(reduce_workspace_bytes(q.sums, device));
+  return q;
+}
+
 void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
                        const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
-                       const GemmEpilogue& epilogue) {
+                       const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue) {
+  Device& device = recording.device();
+  const GpuPlan q = gpu_plan(g, cout, product, device);
+  const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
   const ConvPackPush map = map_of(g, cout, product);
   const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
   ConvTiledPush push{};
@@ -370,20 +410,22 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
   push.bias_col = 1;
   push.act_alpha = epilogue.activation_alpha;
   push.gate_alpha = epilogue.gate_alpha;
-  constexpr std::uint32_t kTile = 64, kTileK = 16, kMicro = 4;
-  Device& device = recording.device();
-  std::vector<SpecConstant> constants = {{0, (kTile / kMicro) * (kTile / kMicro)},
-                                         {1, kTile},
-                                         {2, kTile},
-                                         {3, kTileK},
-                                         {4, kMicro},
-                                         {5, kMicro},
+  push.k_split = q.splits > 1 ? q.k_split : push.k;
+  push.split_stride = q.splits > 1 ? static_cast<std::uint32_t>(dw_elements(g, cout)) : 0;
+  std::vector<SpecConstant> constants = {{0, (kGpuTile / kGpuMicro) * (kGpuTile / kGpuMicro)},
+                                         {1, kGpuTile},
+                                         {2, kGpuTile},
+                                         {3, kGpuTileK},
+                                         {4, kGpuMicro},
+                                         {5, kGpuMicro},
                                          {6, product == ConvProduct::filter_gradient}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const BufferSlice bindings[] = {image, b, result, epilogue_bias_binding(epilogue, image),
+  const BufferSlice bindings[] = {image, b, partials, epilogue_bias_binding(epilogue, image),
                                   epilogue_extra_binding(epilogue, image)};
   const Kernel& kernel = storage_kernel(device, shaders::conv_tiled, shaders::conv_tiled_f16, bindings, std::move(constants));
-  recording.dispatch(kernel, bindings, push, {div_up(push.cols, kTile), div_up(push.m, kTile), map.groups}, "conv_tiled");
+  recording.dispatch(kernel, bindings, push,
+                     {div_up(push.cols, kGpuTile), div_up(push.m, kGpuTile), map.groups * q.splits}, "conv_tiled");
+  if (q.splits > 1) reduce(recording, q.sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
 }
 
 }  // namespace
@@ -402,7 +444,7 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
                                             const Device& device, KernelChoice choice) {
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
-  if (!cpu) return swapped;
+  if (!cpu) return swapped + gpu_plan(geometry, cout, product, device).bytes();
   // conv_regblock's room (its partial sums) where it runs; else conv_pack's packed patches.
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
   return swapped + (in_place_shape(plan, device) ? in_place_plan(plan, device).bytes() : plan.packing_bytes());
@@ -449,7 +491,7 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
     else
       implicit_conv_cpu(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
   } else
-    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result, epilogue);
+    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result, workspace, swapped, epilogue);
 }
 
 }  // namespace vkp::vk

@@ -17,7 +17,9 @@
 // chunk of pixels at a time (the workspace stays under kPackedChunkBytes whatever the
 // batch). The filter gradient, a small product over many pixels, is cut along the
 // pixels into partial sums that a reduction adds in a fixed order. GPUs: conv_tiled
-// stages P through the index map in gemm_tiled's shared-memory tiles.
+// stages P through the index map in gemm_tiled's shared-memory tiles; its filter
+// gradient (few tiles, K the pixels) is cut along K the same way, so that enough
+// workgroups run at once.
 // Kernels: conv_regblock, conv_pack, gemm_regblock, reduce (CPU); conv_tiled (GPU);
 // transpose.
 #pragma once
@@ -84,9 +86,11 @@ struct ConvTiledPush {
   std::uint32_t stride_b, stride_c;
   std::uint32_t bias_row, bias_col;  // the epilogue's (shaders/epilogue.glsl)
   float act_alpha, gate_alpha;
+  std::uint32_t k_split;       // k of one split of K (k when unsplit)
+  std::uint32_t split_stride;  // elements between the splits' partial sums
 };
-static_assert(sizeof(ConvTiledPush) == 104 && offsetof(ConvTiledPush, m) == 60 &&
-              offsetof(ConvTiledPush, bias_row) == 88);
+static_assert(sizeof(ConvTiledPush) == 112 && offsetof(ConvTiledPush, m) == 60 &&
+              offsetof(ConvTiledPush, bias_row) == 88 && offsetof(ConvTiledPush, k_split) == 104);
 
 enum class ConvProduct { forward, filter_gradient, input_gradient };
 
