@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "max_difference.h"
+#include "slow_work.h"
 #include "tower_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/core/error.h"
@@ -34,19 +35,14 @@ class AsyncTowers : public ::testing::Test {
 };
 
 // x f32 [?, 5] -> FC 7 (relu) -> FC 3; mean cross entropy. `slow`: the cost also holds
-// zero times a sum of large products made from the input, which no variable depends
-// on: the same gradients, many times the work (a slower GPU).
+// zero times a chain of products made from the input, which no variable depends on: the
+// same gradients, many times the dispatches (a slower GPU; slow_work.h).
 towers::Tower build(Graph& g, bool slow = false) {
   const Tensor x = placeholder(g, "x", f32({kUnknown, 5}));
   const Tensor label = placeholder(g, "label", i32({kUnknown}));
   const Tensor h = relu(FullyConnected("fc0", x, 7));
   Tensor cost = reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc1", h, 3), label));
-  if (slow) {
-    const Tensor z = broadcast_to(reshape(reduce_mean(stop_gradient(x)) * 1e-3f, {1, 1}), {320, 320});
-    Tensor work = reduce_sum(matmul(z, z));
-    for (int i = 0; i < 5; ++i) work = work + reduce_sum(matmul(z + static_cast<float>(i), z, false, true));
-    cost = cost + 0.0f * stop_gradient(work * 1e-9f);
-  }
+  if (slow) cost = cost + slow_work(x);
   return {{x, label}, cost};
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "slow_work.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
 #include "vkpack/callbacks/checkpoint.h"
@@ -151,19 +152,15 @@ TEST(MultiDeviceTrainer, ParameterServerAndAsyncTrain) {
   }
 }
 
-// The tiny model whose training tower 1 is slow: its cost also holds zero times a sum of
-// large products of its input, which no variable depends on (a slower GPU).
+// The tiny model whose training tower 1 is slow: its cost also holds zero times a chain
+// of products of its input, which no variable depends on (a slower GPU; slow_work.h).
 class SlowSecondTower : public TinyModel {
  public:
   graph::Tensor build_graph(const std::vector<graph::Tensor>& in) override {
     graph::Tensor cost = TinyModel::build_graph(in);
     graph::Graph& g = in[0].graph();
     if (g.tower().index != 1 || !g.tower().is_training) return cost;
-    const graph::Tensor z =
-        graph::broadcast_to(graph::reshape(graph::reduce_mean(graph::stop_gradient(in[0])) * 1e-3f, {1, 1}), {320, 320});
-    graph::Tensor work = graph::reduce_sum(graph::matmul(z, z));
-    for (int i = 0; i < 5; ++i) work = work + graph::reduce_sum(graph::matmul(z + static_cast<float>(i), z, false, true));
-    return cost + 0.0f * graph::stop_gradient(work * 1e-9f);
+    return cost + slow_work(in[0]);
   }
 };
 

@@ -46,8 +46,12 @@ def classes():
                             (7, "session_log", F.TYPE_MESSAGE, opt, ".tb.SessionLog")])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    factory = message_factory.MessageFactory(pool)
-    return factory.GetPrototype(pool.FindMessageTypeByName("tb.Event"))
+    event = pool.FindMessageTypeByName("tb.Event")
+    # Newer protobuf has message_factory.GetMessageClass and no factory GetPrototype (the
+    # GPU machine's Python); Debian 12's 4.21 has only GetPrototype.
+    if hasattr(message_factory, "GetMessageClass"):
+        return message_factory.GetMessageClass(event)
+    return message_factory.MessageFactory(pool).GetPrototype(event)
 
 
 def records(data):

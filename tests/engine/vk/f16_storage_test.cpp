@@ -336,6 +336,7 @@ TEST_F(F16StorageErrors, AKernelWithoutAFloat16BuildRefusesAFloat16Operand) {
     vk::GemmArgs args;
     args.m = 4, args.n = 4, args.k = 4;
     args.lda = 5, args.ldb = 5;  // rows that are not vec4s: the operand is packed
+    args.choice = vk::KernelChoice::cpu;  // the packing path on any device (GPUs tile instead)
     // gemm_pack reads its source as float16, but writes panels of float32 only.
     vk::BufferSlice bad_workspace = scratch(4096);
     bad_workspace.f16 = true;
