@@ -123,6 +123,7 @@ def run(program, logdir, extra, resume, crash_at=None):
     """Runs the program to its end, or (crash_at) to its SIGKILL at that crash point."""
     env = dict(os.environ)
     env.pop("VKPACK_CRASH_AT", None)
+    env["VKPACK_LOG_LEVEL"] = "info"  # the resume lines read below are info lines
     if crash_at:
         env["VKPACK_CRASH_AT"] = crash_at
     argv = command(program, logdir, extra, resume)
