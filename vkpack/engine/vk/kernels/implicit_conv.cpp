@@ -355,7 +355,7 @@ constexpr std::uint64_t kGpuWorkgroups = 512, kGpuMinSplit = 256;
 // leave a GPU all but idle. Its K is cut into splits whose partial sums a reduction adds
 // in a fixed order (deterministic).
 struct GpuPlan {
-  std::uint32_t splits = 1, k_split = 0;
+  std::uint32_t splits = 1, k_split = 0;  // k_split: pixels of one split (splits > 1)
   ReduceArgs sums;  // splits > 1: the partial sums' reduction
   std::uint64_t partial_bytes = 0, reduce_bytes = 0;
   std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
@@ -363,16 +363,15 @@ struct GpuPlan {
 
 GpuPlan gpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
   GpuPlan q;
-  const std::uint32_t pixels = g.n * g.oh * g.ow;
-  q.k_split = pixels;
   if (product != ConvProduct::filter_gradient) return q;
-  const std::uint64_t rows = std::uint64_t{g.kh} * g.kw * (g.c / g.groups), coutg = cout / g.groups;
-  const std::uint64_t tiles = div_up(rows, std::uint64_t{kGpuTile}) * div_up(coutg, std::uint64_t{kGpuTile}) * g.groups;
+  const std::uint32_t pixels = g.n * g.oh * g.ow;
+  const std::uint64_t tiles =
+      std::uint64_t{div_up(g.kh * g.kw * (g.c / g.groups), kGpuTile)} * div_up(cout / g.groups, kGpuTile) * g.groups;
   const std::uint64_t want = std::max<std::uint64_t>(1, kGpuWorkgroups / std::max<std::uint64_t>(tiles, 1));
-  const std::uint64_t splits = std::max<std::uint64_t>(1, std::min(want, pixels / kGpuMinSplit));
-  if (splits == 1) return q;
+  const std::uint64_t splits = std::min(want, pixels / kGpuMinSplit);
+  if (splits <= 1) return q;
   // Splits of whole K tiles; the last may be shorter, none is empty.
-  q.k_split = static_cast<std::uint32_t>(div_up(div_up(std::uint64_t{pixels}, splits), std::uint64_t{kGpuTileK}) * kGpuTileK);
+  q.k_split = div_up(div_up(pixels, splits), kGpuTileK) * kGpuTileK;
   q.splits = div_up(pixels, q.k_split);
   const std::uint64_t dw = dw_elements(g, cout);
   q.partial_bytes = aligned(q.splits * dw * 4);
