@@ -240,16 +240,39 @@ bool in_place_shape(const CpuPlan& plan, const Device& device) {
   return device.kind() == DeviceKind::cpu && plan.g.groups == 1 && (!dy_in_fours || plan.cout % 4 == 0);
 }
 
+// A filter gradient read in place (conv_regblock, conv_tiled) with its K, the pixels,
+// cut into splits whose partial sums of dw `reduce` adds in a fixed order at the end:
+// enough splits for about `workgroups` in all over `tiles` workgroups a split, each of
+// at least 256 pixels and of whole `granule`s (the last may be shorter; none is empty).
+struct PixelSplits {
+  std::uint32_t splits = 1, k_split = 0;  // k_split: pixels of one split (k unsplit)
+  ReduceArgs sums;                        // splits > 1: the partial sums' reduction
+  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
+  std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
+};
+
+PixelSplits pixel_splits(std::uint32_t k, std::uint64_t tiles, std::uint64_t workgroups, std::uint32_t granule,
+                         std::uint64_t dw_size, const Device& device) {
+  PixelSplits q;
+  q.k_split = k;
+  const std::uint64_t want = std::min<std::uint64_t>(div_up(workgroups, std::max<std::uint64_t>(tiles, 1)), k / 256);
+  if (want <= 1) return q;
+  q.k_split = div_up(div_up(k, want), granule) * granule;
+  q.splits = div_up(k, q.k_split);
+  if (q.splits == 1) return {.k_split = k};
+  q.partial_bytes = aligned(q.splits * dw_size * 4);
+  q.sums.axis = q.splits;
+  q.sums.inner = static_cast<std::uint32_t>(dw_size);
+  q.reduce_bytes = aligned(reduce_workspace_bytes(q.sums, device));
+  return q;
+}
+
 // conv_regblock's product: C = X . P^T (m x n, K = k) and its blocking; the filter
-// gradient's pixels cut into splits whose partial sums are reduced at the end, enough
-// of them for about 16 workgroups in all, each of at least 256 pixels.
+// gradient's pixels in splits for about 16 workgroups in all.
 struct InPlacePlan {
   std::uint32_t m = 0, n = 0, k = 0;
   GemmPanels blocking;
-  std::uint32_t splits = 1, k_split = 0;
-  ReduceArgs sums;  // splits > 1: the partial sums' reduction
-  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
-  std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
+  PixelSplits split;  // one split but for the filter gradient
 };
 
 InPlacePlan in_place_plan(const CpuPlan& plan, const Device& device) {
@@ -267,20 +290,8 @@ InPlacePlan in_place_plan(const CpuPlan& plan, const Device& device) {
   shape.k = 4;
   shape.batch = along_k ? 16 : 1;
   q.blocking = gemm_panels(shape);
-  q.k_split = q.k;
-  if (along_k) {
-    const std::uint64_t groups = std::uint64_t{div_up(q.m, q.blocking.rows)} * div_up(q.n, q.blocking.width);
-    const std::uint32_t want = static_cast<std::uint32_t>(std::min<std::uint64_t>(16, div_up(16, groups)));
-    q.splits = std::max<std::uint32_t>(1, std::min(want, q.k / 256));
-    q.k_split = div_up(q.k, q.splits);
-    q.splits = div_up(q.k, q.k_split);
-  }
-  if (q.splits > 1) {
-    q.partial_bytes = aligned(std::uint64_t{q.splits} * dw_elements(plan.g, plan.cout) * 4);
-    q.sums.axis = q.splits;
-    q.sums.inner = static_cast<std::uint32_t>(dw_elements(plan.g, plan.cout));
-    q.reduce_bytes = aligned(reduce_workspace_bytes(q.sums, device));
-  }
+  const std::uint64_t tiles = std::uint64_t{div_up(q.m, q.blocking.rows)} * div_up(q.n, q.blocking.width);
+  q.split = along_k ? pixel_splits(q.k, tiles, 16, 1, dw_elements(plan.g, plan.cout), device) : PixelSplits{.k_split = q.k};
   return q;
 }
 
@@ -290,7 +301,8 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
   Device& device = recording.device();
   const ConvPackPush& map = plan.map;
   const InPlacePlan q = in_place_plan(plan, device);
-  const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
+  const PixelSplits& split = q.split;
+  const BufferSlice partials = split.splits > 1 ? workspace.sub(at, split.partial_bytes) : result;
   ConvRegblockPush push{};
   push.m = q.m, push.n = q.n, push.k = q.k;
   push.h = map.h, push.w = map.w, push.c = map.c, push.oh = map.oh, push.ow = map.ow, push.kw = map.kw;
@@ -299,7 +311,7 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
   push.pad_top = map.pad_top, push.pad_left = map.pad_left;
   push.bias_row = 1;  // C's rows are the channels the bias runs along
   push.act_alpha = epilogue.activation_alpha, push.gate_alpha = epilogue.gate_alpha;
-  push.k_split = q.k_split;
+  push.k_split = split.k_split;
   const ConvPush& g = plan.g;
   const bool input_gradient = plan.product == ConvProduct::input_gradient;
   // A strided input gradient of dilation 1 runs phase by phase, each with only the taps
@@ -320,7 +332,7 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
       storage_kernel(device, shaders::conv_regblock, shaders::conv_regblock_texel, shaders::conv_regblock_f16,
                      shaders::conv_regblock_texel_f16, 0b00011, bindings, std::move(constants));
   if (!phases)
-    recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), q.splits},
+    recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), split.splits},
                        "conv_regblock");
   for (std::uint32_t py = 0; phases && py < g.stride_h; ++py)
     for (std::uint32_t px = 0; px < g.stride_w; ++px) {
@@ -340,52 +352,31 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
       recording.dispatch(kernel, bindings, phase, {div_up(phase.n, q.blocking.width), div_up(q.m, q.blocking.rows), 1},
                          "conv_regblock");
     }
-  if (q.splits > 1) reduce(recording, q.sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
+  if (split.splits > 1)
+    reduce(recording, split.sums, partials, result, workspace.sub(at + split.partial_bytes, split.reduce_bytes));
 }
 
 // --- GPUs: conv_tiled ---
 
 constexpr std::uint32_t kGpuTile = 64, kGpuTileK = 16, kGpuMicro = 4;  // conv_tiled's blocking
-// The filter gradient's splits of K: enough for about kGpuWorkgroups workgroups in all
-// (a few per multiprocessor of a large GPU), each split at least kGpuMinSplit pixels.
-constexpr std::uint64_t kGpuWorkgroups = 512, kGpuMinSplit = 256;
 
-// conv_tiled's product dw = P^T . dy is (taps * cg) x coutg per group with K the pixels:
-// a ResNet's 3x3x16 -> 16 layer at batch 128 is 3 tiles over 100352 pixels, which would
-// leave a GPU all but idle. Its K is cut into splits whose partial sums a reduction adds
-// in a fixed order (deterministic).
-struct GpuPlan {
-  std::uint32_t splits = 1, k_split = 0;  // k_split: pixels of one split (splits > 1)
-  ReduceArgs sums;  // splits > 1: the partial sums' reduction
-  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
-  std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
-};
-
-GpuPlan gpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
-  GpuPlan q;
-  if (product != ConvProduct::filter_gradient) return q;
-  const std::uint32_t pixels = g.n * g.oh * g.ow;
+// conv_tiled's filter gradient dw = P^T . dy is (taps * cg) x coutg per group with K the
+// pixels: a ResNet's 3x3x16 -> 16 layer at batch 128 is 3 tiles over 100352 pixels,
+// which would leave a GPU all but idle (it took 99% of the step on an H100). Its pixels
+// are split for about 512 workgroups (a few per multiprocessor of a large GPU), in whole
+// K tiles. Other products: one split.
+PixelSplits gpu_splits(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
+  if (product != ConvProduct::filter_gradient) return {};
   const std::uint64_t tiles =
       std::uint64_t{div_up(g.kh * g.kw * (g.c / g.groups), kGpuTile)} * div_up(cout / g.groups, kGpuTile) * g.groups;
-  const std::uint64_t want = std::max<std::uint64_t>(1, kGpuWorkgroups / std::max<std::uint64_t>(tiles, 1));
-  const std::uint64_t splits = std::min(want, pixels / kGpuMinSplit);
-  if (splits <= 1) return q;
-  // Splits of whole K tiles; the last may be shorter, none is empty.
-  q.k_split = div_up(div_up(pixels, splits), kGpuTileK) * kGpuTileK;
-  q.splits = div_up(pixels, q.k_split);
-  const std::uint64_t dw = dw_elements(g, cout);
-  q.partial_bytes = aligned(q.splits * dw * 4);
-  q.sums.axis = q.splits;
-  q.sums.inner = static_cast<std::uint32_t>(dw);
-  q.reduce_bytes = aligned(reduce_workspace_bytes(q.sums, device));
-  return q;
+  return pixel_splits(g.n * g.oh * g.ow, tiles, 512, kGpuTileK, dw_elements(g, cout), device);
 }
 
 void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
                        const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
                        const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue) {
   Device& device = recording.device();
-  const GpuPlan q = gpu_plan(g, cout, product, device);
+  const PixelSplits q = gpu_splits(g, cout, product, device);
   const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
   const ConvPackPush map = map_of(g, cout, product);
   const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
@@ -443,10 +434,10 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
                                             const Device& device, KernelChoice choice) {
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
-  if (!cpu) return swapped + gpu_plan(geometry, cout, product, device).bytes();
+  if (!cpu) return swapped + gpu_splits(geometry, cout, product, device).bytes();
   // conv_regblock's room (its partial sums) where it runs; else conv_pack's packed patches.
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
-  return swapped + (in_place_shape(plan, device) ? in_place_plan(plan, device).bytes() : plan.packing_bytes());
+  return swapped + (in_place_shape(plan, device) ? in_place_plan(plan, device).split.bytes() : plan.packing_bytes());
 }
 
 void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
