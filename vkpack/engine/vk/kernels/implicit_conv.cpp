@@ -401,7 +401,7 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
   push.act_alpha = epilogue.activation_alpha;
   push.gate_alpha = epilogue.gate_alpha;
   push.k_split = q.splits > 1 ? q.k_split : push.k;
-  push.split_stride = q.splits > 1 ? static_cast<std::uint32_t>(dw_elements(g, cout)) : 0;
+  push.split_stride = q.splits > 1 ? q.sums.inner : 0;  // dw's elements
   std::vector<SpecConstant> constants = {{0, (kGpuTile / kGpuMicro) * (kGpuTile / kGpuMicro)},
                                          {1, kGpuTile},
                                          {2, kGpuTile},
