@@ -1,5 +1,6 @@
 #include "bench_device.h"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -11,6 +12,7 @@ namespace {
 struct State {
   std::unique_ptr<vk::Instance> instance;
   std::unique_ptr<vk::Device> device;
+  std::unique_ptr<vk::Peak> peak;
 };
 
 State& state() {
@@ -36,6 +38,20 @@ void open_device(int* argc, char** argv) {
 
 vk::Device& device() { return *state().device; }
 vk::Instance& bench_instance() { return *state().instance; }
+
+const vk::Peak& peak() {
+  if (!state().peak) state().peak = std::make_unique<vk::Peak>(vk::measure_peak(device(), 0.05));
+  return *state().peak;
+}
+
+std::string peak_line() {
+  const vk::Peak& p = peak();
+  char line[256];
+  std::snprintf(line, sizeof line, "peak of %s: %.0f GFLOP/s float32 FMA, %.0f GB/s copying %.0f MiB",
+                device().label().c_str(), p.fma_flops * 1e-9, p.bytes_per_second * 1e-9,
+                static_cast<double>(p.copy_bytes) / (1 << 20));
+  return line;
+}
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   Rng rng(seed);

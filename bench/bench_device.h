@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "vkpack/engine/vk/device.h"
 #include "vkpack/engine/vk/instance.h"
+#include "vkpack/engine/vk/kernels/peak.h"
 #include "vkpack/engine/vk/memory.h"
 
 namespace vkp::bench {
@@ -17,6 +19,11 @@ void open_device(int* argc, char** argv);
 vk::Device& device();
 // The instance device() was opened from, for benchmarks that open more devices.
 vk::Instance& bench_instance();
+// The device's measured float32 FMA rate and copy bandwidth (vk::measure_peak), measured
+// on first call and kept: every rate is reported as a share of these.
+const vk::Peak& peak();
+// "peak of device 0 (NVIDIA H100): 51234 GFLOP/s float32 FMA, 2890 GB/s copying 256 MiB"
+std::string peak_line();
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed);
 

@@ -227,7 +227,7 @@ int g_top = 0;  // --top=N: also list the N slowest dispatches
 std::string family_of(const std::string& label) {
   // clang-format off
   static const std::map<std::string, std::string> families = {
-      {"gemm", "gemm"}, {"gemm_pack", "gemm"}, {"conv_regblock", "conv_regblock"}, {"conv_tiled", "conv_tiled"},
+      {"gemm", "gemm"}, {"gemm_coopmat", "gemm"}, {"gemm_pack", "gemm"}, {"conv_regblock", "conv_regblock"}, {"conv_tiled", "conv_tiled"},
       {"batch_norm", "batch norm"}, {"batch_norm_reduce", "batch norm"}, {"transpose", "copy/fill"},
       {"conv_pack", "conv_pack"}, {"conv_pack_t", "conv_pack"},
       {"im2col", "im2col/col2im"}, {"col2im", "im2col/col2im"}, {"im2col_t", "im2col/col2im"},
@@ -275,6 +275,17 @@ void print_stats(const std::string& name, int batch, const StepStats& s, double 
               "memory plan %.1f MiB:\n",
               name.c_str(), batch, s.step_seconds * 1e3, batch / s.step_seconds, flops_per_step / s.step_seconds * 1e-9,
               s.device_seconds * 1e3, s.dispatches, static_cast<double>(s.arena_bytes) / (1 << 20));
+  // The step against the device's own ceilings (bench_device.h, peak()): its FLOPs at
+  // the FMA peak, and its memory plan read and written once at the copy bandwidth, as
+  // shares of the device time the step took (100% would be the roofline).
+  if (flops_per_step > 0 || s.arena_bytes > 0) {
+    const double flop_seconds = flops_per_step / peak().fma_flops;
+    const double byte_seconds = 2.0 * static_cast<double>(s.arena_bytes) / peak().bytes_per_second;
+    std::printf("  of the peak: FLOPs at FMA peak %.3f ms (%.1f%% of device time), memory plan once at peak "
+                "bandwidth %.3f ms (%.1f%%)\n",
+                flop_seconds * 1e3, 100 * flop_seconds / s.device_seconds, byte_seconds * 1e3,
+                100 * byte_seconds / s.device_seconds);
+  }
   std::vector<std::pair<double, std::string>> rows;
   for (const auto& [family, seconds] : s.family_seconds) rows.emplace_back(seconds, family);
   std::sort(rows.rbegin(), rows.rend());
@@ -484,7 +495,7 @@ int main(int argc, char** argv) {
     else if (std::strncmp(argv[i], "--depth=", 8) == 0) depth = std::atoi(argv[i] + 8);
   const auto run = [&](const char* section) { return only.empty() || only.find(std::string(",") + section + ",") != std::string::npos; };
   vkp::bench::open_device(&argc, argv);
-  std::printf("device: %s\n\n", vkp::bench::device().label().c_str());
+  std::printf("device: %s\n%s\n\n", vkp::bench::device().label().c_str(), vkp::bench::peak_line().c_str());
   if (run("overhead")) vkp::bench::host_overhead(std::max(steps * 50, 200));
   if (run("memory")) vkp::bench::memory_modes(steps);
   if (run("mlp")) vkp::bench::mlp_throughput(steps);

@@ -1,14 +1,22 @@
 // Kernel benchmarks: each row times one kernel by device timestamps (manual time) and
-// reports, measured in the same run, Eigen doing the same work on the host:
+// reports, measured in the same run, the device's own peak (vk::measure_peak, first,
+// printed above the table) and Eigen doing the same work on the host:
+//   GFLOP/s, GB/s   vkpack's rate (GB/s: the fewest bytes the work must read and write)
+//   of_fma_peak     GFLOP/s as a share of the device's float32 FMA peak
+//   of_bw_peak      GB/s as a share of the device's copy bandwidth
 //   eigen_ms        Eigen's median time
 //   vs_eigen        vkpack time / Eigen time (below 1: vkpack is faster)
-//   GFLOP/s, GB/s   vkpack's rate
+// gemm_gpu/ times each kernel of the GPU path (vk::GemmVariant) at large sizes, float32
+// and float16 operands, on GPUs only.
 // Run: build/bench/vkpack_bench_kernels [--device=N] [--benchmark_filter=gemm|conv]
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
 
+#include <cstring>
+
 #include "bench_device.h"
+#include "vkpack/core/half.h"
 #include "vkpack/engine/vk/kernels/elementwise.h"
 #include "vkpack/engine/vk/kernels/gemm.h"
 #include "vkpack/engine/vk/kernels/implicit_conv.h"
@@ -33,6 +41,17 @@ void replay(benchmark::State& state, vk::Recording& recording) {
   }
   state.counters["device_ms"] = benchmark::Counter(1e3 * total / static_cast<double>(state.iterations()));
   for (const auto& t : recording.kernel_times()) state.counters["ms_" + t.label] = t.ns * 1e-6;
+}
+
+// GFLOP/s and GB/s of one replay (`flops`, `bytes`: the work's), and their shares of the peak.
+void report_rates(benchmark::State& state, double flops, double bytes) {
+  const double seconds = state.counters["device_ms"].value * 1e-3;
+  if (flops > 0) {
+    state.counters["GFLOP/s"] = flops / seconds * 1e-9;
+    state.counters["of_fma_peak"] = flops / seconds / peak().fma_flops;
+  }
+  state.counters["GB/s"] = bytes / seconds * 1e-9;
+  state.counters["of_bw_peak"] = bytes / seconds / peak().bytes_per_second;
 }
 
 void report_reference(benchmark::State& state, double eigen_seconds) {
@@ -77,8 +96,45 @@ void gemm(benchmark::State& state) {
     else ec.noalias() = ea * eb;
   });
   report_reference(state, eigen);
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) * 1e-9,
-                                                 benchmark::Counter::kIsRate);
+  report_rates(state, 2.0 * m * n * k, 4.0 * (1.0 * m * k + 1.0 * k * n + 1.0 * m * n));
+}
+
+// One kernel of the GPU path (vk::GemmVariant: 0 automatic, 1 tiled_64, 2 tiled_128,
+// 3 cooperative_matrix) on S x S x S, A and B float16 where f16 is 1.
+void gemm_gpu(benchmark::State& state) {
+  const auto s = static_cast<std::uint32_t>(state.range(0));
+  const auto variant = static_cast<vk::GemmVariant>(state.range(1));
+  const bool half = state.range(2) != 0;
+  vk::Device& dev = device();
+  if (dev.kind() == vk::DeviceKind::cpu) return state.SkipWithError("GPUs only (minutes a run on a CPU device)");
+  const std::vector<vk::GemmVariant> offered = vk::gemm_gpu_variants(dev);
+  if (variant != vk::GemmVariant::automatic && std::find(offered.begin(), offered.end(), variant) == offered.end())
+    return state.SkipWithError("the device lacks this variant");
+  if (half && !dev.f16_storage()) return state.SkipWithError("no 16-bit storage");
+  vk::Arena arena(dev, vk::MemoryUse::device, "bench gemm_gpu");
+  const std::size_t count = std::size_t{s} * s;
+  std::vector<float> values = random_floats(half ? count / 2 : count, 7);
+  if (half) {  // pairs of float16 values in [-1, 1): random bits would hold NaNs
+    std::vector<float> h = random_floats(count, 7);
+    std::vector<std::uint16_t> bits(count);
+    for (std::size_t i = 0; i < count; ++i) bits[i] = to_half(h[i]).bits;
+    std::memcpy(values.data(), bits.data(), count * 2);
+  }
+  vk::BufferSlice da = arena.allocate(values.size() * 4, "A"), db = arena.allocate(values.size() * 4, "B");
+  const vk::BufferSlice dc = arena.allocate(count * 4, "C");
+  vk::upload(dev, da, std::as_bytes(std::span(values)));
+  vk::upload(dev, db, std::as_bytes(std::span(values)));
+  da.f16 = db.f16 = half;
+  vk::GemmArgs args;
+  args.m = args.n = args.k = s;
+  args.choice = vk::KernelChoice::gpu;
+  args.variant = variant;
+  vk::Recording recording(dev, {.name = "gemm_gpu", .timestamps = true});
+  vk::gemm(recording, args, da, db, dc, vk::BufferSlice{});
+  recording.finish();
+  replay(state, recording);
+  state.counters["ran_" + std::string(vk::to_string(vk::gemm_variant_for(args, da, db, dev)))] = 1;
+  report_rates(state, 2.0 * s * s * static_cast<double>(s), (half ? 4.0 : 8.0) * count + 4.0 * count);
 }
 
 // Implicit-GEMM convolution (vk::implicit_conv), 3x3 SAME stride 1, NHWC: one of its
@@ -115,9 +171,8 @@ void conv(benchmark::State& state) {
         Eigen::Map<const RowMajor>(b.data(), 9 * c, cout);
   });
   report_reference(state, eigen);
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(pixels) * 9 * c * cout *
-                                                     static_cast<double>(state.iterations()) * 1e-9,
-                                                 benchmark::Counter::kIsRate);
+  report_rates(state, 2.0 * static_cast<double>(pixels) * 9 * c * cout,
+               4.0 * static_cast<double>(x_size + w_size + y_size));
 }
 
 void conv_shapes(benchmark::internal::Benchmark* b) {
@@ -149,8 +204,7 @@ void add(benchmark::State& state) {
         Eigen::Map<const Eigen::ArrayXf>(b.data(), static_cast<Eigen::Index>(n));
   });
   report_reference(state, eigen);
-  state.counters["GB/s"] = benchmark::Counter(12.0 * static_cast<double>(n) * static_cast<double>(state.iterations()) * 1e-9,
-                                              benchmark::Counter::kIsRate);
+  report_rates(state, static_cast<double>(n), 12.0 * static_cast<double>(n));
 }
 
 void sum(benchmark::State& state) {
@@ -172,8 +226,7 @@ void sum(benchmark::State& state) {
     benchmark::DoNotOptimize(result);
   });
   report_reference(state, eigen);
-  state.counters["GB/s"] = benchmark::Counter(4.0 * static_cast<double>(n) * static_cast<double>(state.iterations()) * 1e-9,
-                                              benchmark::Counter::kIsRate);
+  report_rates(state, 0, 4.0 * static_cast<double>(n));
 }
 
 void gemm_shapes(benchmark::internal::Benchmark* b) {
@@ -201,6 +254,12 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
 }  // namespace vkp::bench
 
 BENCHMARK(vkp::bench::gemm)->Apply(vkp::bench::gemm_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(vkp::bench::gemm_gpu)
+    ->ArgNames({"S", "variant", "f16"})  // variant: 0 automatic, 1 tiled_64, 2 tiled_128, 3 cooperative_matrix
+    ->ArgsProduct({{1024, 4096}, {1, 2}, {0}})
+    ->ArgsProduct({{1024, 4096}, {0, 3}, {1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::conv)->Apply(vkp::bench::conv_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::add)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::sum)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -208,6 +267,9 @@ BENCHMARK(vkp::bench::sum)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualT
 int main(int argc, char** argv) {
   vkp::bench::open_device(&argc, argv);
   benchmark::Initialize(&argc, argv);
+  const std::string peak = vkp::bench::peak_line();
+  std::printf("%s\n", peak.c_str());
+  benchmark::AddCustomContext("peak", peak);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -50,6 +50,15 @@ std::string subgroups(const vk::DeviceLimits& l) {
                      l.max_subgroup_size);
 }
 
+// "16x16x16 float16->float32, 16x8x8 float16->float16" or "none".
+std::string matrix_units(const vk::PhysicalDeviceInfo& d) {
+  if (d.matrix_shapes.empty()) return "none";
+  std::string out;
+  for (const vk::MatrixShape& s : d.matrix_shapes)
+    out += fmt::format("{}{}x{}x{} {}->{}", out.empty() ? "" : ", ", s.m, s.n, s.k, s.ab_type, s.d_type);
+  return out;
+}
+
 void print_text(const vk::PhysicalDeviceInfo& d, const Opened& o) {
   fmt::print("device {}: {}\n", d.index, d.name);
   fmt::print("  type                 {}\n", vk::to_string(d.type));
@@ -80,6 +89,11 @@ void print_text(const vk::PhysicalDeviceInfo& d, const Opened& o) {
              l.max_workgroup_count[2]);
   fmt::print("  readback             {}\n", dev.coherent_readback() ? "host-coherent" : "not host-coherent (invalidated)");
   fmt::print("  timestamps           {}\n", l.timestamps ? "yes" : "no");
+  fmt::print("  matrix units         {}{}\n", matrix_units(d),
+             d.matrix_shapes.empty() ? ""
+             : dev.cooperative_matrix() ? " (VK_NV_cooperative_matrix, enabled)"
+                                        : " (VK_NV_cooperative_matrix, not enabled: needs 16-bit storage, "
+                                          "shaderFloat16 and vulkanMemoryModel)");
   fmt::print("  usable by vkpack     yes\n");
 }
 
@@ -101,12 +115,12 @@ void print_json(const std::vector<vk::PhysicalDeviceInfo>& devices, const std::v
     fmt::print("{}\n  {{\"index\": {}, \"name\": {}, \"type\": {}, \"vendor\": {}, \"vendor_id\": {}, \"device_id\": {}, "
                "\"driver\": {}, \"driver_info\": {}, \"driver_version\": {}, \"api_version\": {}, \"heaps\": [{}], "
                "\"subgroup_size\": {}, \"min_subgroup_size\": {}, \"max_subgroup_size\": {}, "
-               "\"max_storage_buffer_range\": {}, {}}}",
+               "\"max_storage_buffer_range\": {}, \"matrix_units\": {}, {}}}",
                i ? "," : "", d.index, json_string(d.name), json_string(std::string(vk::to_string(d.type))),
                json_string(std::string(vk::vendor_name(d.vendor_id))), d.vendor_id, d.device_id,
                json_string(d.driver_name), json_string(d.driver_info), json_string(vk::driver_version_string(d)),
                json_string(vk::api_version_string(d.api_version)), heaps, l.subgroup_size, l.min_subgroup_size,
-               l.max_subgroup_size, l.max_storage_buffer_range, usable);
+               l.max_subgroup_size, l.max_storage_buffer_range, json_string(matrix_units(d)), usable);
   }
   fmt::print("\n]\n");
 }

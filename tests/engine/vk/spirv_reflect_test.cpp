@@ -102,6 +102,10 @@ TEST(SpirvReflect, SharedMemoryFollowsSpecialization) {
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled"), 2u * 16 * 64 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled", {{1, 32}, {2, 128}, {3, 8}}),
             (8u * 32 + 8u * 128) * 4);
+  // gemm_coopmat: float16 tiles of 128 x (32 + 8) and 32 x (128 + 8), and a float32 16 x 16
+  // scratch for each of its 8 subgroups.
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_coopmat.words, "gemm_coopmat"),
+            (128u * 40 + 32u * 136) * 2 + 8u * 256 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::transpose.words, "transpose"), 16u * 17 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::transpose.words, "transpose", {{0, 8}}), 8u * 9 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::reduce_rows.words, "reduce_rows", {{0, 64}}), 64u * 4);

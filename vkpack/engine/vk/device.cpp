@@ -149,6 +149,17 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   features.pNext = &v12;
   std::vector<const char*> extensions;
   if (info.portability_subset) extensions.push_back("VK_KHR_portability_subset");
+  // The matrix units: their shaders use float16 storage and arithmetic and the Vulkan
+  // memory model (glslang declares it for every cooperative-matrix module).
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  cooperative_matrix_ = options.cooperative_matrix && info.cooperative_matrix && f16_storage_ &&
+                        v12.shaderFloat16 && info.vulkan_memory_model;
+  if (cooperative_matrix_) {
+    v12.vulkanMemoryModel = VK_TRUE;
+    matrix.cooperativeMatrix = VK_TRUE;
+    v11.pNext = &matrix;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
 
   VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   create.pNext = &features;
@@ -216,6 +227,13 @@ const Kernel& Device::kernel(const shaders::Spirv& spirv, std::vector<SpecConsta
     }
   }
   return *slot;
+}
+
+bool Device::has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const {
+  if (!cooperative_matrix_) return false;
+  return std::any_of(info_->matrix_shapes.begin(), info_->matrix_shapes.end(), [&](const MatrixShape& s) {
+    return s.m == m && s.n == n && s.k == k && s.ab_type == "float16" && s.d_type == "float32";
+  });
 }
 
 StagingRing& Device::staging() {

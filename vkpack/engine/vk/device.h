@@ -69,6 +69,10 @@ struct DeviceOptions {
   // for it (shaders/texel_input.glsl, vk::texel_readable); false, or the environment's
   // VKPACK_TEXEL_BUFFERS=0, binds storage buffers only.
   bool texel_buffers = true;
+  // Enable VK_NV_cooperative_matrix where the device offers it with float16 storage and
+  // arithmetic (PhysicalDeviceInfo::cooperative_matrix): gemm may then run on the
+  // matrix units (GemmVariant::cooperative_matrix).
+  bool cooperative_matrix = true;
   // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
   std::uint64_t staging_bytes = std::uint64_t{16} << 20;
 };
@@ -100,6 +104,12 @@ class Device {
   // buffers; half_texels(): float16 slices too, as R16G16B16A16_SFLOAT.
   bool texel_buffers() const { return texel_buffers_; }
   bool half_texels() const { return half_texels_; }
+  // Whether VK_NV_cooperative_matrix is enabled (DeviceOptions::cooperative_matrix), with
+  // storageBuffer16BitAccess, shaderFloat16 and vulkanMemoryModel: float16 products on
+  // the matrix units, in the shapes info().matrix_shapes lists.
+  bool cooperative_matrix() const { return cooperative_matrix_; }
+  // The subgroup-scope float16 x float16 -> float32 shape m x n x k among them.
+  bool has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const;
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
   const std::string& label() const { return label_; }
 
@@ -171,6 +181,7 @@ class Device {
   bool f16_storage_ = false;
   bool texel_buffers_ = true;
   bool half_texels_ = false;
+  bool cooperative_matrix_ = false;
   DeviceFns fn_;
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;

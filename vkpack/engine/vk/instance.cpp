@@ -58,6 +58,35 @@ bool contains(const std::vector<std::string>& names, const char* name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+const char* component_name(VkComponentTypeNV type) {
+  switch (type) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV: return "float16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV: return "float32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV: return "float64";
+    case VK_COMPONENT_TYPE_SINT8_NV: return "int8";
+    case VK_COMPONENT_TYPE_UINT8_NV: return "uint8";
+    case VK_COMPONENT_TYPE_SINT32_NV: return "int32";
+    case VK_COMPONENT_TYPE_UINT32_NV: return "uint32";
+    default: return "other";
+  }
+}
+
+// The subgroup-scope shapes of VK_NV_cooperative_matrix whose A and B share a type.
+std::vector<MatrixShape> matrix_shapes(const InstanceFns& f, VkPhysicalDevice pd) {
+  std::vector<MatrixShape> shapes;
+  if (!f.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return shapes;
+  std::uint32_t count = 0;
+  check(f.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, nullptr),
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  std::vector<VkCooperativeMatrixPropertiesNV> props(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  check(f.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, props.data()),
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  for (const auto& p : props)
+    if (p.scope == VK_SCOPE_SUBGROUP_NV && p.AType == p.BType && p.CType == p.DType)
+      shapes.push_back({p.MSize, p.NSize, p.KSize, component_name(p.AType), component_name(p.DType)});
+  return shapes;
+}
+
 PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index) {
   PhysicalDeviceInfo info;
   info.index = index;
@@ -132,6 +161,7 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     info.timeline_semaphore = v12.timelineSemaphore;
     info.shader_float16 = v12.shaderFloat16;
     info.storage_buffer_16bit = v11.storageBuffer16BitAccess;
+    info.vulkan_memory_model = v12.vulkanMemoryModel;
   }
 
   std::uint32_t ext_count = 0;
@@ -143,6 +173,15 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   for (const auto& e : exts) {
     if (std::strcmp(e.extensionName, "VK_KHR_portability_subset") == 0) info.portability_subset = true;
     if (std::strcmp(e.extensionName, "VK_EXT_subgroup_size_control") == 0) size_control = true;
+    if (std::strcmp(e.extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0) info.cooperative_matrix = true;
+  }
+  if (info.cooperative_matrix) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 more{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    more.pNext = &matrix;
+    f.vkGetPhysicalDeviceFeatures2(pd, &more);
+    info.cooperative_matrix = matrix.cooperativeMatrix == VK_TRUE;
+    if (info.cooperative_matrix) info.matrix_shapes = matrix_shapes(f, pd);
   }
   // The range a pipeline may ask for; only the default size is used by vkpack's kernels.
   if (size_control) {

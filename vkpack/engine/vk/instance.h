@@ -39,6 +39,13 @@ struct MemoryHeapInfo {
   bool device_local = false;
 };
 
+// One product shape a device's matrix units take (VK_NV_cooperative_matrix, subgroup
+// scope): D (m x n, of d_type) = A (m x k) B (k x n) + C, A and B of ab_type.
+struct MatrixShape {
+  std::uint32_t m = 0, n = 0, k = 0;
+  std::string ab_type, d_type;  // "float16", "float32", "int8", ...
+};
+
 struct PhysicalDeviceInfo {
   int index = 0;                                  // position in Instance::devices()
   VkPhysicalDevice handle = VK_NULL_HANDLE;
@@ -59,6 +66,9 @@ struct PhysicalDeviceInfo {
   bool float_texels = false;                      // UNIFORM_TEXEL_BUFFER of R32G32B32A32_SFLOAT, _UINT, _SINT
   bool half_texels = false;                       // and of R16G16B16A16_SFLOAT
   bool portability_subset = false;                // MoltenVK: must be enabled if present
+  bool vulkan_memory_model = false;               // what cooperative-matrix shaders need besides
+  bool cooperative_matrix = false;                // VK_NV_cooperative_matrix and its feature
+  std::vector<MatrixShape> matrix_shapes;         // the shapes it offers (empty without it)
 };
 
 std::string_view to_string(VkPhysicalDeviceType type);

@@ -81,6 +81,8 @@ InstanceFns load_instance_fns(const GlobalFns& global, VkInstance instance) {
        "vkCreateDebugUtilsMessengerEXT", false);
   load(f.vkDestroyDebugUtilsMessengerEXT, get("vkDestroyDebugUtilsMessengerEXT"),
        "vkDestroyDebugUtilsMessengerEXT", false);
+  load(f.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV, get("vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"),
+       "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", false);
   return f;
 }
 

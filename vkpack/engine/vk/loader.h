@@ -33,6 +33,8 @@ struct InstanceFns {
   PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr = nullptr;
   PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;    // optional
   PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;  // optional
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV =
+      nullptr;  // optional: VK_NV_cooperative_matrix
 };
 
 struct DeviceFns {

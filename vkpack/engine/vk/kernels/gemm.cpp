@@ -11,8 +11,6 @@
 namespace vkp::vk {
 namespace {
 
-// gemm_tiled: tile and per-invocation block sizes.
-constexpr std::uint32_t kTileM = 64, kTileN = 64, kTileK = 16, kMicroM = 4, kMicroN = 4;
 // gemm_regblock: invocations per workgroup (one SIMD vector on lavapipe's AVX2 path)
 // and the fewest workgroups worth keeping a multi-core CPU busy.
 constexpr std::uint32_t kLanes = 8, kMinWorkgroups = 16;
@@ -318,21 +316,88 @@ void gemm_cpu(Recording& recording, const GemmArgs& args, const Layout& l, const
   reduce(recording, plan.sums, partials, c, workspace.sub(plan.packed_bytes + plan.partial_bytes, plan.reduce_bytes));
 }
 
+// gemm_tiled's tiles and blocks per variant.
+struct Tiling {
+  std::uint32_t tile_m, tile_n, tile_k, micro_m, micro_n;
+};
+constexpr Tiling kTiled64{64, 64, 16, 4, 4}, kTiled128{128, 128, 8, 8, 8};
+// gemm_tiled with 8 x 8 blocks ran 14x slower than with 4 x 4 on an NVIDIA H100 (1.9
+// against 27 TFLOP/s at 4096^3): tiled_128 is never chosen automatically, only named.
+// gemm_coopmat's tile and subgroups (shaders/gemm_coopmat.comp's constants).
+constexpr std::uint32_t kCoopTile = 128, kCoopSubgroups = 8;
+
+bool subgroup_size_fixed(const Device& device) {
+  const DeviceLimits& l = device.limits();
+  return l.min_subgroup_size == l.max_subgroup_size && l.subgroup_size == l.min_subgroup_size;
+}
+
 void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const BufferSlice& a, const BufferSlice& b,
               const BufferSlice& c, const GemmEpilogue& epilogue) {
   const GemmTiledPush push{args.m,     args.n,    args.k, l.lda, l.ldb, l.ldc, l.stride_a, l.stride_b, l.stride_c,
                            args.alpha, args.beta, 0,      1,     epilogue.activation_alpha, epilogue.gate_alpha};
-  const std::uint32_t threads = (kTileM / kMicroM) * (kTileN / kMicroN);
   Device& device = recording.device();
-  std::vector<SpecConstant> constants = {{0, threads},  {1, kTileM},  {2, kTileN},       {3, kTileK},
-                                         {4, kMicroM},  {5, kMicroN}, {6, args.trans_a}, {7, args.trans_b}};
-  add_gemm_epilogue_constants(constants, epilogue);
+  const GemmVariant variant = gemm_variant_for(args, a, b, device);
   const BufferSlice bindings[] = {a, b, c, epilogue_bias_binding(epilogue, a), epilogue_extra_binding(epilogue, a)};
+  if (variant == GemmVariant::cooperative_matrix) {
+    // Runs of 4 along each operand's contiguous axis where every run starts at a multiple of 4.
+    const bool vec4_a = l.lda % 4 == 0 && (args.batch == 1 || l.stride_a % 4 == 0);
+    const bool vec4_b = l.ldb % 4 == 0 && (args.batch == 1 || l.stride_b % 4 == 0);
+    std::vector<SpecConstant> constants = {{0, kCoopSubgroups * device.limits().subgroup_size},
+                                           {6, args.trans_a},
+                                           {7, args.trans_b},
+                                           {8, vec4_a},
+                                           {9, vec4_b}};
+    add_gemm_epilogue_constants(constants, epilogue);
+    std::uint32_t f16_mask = 0;
+    for (std::uint32_t i = 0; i < 5; ++i) f16_mask |= bindings[i].f16 ? 1u << i : 0u;
+    constants.push_back({kF16BindingsId, f16_mask});
+    const Kernel& kernel = device.kernel(shaders::gemm_coopmat, std::move(constants));
+    recording.dispatch(kernel, bindings, push, {div_up(args.n, kCoopTile), div_up(args.m, kCoopTile), args.batch},
+                       "gemm_coopmat");
+    return;
+  }
+  const Tiling& t = variant == GemmVariant::tiled_128 ? kTiled128 : kTiled64;
+  const std::uint32_t threads = (t.tile_m / t.micro_m) * (t.tile_n / t.micro_n);
+  std::vector<SpecConstant> constants = {{0, threads},   {1, t.tile_m},   {2, t.tile_n},       {3, t.tile_k},
+                                         {4, t.micro_m}, {5, t.micro_n}, {6, args.trans_a}, {7, args.trans_b}};
+  add_gemm_epilogue_constants(constants, epilogue);
   const Kernel& kernel = storage_kernel(device, shaders::gemm_tiled, shaders::gemm_tiled_f16, bindings, std::move(constants));
-  recording.dispatch(kernel, bindings, push, {div_up(args.n, kTileN), div_up(args.m, kTileM), args.batch}, "gemm");
+  recording.dispatch(kernel, bindings, push, {div_up(args.n, t.tile_n), div_up(args.m, t.tile_m), args.batch}, "gemm");
 }
 
 }  // namespace
+
+std::string_view to_string(GemmVariant variant) {
+  switch (variant) {
+    case GemmVariant::automatic: return "automatic";
+    case GemmVariant::tiled_64: return "tiled_64";
+    case GemmVariant::tiled_128: return "tiled_128";
+    case GemmVariant::cooperative_matrix: return "cooperative_matrix";
+  }
+  return "?";
+}
+
+std::vector<GemmVariant> gemm_gpu_variants(const Device& device) {
+  std::vector<GemmVariant> variants = {GemmVariant::tiled_64, GemmVariant::tiled_128};
+  if (device.has_matrix_shape(16, 16, 16) && subgroup_size_fixed(device) &&
+      kCoopSubgroups * device.limits().subgroup_size <= device.limits().max_workgroup_invocations)
+    variants.push_back(GemmVariant::cooperative_matrix);
+  return variants;
+}
+
+GemmVariant gemm_variant_for(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b, const Device& device) {
+  const std::vector<GemmVariant> offered = gemm_gpu_variants(device);
+  if (args.variant != GemmVariant::automatic) {
+    if (std::find(offered.begin(), offered.end(), args.variant) == offered.end())
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("gemm: {} cannot run {} (it needs VK_NV_cooperative_matrix with 16x16x16 float16 "
+                              "products into float32, enabled, and a fixed subgroup size)",
+                              device.label(), to_string(args.variant)));
+    return args.variant;
+  }
+  if (a.f16 && b.f16 && offered.back() == GemmVariant::cooperative_matrix) return GemmVariant::cooperative_matrix;
+  return GemmVariant::tiled_64;
+}
 
 std::uint64_t GemmPanels::bytes() const { return std::max<std::uint64_t>(floats * batches * 4, 16); }
 

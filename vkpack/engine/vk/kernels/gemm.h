@@ -76,6 +76,16 @@ struct GemmEpilogue {
   bool empty() const { return bias.size == 0 && residual.size == 0 && !activation && !gate_fn; }
 };
 
+// The GPU path's kernels. The tests run each one a device can run (gemm_gpu_variants).
+enum class GemmVariant {
+  automatic,           // gemm_variant_for(): the matrix units for float16 operands, else tiled_64
+  tiled_64,            // gemm_tiled: 64 x 64 tiles, 4 x 4 per invocation, K by 16
+  tiled_128,           // gemm_tiled: 128 x 128 tiles, 8 x 8 per invocation, K by 8 (named only:
+                       // 14x slower than tiled_64 on an H100; for the per-device measurement)
+  cooperative_matrix,  // gemm_coopmat: 128 x 128 tiles on the matrix units (float16 products, float32 sums)
+};
+std::string_view to_string(GemmVariant variant);
+
 struct GemmArgs {
   std::uint32_t m = 0, n = 0, k = 0;   // op(A) is m x k, op(B) is k x n, C is m x n
   bool trans_a = false;                // A is stored k x m
@@ -88,7 +98,18 @@ struct GemmArgs {
   float alpha = 1.0f;
   float beta = 0.0f;                   // 0: C is written without being read
   KernelChoice choice = KernelChoice::automatic;
+  GemmVariant variant = GemmVariant::automatic;  // the GPU path's kernel; ignored on the CPU path
 };
+
+// The variants `device` runs: the two tilings everywhere, the matrix units where
+// Device::cooperative_matrix() offers 16 x 16 x 16 float16 products into float32 and the
+// subgroup size is fixed.
+std::vector<GemmVariant> gemm_gpu_variants(const Device& device);
+// The kernel GemmVariant::automatic stands for, for these operands: cooperative_matrix
+// when A and B both hold float16 (BufferSlice::f16: the products are then exact in
+// float32, so nothing is rounded that was not already) and the device offers it;
+// otherwise tiled_64. Error(unsupported) when `args.variant` names one the device lacks.
+GemmVariant gemm_variant_for(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b, const Device& device);
 
 // For kernels that include shaders/epilogue.glsl: its specialization constants (ids
 // 20-23), its two bindings (the bias, then the residual or gate; `dummy`, any slice,
