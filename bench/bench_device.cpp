@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "vkpack/core/rng.h"
+#include "core/rng.h"
 
 namespace vkp::bench {
 namespace {

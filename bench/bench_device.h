@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "vkpack/engine/vk/device.h"
-#include "vkpack/engine/vk/instance.h"
-#include "vkpack/engine/vk/kernels/peak.h"
-#include "vkpack/engine/vk/memory.h"
+#include "engine/vk/device.h"
+#include "engine/vk/instance.h"
+#include "engine/vk/kernels/peak.h"
+#include "engine/vk/memory.h"
 
 namespace vkp::bench {
 

@@ -1,7 +1,7 @@
 #include "bench_models.h"
 
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
 
 namespace vkp::bench {
 

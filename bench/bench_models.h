@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "vkpack/engine/graph/graph.h"
+#include "engine/graph/graph.h"
 
 namespace vkp::bench {
 

@@ -29,7 +29,7 @@ MASK32 = 0xFFFFFFFF
 
 
 def philox4x32(counter, key):
-    """Philox4x32-10 as vkpack/core/rng.cpp computes it."""
+    """Philox4x32-10 as core/rng.cpp computes it."""
     c0, c1, c2, c3 = counter
     k0, k1 = key
     for _ in range(10):

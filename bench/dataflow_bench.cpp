@@ -26,15 +26,15 @@
 #include <string>
 #include <thread>
 
-#include "vkpack/dataflow/augment_image_component.h"
-#include "vkpack/dataflow/batch_data.h"
-#include "vkpack/dataflow/geometric_augmentors.h"
-#include "vkpack/dataflow/mnist.h"
-#include "vkpack/dataflow/multi_thread_batch_data.h"
-#include "vkpack/dataflow/multi_thread_map_data.h"
-#include "vkpack/dataflow/multi_thread_runner.h"
-#include "vkpack/dataflow/permutation.h"
-#include "vkpack/dataflow/photometric_augmentors.h"
+#include "dataflow/augment_image_component.h"
+#include "dataflow/batch_data.h"
+#include "dataflow/geometric_augmentors.h"
+#include "dataflow/mnist.h"
+#include "dataflow/multi_thread_batch_data.h"
+#include "dataflow/multi_thread_map_data.h"
+#include "dataflow/multi_thread_runner.h"
+#include "dataflow/permutation.h"
+#include "dataflow/photometric_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -30,13 +30,13 @@
 #include "char_model.h"
 #include "gan_model.h"
 #include "resnet_model.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/loss_scale.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
+#include "core/rng.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/loss_scale.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
+#include "core/error.h"
+#include "engine/vk/kernels/elementwise.h"
 
 namespace vkp::bench {
 namespace {

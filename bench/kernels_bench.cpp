@@ -16,13 +16,13 @@
 #include <cstring>
 
 #include "bench_device.h"
-#include "vkpack/core/half.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/kernels/gemm.h"
-#include "vkpack/engine/vk/kernels/implicit_conv.h"
-#include "vkpack/engine/vk/kernels/reduce.h"
-#include "vkpack/engine/vk/recording.h"
-#include "vkpack/engine/vk/transfer.h"
+#include "core/half.h"
+#include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/kernels/gemm.h"
+#include "engine/vk/kernels/implicit_conv.h"
+#include "engine/vk/kernels/reduce.h"
+#include "engine/vk/recording.h"
+#include "engine/vk/transfer.h"
 
 namespace vkp::bench {
 namespace {

@@ -24,11 +24,11 @@
 
 #include "bench_device.h"
 #include "bench_models.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/towers/host_average.h"
-#include "vkpack/towers/towers.h"
+#include "core/rng.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "towers/host_average.h"
+#include "towers/towers.h"
 
 namespace vkp::bench {
 namespace {

@@ -1,9 +1,12 @@
 # vkpack_library(<target> <folder>): the settings every library of vkpack shares: the
-# include root, warnings, and installation of the target and of the folder's headers.
+# include root (the source root here; include/ and include/vkpack installed, so that
+# <vkpack/vkpack.h> and "<folder>/<file>.h" both resolve), warnings, and installation of
+# the target and of the folder's headers under include/vkpack/<folder>.
 function(vkpack_library target folder)
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/vkpack>)
   target_compile_features(${target} PUBLIC cxx_std_20)
   vkpack_warnings(${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${target})
@@ -17,7 +20,7 @@ function(vkpack_library target folder)
       list(APPEND excluded REGEX "/${header}$" EXCLUDE)
     endif()
   endforeach()
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/vkpack/${folder}/
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vkpack/${folder}
     FILES_MATCHING PATTERN "*.h" ${excluded})
 endfunction()

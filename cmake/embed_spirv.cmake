@@ -12,7 +12,7 @@ string(REGEX REPLACE "(0x........u,0x........u,0x........u,0x........u,0x.......
 math(EXPR count "${hex_length} / 8")
 file(WRITE "${CPP}.tmp"
 "// Generated from ${NAME}.comp by cmake/embed_spirv.cmake; do not edit.
-#include \"vkpack/shaders/spirv.h\"
+#include \"shaders/spirv.h\"
 namespace vkp::shaders {
 namespace {
 constexpr std::uint32_t kWords[${count}] = {

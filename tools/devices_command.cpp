@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/device.h"
-#include "vkpack/engine/vk/instance.h"
-#include "vkpack/engine/vk/limits_profile.h"
+#include "core/error.h"
+#include "engine/vk/device.h"
+#include "engine/vk/instance.h"
+#include "engine/vk/limits_profile.h"
 
 namespace vkp::tool {
 namespace {

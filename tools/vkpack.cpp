@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "vkpack/core/error.h"
+#include "core/error.h"
 #include "commands.h"
 
 namespace {

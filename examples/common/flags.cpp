@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "vkpack/core/error.h"
+#include "core/error.h"
 
 namespace vkp::examples {
 

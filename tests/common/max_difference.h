@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vkpack/core/array.h"
+#include "core/array.h"
 
 namespace vkp::test {
 

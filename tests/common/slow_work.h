@@ -7,7 +7,7 @@
 // Its value (the products of numbers below 1e-3 underflow to 0) enters a cost times 0.
 #pragma once
 
-#include "vkpack/engine/graph/ops.h"
+#include "engine/graph/ops.h"
 
 namespace vkp::test {
 

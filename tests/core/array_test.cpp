@@ -1,4 +1,4 @@
-#include "vkpack/core/array.h"
+#include "core/array.h"
 
 #include <gtest/gtest.h>
 

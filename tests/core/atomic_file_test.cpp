@@ -1,7 +1,7 @@
 // AtomicFile and crash points: a file is either the old one or the new one, whatever
 // kills the writer; the temporaries a killed writer leaves are removed at the next start.
 // The kills are real (SIGKILL from a crash point, in a death-test child process).
-#include "vkpack/core/atomic_file.h"
+#include "core/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,8 +14,8 @@
 #include <sstream>
 
 #include "dir_listing.h"
-#include "vkpack/core/crash_point.h"
-#include "vkpack/core/error.h"
+#include "core/crash_point.h"
+#include "core/error.h"
 
 namespace vkp {
 namespace {

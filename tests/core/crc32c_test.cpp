@@ -1,12 +1,12 @@
 // CRC-32C against published check values, and the slicing path against the bytewise one.
-#include "vkpack/core/crc32c.h"
+#include "core/crc32c.h"
 
 #include <gtest/gtest.h>
 
 #include <string_view>
 #include <vector>
 
-#include "vkpack/core/rng.h"
+#include "core/rng.h"
 
 namespace vkp {
 namespace {

@@ -1,4 +1,4 @@
-#include "vkpack/core/half.h"
+#include "core/half.h"
 
 #include <gtest/gtest.h>
 

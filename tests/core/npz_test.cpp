@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "vkpack/core/error.h"
-#include "vkpack/core/npz.h"
+#include "core/error.h"
+#include "core/npz.h"
 
 namespace vkp {
 namespace {

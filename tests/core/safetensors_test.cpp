@@ -2,7 +2,7 @@
 // independent reader and writer written here by hand from the format's description
 // (8-byte little-endian header length, JSON header, raw data section).
 #include "dir_listing.h"
-#include "vkpack/core/safetensors.h"
+#include "core/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <random>
 
 #include "file_size_limit.h"
-#include "vkpack/core/half.h"
+#include "core/half.h"
 
 namespace vkp {
 namespace {

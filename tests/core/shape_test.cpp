@@ -1,8 +1,8 @@
-#include "vkpack/core/shape.h"
+#include "core/shape.h"
 
 #include <gtest/gtest.h>
 
-#include "vkpack/core/error.h"
+#include "core/error.h"
 
 namespace vkp {
 namespace {

@@ -7,15 +7,15 @@
 
 #include <cmath>
 
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/augment_image_component.h"
-#include "vkpack/dataflow/augmentor_list.h"
-#include "vkpack/dataflow/color_augmentors.h"
-#include "vkpack/dataflow/data_from_list.h"
-#include "vkpack/dataflow/geometric_augmentors.h"
-#include "vkpack/dataflow/multi_thread_map_data.h"
-#include "vkpack/dataflow/photometric_augmentors.h"
-#include "vkpack/dataflow/warp_augmentors.h"
+#include "core/error.h"
+#include "dataflow/augment_image_component.h"
+#include "dataflow/augmentor_list.h"
+#include "dataflow/color_augmentors.h"
+#include "dataflow/data_from_list.h"
+#include "dataflow/geometric_augmentors.h"
+#include "dataflow/multi_thread_map_data.h"
+#include "dataflow/photometric_augmentors.h"
+#include "dataflow/warp_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -6,10 +6,10 @@
 #include <set>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/augment_image_component.h"
-#include "vkpack/dataflow/geometric_augmentors.h"
-#include "vkpack/dataflow/photometric_augmentors.h"
-#include "vkpack/dataflow/warp_augmentors.h"
+#include "dataflow/augment_image_component.h"
+#include "dataflow/geometric_augmentors.h"
+#include "dataflow/photometric_augmentors.h"
+#include "dataflow/warp_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,4 +1,4 @@
-#include "vkpack/dataflow/batch_data.h"
+#include "dataflow/batch_data.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vkpack/dataflow/bounded_queue.h"
+#include "dataflow/bounded_queue.h"
 
 #include <gtest/gtest.h>
 

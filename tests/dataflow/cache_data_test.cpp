@@ -1,4 +1,4 @@
-#include "vkpack/dataflow/cache_data.h"
+#include "dataflow/cache_data.h"
 
 #include <gtest/gtest.h>
 

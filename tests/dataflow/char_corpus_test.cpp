@@ -1,14 +1,14 @@
 // CharCorpus and CharSequenceData on a directory the test writes (documents, strfile
 // indexes, aliases, a binary file) and on Debian's fortunes, whose totals are counted
 // here independently of the reader.
-#include "vkpack/dataflow/char_corpus.h"
+#include "dataflow/char_corpus.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 
-#include "vkpack/core/error.h"
+#include "core/error.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,5 +1,5 @@
 // Cifar10 and Cifar100 on files written here in the CIFAR binary format.
-#include "vkpack/dataflow/cifar.h"
+#include "dataflow/cifar.h"
 
 #include <gtest/gtest.h>
 

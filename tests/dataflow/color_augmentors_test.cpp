@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/color_augmentors.h"
+#include "core/error.h"
+#include "dataflow/color_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/concat_data.h"
-#include "vkpack/dataflow/join_data.h"
-#include "vkpack/dataflow/random_choose_data.h"
-#include "vkpack/dataflow/random_mix_data.h"
+#include "dataflow/concat_data.h"
+#include "dataflow/join_data.h"
+#include "dataflow/random_choose_data.h"
+#include "dataflow/random_mix_data.h"
 
 namespace vkp::dataflow {
 namespace {

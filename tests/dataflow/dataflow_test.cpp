@@ -1,12 +1,12 @@
 // The DataFlow lifecycle and the sources: DataFromList, DataFromGenerator, FakeData.
-#include "vkpack/dataflow/dataflow.h"
+#include "dataflow/dataflow.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/fake_data.h"
+#include "dataflow/fake_data.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -12,9 +12,9 @@
 #include <fstream>
 #include <set>
 
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/image_file.h"
-#include "vkpack/dataflow/image_from_file.h"
+#include "core/error.h"
+#include "dataflow/image_file.h"
+#include "dataflow/image_from_file.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,4 +1,4 @@
-#include "vkpack/dataflow/locally_shuffle_data.h"
+#include "dataflow/locally_shuffle_data.h"
 
 #include <gtest/gtest.h>
 

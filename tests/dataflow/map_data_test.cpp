@@ -1,10 +1,10 @@
 // MapData, MapDataComponent, SelectComponent.
-#include "vkpack/dataflow/map_data.h"
+#include "dataflow/map_data.h"
 
 #include <gtest/gtest.h>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/select_component.h"
+#include "dataflow/select_component.h"
 
 namespace vkp::dataflow {
 namespace {

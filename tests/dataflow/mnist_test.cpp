@@ -1,5 +1,5 @@
 // Mnist / FashionMnist on the real Fashion-MNIST files, and on broken files.
-#include "vkpack/dataflow/mnist.h"
+#include "dataflow/mnist.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/idx_file.h"
+#include "dataflow/idx_file.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,6 +1,6 @@
 // MultiThreadBatchData: the batches of BatchData over MultiThreadMapData, for any thread
 // count; unordered batches; edges; bounded buffering; exceptions; stopping early.
-#include "vkpack/dataflow/multi_thread_batch_data.h"
+#include "dataflow/multi_thread_batch_data.h"
 
 #include <gtest/gtest.h>
 

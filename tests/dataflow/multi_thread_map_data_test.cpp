@@ -1,6 +1,6 @@
 // MultiThreadMapData and PrefetchData: results, order, epochs, bounded buffering,
 // exceptions from workers, and stopping early.
-#include "vkpack/dataflow/multi_thread_map_data.h"
+#include "dataflow/multi_thread_map_data.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/prefetch_data.h"
+#include "dataflow/prefetch_data.h"
 
 namespace vkp::dataflow {
 namespace {

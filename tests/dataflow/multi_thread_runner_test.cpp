@@ -1,4 +1,4 @@
-#include "vkpack/dataflow/multi_thread_runner.h"
+#include "dataflow/multi_thread_runner.h"
 
 #include <gtest/gtest.h>
 

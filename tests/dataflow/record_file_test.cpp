@@ -1,4 +1,4 @@
-#include "vkpack/dataflow/record_file.h"
+#include "dataflow/record_file.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/fake_data.h"
+#include "dataflow/fake_data.h"
 
 namespace vkp::dataflow {
 namespace {

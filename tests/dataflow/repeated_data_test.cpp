@@ -1,10 +1,10 @@
 // RepeatedData, RepeatedDataPoint, FixedSizeData.
-#include "vkpack/dataflow/repeated_data.h"
+#include "dataflow/repeated_data.h"
 
 #include <gtest/gtest.h>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/fixed_size_data.h"
+#include "dataflow/fixed_size_data.h"
 
 namespace vkp::dataflow {
 namespace {

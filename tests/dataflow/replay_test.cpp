@@ -6,13 +6,13 @@
 #include <functional>
 
 #include "test_flows.h"
-#include "vkpack/dataflow/batch_data.h"
-#include "vkpack/dataflow/concat_data.h"
-#include "vkpack/dataflow/locally_shuffle_data.h"
-#include "vkpack/dataflow/multi_thread_batch_data.h"
-#include "vkpack/dataflow/multi_thread_map_data.h"
-#include "vkpack/dataflow/multi_thread_runner.h"
-#include "vkpack/dataflow/random_mix_data.h"
+#include "dataflow/batch_data.h"
+#include "dataflow/concat_data.h"
+#include "dataflow/locally_shuffle_data.h"
+#include "dataflow/multi_thread_batch_data.h"
+#include "dataflow/multi_thread_map_data.h"
+#include "dataflow/multi_thread_runner.h"
+#include "dataflow/random_mix_data.h"
 
 namespace vkp::dataflow::test {
 namespace {

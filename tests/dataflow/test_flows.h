@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "vkpack/dataflow/data_from_generator.h"
-#include "vkpack/dataflow/data_from_list.h"
+#include "dataflow/data_from_generator.h"
+#include "dataflow/data_from_list.h"
 
 namespace vkp::dataflow::test {
 

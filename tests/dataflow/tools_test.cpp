@@ -4,10 +4,10 @@
 #include <cstdio>
 
 #include "test_flows.h"
-#include "vkpack/core/log.h"
-#include "vkpack/dataflow/fake_data.h"
-#include "vkpack/dataflow/print_data.h"
-#include "vkpack/dataflow/test_data_speed.h"
+#include "core/log.h"
+#include "dataflow/fake_data.h"
+#include "dataflow/print_data.h"
+#include "dataflow/test_data_speed.h"
 
 namespace vkp::dataflow {
 namespace {

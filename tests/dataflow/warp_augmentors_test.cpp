@@ -7,9 +7,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/geometric_augmentors.h"
-#include "vkpack/dataflow/warp_augmentors.h"
+#include "core/error.h"
+#include "dataflow/geometric_augmentors.h"
+#include "dataflow/warp_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -8,9 +8,9 @@
 #include "models.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/inference_runner.h"
-#include "vkpack/dataflow/fixed_size_data.h"
-#include "vkpack/train/tower_trainer.h"
+#include "callbacks/inference_runner.h"
+#include "dataflow/fixed_size_data.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

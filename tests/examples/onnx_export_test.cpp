@@ -18,12 +18,12 @@
 #include "resnet_model.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/saver.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/train/onnx_export.h"
-#include "vkpack/train/predictor.h"
-#include "vkpack/train/tower_trainer.h"
+#include "callbacks/saver.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "train/onnx_export.h"
+#include "train/predictor.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

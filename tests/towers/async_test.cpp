@@ -17,12 +17,12 @@
 #include "slow_work.h"
 #include "tower_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/towers/towers.h"
+#include "core/error.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/variables.h"
+#include "towers/towers.h"
 
 namespace vkp::test {
 namespace {

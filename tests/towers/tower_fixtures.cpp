@@ -1,7 +1,7 @@
 #include "tower_fixtures.h"
 
 #include "vk_test_env.h"
-#include "vkpack/core/rng.h"
+#include "core/rng.h"
 
 namespace vkp::test {
 namespace {

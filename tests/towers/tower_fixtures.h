@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "vkpack/core/array.h"
-#include "vkpack/engine/vk/device.h"
+#include "core/array.h"
+#include "engine/vk/device.h"
 
 namespace vkp::test {
 

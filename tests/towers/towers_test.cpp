@@ -15,15 +15,15 @@
 
 #include "tower_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/towers/host_average.h"
-#include "vkpack/towers/host_optimizer.h"
-#include "vkpack/towers/towers.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/variables.h"
+#include "towers/host_average.h"
+#include "towers/host_optimizer.h"
+#include "towers/towers.h"
 
 namespace vkp::test {
 namespace {

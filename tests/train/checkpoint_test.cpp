@@ -17,13 +17,13 @@
 #include "dir_listing.h"
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/checkpoint.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/log.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/logger_dir.h"
-#include "vkpack/train/session_init.h"
-#include "vkpack/train/tower_trainer.h"
+#include "callbacks/checkpoint.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/graph/variables.h"
+#include "train/logger_dir.h"
+#include "train/session_init.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

@@ -12,12 +12,12 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/npz.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/foreign_weights.h"
+#include "core/error.h"
+#include "core/npz.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/variables.h"
+#include "train/foreign_weights.h"
 
 namespace vkp::test {
 namespace {

@@ -10,13 +10,13 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/tower_trainer.h"
+#include "core/rng.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/variables.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

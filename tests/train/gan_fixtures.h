@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "train_fixtures.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/dataflow/dataflow.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/gan.h"
+#include "core/rng.h"
+#include "dataflow/dataflow.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/variables.h"
+#include "train/gan.h"
 
 namespace vkp::test {
 

@@ -13,10 +13,10 @@
 #include "train_fixtures.h"
 #include "max_difference.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/saver.h"
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/data_from_list.h"
-#include "vkpack/towers/towers.h"
+#include "callbacks/saver.h"
+#include "core/error.h"
+#include "dataflow/data_from_list.h"
+#include "towers/towers.h"
 
 namespace vkp::test {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/tower_trainer.h"
+#include "core/error.h"
+#include "engine/graph/variables.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

@@ -11,16 +11,16 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/monitors.h"
-#include "vkpack/callbacks/pictures.h"
-#include "vkpack/callbacks/summary.h"
-#include "vkpack/dataflow/data_from_list.h"
-#include "vkpack/dataflow/image_file.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/multi_device_trainer.h"
-#include "vkpack/train/tower_trainer.h"
+#include "callbacks/monitors.h"
+#include "callbacks/pictures.h"
+#include "callbacks/summary.h"
+#include "dataflow/data_from_list.h"
+#include "dataflow/image_file.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/variables.h"
+#include "train/multi_device_trainer.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/saver.h"
-#include "vkpack/core/error.h"
-#include "vkpack/train/predictor.h"
-#include "vkpack/train/tower_trainer.h"
+#include "callbacks/saver.h"
+#include "core/error.h"
+#include "train/predictor.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

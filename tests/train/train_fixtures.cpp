@@ -4,14 +4,14 @@
 
 #include <filesystem>
 
-#include "vkpack/callbacks/summary.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/dataflow/data_from_list.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/variables.h"
+#include "callbacks/summary.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "dataflow/data_from_list.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/variables.h"
 
 namespace vkp::test {
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "vkpack/callbacks/callback.h"
-#include "vkpack/dataflow/dataflow.h"
-#include "vkpack/train/model_desc.h"
-#include "vkpack/train/train_config.h"
-#include "vkpack/train/trainer.h"
+#include "callbacks/callback.h"
+#include "dataflow/dataflow.h"
+#include "train/model_desc.h"
+#include "train/train_config.h"
+#include "train/trainer.h"
 
 namespace vkp::test {
 

@@ -7,14 +7,14 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/periodic.h"
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/data_from_list.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/train/tower_trainer.h"
+#include "callbacks/periodic.h"
+#include "core/error.h"
+#include "dataflow/data_from_list.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/variables.h"
+#include "train/tower_trainer.h"
 
 namespace vkp::test {
 namespace {

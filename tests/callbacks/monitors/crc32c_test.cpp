@@ -1,6 +1,6 @@
 // CRC-32C against published check values: the CRC catalogue's check value for
 // "123456789" and the iSCSI test vectors of RFC 3720, appendix B.4.
-#include "vkpack/callbacks/monitors/crc32c.h"
+#include "callbacks/monitors/crc32c.h"
 
 #include <gtest/gtest.h>
 

@@ -14,9 +14,9 @@
 
 #include "file_size_limit.h"
 #include "dir_listing.h"
-#include "vkpack/callbacks/monitors.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/log.h"
+#include "callbacks/monitors.h"
+#include "core/error.h"
+#include "core/log.h"
 
 namespace vkp::callbacks::fakes {
 

@@ -1,6 +1,6 @@
 // JSONWriter: stats.json content (compared with hand-written text), atomic replacement,
 // resume, and the backups of files it must not overwrite.
-#include "vkpack/callbacks/monitors/json_writer.h"
+#include "callbacks/monitors/json_writer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // ScalarPrinter: the log lines, compared with what tensorpack prints (Python's
 // '{}: {:.5g}'.format(name, value) over the names in sorted order).
-#include "vkpack/callbacks/monitors/scalar_printer.h"
+#include "callbacks/monitors/scalar_printer.h"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_trainer.h"
-#include "vkpack/callbacks/monitors/tf_event_writer.h"
-#include "vkpack/core/rng.h"
+#include "callbacks/monitors/tf_event_writer.h"
+#include "core/rng.h"
 
 namespace vkp::callbacks {
 namespace {

@@ -3,7 +3,7 @@
 // bit by bit, not with the library's table) and a protobuf field walker for Event,
 // Summary, Summary.Value and SessionLog, and a loader that drops what a SessionLog START
 // orphans, as TensorBoard's event accumulator does.
-#include "vkpack/callbacks/monitors/tf_event_writer.h"
+#include "callbacks/monitors/tf_event_writer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -7,12 +7,12 @@
 
 #include "test_models.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
-#include "vkpack/engine/vk/limits_profile.h"
+#include "core/error.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
+#include "engine/vk/limits_profile.h"
 
 namespace vkp::test {
 namespace {

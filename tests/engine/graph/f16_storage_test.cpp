@@ -14,15 +14,15 @@
 #include <cstring>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/core/half.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/f16_storage.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/half.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/f16_storage.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 
 namespace vkp::test {
 namespace {

@@ -13,11 +13,11 @@
 
 #include "checker.h"
 #include "vk_test_env.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/session.h"
+#include "core/rng.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
 
 namespace vkp::test {
 namespace {

@@ -5,14 +5,14 @@
 #include <cmath>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/feed_stager.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/program.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
+#include "core/error.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/feed_stager.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/program.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 
 namespace vkp::test {
 namespace {

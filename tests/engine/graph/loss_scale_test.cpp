@@ -12,14 +12,14 @@
 #include <limits>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/loss_scale.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/loss_scale.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 
 namespace vkp::test {
 namespace {

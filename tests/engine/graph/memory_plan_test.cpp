@@ -1,15 +1,15 @@
 // The static memory plan: tensors whose lifetimes do not overlap share bytes, and the
 // plans of real models take less than giving every tensor its own.
-#include "vkpack/engine/graph/memory_plan.h"
+#include "engine/graph/memory_plan.h"
 
 #include <gtest/gtest.h>
 
 #include "test_models.h"
-#include "vkpack/core/rng.h"
+#include "core/rng.h"
 #include "vk_test_env.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/session.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
 
 namespace vkp::test {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "vkpack/engine/graph/graph.h"
+#include "engine/graph/graph.h"
 
 namespace vkp::test {
 

@@ -10,13 +10,13 @@
 #include "checker.h"
 #include "op_check.h"
 #include "vk_test_env.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/reference.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
+#include "core/rng.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/reference.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 
 namespace vkp::test {
 namespace {

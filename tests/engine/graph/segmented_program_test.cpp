@@ -11,11 +11,11 @@
 
 #include "test_models.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
+#include "core/error.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 
 namespace vkp::test {
 namespace {

@@ -9,11 +9,11 @@
 
 #include "op_check.h"
 #include "vk_test_env.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/reference.h"
-#include "vkpack/engine/graph/sequence_layers.h"
-#include "vkpack/engine/graph/session.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/reference.h"
+#include "engine/graph/sequence_layers.h"
+#include "engine/graph/session.h"
 
 namespace vkp::test {
 namespace {

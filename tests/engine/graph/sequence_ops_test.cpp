@@ -12,11 +12,11 @@
 
 #include "op_check.h"
 #include "vk_test_env.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/autodiff.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/reference.h"
-#include "vkpack/engine/graph/session.h"
+#include "core/rng.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/reference.h"
+#include "engine/graph/session.h"
 
 namespace vkp::test {
 namespace {

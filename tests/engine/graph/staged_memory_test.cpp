@@ -7,9 +7,9 @@
 
 #include "test_models.h"
 #include "vk_test_env.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/vk/transfer.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
+#include "engine/vk/transfer.h"
 
 namespace vkp::test {
 namespace {

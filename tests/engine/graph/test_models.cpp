@@ -1,8 +1,8 @@
 #include "test_models.h"
 
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/graph/layers.h"
-#include "vkpack/engine/graph/ops.h"
+#include "core/rng.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/ops.h"
 
 namespace vkp::test {
 

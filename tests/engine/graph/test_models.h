@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "vkpack/core/array.h"
-#include "vkpack/engine/graph/graph.h"
+#include "core/array.h"
+#include "engine/graph/graph.h"
 
 namespace vkp::test {
 

@@ -11,11 +11,11 @@
 
 #include "test_models.h"
 #include "vk_test_env.h"
-#include "vkpack/engine/graph/ops.h"
-#include "vkpack/engine/graph/optimizer.h"
-#include "vkpack/engine/graph/reference.h"
-#include "vkpack/engine/graph/session.h"
-#include "vkpack/engine/graph/variables.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/reference.h"
+#include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 
 // Counts operator new calls while `counting` is set: the replay test checks that a
 // steady training loop makes none.

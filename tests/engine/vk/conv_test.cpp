@@ -15,8 +15,8 @@
 
 #include "checker.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/implicit_conv.h"
+#include "core/error.h"
+#include "engine/vk/kernels/implicit_conv.h"
 
 namespace vkp::test {
 namespace {

@@ -1,5 +1,5 @@
 // Fill, strided copy and transpose: exact (they move bits).
-#include "vkpack/engine/vk/kernels/copy.h"
+#include "engine/vk/kernels/copy.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
+#include "core/error.h"
 
 namespace vkp::test {
 namespace {

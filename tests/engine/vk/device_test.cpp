@@ -1,4 +1,4 @@
-#include "vkpack/engine/vk/device.h"
+#include "engine/vk/device.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,12 +9,12 @@
 #include <string>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/log.h"
-#include "vkpack/engine/vk/kernels/copy.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/transfer.h"
-#include "vkpack/shaders/embedded.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/vk/kernels/copy.h"
+#include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/transfer.h"
+#include "shaders/embedded.h"
 
 namespace vkp::test {
 namespace {

@@ -12,9 +12,9 @@
 #include "checker.h"
 #include "reference.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/vk/kernels/elementwise_chain.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "engine/vk/kernels/elementwise_chain.h"
 
 namespace vkp::test {
 namespace {

@@ -9,8 +9,8 @@
 #include "checker.h"
 #include "reference.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
+#include "core/error.h"
+#include "engine/vk/kernels/elementwise.h"
 
 namespace vkp::test {
 namespace {

@@ -13,18 +13,18 @@
 #include <fmt/format.h>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/half.h"
-#include "vkpack/engine/vk/kernels/batch_norm.h"
-#include "vkpack/engine/vk/kernels/conv.h"
-#include "vkpack/engine/vk/kernels/copy.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/kernels/elementwise_chain.h"
-#include "vkpack/engine/vk/kernels/gemm.h"
-#include "vkpack/engine/vk/kernels/implicit_conv.h"
-#include "vkpack/engine/vk/kernels/pool.h"
-#include "vkpack/engine/vk/kernels/reduce.h"
-#include "vkpack/engine/vk/kernels/training.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "engine/vk/kernels/batch_norm.h"
+#include "engine/vk/kernels/conv.h"
+#include "engine/vk/kernels/copy.h"
+#include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/kernels/elementwise_chain.h"
+#include "engine/vk/kernels/gemm.h"
+#include "engine/vk/kernels/implicit_conv.h"
+#include "engine/vk/kernels/pool.h"
+#include "engine/vk/kernels/reduce.h"
+#include "engine/vk/kernels/training.h"
 
 namespace vkp::test {
 namespace {

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "vk_test_env.h"
-#include "vkpack/engine/vk/kernels/gather.h"
+#include "engine/vk/kernels/gather.h"
 
 namespace vkp::test {
 namespace {

@@ -18,9 +18,9 @@
 #include "checker.h"
 #include "reference.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/half.h"
-#include "vkpack/engine/vk/kernels/gemm.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "engine/vk/kernels/gemm.h"
 
 namespace vkp::test {
 namespace {

@@ -1,13 +1,13 @@
-#include "vkpack/engine/vk/instance.h"
+#include "engine/vk/instance.h"
 
 #include <gtest/gtest.h>
 
 #include <mutex>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/check.h"
-#include "vkpack/engine/vk/device.h"
+#include "core/error.h"
+#include "engine/vk/check.h"
+#include "engine/vk/device.h"
 
 namespace vkp::test {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "checker.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/peak.h"
+#include "core/error.h"
+#include "engine/vk/kernels/peak.h"
 
 namespace vkp::test {
 namespace {

@@ -1,16 +1,16 @@
-#include "vkpack/engine/vk/recording.h"
+#include "engine/vk/recording.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/half.h"
-#include "vkpack/engine/vk/kernels/copy.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/kernels/launch.h"
-#include "vkpack/shaders/embedded.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "engine/vk/kernels/copy.h"
+#include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/kernels/launch.h"
+#include "shaders/embedded.h"
 
 namespace vkp::test {
 namespace {

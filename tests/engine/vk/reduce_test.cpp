@@ -22,9 +22,9 @@
 #include "checker.h"
 #include "reference.h"
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/core/rng.h"
-#include "vkpack/engine/vk/kernels/reduce.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "engine/vk/kernels/reduce.h"
 
 namespace vkp::test {
 namespace {

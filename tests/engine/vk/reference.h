@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "vkpack/core/shape.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/kernels/gemm.h"
-#include "vkpack/engine/vk/kernels/reduce.h"
+#include "core/shape.h"
+#include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/kernels/gemm.h"
+#include "engine/vk/kernels/reduce.h"
 
 namespace vkp::test {
 

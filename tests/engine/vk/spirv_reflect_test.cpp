@@ -1,16 +1,16 @@
 // The shaders' push-constant blocks against their C++ mirrors (the static_asserts in the
 // headers check the C++ side; this checks the SPIR-V side), and what reflection reads.
-#include "vkpack/engine/vk/spirv_reflect.h"
+#include "engine/vk/spirv_reflect.h"
 
 #include <gtest/gtest.h>
 
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/copy.h"
-#include "vkpack/engine/vk/kernels/elementwise.h"
-#include "vkpack/engine/vk/kernels/implicit_conv.h"
-#include "vkpack/engine/vk/kernels/gemm.h"
-#include "vkpack/engine/vk/kernels/reduce.h"
-#include "vkpack/shaders/embedded.h"
+#include "core/error.h"
+#include "engine/vk/kernels/copy.h"
+#include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/kernels/implicit_conv.h"
+#include "engine/vk/kernels/gemm.h"
+#include "engine/vk/kernels/reduce.h"
+#include "shaders/embedded.h"
 
 namespace vkp::test {
 namespace {

@@ -1,12 +1,12 @@
-#include "vkpack/engine/vk/transfer.h"
+#include "engine/vk/transfer.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "vk_test_env.h"
-#include "vkpack/core/error.h"
-#include "vkpack/engine/vk/kernels/copy.h"
+#include "core/error.h"
+#include "engine/vk/kernels/copy.h"
 
 namespace vkp::test {
 namespace {

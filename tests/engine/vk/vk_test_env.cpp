@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "vkpack/core/rng.h"
+#include "core/rng.h"
 
 namespace vkp::test {
 namespace {

@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
-#include "vkpack/engine/vk/device.h"
-#include "vkpack/engine/vk/instance.h"
-#include "vkpack/engine/vk/memory.h"
-#include "vkpack/engine/vk/recording.h"
-#include "vkpack/engine/vk/transfer.h"
+#include "engine/vk/device.h"
+#include "engine/vk/instance.h"
+#include "engine/vk/memory.h"
+#include "engine/vk/recording.h"
+#include "engine/vk/transfer.h"
 
 namespace vkp::test {
 

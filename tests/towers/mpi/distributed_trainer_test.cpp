@@ -23,13 +23,13 @@
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
-#include "vkpack/callbacks/checkpoint.h"
-#include "vkpack/callbacks/param_setters.h"
-#include "vkpack/callbacks/saver.h"
-#include "vkpack/core/error.h"
-#include "vkpack/dataflow/data_from_list.h"
-#include "vkpack/towers/mpi_reduce.h"
-#include "vkpack/train/distributed_trainer.h"
+#include "callbacks/checkpoint.h"
+#include "callbacks/param_setters.h"
+#include "callbacks/saver.h"
+#include "core/error.h"
+#include "dataflow/data_from_list.h"
+#include "towers/mpi_reduce.h"
+#include "train/distributed_trainer.h"
 
 namespace vkp::test {
 namespace {

@@ -1,0 +1,98 @@
+#include "callbacks/tensor_callbacks.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/safetensors.h"
+
+namespace vkp::callbacks {
+namespace {
+
+std::vector<graph::Tensor> find_all(graph::Graph& g, const std::vector<std::string>& names) {
+  std::vector<graph::Tensor> out;
+  for (const std::string& name : names) out.push_back(g.find(name));
+  return out;
+}
+
+}  // namespace
+
+CheckNumerics::CheckNumerics(std::int64_t variable_period, std::vector<std::string> tensors)
+    : variable_period_(variable_period), names_(std::move(tensors)) {}
+
+std::vector<graph::Tensor> CheckNumerics::on_fetches() {
+  std::vector<graph::Tensor> out;
+  labels_.clear();
+  if (trainer().cost().valid()) {
+    out.push_back(trainer().cost());
+    labels_.push_back(trainer().cost().name() + " (the cost)");
+  }
+  for (const graph::Tensor& t : find_all(trainer().graph(), names_)) {
+    out.push_back(t);
+    labels_.push_back(t.name());
+  }
+  return out;
+}
+
+void CheckNumerics::on_after_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (const std::int64_t bad = non_finite(values[i]).count; bad > 0)
+      throw Error(ErrorCode::bad_data, "CheckNumerics: " + labels_[i] + " has " + std::to_string(bad) +
+                                           " NaN or infinite value(s) at global step " +
+                                           std::to_string(trainer().global_step()));
+}
+
+void CheckNumerics::check_variables() const {
+  for (const graph::Tensor& v : trainer().graph().variables()) {
+    const std::string& name = std::get<graph::VariableAttrs>(v.node().attrs).var_name;
+    if (const std::int64_t bad = non_finite(trainer().variable(name)).count; bad > 0)
+      throw Error(ErrorCode::bad_data, "CheckNumerics: variable " + name + " has " + std::to_string(bad) +
+                                           " NaN or infinite value(s) at global step " +
+                                           std::to_string(trainer().global_step()));
+  }
+}
+
+void CheckNumerics::on_trigger_step() {
+  if (variable_period_ > 0 && trainer().global_step() % variable_period_ == 0) check_variables();
+}
+
+void CheckNumerics::on_trigger() { check_variables(); }
+
+RunOp::RunOp(std::function<std::vector<graph::Tensor>(graph::Graph&)> make, bool run_before, bool run_as_trigger,
+             bool run_every_step)
+    : make_(std::move(make)), run_before_(run_before), run_as_trigger_(run_as_trigger), run_every_step_(run_every_step) {}
+
+void RunOp::on_setup_graph() { targets_ = make_(trainer().graph()); }
+void RunOp::run() { trainer().run_targets(targets_); }
+void RunOp::on_before_train() { if (run_before_) run(); }
+void RunOp::on_trigger() { if (run_as_trigger_) run(); }
+void RunOp::on_trigger_step() { if (run_every_step_) run(); }
+
+ProcessTensors::ProcessTensors(std::vector<std::string> names, std::function<void(std::span<const Array>)> fn)
+    : names_(std::move(names)), fn_(std::move(fn)) {}
+
+std::vector<graph::Tensor> ProcessTensors::on_fetches() { return find_all(trainer().graph(), names_); }
+
+DumpTensors::DumpTensors(std::vector<std::string> names, std::int64_t every_k_steps)
+    : names_(std::move(names)), every_k_steps_(every_k_steps) {
+  chief_only_ = true;
+}
+
+void DumpTensors::on_setup_graph() {
+  if (trainer().logger_dir().empty())
+    throw Error(ErrorCode::invalid_argument, "DumpTensors writes into the log directory; train with one");
+}
+
+std::vector<graph::Tensor> DumpTensors::on_fetches() { return find_all(trainer().graph(), names_); }
+
+void DumpTensors::on_after_run(std::span<const Array> values) {
+  const std::int64_t step = trainer().global_step();
+  if (every_k_steps_ > 1 && step % every_k_steps_ != 0) return;
+  TensorFile file;
+  for (std::size_t i = 0; i < values.size(); ++i) file.tensors.emplace_back(names_[i], values[i]);
+  file.metadata["global_step"] = std::to_string(step);
+  write_safetensors((std::filesystem::path(trainer().logger_dir()) / ("DumpTensor-" + std::to_string(step) + ".safetensors")).string(),
+                    file);
+}
+
+}  // namespace vkp::callbacks

@@ -1,0 +1,85 @@
+// TrainerView: all a callback sees of the trainer that runs it (DESIGN.md section 7:
+// callbacks know the trainer only through this narrow interface, which the trainers in
+// train/ implement).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "engine/graph/graph.h"
+
+namespace vkp::callbacks {
+
+class Monitors;
+
+// A callable on the inference tower: inputs in the order asked for, outputs likewise.
+using PredictFn = std::function<std::vector<Array>(const std::vector<Array>& inputs)>;
+
+class TrainerView {
+ public:
+  virtual ~TrainerView() = default;
+
+  // Progress, as tensorpack counts it: epochs from 1, global_step = steps run so far
+  // (over every epoch, across resumes), local_step = steps run in this epoch.
+  virtual std::int64_t global_step() const = 0;
+  virtual int epoch_num() const = 0;
+  virtual std::int64_t local_step() const = 0;
+  virtual std::int64_t steps_per_epoch() const = 0;
+  virtual int starting_epoch() const = 0;
+  virtual int max_epoch() const = 0;
+
+  // The training graph: callbacks find tensors in it, and build ops in it at setup_graph.
+  virtual graph::Graph& graph() = 0;
+
+  // The training state, always current: where the trainer keeps a master copy elsewhere
+  // (the parameter server's host master) it answers from it, or brings it back first.
+  // Error(not_found) for names the graph does not have.
+  virtual float hyperparameter(const std::string& name) = 0;
+  virtual void set_hyperparameter(const std::string& name, float value) = 0;
+  virtual Array variable(const std::string& name) = 0;
+  // Several variables (slots and moving averages too) in one read, for checkpoints.
+  virtual std::vector<Array> variable_values(const std::vector<std::string>& names) = 0;
+  // Runs `targets` (ops a callback built in graph()) once, between steps.
+  virtual void run_targets(const std::vector<graph::Tensor>& targets) = 0;
+  virtual Monitors& monitors() = 0;
+  // train_log/<name>/, or empty when the run writes no files.
+  virtual const std::string& logger_dir() const = 0;
+  // The process that writes logs, statistics and checkpoints (rank 0 under MPI).
+  virtual bool is_chief() const = 0;
+
+  // The inference tower (BatchNorm moving averages, no dropout) on the training
+  // variables, fed and fetched by tensor name as the tower function named them.
+  virtual PredictFn predictor(const std::vector<std::string>& input_names,
+                              const std::vector<std::string>& output_names) = 0;
+  // One predictor per tower, each on its tower's device, all with tower 0's variables as
+  // they are now (data-parallel inference). One tower: {predictor(...)}.
+  virtual std::vector<PredictFn> tower_predictors(const std::vector<std::string>& input_names,
+                                                  const std::vector<std::string>& output_names) {
+    return {predictor(input_names, output_names)};
+  }
+  // Device memory (bytes) the trainer holds now and at most so far.
+  virtual std::uint64_t device_memory_bytes() const = 0;
+  virtual std::uint64_t peak_device_memory_bytes() const = 0;
+  // Samples in one step (the batch over every tower).
+  virtual std::int64_t samples_per_step() const = 0;
+  // The model's inputs, in the order datapoints hold them; the cost of the training
+  // tower (an invalid Tensor when the trainer has none).
+  virtual std::vector<std::string> input_names() const = 0;
+  virtual graph::Tensor cost() const = 0;
+};
+
+// Thrown by a callback (or a run_step) to end training cleanly after the current step:
+// the trainer still runs after_train, as tensorpack's StopTraining.
+class StopTraining : public std::exception {
+ public:
+  explicit StopTraining(std::string reason = "stop requested") : reason_(std::move(reason)) {}
+  const char* what() const noexcept override { return reason_.c_str(); }
+
+ private:
+  std::string reason_;
+};
+
+}  // namespace vkp::callbacks

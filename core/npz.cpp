@@ -1,0 +1,198 @@
+#include "core/npz.h"
+
+#include <zip.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "core/error.h"
+
+namespace vkp {
+namespace {
+
+[[noreturn]] void bad(const std::string& what, const std::string& why) {
+  throw Error(ErrorCode::bad_data, what + ": not a NumPy array file as expected: " + why);
+}
+
+// The value of 'key' in the header dict, up to the next top-level comma or brace (a
+// shape's parentheses kept whole).
+std::string field(const std::string& header, const std::string& key, const std::string& what) {
+  const std::size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) bad(what, "its header has no '" + key + "' (header: " + header + ")");
+  std::size_t i = header.find(':', at);
+  if (i == std::string::npos) bad(what, "its header's '" + key + "' has no value");
+  ++i;
+  while (i < header.size() && header[i] == ' ') ++i;
+  std::size_t end = i;
+  if (i < header.size() && header[i] == '(') {
+    end = header.find(')', i);
+    if (end == std::string::npos) bad(what, "its header's shape is not closed");
+    return header.substr(i, end + 1 - i);
+  }
+  while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
+  std::string value = header.substr(i, end - i);
+  while (!value.empty() && value.back() == ' ') value.pop_back();
+  return value;
+}
+
+std::vector<std::int64_t> parse_shape(const std::string& text, const std::string& what) {
+  std::vector<std::int64_t> dims;
+  std::size_t i = 1;  // past '('
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i >= text.size() || text[i] == ')') break;
+    std::size_t used = 0;
+    try {
+      dims.push_back(std::stoll(text.substr(i), &used));
+    } catch (const std::exception&) {
+      bad(what, "its shape " + text + " is not a tuple of integers");
+    }
+    if (dims.back() < 0) bad(what, "its shape " + text + " has a negative extent");
+    i += used;
+  }
+  return dims;
+}
+
+struct Descr {
+  DType dtype;
+  std::size_t bytes;  // per element in the file
+  bool from_f64 = false;
+};
+
+Descr parse_descr(std::string d, const std::string& what) {
+  if (d.size() < 2 || (d.front() != '\'' && d.front() != '"')) bad(what, "its dtype " + d + " is not a string");
+  d = d.substr(1, d.size() - 2);
+  if (d == "|u1" || d == "|b1" || d == "u1" || d == "b1") return {DType::u8, 1};
+  if (d.size() < 3) throw Error(ErrorCode::unsupported, what + ": NumPy dtype '" + d + "' is not read");
+  if (d[0] == '>')
+    throw Error(ErrorCode::unsupported, what + ": big-endian data ('" + d + "'); save it as little-endian ('<')");
+  const std::string type = d.substr(1);
+  if (type == "f4") return {DType::f32, 4};
+  if (type == "f8") return {DType::f32, 8, true};
+  if (type == "f2") return {DType::f16, 2};
+  if (type == "i4") return {DType::i32, 4};
+  if (type == "i8") return {DType::i64, 8};
+  throw Error(ErrorCode::unsupported, what + ": NumPy dtype '" + d +
+                                          "' is not read (float32, float64, float16, int32, int64, uint8, bool are)");
+}
+
+// Fortran order (the first axis fastest) to C order, element by element.
+std::vector<std::byte> to_c_order(std::span<const std::byte> data, const std::vector<std::int64_t>& dims,
+                                  std::size_t bytes) {
+  std::vector<std::byte> out(data.size());
+  const std::size_t rank = dims.size();
+  std::vector<std::int64_t> index(rank, 0);
+  const std::size_t count = bytes == 0 ? 0 : data.size() / bytes;
+  for (std::size_t c = 0; c < count; ++c) {
+    // c walks C order; its Fortran offset has the first axis fastest.
+    std::int64_t f = 0, stride = 1;
+    for (std::size_t a = 0; a < rank; ++a) {
+      f += index[a] * stride;
+      stride *= dims[a];
+    }
+    std::memcpy(out.data() + c * bytes, data.data() + static_cast<std::size_t>(f) * bytes, bytes);
+    for (std::size_t a = rank; a-- > 0;) {
+      if (++index[a] < dims[a]) break;
+      index[a] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<std::byte> read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::io, "cannot open " + path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  std::memcpy(bytes.data(), chars.data(), chars.size());
+  return bytes;
+}
+
+}  // namespace
+
+Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
+  static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) bad(what, "it does not start with \\x93NUMPY");
+  const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(bytes[i]); };
+  const std::size_t major = byte(6);
+  std::size_t header_len = 0, start = 0;
+  if (major == 1) {
+    header_len = byte(8) | byte(9) << 8;
+    start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) bad(what, "it ends inside its preamble");
+    header_len = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    start = 12;
+  } else {
+    bad(what, "format version " + std::to_string(major) + " is not 1, 2 or 3");
+  }
+  if (start + header_len > bytes.size()) bad(what, "it ends inside its header");
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + start), header_len);
+  const Descr d = parse_descr(field(header, "descr", what), what);
+  const std::string order = field(header, "fortran_order", what);
+  if (order != "False" && order != "True") bad(what, "fortran_order is '" + order + "'");
+  const std::vector<std::int64_t> dims = parse_shape(field(header, "shape", what), what);
+  std::int64_t count = 1;
+  for (std::int64_t e : dims) count *= e;
+  const std::span<const std::byte> data = bytes.subspan(start + header_len);
+  if (data.size() != static_cast<std::size_t>(count) * d.bytes)
+    bad(what, std::to_string(count) + " elements of " + std::to_string(d.bytes) + " bytes need " +
+                  std::to_string(static_cast<std::size_t>(count) * d.bytes) + " bytes of data, the file has " +
+                  std::to_string(data.size()));
+  std::vector<std::byte> c_order;
+  std::span<const std::byte> elements = data;
+  if (order == "True" && dims.size() > 1) {
+    c_order = to_c_order(data, dims, d.bytes);
+    elements = c_order;
+  }
+  Array out(d.dtype, Shape(dims));
+  if (!d.from_f64) {
+    std::memcpy(out.bytes().data(), elements.data(), elements.size());
+    return out;
+  }
+  std::span<float> f = out.data<float>();
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    double v = 0;
+    std::memcpy(&v, elements.data() + i * 8, 8);
+    f[i] = static_cast<float>(v);
+  }
+  return out;
+}
+
+Array read_npy(const std::string& path) { return parse_npy(read_whole(path), path); }
+
+std::map<std::string, Array> read_npz(const std::string& path) {
+  int code = 0;
+  std::unique_ptr<zip_t, int (*)(zip_t*)> archive(zip_open(path.c_str(), ZIP_RDONLY, &code), zip_close);
+  if (!archive) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    const std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw Error(code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ ? ErrorCode::io : ErrorCode::bad_data,
+                "cannot read " + path + " as an .npz (zip) archive: " + why);
+  }
+  std::map<std::string, Array> arrays;
+  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      throw Error(ErrorCode::bad_data, path + ": entry " + std::to_string(i) + ": " + zip_strerror(archive.get()));
+    std::string name = st.name;
+    const std::string what = path + ": " + name;
+    if (name.size() < 4 || name.substr(name.size() - 4) != ".npy") bad(what, "an .npz holds only .npy files");
+    std::vector<std::byte> bytes(st.size);
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0),
+                                                            zip_fclose);
+    if (!file || zip_fread(file.get(), bytes.data(), st.size) != static_cast<zip_int64_t>(st.size))
+      throw Error(ErrorCode::bad_data, what + ": cannot be read: " + zip_strerror(archive.get()));
+    name.resize(name.size() - 4);
+    arrays.emplace(name, parse_npy(bytes, what));
+  }
+  return arrays;
+}
+
+}  // namespace vkp

@@ -1,0 +1,57 @@
+#include "core/shape.h"
+
+#include "core/error.h"
+
+namespace vkp {
+namespace {
+
+void check_dims(const std::vector<std::int64_t>& dims) {
+  for (std::int64_t d : dims) {
+    if (d < 0) {
+      std::string text = "[";
+      for (std::size_t i = 0; i < dims.size(); ++i)
+        text += (i ? ", " : "") + std::to_string(dims[i]);
+      throw Error(ErrorCode::invalid_argument,
+                  "shape " + text + "] has a negative extent; extents must be >= 0");
+    }
+  }
+}
+
+}  // namespace
+
+Shape::Shape(std::initializer_list<std::int64_t> dims) : dims_(dims) { check_dims(dims_); }
+
+Shape::Shape(std::vector<std::int64_t> dims) : dims_(std::move(dims)) { check_dims(dims_); }
+
+std::int64_t Shape::operator[](int i) const {
+  const int r = rank();
+  const int j = i < 0 ? i + r : i;
+  if (j < 0 || j >= r)
+    throw Error(ErrorCode::invalid_argument,
+                "axis " + std::to_string(i) + " is out of range for shape " + to_string(*this));
+  return dims_[static_cast<std::size_t>(j)];
+}
+
+std::int64_t Shape::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::vector<std::int64_t> Shape::strides() const {
+  std::vector<std::int64_t> s(dims_.size());
+  std::int64_t step = 1;
+  for (std::size_t i = dims_.size(); i-- > 0;) {
+    s[i] = step;
+    step *= dims_[i];
+  }
+  return s;
+}
+
+std::string to_string(const Shape& shape) {
+  std::string text = "[";
+  for (int i = 0; i < shape.rank(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace vkp

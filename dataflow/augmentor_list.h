@@ -1,0 +1,45 @@
+// Augmentors made of augmentors: a sequence, a random application, a random choice.
+#pragma once
+
+#include "dataflow/image_augmentor.h"
+
+namespace vkp::dataflow {
+
+// Applies each augmentor in order.
+class AugmentorList : public ImageAugmentor {
+ public:
+  explicit AugmentorList(std::vector<AugmentorPtr> augmentors);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  std::vector<AugmentorPtr> augmentors_;
+};
+
+// Applies `augmentor` with probability `prob`, else passes the image through.
+class RandomApplyAug : public ImageAugmentor {
+ public:
+  RandomApplyAug(AugmentorPtr augmentor, double prob);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  AugmentorPtr augmentor_;
+  double prob_;
+};
+
+// Applies one augmentor picked at random by `weights` (empty: all equal).
+class RandomChooseAug : public ImageAugmentor {
+ public:
+  explicit RandomChooseAug(std::vector<AugmentorPtr> augmentors, std::vector<double> weights = {});
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  std::size_t pick(Rng& rng) const;
+
+  std::vector<AugmentorPtr> augmentors_;
+  std::vector<double> cumulative_;
+};
+
+}  // namespace vkp::dataflow

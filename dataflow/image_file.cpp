@@ -1,0 +1,106 @@
+#include "dataflow/image_file.h"
+
+#include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "dataflow/file_bytes.h"
+
+namespace vkp::dataflow {
+namespace {
+
+void check_channels(int channels, const std::string& what) {
+  if (channels != 0 && channels != 1 && channels != 3 && channels != 4)
+    throw Error(ErrorCode::invalid_argument, what + ": channels must be 0 (as stored), 1, 3 or 4, not " +
+                                                 std::to_string(channels));
+}
+
+// u8 [H, W, C] of `image` ([H, W] or [H, W, C], u8 or f32 in [0, 1]).
+Array to_u8(const Array& image, const char* who) {
+  const int rank = image.shape().rank();
+  if ((rank != 2 && rank != 3) || (rank == 3 && (image.shape()[2] < 1 || image.shape()[2] > 4)))
+    throw Error(ErrorCode::invalid_argument, std::string(who) + ": an image is [H, W] or [H, W, C] with 1 to 4 channels, not " +
+                                                 describe(image));
+  const Shape hwc{image.shape()[0], image.shape()[1], rank == 3 ? image.shape()[2] : 1};
+  if (image.dtype() == DType::u8) return image.reshaped(hwc);
+  if (image.dtype() != DType::f32)
+    throw Error(ErrorCode::invalid_argument, std::string(who) + ": images are u8 or f32, not " + describe(image));
+  Array out(DType::u8, hwc);
+  const auto in = image.data<float>();
+  auto bytes = out.data<std::uint8_t>();
+  for (std::size_t i = 0; i < in.size(); ++i)
+    bytes[i] = static_cast<std::uint8_t>(std::lround(std::clamp(std::isnan(in[i]) ? 0.0f : in[i], 0.0f, 1.0f) * 255.0f));
+  return out;
+}
+
+void append(void* context, void* data, int size) {
+  static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
+}
+
+}  // namespace
+
+Array decode_image(std::span<const std::byte> bytes, const std::string& what, int channels) {
+  check_channels(channels, what);
+  int w = 0, h = 0, stored = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
+      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
+                            &stored, channels),
+      stbi_image_free);
+  if (!pixels) {
+    const char* reason = stbi_failure_reason();
+    throw Error(ErrorCode::bad_data, what + ": not a readable image (" + std::string(reason ? reason : "unknown") + ")");
+  }
+  const int c = channels == 0 ? stored : channels;
+  Array out(DType::u8, Shape{h, w, c});
+  std::memcpy(out.bytes().data(), pixels.get(), out.nbytes());
+  return out;
+}
+
+Array read_image(const std::string& path, int channels) {
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  return decode_image(std::as_bytes(std::span(bytes)), path, channels);
+}
+
+std::string encode_png(const Array& image) {
+  const Array u8 = to_u8(image, "encode_png");
+  const auto h = static_cast<int>(u8.shape()[0]), w = static_cast<int>(u8.shape()[1]),
+             c = static_cast<int>(u8.shape()[2]);
+  std::string png;
+  if (stbi_write_png_to_func(append, &png, w, h, c, u8.bytes().data(), w * c) == 0)
+    throw Error(ErrorCode::invalid_argument, "encode_png: stb_image_write could not encode a " + describe(image));
+  return png;
+}
+
+void write_png(const std::string& path, const Array& image) { write_file_atomically(path, encode_png(image)); }
+
+Array image_grid(const Array& images, int rows, int cols, int gap) {
+  const int rank = images.shape().rank();
+  if ((rank != 3 && rank != 4) || rows < 1 || cols < 1 || gap < 0)
+    throw Error(ErrorCode::invalid_argument, "image_grid: images [N, H, W] or [N, H, W, C] in rows x cols >= 1, got " +
+                                                 describe(images) + " in " + std::to_string(rows) + " x " +
+                                                 std::to_string(cols));
+  const std::int64_t n = images.shape()[0], h = images.shape()[1], w = images.shape()[2],
+                     c = rank == 4 ? images.shape()[3] : 1;
+  const std::int64_t out_h = rows * h + (rows - 1) * gap, out_w = cols * w + (cols - 1) * gap;
+  Array grid(DType::u8, Shape{out_h, out_w, c});
+  const std::size_t cell = static_cast<std::size_t>(h * w * c);
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(n, std::int64_t{rows} * cols); ++i) {
+    Array one(images.dtype(), Shape{h, w, c});
+    std::memcpy(one.bytes().data(), images.bytes().data() + static_cast<std::size_t>(i) * cell * size_of(images.dtype()),
+                one.nbytes());
+    const Array pixels = to_u8(one, "image_grid");
+    const std::int64_t top = (i / cols) * (h + gap), left = (i % cols) * (w + gap);
+    for (std::int64_t y = 0; y < h; ++y)
+      std::memcpy(grid.bytes().data() + static_cast<std::size_t>(((top + y) * out_w + left) * c),
+                  pixels.bytes().data() + static_cast<std::size_t>(y * w * c), static_cast<std::size_t>(w * c));
+  }
+  return grid;
+}
+
+}  // namespace vkp::dataflow

@@ -1,0 +1,32 @@
+// Image files in and out through stb (Debian's libstb-dev): stb_image decodes JPEG, PNG,
+// BMP, GIF (first frame), TGA, PSD and PNM; stb_image_write encodes PNG. Images are u8
+// [H, W, C] arrays (HWC, as the augmentors take them).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "core/array.h"
+
+namespace vkp::dataflow {
+
+// `channels`: 0 keeps the file's (1 gray, 2 gray and alpha, 3 RGB, 4 RGBA); 1, 3 or 4
+// converts. Error(io) naming the file when it cannot be read; Error(bad_data) naming it
+// and saying why (stb's reason) when it is not a readable image, truncated ones included.
+Array read_image(const std::string& path, int channels = 0);
+// The same from bytes in memory; `what` names them in errors.
+Array decode_image(std::span<const std::byte> bytes, const std::string& what, int channels = 0);
+
+// PNG of an image [H, W] or [H, W, C] with C of 1 to 4: u8 as it is, f32 taken as [0, 1]
+// (clamped, rounded to 0..255). Error(invalid_argument) for another shape or type.
+std::string encode_png(const Array& image);
+// encode_png written crash-safely (atomic_file.h): a killed writer leaves the old file.
+void write_png(const std::string& path, const Array& image);
+
+// Images [N, H, W] or [N, H, W, C] (u8 or f32 in [0, 1]) tiled row by row into one image
+// of `rows` x `cols` cells (the last cells black when N is smaller) with `gap` black
+// pixels between cells: what a DCGAN's sample sheet looks like. u8 [H', W', C].
+Array image_grid(const Array& images, int rows, int cols, int gap = 1);
+
+}  // namespace vkp::dataflow

@@ -1,0 +1,207 @@
+#include "dataflow/warp_augmentors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.h"
+#include "dataflow/geometric_augmentors.h"
+
+namespace vkp::dataflow {
+namespace {
+
+// Index of coordinate i in [0, n) under `border`; -1 for constant outside.
+std::int64_t border_index(std::int64_t i, std::int64_t n, Border border) {
+  if (i >= 0 && i < n) return i;
+  switch (border) {
+    case Border::constant: return -1;
+    case Border::replicate: return std::clamp<std::int64_t>(i, 0, n - 1);
+    case Border::reflect: {
+      if (n == 1) return 0;
+      const std::int64_t period = 2 * (n - 1);
+      std::int64_t r = i % period;
+      if (r < 0) r += period;
+      return r < n ? r : period - r;
+    }
+  }
+  return -1;
+}
+
+template <class T>
+void warp(const T* in, const ImageDims& d, T* out, std::int64_t oh, std::int64_t ow, const std::array<double, 6>& m,
+          Border border, float fill) {
+  const std::int64_t c = d.channels;
+  for (std::int64_t y = 0; y < oh; ++y)
+    for (std::int64_t x = 0; x < ow; ++x) {
+      const double u = m[0] * static_cast<double>(x) + m[1] * static_cast<double>(y) + m[2];
+      const double v = m[3] * static_cast<double>(x) + m[4] * static_cast<double>(y) + m[5];
+      const double fu = std::floor(u), fv = std::floor(v);
+      const double au = u - fu, av = v - fv;
+      const auto x0 = static_cast<std::int64_t>(fu), y0 = static_cast<std::int64_t>(fv);
+      const std::int64_t xs[2] = {border_index(x0, d.width, border), border_index(x0 + 1, d.width, border)};
+      const std::int64_t ys[2] = {border_index(y0, d.height, border), border_index(y0 + 1, d.height, border)};
+      const double wx[2] = {1 - au, au}, wy[2] = {1 - av, av};
+      for (std::int64_t k = 0; k < c; ++k) {
+        double sum = 0;
+        for (int j = 0; j < 2; ++j)
+          for (int i = 0; i < 2; ++i) {
+            const double w = wy[j] * wx[i];
+            if (w == 0) continue;
+            const double value = ys[j] < 0 || xs[i] < 0 ? fill : static_cast<double>(in[(ys[j] * d.width + xs[i]) * c + k]);
+            sum += w * value;
+          }
+        T& o = out[(y * ow + x) * c + k];
+        if constexpr (std::is_same_v<T, std::uint8_t>)
+          o = static_cast<std::uint8_t>(std::clamp(std::lround(sum), 0L, 255L));
+        else
+          o = static_cast<T>(sum);
+      }
+    }
+}
+
+// The inverse map of: about the centre (cx, cy), scale s, rotate by `deg`, shear by
+// `shear_deg` horizontally, then shift by (tx, ty).
+std::array<double, 6> inverse_about_centre(const ImageDims& d, double s, double deg, double shear_deg, double tx,
+                                           double ty) {
+  const double a = deg * std::numbers::pi / 180, sh = std::tan(shear_deg * std::numbers::pi / 180);
+  const double cx = static_cast<double>(d.width - 1) / 2, cy = static_cast<double>(d.height - 1) / 2;
+  // Forward linear part F = s R(a) H(sh) (R counter-clockwise on a y-down image), H = [1 sh; 0 1].
+  const double ca = std::cos(a), sa = std::sin(a);
+  const double f00 = s * ca, f01 = s * (ca * sh + sa), f10 = -s * sa, f11 = s * (-sa * sh + ca);
+  const double det = f00 * f11 - f01 * f10;
+  const double i00 = f11 / det, i01 = -f01 / det, i10 = -f10 / det, i11 = f00 / det;
+  // input = I (output - centre - t) + centre
+  const double ox = -cx - tx, oy = -cy - ty;
+  return {i00, i01, i00 * ox + i01 * oy + cx, i10, i11, i10 * ox + i11 * oy + cy};
+}
+
+}  // namespace
+
+Array warp_affine(const Array& image, const std::array<double, 6>& m, std::int64_t out_height, std::int64_t out_width,
+                  Border border, float fill) {
+  const ImageDims d = image_dims(image, "warp_affine");
+  require_u8_or_f32(image, "warp_affine");
+  if (d.height < 1 || d.width < 1 || out_height < 1 || out_width < 1)
+    throw Error(ErrorCode::invalid_argument, "warp_affine: empty image or output: " + describe(image));
+  Array out = Array::uninitialized(image.dtype(), d.with_size(out_height, out_width));
+  if (image.dtype() == DType::u8)
+    warp(image.data<std::uint8_t>().data(), d, out.data<std::uint8_t>().data(), out_height, out_width, m, border, fill);
+  else
+    warp(image.data<float>().data(), d, out.data<float>().data(), out_height, out_width, m, border, fill);
+  return out;
+}
+
+Rotation::Rotation(double max_deg, Border border, float fill) : max_deg_(max_deg), border_(border), fill_(fill) {}
+
+// The warps' apply() is apply_with_points() without points.
+Array Rotation::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Rotation::apply_with_points(Array image, Array& points, Rng& rng) const {
+  const ImageDims d = image_dims(image, "Rotation");
+  const double deg = rng.uniform(static_cast<float>(-max_deg_), static_cast<float>(max_deg_));
+  const PointMap m = inverse_about_centre(d, 1, deg, 0, 0, 0);
+  move_points(points, inverse(m), "Rotation");
+  return warp_affine(image, m, d.height, d.width, border_, fill_);
+}
+
+Affine::Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
+               Border border, float fill)
+    : scale_min_(scale_min), scale_max_(scale_max), translate_(translate_frac), rotate_(rotate_max_deg),
+      shear_(shear_max_deg), border_(border), fill_(fill) {
+  if (!(scale_min > 0 && scale_max >= scale_min))
+    throw Error(ErrorCode::invalid_argument, "Affine: the scale range must be positive and ordered");
+}
+
+Array Affine::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Affine::apply_with_points(Array image, Array& points, Rng& rng) const {
+  const ImageDims d = image_dims(image, "Affine");
+  const auto draw = [&](double lo, double hi) { return static_cast<double>(rng.uniform(static_cast<float>(lo), static_cast<float>(hi))); };
+  const double s = draw(scale_min_, scale_max_), deg = draw(-rotate_, rotate_), shear = draw(-shear_, shear_);
+  const double tx = draw(-translate_, translate_) * static_cast<double>(d.width),
+               ty = draw(-translate_, translate_) * static_cast<double>(d.height);
+  const PointMap m = inverse_about_centre(d, s, deg, shear, tx, ty);
+  move_points(points, inverse(m), "Affine");
+  return warp_affine(image, m, d.height, d.width, border_, fill_);
+}
+
+ResizeShortestEdge::ResizeShortestEdge(std::int64_t size) : size_(size) {
+  if (size < 1) throw Error(ErrorCode::invalid_argument, "ResizeShortestEdge: the size must be >= 1");
+}
+
+Array ResizeShortestEdge::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array ResizeShortestEdge::apply_with_points(Array image, Array& points, Rng& rng) const {
+  const ImageDims d = image_dims(image, "ResizeShortestEdge");
+  const double scale = static_cast<double>(size_) / static_cast<double>(std::min(d.height, d.width));
+  const std::int64_t h = d.height <= d.width ? size_ : std::llround(static_cast<double>(d.height) * scale);
+  const std::int64_t w = d.width < d.height ? size_ : std::llround(static_cast<double>(d.width) * scale);
+  return Resize(h, w).apply_with_points(std::move(image), points, rng);
+}
+
+GoogleNetRandomCropAndResize::GoogleNetRandomCropAndResize(std::int64_t height, std::int64_t width,
+                                                           std::array<double, 2> area, std::array<double, 2> aspect)
+    : height_(height), width_(width), area_(area), aspect_(aspect) {}
+
+Array GoogleNetRandomCropAndResize::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array GoogleNetRandomCropAndResize::apply_with_points(Array image, Array& points, Rng& rng) const {
+  const ImageDims d = image_dims(image, "GoogleNetRandomCropAndResize");
+  const double total = static_cast<double>(d.height * d.width);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target = total * rng.uniform(static_cast<float>(area_[0]), static_cast<float>(area_[1]));
+    const double ratio = std::exp(rng.uniform(static_cast<float>(std::log(aspect_[0])), static_cast<float>(std::log(aspect_[1]))));
+    const std::int64_t w = std::llround(std::sqrt(target * ratio)), h = std::llround(std::sqrt(target / ratio));
+    if (w < 1 || h < 1 || w > d.width || h > d.height) continue;
+    const auto top = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.height - h + 1)));
+    const auto left = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.width - w + 1)));
+    move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "GoogleNetRandomCropAndResize");
+    return Resize(height_, width_).apply_with_points(crop_image(image, top, left, h, w), points, rng);
+  }
+  const std::int64_t side = std::min(d.height, d.width);
+  const std::int64_t top = (d.height - side) / 2, left = (d.width - side) / 2;
+  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "GoogleNetRandomCropAndResize");
+  return Resize(height_, width_).apply_with_points(crop_image(image, top, left, side, side), points, rng);
+}
+
+RandomCutout::RandomCutout(std::int64_t min_size, std::int64_t max_size, float fill)
+    : min_(min_size), max_(max_size), fill_(fill) {
+  if (min_size < 1 || max_size < min_size)
+    throw Error(ErrorCode::invalid_argument, "RandomCutout: sizes must satisfy 1 <= min <= max");
+}
+
+Array RandomCutout::apply(Array image, Rng& rng) const {
+  const ImageDims d = image_dims(image, "RandomCutout");
+  require_u8_or_f32(image, "RandomCutout");
+  const auto size = [&] { return min_ + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_ - min_ + 1))); };
+  const std::int64_t h = size(), w = size();
+  // The centre anywhere in the image, so the rectangle may cross the border.
+  const auto cy = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.height)));
+  const auto cx = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.width)));
+  const std::int64_t y0 = std::max<std::int64_t>(0, cy - h / 2), y1 = std::min(d.height, cy - h / 2 + h);
+  const std::int64_t x0 = std::max<std::int64_t>(0, cx - w / 2), x1 = std::min(d.width, cx - w / 2 + w);
+  for (std::int64_t y = y0; y < y1; ++y)
+    for (std::int64_t x = x0; x < x1; ++x)
+      for (std::int64_t k = 0; k < d.channels; ++k) {
+        const auto i = static_cast<std::size_t>((y * d.width + x) * d.channels + k);
+        if (image.dtype() == DType::u8)
+          image.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(std::clamp(std::lround(fill_), 0L, 255L));
+        else
+          image.data<float>()[i] = fill_;
+      }
+  return image;
+}
+
+}  // namespace vkp::dataflow

@@ -1,0 +1,93 @@
+// Augmentors that warp or cut an image (tensorpack's imgaug): affine warps with border
+// modes, rotation, resizing the shortest edge, GoogLeNet's random-area crop, cutout.
+// Warps sample bilinearly with OpenCV's pixel convention (pixel centres at integer
+// coordinates) and work on u8 (rounded) and f32 images of any channel count.
+#pragma once
+
+#include <array>
+
+#include "dataflow/image_augmentor.h"
+
+namespace vkp::dataflow {
+
+// What a warp reads outside the image: `fill` (constant), the nearest edge pixel
+// (replicate), or the image mirrored about its edge pixel (reflect: dcb|abcd|cba, as
+// OpenCV's BORDER_REFLECT_101).
+enum class Border { constant, replicate, reflect };
+
+// out(y, x) = image at (u, v) = (m[0] x + m[1] y + m[2], m[3] x + m[4] y + m[5]) (the
+// inverse map, from output to input coordinates), out_height x out_width.
+Array warp_affine(const Array& image, const std::array<double, 6>& m, std::int64_t out_height,
+                  std::int64_t out_width, Border border = Border::constant, float fill = 0);
+
+// Rotation about the centre by an angle uniform in [-max_deg, max_deg] (counter-
+// clockwise for positive angles on a y-down image), same size.
+class Rotation : public ImageAugmentor {
+ public:
+  explicit Rotation(double max_deg, Border border = Border::constant, float fill = 0);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  double max_deg_;
+  Border border_;
+  float fill_;
+};
+
+// tensorpack's Affine: about the centre, a scale uniform in [scale_min, scale_max], a
+// rotation uniform in [-rotate_max_deg, rotate_max_deg], a horizontal shear uniform in
+// [-shear_max_deg, shear_max_deg], then a shift uniform in [-translate_frac, translate_frac]
+// times the width (and the height); same size.
+class Affine : public ImageAugmentor {
+ public:
+  Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
+         Border border = Border::constant, float fill = 0);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  double scale_min_, scale_max_, translate_, rotate_, shear_;
+  Border border_;
+  float fill_;
+};
+
+// Bilinear resize so that the shorter edge is `size`, keeping the aspect ratio (the
+// longer edge rounded).
+class ResizeShortestEdge : public ImageAugmentor {
+ public:
+  explicit ResizeShortestEdge(std::int64_t size);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  std::int64_t size_;
+};
+
+// GoogLeNet's (Inception's) crop: up to 10 tries at a window of area uniform in
+// [0.08, 1] of the image and aspect ratio log-uniform in [3/4, 4/3] that fits, then
+// resized to height x width; when none fits, the centre crop of the shorter edge, resized.
+class GoogleNetRandomCropAndResize : public ImageAugmentor {
+ public:
+  GoogleNetRandomCropAndResize(std::int64_t height, std::int64_t width, std::array<double, 2> area = {0.08, 1.0},
+                               std::array<double, 2> aspect = {0.75, 4.0 / 3.0});
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  std::int64_t height_, width_;
+  std::array<double, 2> area_, aspect_;
+};
+
+// Cutout: a rectangle of height and width uniform in [min, max] pixels, at a uniform
+// position (it may cross the border), set to `fill`.
+class RandomCutout : public ValueAugmentor {
+ public:
+  RandomCutout(std::int64_t min_size, std::int64_t max_size, float fill = 0);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  std::int64_t min_, max_;
+  float fill_;
+};
+
+}  // namespace vkp::dataflow

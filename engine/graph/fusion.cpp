@@ -1,0 +1,309 @@
+#include "engine/graph/fusion.h"
+
+#include <algorithm>
+#include <set>
+
+#include "engine/graph/op_def.h"
+
+namespace vkp::graph {
+namespace {
+
+bool is_activation(vk::UnaryOp f) {
+  return f == vk::UnaryOp::relu || f == vk::UnaryOp::sigmoid || f == vk::UnaryOp::tanh ||
+         f == vk::UnaryOp::leaky_relu || f == vk::UnaryOp::elu || f == vk::UnaryOp::gelu;
+}
+
+bool is_gate(vk::BinaryOp f) {
+  return f == vk::BinaryOp::relu_grad || f == vk::BinaryOp::sigmoid_grad || f == vk::BinaryOp::tanh_grad ||
+         f == vk::BinaryOp::leaky_relu_grad || f == vk::BinaryOp::elu_grad || f == vk::BinaryOp::gelu_grad;
+}
+
+class Planner {
+ public:
+  Planner(const Graph& graph, const std::vector<int>& schedule, const std::vector<TensorType>& types,
+          const std::vector<Tensor>& fetches)
+      : graph_(graph), schedule_(schedule), types_(types), uses_(static_cast<std::size_t>(graph.size()), 0),
+        consumer_(static_cast<std::size_t>(graph.size()), -1), step_(static_cast<std::size_t>(graph.size()), -1) {
+    for (int step = 0; step < static_cast<int>(schedule.size()); ++step) {
+      const int id = schedule[static_cast<std::size_t>(step)];
+      step_[at(id)] = step;
+      for (int input : graph.node(id).inputs) {
+        ++uses_[at(input)];
+        consumer_[at(input)] = id;
+      }
+    }
+    for (const Tensor& t : fetches) uses_[at(t.id())] += 2;  // never absorbed
+  }
+
+  std::map<int, Fusion> plan() {
+    std::map<int, Fusion> fusions = plan_gemms();
+    // Elementwise chains, from their last node back, among what GEMMs left.
+    for (auto it = schedule_.rbegin(); it != schedule_.rend(); ++it)
+      if (!claimed_.count(*it) && is_elementwise(*it))
+        if (std::optional<Fusion> f = chain_to(*it)) {
+          for (int n : f->absorbed) claimed_.insert(n);
+          claimed_.insert(*it);
+          fusions.emplace(*it, std::move(*f));
+        }
+    return fusions;
+  }
+
+  std::map<int, Fusion> plan_gemms() {
+    std::map<int, Fusion> fusions;
+    for (int id : schedule_) {
+      const Node& node = graph_.node(id);
+      const OpDef& def = op_def(node.op);
+      if (def.lower_with_epilogue == nullptr || claimed_.count(id)) continue;
+      std::vector<TensorType> in;
+      for (int input : node.inputs) in.push_back(type(input));
+      if (!def.takes_epilogue(node, in)) continue;
+      if (std::optional<std::pair<int, Fusion>> f = chain_from(id)) {
+        for (int n : f->second.absorbed) claimed_.insert(n);
+        claimed_.insert(f->first);
+        fusions.emplace(f->first, std::move(f->second));
+      }
+    }
+    return fusions;
+  }
+
+ private:
+  std::size_t at(int id) const { return static_cast<std::size_t>(id); }
+  const TensorType& type(int id) const { return types_[at(id)]; }
+
+  // The one consumer of `id`, when it has exactly one use and nothing fetches it.
+  int sole_consumer(int id) const { return uses_[at(id)] == 1 ? consumer_[at(id)] : -1; }
+
+  const BinaryAttrs* binary(int id, vk::BinaryOp fn) const {
+    const Node& n = graph_.node(id);
+    if (n.op != OpKind::binary) return nullptr;
+    const BinaryAttrs& a = std::get<BinaryAttrs>(n.attrs);
+    return a.fn == fn ? &a : nullptr;
+  }
+
+  // The input of binary node `id` other than `from` (-1 when both are `from`).
+  int other_input(int id, int from) const {
+    const Node& n = graph_.node(id);
+    if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return -1;
+    return n.inputs[0] == from ? n.inputs[1] : n.inputs[0];
+  }
+
+  bool is_view(int id) const {
+    const OpKind op = graph_.node(id).op;
+    return op == OpKind::identity || op == OpKind::stop_gradient || op == OpKind::reshape;
+  }
+
+  std::optional<std::pair<int, Fusion>> chain_from(int matmul) const {
+    Fusion f;
+    f.matmul = matmul;
+    const TensorType& out = type(matmul);
+    const std::int64_t n = out.dims.back();
+    int last = matmul;
+    // The next op of the chain: the sole consumer of `last`, looking through views of
+    // the same type (identity "output" of a layer, a gradient's identity), which are
+    // absorbed with it when the chain goes on.
+    std::vector<int> views;
+    auto next_op = [&] {
+      views.clear();
+      int next = sole_consumer(last);
+      while (next >= 0 && is_view(next) && type(next) == out) {
+        views.push_back(next);
+        next = sole_consumer(next);
+      }
+      return next >= 0 && type(next) == out ? next : -1;
+    };
+    auto advance = [&](int next) {
+      f.absorbed.push_back(last);
+      f.absorbed.insert(f.absorbed.end(), views.begin(), views.end());
+      last = next;
+    };
+    int next = next_op();
+    // Backward: the matmul is dy of an activation's gradient.
+    if (next >= 0 && graph_.node(next).op == OpKind::binary) {
+      const BinaryAttrs& a = std::get<BinaryAttrs>(graph_.node(next).attrs);
+      const Node& g = graph_.node(next);
+      const int dy = views.empty() ? last : views.back();
+      if (is_gate(a.fn) && g.inputs.size() == 2 && g.inputs[1] == dy && g.inputs[0] != dy && type(g.inputs[0]) == out) {
+        f.gate = g.inputs[0];
+        f.gate_fn = a.fn;
+        f.gate_alpha = a.alpha;
+        advance(next);
+        return finish(std::move(f), last);
+      }
+    }
+    // Forward: bias, residual, activation, each optional, in that order.
+    auto from = [&] { return views.empty() ? last : views.back(); };
+    if (next >= 0 && binary(next, vk::BinaryOp::add)) {
+      const int b = other_input(next, from());
+      if (b >= 0 && type(b).rank() == 1 && type(b).dims[0] == n) {
+        f.bias = b;
+        advance(next);
+        next = next_op();
+      }
+    }
+    if (next >= 0 && binary(next, vk::BinaryOp::add)) {
+      const int r = other_input(next, from());
+      if (r >= 0 && type(r) == out) {
+        f.residual = r;
+        advance(next);
+        next = next_op();
+      }
+    }
+    if (next >= 0 && graph_.node(next).op == OpKind::unary) {
+      const UnaryAttrs& a = std::get<UnaryAttrs>(graph_.node(next).attrs);
+      if (is_activation(a.fn)) {
+        f.activation = a.fn;
+        f.activation_alpha = a.alpha;
+        advance(next);
+      }
+    }
+    return finish(std::move(f), last);
+  }
+
+  bool is_elementwise(int id) const {
+    const OpKind op = graph_.node(id).op;
+    return (op == OpKind::unary || op == OpKind::binary) && type(id).dtype == DType::f32;
+  }
+
+  // How a chain with output type `out` reads an outside input, if it can.
+  std::optional<vk::ChainInput> mode_of(int input, const TensorType& out) const {
+    const TensorType& t = type(input);
+    if (t.dtype != DType::f32) return std::nullopt;
+    if (t == out) return vk::ChainInput::full;
+    if (t.numel() == 1) return vk::ChainInput::one;
+    bool along_last = t.rank() >= 1 && t.rank() <= out.rank() && t.dims.back() == out.dims.back();
+    for (int d = 0; along_last && d + 1 < t.rank(); ++d) along_last = t.dims[static_cast<std::size_t>(d)] == 1;
+    if (along_last) return vk::ChainInput::channel;
+    return std::nullopt;
+  }
+
+  // The chain ending at `tail`: its elementwise producers of the same type that feed
+  // only the chain, while every outside input has a mode, at most 4 of them and 8 ops.
+  std::optional<Fusion> chain_to(int tail) const {
+    const TensorType& out = type(tail);
+    std::set<int> members{tail};
+    std::vector<int> frontier{tail};
+    auto outside_ok = [&](int id) {
+      for (int input : graph_.node(id).inputs)
+        if (!members.count(input) && !mode_of(input, out)) return false;
+      return true;
+    };
+    if (!outside_ok(tail)) return std::nullopt;
+    while (!frontier.empty() && members.size() < vk::kMaxChainSteps) {
+      const int id = frontier.back();
+      frontier.pop_back();
+      for (int input : graph_.node(id).inputs) {
+        if (members.size() >= vk::kMaxChainSteps) break;
+        if (members.count(input) || claimed_.count(input) || !is_elementwise(input) || !(type(input) == out)) continue;
+        if (uses_[at(input)] != 1 || !members.count(consumer_[at(input)])) continue;
+        members.insert(input);
+        if (!outside_ok(input)) {
+          members.erase(input);
+          continue;
+        }
+        frontier.push_back(input);
+      }
+    }
+    if (members.size() < 2) return std::nullopt;
+    std::vector<int> order(members.begin(), members.end());
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return step_[at(a)] < step_[at(b)]; });
+    Fusion f;
+    f.chain = true;
+    std::map<int, std::uint32_t> operand;  // node -> chain operand
+    for (std::size_t s = 0; s < order.size(); ++s) {
+      const Node& node = graph_.node(order[s]);
+      std::vector<std::uint32_t> ops;
+      for (int input : node.inputs) {
+        if (!operand.count(input)) {
+          if (f.chain_inputs.size() == vk::kMaxChainInputs) return std::nullopt;
+          operand[input] = vk::chain_input(static_cast<std::uint32_t>(f.chain_inputs.size()));
+          f.chain_inputs.push_back(input);
+          f.modes.push_back(*mode_of(input, out));
+        }
+        ops.push_back(operand[input]);
+      }
+      if (node.op == OpKind::unary) {
+        const UnaryAttrs& a = std::get<UnaryAttrs>(node.attrs);
+        f.steps.push_back(vk::unary_step(a.fn, ops[0], a.alpha));
+      } else {
+        const BinaryAttrs& a = std::get<BinaryAttrs>(node.attrs);
+        f.steps.push_back(vk::binary_step(a.fn, ops[0], ops[1], a.alpha));
+      }
+      operand[order[s]] = vk::chain_result(static_cast<std::uint32_t>(s));
+      if (order[s] != tail) f.absorbed.push_back(order[s]);
+    }
+    // An outside input written by a side effect before the chain's end (read there) is
+    // refused, as for GEMMs.
+    std::set<int> written;
+    for (int s = step_[at(order.front())] + 1; s < step_[at(tail)]; ++s) {
+      const Node& node = graph_.node(schedule_[static_cast<std::size_t>(s)]);
+      if (op_def(node.op).side_effect)
+        for (int v : written_variables(node)) written.insert(root(v));
+    }
+    for (int input : f.chain_inputs)
+      if (written.count(root(input))) return std::nullopt;
+    return f;
+  }
+
+  // The node whose storage `id` is (through views).
+  int root(int id) const {
+    while (is_view(id)) id = graph_.node(id).inputs[0];
+    return id;
+  }
+
+  // The chain ending at `last`, placed where its operands are intact (fusion.h), unless
+  // it is the matmul alone or no such place exists.
+  std::optional<std::pair<int, Fusion>> finish(Fusion f, int last) const {
+    if (last == f.matmul) return std::nullopt;
+    std::set<int> written;
+    for (int s = step_[at(f.matmul)] + 1; s < step_[at(last)]; ++s) {
+      const Node& node = graph_.node(schedule_[static_cast<std::size_t>(s)]);
+      if (op_def(node.op).side_effect)
+        for (int v : written_variables(node)) written.insert(root(v));
+    }
+    auto untouched = [&](const std::vector<int>& ids) {
+      for (int id : ids)
+        if (written.count(root(id))) return false;
+      return true;
+    };
+    std::vector<int> extras;
+    for (int id : {f.bias, f.residual, f.gate})
+      if (id >= 0) extras.push_back(id);
+    if (untouched(graph_.node(f.matmul).inputs)) return std::pair{last, std::move(f)};
+    for (int id : extras)
+      if (step_[at(id)] < 0 || step_[at(id)] > step_[at(f.matmul)]) return std::nullopt;
+    if (!untouched(extras)) return std::nullopt;
+    f.at_matmul = true;
+    return std::pair{last, std::move(f)};
+  }
+
+  const Graph& graph_;
+  const std::vector<int>& schedule_;
+  const std::vector<TensorType>& types_;
+  std::vector<int> uses_, consumer_, step_;
+  std::set<int> claimed_;
+};
+
+}  // namespace
+
+std::vector<int> written_variables(const Node& node) {
+  std::vector<int> out{node.inputs[0]};
+  // An optimizer's guard, its last input when guarded, is read, not written.
+  const bool guarded = node.op == OpKind::apply_optimizer && std::get<OptimizerAttrs>(node.attrs).guarded;
+  for (std::size_t i = 2; i + (guarded ? 1 : 0) < node.inputs.size(); ++i) out.push_back(node.inputs[i]);
+  return out;
+}
+
+std::vector<int> Fusion::inputs(const Graph& graph) const {
+  if (chain) return chain_inputs;
+  std::vector<int> in = graph.node(matmul).inputs;
+  for (int extra : {bias, residual, gate})
+    if (extra >= 0) in.push_back(extra);
+  return in;
+}
+
+std::map<int, Fusion> plan_fusions(const Graph& graph, const std::vector<int>& schedule,
+                                   const std::vector<TensorType>& types, const std::vector<Tensor>& fetches) {
+  return Planner(graph, schedule, types, fetches).plan();
+}
+
+}  // namespace vkp::graph

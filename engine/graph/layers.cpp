@@ -1,0 +1,166 @@
+#include "engine/graph/layers.h"
+
+#include <optional>
+#include <regex>
+
+#include "core/error.h"
+#include "engine/graph/variables.h"
+
+namespace vkp::graph {
+namespace {
+
+Tensor activate(const Activation& activation, Tensor x) { return activation ? activation(x) : x; }
+
+std::int64_t channels(Tensor x, const std::string& layer) {
+  const std::int64_t c = x.rank() > 0 ? x.dims().back() : -1;
+  if (c < 0)
+    throw Error(ErrorCode::invalid_argument, layer + ": input " + x.name() + " " + to_string(x.type()) +
+                                                 " needs a known last (channel) dimension");
+  return c;
+}
+
+std::array<std::int64_t, 2> default_strides(std::array<std::int64_t, 2> strides, std::array<std::int64_t, 2> pool) {
+  return strides[0] == 0 ? pool : strides;
+}
+
+}  // namespace
+
+Tensor FullyConnected(const std::string& name, Tensor x, std::int64_t units, const FullyConnectedOptions& o) {
+  Graph& g = x.graph();
+  VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
+  const Tensor flat = x.rank() == 2 ? x : flatten(x);
+  const std::int64_t in = channels(flat, name);
+  const Tensor w = get_variable(g, "W", {in, units}, o.kernel_initializer);
+  Tensor y = matmul(flat, w);
+  if (o.use_bias) y = bias_add(y, get_variable(g, "b", {units}, o.bias_initializer));
+  return identity(activate(o.activation, y), "output");
+}
+
+Tensor Conv2D(const std::string& name, Tensor x, std::int64_t filters, std::array<std::int64_t, 2> k,
+              const Conv2DOptions& o) {
+  Graph& g = x.graph();
+  VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
+  const std::int64_t in = channels(x, name);
+  if (in % o.groups != 0 || filters % o.groups != 0)
+    throw Error(ErrorCode::invalid_argument, name + ": " + std::to_string(in) + " input and " + std::to_string(filters) +
+                                                 " output channels must both divide into " + std::to_string(o.groups) +
+                                                 " groups");
+  const Tensor w = get_variable(g, "W", {k[0], k[1], in / o.groups, filters}, o.kernel_initializer);
+  Tensor y = conv2d(x, w, {o.strides, o.dilations, o.padding, o.groups});
+  if (o.use_bias) y = bias_add(y, get_variable(g, "b", {filters}, o.bias_initializer));
+  return identity(activate(o.activation, y), "output");
+}
+
+Tensor Conv2DTranspose(const std::string& name, Tensor x, std::int64_t filters, std::array<std::int64_t, 2> k,
+                       const Conv2DOptions& o) {
+  Graph& g = x.graph();
+  VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
+  const Tensor w = get_variable(g, "W", {k[0], k[1], filters, channels(x, name)}, o.kernel_initializer);
+  Tensor y = conv2d_transpose(x, w, {o.strides, o.dilations, o.padding, 1});
+  if (o.use_bias) y = bias_add(y, get_variable(g, "b", {filters}, o.bias_initializer));
+  return identity(activate(o.activation, y), "output");
+}
+
+Tensor MaxPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2> pool, std::array<std::int64_t, 2> strides,
+                  Padding padding) {
+  NameScope scope(x.graph(), name);
+  return max_pool(x, pool, default_strides(strides, pool), padding);
+}
+
+Tensor AvgPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2> pool, std::array<std::int64_t, 2> strides,
+                  Padding padding) {
+  NameScope scope(x.graph(), name);
+  return avg_pool(x, pool, default_strides(strides, pool), padding);
+}
+
+Tensor GlobalAvgPooling(const std::string& name, Tensor x) {
+  NameScope scope(x.graph(), name);
+  return global_avg_pool(x);
+}
+
+Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
+  Graph& g = x.graph();
+  VariableScope scope(g, name);
+  std::optional<FreezeVariables> frozen;
+  if (!o.trainable) frozen.emplace(g);
+  const std::int64_t c = channels(x, name);
+  const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
+  const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones())
+                               : constant(g, initial_value(ones(), Shape{c}, 0, "gamma"), "gamma");
+  Tensor moving_mean, moving_var;
+  {
+    VariableScope mean_scope(g, "mean");
+    moving_mean = get_variable(g, "EMA", {c}, zeros(), false);
+  }
+  {
+    VariableScope var_scope(g, "variance");
+    moving_var = get_variable(g, "EMA", {c}, ones(), false);
+  }
+  Tensor y;
+  if (g.tower().is_training && !g.frozen()) {
+    const Tensor stats = bn_stats(x);
+    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true, o.relu);
+    // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's
+    // BatchNorm (TensorFlow's fused batch norm) and PyTorch's: x is normalised with the
+    // biased batch variance, the moving variance follows the unbiased one, M / (M - 1)
+    // times it.
+    const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c});
+    const Tensor variance = reshape(slice(stats, {1, 0}, {1, c}), {c}) * bn_bessel(x);
+    g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
+    g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
+  } else {
+    const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
+    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false, o.relu);
+  }
+  return identity(y, "output");
+}
+
+Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options) {
+  options.relu = true;
+  return BatchNorm(name, x, options);
+}
+
+Tensor InstanceNorm(const std::string& name, Tensor x, float epsilon, bool affine) {
+  Graph& g = x.graph();
+  if (x.rank() != 4)
+    throw Error(ErrorCode::invalid_argument, name + ": InstanceNorm takes NHWC images, not " + to_string(x.type()));
+  VariableScope scope(g, name);
+  const std::int64_t c = channels(x, name);
+  const Tensor centred = x - reduce_mean(x, {1, 2}, true);
+  const Tensor variance = reduce_mean(square(centred), {1, 2}, true);
+  Tensor y = centred * rsqrt(variance + epsilon);
+  if (affine) {
+    y = y * reshape(get_variable(g, "gamma", {c}, ones()), {1, 1, 1, c});
+    y = y + reshape(get_variable(g, "beta", {c}, zeros()), {1, 1, 1, c});
+  }
+  return identity(y, "output");
+}
+
+Tensor Dropout(const std::string& name, Tensor x, float rate) {
+  NameScope scope(x.graph(), name);
+  return dropout(x, rate);
+}
+
+Tensor regularize_cost(Graph& graph, const std::string& pattern, const std::function<Tensor(Tensor)>& regularizer) {
+  const std::regex re(pattern);
+  Tensor total;
+  for (const Tensor& v : graph.trainable_variables()) {
+    if (!std::regex_match(std::get<VariableAttrs>(v.node().attrs).var_name, re)) continue;
+    const Tensor cost = regularizer(v);
+    graph.add_to_collection(kRegularizationLosses, cost);
+    total = total.valid() ? add(total, cost) : cost;
+  }
+  return total.valid() ? identity(total, "regularize_cost") : scalar(graph, 0.0f);
+}
+
+std::function<Tensor(Tensor)> l2_regularizer(float scale) {
+  return [scale](Tensor w) { return l2_loss(w) * scale; };
+}
+
+}  // namespace vkp::graph

@@ -1,0 +1,86 @@
+// Layers with tensorpack's names and variable naming: each builds under a variable scope
+// of its name, so FullyConnected("fc0", ...) creates fc0/W and fc0/b, BatchNorm("bn",
+// ...) creates bn/gamma, bn/beta, bn/mean/EMA and bn/variance/EMA. Layers read the
+// tower context (training or inference).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "engine/graph/graph.h"
+#include "engine/graph/initializer.h"
+#include "engine/graph/ops.h"
+
+namespace vkp::graph {
+
+using Activation = std::function<Tensor(Tensor)>;  // empty: identity
+
+struct FullyConnectedOptions {
+  bool use_bias = true;
+  Activation activation;
+  Initializer kernel_initializer = variance_scaling(2.0f, Initializer::Fan::in, Initializer::Distribution::normal);
+  Initializer bias_initializer = zeros();
+  bool trainable = true;  // false: as inside FreezeVariables
+};
+// x [N, ...] (flattened) -> [N, units]; variables W [in, units], b [units].
+Tensor FullyConnected(const std::string& name, Tensor x, std::int64_t units, const FullyConnectedOptions& options = {});
+
+struct Conv2DOptions {
+  std::array<std::int64_t, 2> strides{1, 1};
+  Padding padding = Padding::same;
+  std::array<std::int64_t, 2> dilations{1, 1};
+  std::int64_t groups = 1;
+  bool use_bias = true;
+  Activation activation;
+  Initializer kernel_initializer = variance_scaling(2.0f, Initializer::Fan::in, Initializer::Distribution::normal);
+  Initializer bias_initializer = zeros();
+  bool trainable = true;  // false: as inside FreezeVariables
+};
+// x NHWC -> [N, OH, OW, filters]; W [KH, KW, C / groups, filters], b [filters].
+Tensor Conv2D(const std::string& name, Tensor x, std::int64_t filters, std::array<std::int64_t, 2> kernel_size,
+              const Conv2DOptions& options = {});
+// x NHWC -> [N, H * stride, W * stride, filters] (same); W [KH, KW, filters, C].
+Tensor Conv2DTranspose(const std::string& name, Tensor x, std::int64_t filters, std::array<std::int64_t, 2> kernel_size,
+                       const Conv2DOptions& options = {});
+
+Tensor MaxPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2> pool_size,
+                  std::array<std::int64_t, 2> strides = {0, 0}, Padding padding = Padding::valid);
+Tensor AvgPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2> pool_size,
+                  std::array<std::int64_t, 2> strides = {0, 0}, Padding padding = Padding::valid);
+Tensor GlobalAvgPooling(const std::string& name, Tensor x);
+
+struct BatchNormOptions {
+  float momentum = 0.9f;   // of the moving averages
+  float epsilon = 1e-5f;
+  bool center = true;      // beta
+  bool scale = true;       // gamma
+  bool relu = false;       // max(0, y) in the same kernel (BNReLU)
+  bool trainable = true;   // false: as inside FreezeVariables (moving statistics, kept)
+};
+// Over the last axis (channels). Training: batch statistics (biased variance), and
+// moving-average updates of the mean and the unbiased variance (as tensorpack's) added
+// to the update-ops collection; inference, or frozen: the averages.
+Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& options = {});
+// tensorpack's BNReLU: relu(BatchNorm(name, x)), one kernel for both (the variables are
+// BatchNorm's: name/gamma, name/beta, name/mean/EMA, name/variance/EMA).
+Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options = {});
+
+// Identity in inference.
+Tensor Dropout(const std::string& name, Tensor x, float rate);
+
+// tensorpack's InstanceNorm (for generators): each image's each channel normalised over
+// its own H x W, (x - mean) / sqrt(variance + epsilon) (biased variance), then times
+// gamma plus beta per channel when `affine` (variables gamma [C], beta [C]). The same in
+// training and inference; no moving statistics. x NHWC.
+Tensor InstanceNorm(const std::string& name, Tensor x, float epsilon = 1e-5f, bool affine = true);
+
+// The sum over trainable variables whose name matches `pattern` (a regular expression,
+// matched in full) of regularizer(variable), also added to the regularization-losses
+// collection; 0 when none matches.
+Tensor regularize_cost(Graph& graph, const std::string& pattern, const std::function<Tensor(Tensor)>& regularizer);
+// scale * l2_loss(w), as tf.contrib.layers.l2_regularizer.
+std::function<Tensor(Tensor)> l2_regularizer(float scale);
+
+}  // namespace vkp::graph

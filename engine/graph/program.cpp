@@ -1,0 +1,160 @@
+// Program: running what compile() recorded (feeds in, submissions, fetches out).
+#include "engine/graph/program.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "engine/graph/feed_stager.h"
+#include "engine/graph/op_def.h"
+#include "engine/vk/device.h"
+#include "engine/vk/recording.h"
+
+namespace vkp::graph {
+
+void Program::send_feeds(int variant) {
+  const auto v = static_cast<std::size_t>(variant);
+  // After the variant's last run, which read these inputs, on the device's compute timeline.
+  feeds_ready_[v] = feed_uploads_[v]->submit(last_run_[v]);
+  feeds_sent_[v] = 1;
+}
+
+void Program::write_feeds(std::span<const Array> feeds, int variant) {
+  VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
+  VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
+  if (feeds.size() != feeds_.size())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
+  for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
+  if (!feed_uploads_.empty()) send_feeds(variant);
+}
+
+void FeedStager::stage(Program& program, std::span<const Array> next, const std::string& what) {
+  for (std::size_t i = 0; i < next.size() && i < program.feeds().size(); ++i)
+    if (next[i].shape().dims() != program.feeds()[i].type.dims)
+      throw Error(ErrorCode::invalid_argument,
+                  what + ": StagingInput needs batches of one shape; input '" + program.feeds()[i].placeholder.name() +
+                      "' changed from " + to_string(program.feeds()[i].type) + " to " + to_string(next[i].shape()));
+  program.write_feeds(next, 1 - variant_);
+  variant_ = 1 - variant_;
+  staged_ = true;
+}
+
+void Program::limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
+                                const std::vector<TensorType>& types) {
+  index_limits_.assign(feeds_.size(), {});
+  for (int id : schedule_) {
+    const Node& n = graph.node(id);
+    if (n.op != OpKind::gather) continue;
+    int source = n.inputs[1];
+    while (op_def(graph.node(source).op).view) source = graph.node(source).inputs[0];
+    const auto fed = feed_index.find(source);
+    if (fed == feed_index.end()) continue;
+    const std::int64_t rows = types[static_cast<std::size_t>(n.inputs[0])].dim(std::get<AxisAttrs>(n.attrs).axis);
+    IndexLimit& bound = index_limits_[fed->second];
+    if (bound.limit < 0 || rows < bound.limit) bound = {rows, n.name};
+  }
+}
+
+void Program::write_feed(std::size_t index, const Array& value, int variant) {
+  VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
+  VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
+  VKP_CHECK(index < feeds_.size(), fmt::format("feed {} of a program of {} feeds", index, feeds_.size()));
+  const TensorType& want = feeds_[index].type;
+  if (value.dtype() != want.dtype || value.shape().dims() != want.dims)
+    throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[index] + "' is " + describe(value) +
+                                                 "; this program was compiled for " + to_string(want));
+  if (const IndexLimit& bound = index_limits_[index]; bound.limit >= 0) {
+    const std::span<const std::int32_t> values = value.data<std::int32_t>();
+    for (std::size_t k = 0; k < values.size(); ++k)
+      if (values[k] < 0 || values[k] >= bound.limit)
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("{}: index {} at position {} of feed '{}' is outside [0, {})", bound.reader, values[k],
+                                k, feed_names_[index], bound.limit));
+  }
+  if (!feed_uploads_.empty()) {
+    feed_uploads_[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
+    feeds_sent_[static_cast<std::size_t>(variant)] = 0;
+  }
+  std::memcpy(feed_host_[static_cast<std::size_t>(variant)][index], value.bytes().data(), value.nbytes());
+}
+
+void Program::await_device() {
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
+}
+
+void Program::submit(int variant) {
+  VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
+  auto& recordings = recordings_[static_cast<std::size_t>(variant)];
+  std::uint64_t after_feeds = 0;
+  if (!feed_uploads_.empty()) {
+    if (!feeds_sent_[static_cast<std::size_t>(variant)]) send_feeds(variant);
+    after_feeds = feeds_ready_[static_cast<std::size_t>(variant)];
+  }
+  if (recordings.size() == 1)
+    recordings[0]->submit(after_feeds);
+  else
+    vk::Recording::submit_in_order(in_order_[static_cast<std::size_t>(variant)], after_feeds);
+  if (!feed_uploads_.empty()) last_run_[static_cast<std::size_t>(variant)] = recordings.back()->last_submission();
+  std::fill(delivered_.begin(), delivered_.end(), 0);
+  pending_ = variant;
+  last_variant_ = variant;
+}
+
+void Program::copy_fetch(std::size_t i, std::vector<Array>& outputs) const {
+  const TensorType& t = fetch_types_[i];
+  if (outputs[i].dtype() != t.dtype || outputs[i].shape().dims() != t.dims) outputs[i] = Array(t.dtype, t.shape());
+  std::memcpy(outputs[i].bytes().data(), fetch_host_[i], outputs[i].nbytes());
+}
+
+void Program::wait_segment(int s, std::vector<Array>& outputs) {
+  VKP_CHECK(s >= 0 && s < segment_count(), fmt::format("segment {} of a program of {} segments", s, segment_count()));
+  VKP_CHECK(pending_ >= 0, "wait_segment without a submitted run");
+  recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(s)]->wait();
+  if (readback_) readback_->invalidate();
+  outputs.resize(fetch_types_.size());
+  for (int i : segments_[static_cast<std::size_t>(s)]) {
+    copy_fetch(static_cast<std::size_t>(i), outputs);
+    delivered_[static_cast<std::size_t>(i)] = 1;
+  }
+}
+
+void Program::wait(std::vector<Array>& outputs) {
+  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
+  pending_ = -1;
+  if (readback_) readback_->invalidate();
+  outputs.resize(fetch_types_.size());
+  for (std::size_t i = 0; i < fetch_types_.size(); ++i)
+    if (delivered_.empty() || !delivered_[i]) copy_fetch(i, outputs);
+  std::fill(delivered_.begin(), delivered_.end(), 0);
+}
+
+bool Program::finished() const {
+  return pending_ < 0 || recordings_[static_cast<std::size_t>(pending_)].back()->done();
+}
+
+std::size_t Program::dispatch_count() const {
+  std::size_t n = 0;
+  for (const auto& r : recordings_[0]) n += r->dispatch_count();
+  return n;
+}
+
+std::vector<vk::KernelTime> Program::kernel_times() const {
+  std::vector<vk::KernelTime> times;
+  for (const auto& r : recordings_[static_cast<std::size_t>(last_variant_)]) {
+    std::vector<vk::KernelTime> part = r->kernel_times();
+    times.insert(times.end(), part.begin(), part.end());
+  }
+  return times;
+}
+
+void Program::run(std::span<const Array> feeds, std::vector<Array>& outputs) {
+  write_feeds(feeds, 0);
+  submit(0);
+  wait(outputs);
+}
+
+}  // namespace vkp::graph

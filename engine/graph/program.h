@@ -1,0 +1,160 @@
+// Program: a graph compiled for one device and one set of feeds, fetches and targets:
+// a schedule, a static memory plan, and one recording of every kernel, replayed by
+// run(). Per run the host only writes feeds, submits, waits and reads fetches.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/memory_plan.h"
+#include "engine/graph/variable_store.h"
+#include "engine/vk/recording.h"
+
+namespace vkp::graph {
+
+struct FeedSpec {
+  Tensor placeholder;
+  TensorType type;  // concrete: the shape that will be fed
+};
+
+// Fetches wanted as soon as they are computed, before the rest of the program has run
+// (Towers reduces gradients this way while backward goes on, DESIGN.md section 5).
+// `fetches` (indices into compile's fetches) are packed, in the order the schedule
+// computes them, into buckets of at least `bucket_bytes` (the last may hold less); the
+// recording is cut into one command buffer per bucket, each ending right after the
+// node that computes its bucket's last tensor, plus a tail with the rest of the
+// program. Empty: one command buffer, as without segments.
+struct FetchSegments {
+  std::vector<int> fetches;
+  std::size_t bucket_bytes = 0;
+  bool empty() const { return fetches.empty() && bucket_bytes == 0; }
+};
+
+struct CompileOptions {
+  std::string name = "program";
+  bool timestamps = false;  // per-kernel device times (Program::kernel_times)
+  // Copies of the input buffers, each with its own recording of the whole step: with
+  // 2, the host writes the next step's feeds into one while the other runs
+  // (StagingInput).
+  int variants = 1;
+  FetchSegments segments;
+  // A matmul and the elementwise ops only it feeds as one dispatch (fusion.h).
+  bool fuse = true;
+  // Intermediate float tensors kept as float16 where every kernel touching them can
+  // (f16_storage.h); needs the device's storageBuffer16BitAccess (Error otherwise).
+  bool f16_storage = false;
+};
+
+class Program {
+ public:
+  // Writes `feeds` (in compile's order; dtype and shape must be the compiled ones; a feed
+  // that a gather reads as indices must hold indices in range, Error naming the op),
+  // replays the recording and copies each fetch into outputs[i] (reallocated only when
+  // its shape changes: a steady training loop allocates nothing here).
+  void run(std::span<const Array> feeds, std::vector<Array>& outputs);
+
+  // The same in parts, for overlapping the host with the device: write the feeds of a
+  // variant's input buffers (never those of a submitted, unfinished run), submit that
+  // variant (after the previous submission has finished), wait for it and read fetches.
+  void write_feeds(std::span<const Array> feeds, int variant = 0);
+  // Feed `index` alone (Towers writes averaged gradients bucket by bucket).
+  void write_feed(std::size_t index, const Array& value, int variant = 0);
+  void submit(int variant = 0);
+  // Blocks until the run submitted last, if it has not been waited for, is done on the
+  // device (its fetches stay for wait()): the session calls it before it writes the
+  // scalar words (global step, hyperparameters) that the next run reads.
+  void await_device();
+  // Waits for the whole run; copies into `outputs` the fetches that wait_segment has
+  // not already delivered into it during this run.
+  void wait(std::vector<Array>& outputs);
+  int variants() const { return static_cast<int>(recordings_.size()); }
+  // With several variants, staged memory and a device transfer queue, each variant's
+  // feeds are copied to the device by a recording of their own on the transfer queue,
+  // submitted as soon as write_feeds has written them, so that the upload of the next
+  // step's inputs overlaps the current step (StagingInput); the step waits for it on
+  // the device.
+  bool feeds_on_transfer_queue() const { return !feed_uploads_.empty(); }
+
+  // Segments (CompileOptions::segments): bucket s is computed by command buffer s,
+  // which signals the device timeline when done. wait_segment(s) blocks until then and
+  // copies bucket s's fetches into outputs[i] (outputs sized like the fetches) while
+  // the later segments of the submitted run go on; wait() then completes `outputs`.
+  int segment_count() const { return static_cast<int>(segments_.size()); }
+  // The fetch indices of bucket s, in the order the program computes them.
+  const std::vector<int>& segment_fetches(int s) const { return segments_.at(static_cast<std::size_t>(s)); }
+  void wait_segment(int s, std::vector<Array>& outputs);
+  // Whether the submitted run has completed, without waiting (true when none is).
+  bool finished() const;
+
+  const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
+  const std::vector<FeedSpec>& feeds() const { return feeds_; }
+  const MemoryPlan& memory_plan() const { return plan_; }
+  // Planned tensors kept as float16 (CompileOptions::f16_storage), and their bytes.
+  int f16_tensors() const { return f16_tensors_; }
+  std::uint64_t f16_bytes() const { return f16_bytes_; }
+  // Node ids in execution order.
+  const std::vector<int>& schedule() const { return schedule_; }
+  bool updates_variables() const { return updates_variables_; }
+  std::size_t dispatch_count() const;
+  // Device time per kernel of the last run; needs CompileOptions::timestamps.
+  std::vector<vk::KernelTime> kernel_times() const;
+
+ private:
+  friend class ProgramBuilder;  // compile()'s stages, in program.cpp
+  Program() = default;
+  void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
+  void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue
+  // index_limits_ from the gathers of the schedule whose indices are a feed (through
+  // views); `feed_index`: placeholder id -> feed, `types`: concrete types by node id.
+  void limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
+                         const std::vector<TensorType>& types);
+
+  std::vector<FeedSpec> feeds_;
+  std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
+  std::vector<TensorType> fetch_types_;
+  std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
+  std::vector<std::string> feed_names_;
+  // By feed: an i32 feed that a gather reads as indices must lie in [0, limit) (the
+  // smallest limit of its readers, -1 for none); `reader` names that gather.
+  struct IndexLimit {
+    std::int64_t limit = -1;
+    std::string reader;
+  };
+  std::vector<IndexLimit> index_limits_;
+  std::vector<int> schedule_;
+  MemoryPlan plan_;
+  int f16_tensors_ = 0;
+  std::uint64_t f16_bytes_ = 0;
+  bool updates_variables_ = false;
+  int pending_ = -1;       // the submitted variant not yet waited for
+  int last_variant_ = 0;
+  std::vector<std::vector<int>> segments_;  // fetch indices by bucket
+  std::vector<char> delivered_;             // by fetch, this run; empty without segments
+  // Declared before the recordings, which refer to their buffers.
+  std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_;
+  // By variant: one recording, or one per bucket then the tail.
+  std::vector<std::vector<std::unique_ptr<vk::Recording>>> recordings_;
+  // By variant, with feeds_on_transfer_queue(): the upload, the transfer timeline value
+  // its last submission reaches, whether the feeds written since have been sent, and
+  // the compute timeline value of the variant's last run (which read the inputs).
+  std::vector<std::unique_ptr<vk::Recording>> feed_uploads_;
+  std::vector<std::uint64_t> feeds_ready_, last_run_;
+  std::vector<char> feeds_sent_;
+  std::vector<std::vector<vk::Recording*>> in_order_;  // the same, for submit_in_order
+};
+
+// Compiles `fetches` and `targets` (side effects, run after what they depend on) of
+// `graph` for `device`. Variables come from `variables`; `scalars` is the session's
+// scalar buffer. Throws Error naming the node when a shape does not fit, a needed
+// placeholder is not fed, or a tensor exceeds the device's per-binding range.
+std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>& feeds,
+                                 const std::vector<Tensor>& fetches, const std::vector<Tensor>& targets,
+                                 vk::Device& device, VariableStore& variables, const vk::BufferSlice& scalars,
+                                 const CompileOptions& options = {});
+
+}  // namespace vkp::graph

@@ -1,0 +1,132 @@
+// Session: runs a graph on one device. It owns the variables' device storage, the
+// scalar buffer (run counter, global step, hyperparameters) and the programs compiled so
+// far, cached by (feeds and their shapes, fetches, targets). Programs handed out by
+// program() live as long as the session (their callers keep references); those that
+// run() compiles for itself are a bounded cache: beyond SessionOptions::cached_programs
+// the least recently run one is released (an evaluation that tries many batch sizes does
+// not keep every one's device memory).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/array.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/program.h"
+#include "engine/graph/variable_store.h"
+
+namespace vkp::vk {
+class Device;
+}
+
+namespace vkp::graph {
+
+using Feeds = std::vector<std::pair<Tensor, Array>>;
+
+struct SessionOptions {
+  bool timestamps = false;  // compile programs with per-kernel timing
+  std::size_t cached_programs = 32;  // run()'s own programs kept at most (at least 1)
+  bool fuse = true;  // CompileOptions::fuse: matmuls absorb their bias, residual, activation
+  bool f16_storage = false;  // CompileOptions::f16_storage: activations and gradients as float16
+};
+
+class Session {
+ public:
+  Session(Graph& graph, vk::Device& device, SessionOptions options = {});
+
+  // Computes `fetches` and runs `targets` with `feeds`, compiling a program the first
+  // time this combination (with these feed shapes) is run.
+  std::vector<Array> run(const Feeds& feeds, const std::vector<Tensor>& fetches,
+                         const std::vector<Tensor>& targets = {});
+
+  // The program for these feeds (placeholders and the shapes to be fed), fetches and
+  // targets; with run_program, a loop that allocates nothing per step.
+  // `variants` > 1 double-buffers the feeds (CompileOptions::variants); `segments`
+  // delivers some fetches early (CompileOptions::segments, Program::wait_segment).
+  Program& program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                   const std::vector<Tensor>& targets = {}, int variants = 1, const FetchSegments& segments = {});
+  // Writes the run counter and global step, runs, and advances them (the global step
+  // only when the program updates variables).
+  void run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs);
+  // run_program in two halves, so that the host can write the other variant's feeds
+  // (Program::write_feeds) while the device runs: submit a variant whose feeds are
+  // written, then wait for it.
+  void submit_program(Program& program, int variant);
+  void wait_program(Program& program, std::vector<Array>& outputs);
+  // Programs alive: those program() handed out and those run() keeps cached.
+  std::size_t program_count() const { return programs_.size(); }
+
+  // By name (see Graph::hyperparameter); Error(not_found) for unknown names. A
+  // hyperparameter starts at the value the graph gave it.
+  void set_hyperparameter(const std::string& name, float value);
+  float hyperparameter(const std::string& name);
+  // The global step the next run writes (dropout masks and Adam read it). A session
+  // counts its own, advancing it after each run that updates variables, unless it
+  // follows an owner's counter (a trainer's): then it only reads that one, and
+  // set_global_step is an Error naming the owner to set instead.
+  std::uint64_t global_step() const { return static_cast<std::uint64_t>(*global_step_); }
+  void set_global_step(std::uint64_t step);
+  // Follow `owner` (which must outlive the session's runs); nullptr: count again, on from
+  // the owner's value.
+  void follow_global_step(const std::int64_t* owner);
+  std::uint64_t run_count() const { return runs_; }
+
+  // Variable values by name; variables get storage (and their initial value) the first
+  // time a program uses them, or here.
+  Array variable(const std::string& name);
+  void set_variable(const std::string& name, const Array& value);
+  // Several at once: one transfer (a single submission where memory is staged).
+  std::vector<Array> variable_values(const std::vector<std::string>& names);
+  void set_variables(const std::vector<std::string>& names, const std::vector<Array>& values);
+  VariableStore& variables() { return variables_; }
+  // The scalar buffer programs of this session read (for compile()).
+  const vk::BufferSlice& scalars() const { return scalars_; }
+
+  Graph& graph() { return *graph_; }
+  vk::Device& device() { return *device_; }
+
+ private:
+  // Writes the initial values of hyperparameters the graph made since the last call.
+  void sync_hyperparameters();
+  void write_adam_step_factor();
+  std::uint32_t word_of(const std::string& name) const;
+  void write_word(std::uint32_t word, std::uint32_t bits);
+  std::uint32_t read_word(std::uint32_t word) const;
+  void ensure_variable(const std::string& name);
+
+  Graph* graph_;
+  vk::Device* device_;
+  SessionOptions options_;
+  VariableStore variables_;
+  vk::Arena scalar_arena_;
+  vk::BufferSlice scalars_;
+  std::int64_t own_global_step_ = 0;
+  const std::int64_t* global_step_ = &own_global_step_;  // own_global_step_ or an owner's
+  std::uint64_t runs_ = 0;
+  std::size_t hyperparameters_written_ = 0;
+  // Words of learning_rate, beta1, beta2 when the graph has Adam's hyperparameters, as of
+  // adam_words_for_ hyperparameters.
+  std::optional<std::array<std::uint32_t, 3>> adam_words_;
+  std::size_t adam_words_for_ = SIZE_MAX;
+  struct CachedProgram {
+    std::unique_ptr<Program> program;
+    bool handed_out = false;    // by program(): never released
+    std::uint64_t last_run = 0;  // run() calls so far when it last ran it
+  };
+  // The program for this key, compiled the first time.
+  CachedProgram& find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                                 const std::vector<Tensor>& targets, int variants, const FetchSegments& segments);
+  // Releases the least recently run programs of run() beyond options_.cached_programs.
+  void trim_cache();
+
+  std::map<std::string, CachedProgram> programs_;
+  std::uint64_t run_calls_ = 0;
+};
+
+}  // namespace vkp::graph

@@ -1,0 +1,410 @@
+#include "engine/vk/device.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/vk/check.h"
+#include "engine/vk/limits_profile.h"
+#include "engine/vk/transfer.h"
+
+namespace vkp::vk {
+namespace {
+
+std::vector<VkQueueFamilyProperties> queue_families(const InstanceFns& f, const PhysicalDeviceInfo& info) {
+  std::uint32_t count = 0;
+  f.vkGetPhysicalDeviceQueueFamilyProperties(info.handle, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  f.vkGetPhysicalDeviceQueueFamilyProperties(info.handle, &count, families.data());
+  return families;
+}
+
+std::uint32_t pick_compute_family(const std::vector<VkQueueFamilyProperties>& families, const PhysicalDeviceInfo& info) {
+  for (std::uint32_t i = 0; i < families.size(); ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
+  throw Error(ErrorCode::unsupported, "device " + std::to_string(info.index) + " (" + info.name +
+                                          ") has no compute queue");
+}
+
+// The transfer queue as (family, index in the family), or none.
+struct QueueSlot {
+  std::uint32_t family = 0, index = 0;
+};
+std::optional<QueueSlot> pick_transfer_queue(const std::vector<VkQueueFamilyProperties>& families,
+                                             std::uint32_t compute_family, TransferQueue want) {
+  if (want == TransferQueue::none) return std::nullopt;
+  for (std::uint32_t i = 0; i < families.size(); ++i) {
+    const VkQueueFlags flags = families[i].queueFlags;
+    if ((flags & VK_QUEUE_TRANSFER_BIT) && !(flags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)))
+      return QueueSlot{i, 0};
+  }
+  if (want == TransferQueue::automatic) return std::nullopt;
+  return QueueSlot{compute_family, families[compute_family].queueCount > 1 ? 1u : 0u};
+}
+
+SemaphoreHandle make_timeline(const DeviceFns& fn, VkDevice device) {
+  VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type_info.initialValue = 0;
+  VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  semaphore_info.pNext = &type_info;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  check(fn.vkCreateSemaphore(device, &semaphore_info, nullptr, &semaphore), "vkCreateSemaphore");
+  return {device, semaphore, fn.vkDestroySemaphore};
+}
+
+// VKPACK_MEMORY (README, Environment) picks the mode of devices whose options leave it
+// automatic: this is how a whole test suite runs staged.
+MemoryMode requested_memory_mode(MemoryMode option) {
+  if (option != MemoryMode::automatic) return option;
+  const char* env = std::getenv("VKPACK_MEMORY");
+  return env && *env ? parse_memory_mode(env, "VKPACK_MEMORY") : MemoryMode::automatic;
+}
+
+// VKPACK_LIMITS_PROFILE likewise for the limits profile; null: none.
+const LimitsProfile* requested_profile(const std::string& option) {
+  if (option == "none") return nullptr;
+  if (!option.empty()) return &limits_profile(option, "DeviceOptions::limits_profile");
+  const char* env = std::getenv("VKPACK_LIMITS_PROFILE");
+  if (!env || !*env || std::string_view(env) == "none") return nullptr;
+  return &limits_profile(env, "VKPACK_LIMITS_PROFILE");
+}
+
+}  // namespace
+
+std::string_view to_string(MemoryMode mode) {
+  switch (mode) {
+    case MemoryMode::automatic: return "auto";
+    case MemoryMode::mapped: return "mapped";
+    case MemoryMode::staged: return "staged";
+  }
+  return "?";
+}
+
+MemoryMode parse_memory_mode(std::string_view text, std::string_view what) {
+  if (text == "auto") return MemoryMode::automatic;
+  if (text == "mapped") return MemoryMode::mapped;
+  if (text == "staged") return MemoryMode::staged;
+  throw Error(ErrorCode::invalid_argument,
+              std::string(what) + " is '" + std::string(text) + "'; expected mapped, staged or auto");
+}
+
+Device::Device(const Instance& instance, int index, DeviceOptions options)
+    : info_(&instance.device(index)),
+      kind_(info_->type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::cpu : DeviceKind::gpu),
+      label_("device " + std::to_string(index) + " (" + info_->name + ")"),
+      limits_(info_->limits),
+      staging_bytes_(options.staging_bytes) {
+  // VKPACK_TEXEL_BUFFERS=0 (README, Environment): storage buffers only, for a whole run.
+  const char* texel_env = std::getenv("VKPACK_TEXEL_BUFFERS");
+  texel_buffers_ = options.texel_buffers && info_->float_texels && !(texel_env && std::string_view(texel_env) == "0");
+  half_texels_ = texel_buffers_ && info_->half_texels;
+  const LimitsProfile* profile = requested_profile(options.limits_profile);
+  if (profile) {
+    limits_ = clamp_limits(info_->limits, profile->limits);
+    profile_ = profile->name;
+    coherent_readback_ = profile->coherent_readback;
+  }
+  if (options.custom_limits) {
+    limits_ = clamp_limits(limits_, *options.custom_limits);
+    profile_ += profile_.empty() ? "custom" : "+custom";
+  }
+  if (staging_bytes_ < 4096)
+    throw Error(ErrorCode::invalid_argument,
+                label_ + ": DeviceOptions::staging_bytes is " + std::to_string(staging_bytes_) + "; at least 4096");
+  const MemoryMode mode = requested_memory_mode(options.memory);
+  const PhysicalDeviceInfo& info = *info_;
+  if (info.api_version < VK_API_VERSION_1_2)
+    throw Error(ErrorCode::unsupported, label_ + " supports Vulkan " + api_version_string(info.api_version) +
+                                            "; vkpack needs 1.2");
+  if (!info.timeline_semaphore)
+    throw Error(ErrorCode::unsupported, label_ + " lacks the timelineSemaphore feature (Vulkan 1.2), which vkpack needs");
+  const InstanceFns& ifn = instance.fns();
+  const std::vector<VkQueueFamilyProperties> families = queue_families(ifn, info);
+  queue_family_ = pick_compute_family(families, info);
+  const std::optional<QueueSlot> transfer = pick_transfer_queue(families, queue_family_, options.transfer_queue);
+
+  const float priorities[2] = {1.0f, 1.0f};
+  std::vector<VkDeviceQueueCreateInfo> queue_infos(1, {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
+  queue_infos[0].queueFamilyIndex = queue_family_;
+  queue_infos[0].queueCount = transfer && transfer->family == queue_family_ && transfer->index == 1 ? 2 : 1;
+  queue_infos[0].pQueuePriorities = priorities;
+  if (transfer && transfer->family != queue_family_) {
+    queue_infos.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
+    queue_infos[1].queueFamilyIndex = transfer->family;
+    queue_infos[1].queueCount = 1;
+    queue_infos[1].pQueuePriorities = priorities;
+  }
+
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  v12.timelineSemaphore = VK_TRUE;
+  v12.shaderFloat16 = info.shader_float16 && (!profile || profile->shader_float16);
+  v11.storageBuffer16BitAccess =
+      info.storage_buffer_16bit && (!profile || profile->storage_buffer_16bit) && options.f16_storage;
+  f16_storage_ = v11.storageBuffer16BitAccess == VK_TRUE;
+  v12.pNext = &v11;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &v12;
+  std::vector<const char*> extensions;
+  if (info.portability_subset) extensions.push_back("VK_KHR_portability_subset");
+  // The matrix units: their shaders use float16 storage and arithmetic and the Vulkan
+  // memory model (glslang declares it for every cooperative-matrix module).
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  cooperative_matrix_ = options.cooperative_matrix && info.cooperative_matrix && f16_storage_ &&
+                        v12.shaderFloat16 && info.vulkan_memory_model;
+  if (cooperative_matrix_) {
+    v12.vulkanMemoryModel = VK_TRUE;
+    matrix.cooperativeMatrix = VK_TRUE;
+    v11.pNext = &matrix;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+
+  VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  create.pNext = &features;
+  create.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
+  create.pQueueCreateInfos = queue_infos.data();
+  create.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+  create.ppEnabledExtensionNames = extensions.data();
+  VkDevice device = VK_NULL_HANDLE;
+  check(ifn.vkCreateDevice(info.handle, &create, nullptr, &device), "vkCreateDevice");
+  // vkDestroyDevice comes from the instance table, so it is known before loading the rest.
+  device_ = DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
+  fn_ = load_device_fns(ifn, device);
+  fn_.vkGetDeviceQueue(device, queue_family_, 0, &queue_);
+  timeline_ = make_timeline(fn_, device);
+  if (transfer) {
+    transfer_family_ = transfer->family;
+    fn_.vkGetDeviceQueue(device, transfer->family, transfer->index, &transfer_queue_);
+    transfer_timeline_ = make_timeline(fn_, device);
+  }
+
+  ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties_);
+  std::uint64_t largest_local_heap = 0;
+  for (const MemoryHeapInfo& heap : info.heaps)
+    if (heap.device_local) largest_local_heap = std::max(largest_local_heap, heap.bytes);
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    const VkMemoryType& type = memory_properties_.memoryTypes[i];
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    // A small mappable window (the 256 MiB BAR of a discrete GPU) does not count.
+    if ((type.propertyFlags & want) == want && memory_properties_.memoryHeaps[type.heapIndex].size >= largest_local_heap)
+      device_memory_mappable_ = true;
+  }
+  if (mode == MemoryMode::mapped && !device_memory_mappable_)
+    throw Error(ErrorCode::unsupported, label_ + ": mapped memory was asked for, but the device has no host-visible "
+                                                 "device-local memory as large as its device-local heap; use staged");
+  if (mode == MemoryMode::staged) device_memory_mappable_ = false;
+
+  const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
+  pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
+}
+
+Device::~Device() {
+  if (device_.get() == VK_NULL_HANDLE) return;
+  fn_.vkDeviceWaitIdle(device_.get());
+  try {
+    pipeline_cache_->save();
+  } catch (const Error& e) {
+    log_warn("{}: pipeline cache not saved: {}", label_, e.what());
+  }
+}
+
+const Kernel& Device::kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization) {
+  std::sort(specialization.begin(), specialization.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  std::string key(spirv.name);
+  for (const SpecConstant& s : specialization) key += "," + std::to_string(s.id) + "=" + std::to_string(s.value);
+  std::lock_guard lock(kernels_mutex_);
+  auto& slot = kernels_[key];
+  if (!slot) {
+    try {
+      slot = std::make_unique<Kernel>(fn_, device_.get(), pipeline_cache_->get(), limits(), spirv,
+                                      std::move(specialization));
+    } catch (...) {
+      kernels_.erase(key);
+      throw;
+    }
+  }
+  return *slot;
+}
+
+bool Device::has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const {
+  if (!cooperative_matrix_) return false;
+  return std::any_of(info_->matrix_shapes.begin(), info_->matrix_shapes.end(), [&](const MatrixShape& s) {
+    return s.m == m && s.n == n && s.k == k && s.ab_type == "float16" && s.d_type == "float32";
+  });
+}
+
+StagingRing& Device::staging() {
+  if (!staging_) staging_ = std::make_unique<StagingRing>(*this, staging_bytes_);
+  return *staging_;
+}
+
+std::size_t Device::kernel_count() const {
+  std::lock_guard lock(kernels_mutex_);
+  return kernels_.size();
+}
+
+void Device::simulate_loss(std::uint64_t after) {
+  std::lock_guard lock(queue_mutex_);
+  submits_until_loss_ = after;
+}
+
+void Device::check_simulated_loss() {
+  if (submits_until_loss_ == UINT64_MAX) return;
+  if (submits_until_loss_ == 0) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit; simulated)");
+  --submits_until_loss_;
+}
+
+// Makes `submit` wait for `value` of `semaphore` (at the stages of copies and kernels)
+// when value > 0; the arrays must outlive the submission call.
+void add_wait(VkSubmitInfo& submit, VkTimelineSemaphoreSubmitInfo& timeline, const VkSemaphore* semaphore,
+              const std::uint64_t* value, const VkPipelineStageFlags* stages) {
+  if (*value == 0) return;
+  timeline.waitSemaphoreValueCount = 1;
+  timeline.pWaitSemaphoreValues = value;
+  submit.waitSemaphoreCount = 1;
+  submit.pWaitSemaphores = semaphore;
+  submit.pWaitDstStageMask = stages;
+}
+
+constexpr VkPipelineStageFlags kWaitStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+
+std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer) {
+  std::lock_guard lock(queue_mutex_);
+  check_simulated_loss();
+  const std::uint64_t value = submitted_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  const VkSemaphore semaphore = timeline_.get();
+  const VkSemaphore transfer = transfer_timeline_.get();
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.commandBufferCount = static_cast<std::uint32_t>(buffers.size());
+  submit.pCommandBuffers = buffers.data();
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &semaphore;
+  VKP_CHECK(after_transfer == 0 || has_transfer_queue(), "a wait for transfers on a device without a transfer queue");
+  add_wait(submit, timeline, &transfer, &after_transfer, &kWaitStages);
+  const VkResult result = fn_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
+  check(result, "vkQueueSubmit");
+  submitted_ = value;
+  return value;
+}
+
+std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer) {
+  VKP_CHECK(!buffers.empty(), "submit_batches with no command buffers");
+  std::lock_guard lock(queue_mutex_);
+  check_simulated_loss();
+  const std::size_t n = buffers.size();
+  const VkSemaphore semaphore = timeline_.get();
+  std::vector<std::uint64_t> values(n);
+  std::vector<VkTimelineSemaphoreSubmitInfo> timelines(n, {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO});
+  std::vector<VkSubmitInfo> submits(n, {VK_STRUCTURE_TYPE_SUBMIT_INFO});
+  for (std::size_t i = 0; i < n; ++i) {
+    values[i] = submitted_ + 1 + i;
+    timelines[i].signalSemaphoreValueCount = 1;
+    timelines[i].pSignalSemaphoreValues = &values[i];
+    submits[i].pNext = &timelines[i];
+    submits[i].commandBufferCount = 1;
+    submits[i].pCommandBuffers = &buffers[i];
+    submits[i].signalSemaphoreCount = 1;
+    submits[i].pSignalSemaphores = &semaphore;
+  }
+  const VkSemaphore transfer = transfer_timeline_.get();
+  add_wait(submits[0], timelines[0], &transfer, &after_transfer, &kWaitStages);
+  const VkResult result = fn_.vkQueueSubmit(queue_, static_cast<std::uint32_t>(n), submits.data(), VK_NULL_HANDLE);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
+  check(result, "vkQueueSubmit");
+  submitted_ = values.back();
+  return values.front();
+}
+
+std::uint64_t Device::submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute) {
+  VKP_CHECK(has_transfer_queue(), label_ + " has no transfer queue");
+  // A stand-in on the compute queue shares its lock: a VkQueue is used by one thread at a time.
+  const bool separate = transfer_queue_is_separate();
+  std::lock_guard lock(separate ? transfer_mutex_ : queue_mutex_);
+  if (separate) {
+    std::lock_guard loss(queue_mutex_);
+    check_simulated_loss();
+  } else {
+    check_simulated_loss();
+  }
+  const std::uint64_t value = transfer_submitted_ + 1;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &value;
+  const VkSemaphore signal = transfer_timeline_.get(), compute = timeline_.get();
+  constexpr VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &buffer;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &signal;
+  add_wait(submit, timeline, &compute, &after_compute, &stages);
+  const VkResult result = fn_.vkQueueSubmit(transfer_queue_, 1, &submit, VK_NULL_HANDLE);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit, transfer)");
+  check(result, "vkQueueSubmit");
+  transfer_submitted_ = value;
+  return value;
+}
+
+void Device::wait_transfer(std::uint64_t value) { wait_on(transfer_timeline_.get(), value); }
+
+bool Device::transfer_reached(std::uint64_t value) const { return counter(transfer_timeline_.get()) >= value; }
+
+void Device::wait_on(VkSemaphore semaphore, std::uint64_t value) {
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore;
+  info.pValues = &value;
+  const VkResult result = fn_.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
+  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkWaitSemaphores)");
+  check(result, "vkWaitSemaphores");
+}
+
+std::uint64_t Device::counter(VkSemaphore semaphore) const {
+  std::uint64_t now = 0;
+  check(fn_.vkGetSemaphoreCounterValue(device_.get(), semaphore, &now), "vkGetSemaphoreCounterValue");
+  return now;
+}
+
+void Device::wait(std::uint64_t value) { wait_on(timeline_.get(), value); }
+
+bool Device::reached(std::uint64_t value) const { return counter(timeline_.get()) >= value; }
+
+void Device::wait_idle() {
+  std::uint64_t last = 0;
+  {
+    std::lock_guard lock(queue_mutex_);
+    last = submitted_;
+  }
+  wait(last);
+}
+
+int Device::find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                             VkMemoryPropertyFlags preferred) const {
+  int fallback = -1;
+  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    const VkMemoryPropertyFlags flags = memory_properties_.memoryTypes[i].propertyFlags;
+    if ((flags & required) != required) continue;
+    if ((flags & preferred) == preferred) return static_cast<int>(i);
+    if (fallback < 0) fallback = static_cast<int>(i);
+  }
+  return fallback;
+}
+
+void Device::count_allocation(std::int64_t bytes) {
+  const std::uint64_t now = allocated_.fetch_add(static_cast<std::uint64_t>(bytes)) + static_cast<std::uint64_t>(bytes);
+  std::uint64_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,212 @@
+// Device: one VkDevice on a physical device, with its compute queue, a timeline
+// semaphore that orders its submissions, a pipeline cache and the kernels built so far.
+//
+// Several Devices may be opened on the same physical device; each has its own VkDevice
+// and queue. That is how multi-tower code is tested on one GPU or on lavapipe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/vk/handle.h"
+#include "engine/vk/instance.h"
+#include "engine/vk/kernel.h"
+#include "engine/vk/loader.h"
+#include "engine/vk/pipeline_cache.h"
+
+namespace vkp::vk {
+
+class StagingRing;
+
+// Owns the VkDevice; declared first in Device so that it is destroyed last.
+using DeviceOwner = DeviceRootHandle;
+
+// How the host reaches device-local memory.
+enum class MemoryMode {
+  automatic,  // VKPACK_MEMORY if set, otherwise mapped where the device allows it
+  mapped,     // map device-local memory directly (UMA, resizable BAR, lavapipe); an Error where it cannot
+  staged,     // as on a discrete GPU: device-local memory is never mapped, every host
+              // access goes through staging buffers and copy commands
+};
+std::string_view to_string(MemoryMode mode);
+// "mapped", "staged" or "auto"; Error(invalid_argument) naming `what` otherwise.
+MemoryMode parse_memory_mode(std::string_view text, std::string_view what);
+
+// A second queue for uploads that overlap computation (StagingInput's next batch).
+enum class TransferQueue {
+  automatic,  // a transfer-only queue family where the device has one (discrete GPUs)
+  stand_in,   // the compute family stands in (a second queue of it, or the compute
+              // queue itself), so that the path runs where there is none (lavapipe)
+  none,       // uploads are recorded into the step's own command buffer
+};
+
+struct DeviceOptions {
+  // Directory of the on-disk pipeline cache; nullopt: default_cache_dir(); "": none.
+  std::optional<std::string> pipeline_cache_dir;
+  MemoryMode memory = MemoryMode::automatic;
+  // A name of limits_profiles() ("nvidia", "arm-mali", "smallest", ...): vkpack then
+  // believes no limit above that GPU's. Empty: VKPACK_LIMITS_PROFILE if set, else the
+  // driver's own limits; "none": the driver's own, whatever the environment says.
+  std::string limits_profile;
+  // Limits tighter still (a GPU that is not among the profiles, or a test that wants a
+  // limit small enough to reach with little data); applied after the profile. Start
+  // from the driver's (PhysicalDeviceInfo::limits) and lower what you want.
+  std::optional<DeviceLimits> custom_limits;
+  TransferQueue transfer_queue = TransferQueue::automatic;
+  // Enable storageBuffer16BitAccess where the device (and the limits profile) has it;
+  // false behaves as a device without it (tests of the error a user meets there).
+  bool f16_storage = true;
+  // Let kernels read an operand through a uniform texel buffer where they have a build
+  // for it (shaders/texel_input.glsl, vk::texel_readable); false, or the environment's
+  // VKPACK_TEXEL_BUFFERS=0, binds storage buffers only.
+  bool texel_buffers = true;
+  // Enable VK_NV_cooperative_matrix where the device offers it with float16 storage and
+  // arithmetic (PhysicalDeviceInfo::cooperative_matrix): gemm may then run on the
+  // matrix units (GemmVariant::cooperative_matrix).
+  bool cooperative_matrix = true;
+  // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
+  std::uint64_t staging_bytes = std::uint64_t{16} << 20;
+};
+
+// Which family of kernels suits the device. CPU devices (lavapipe, SwiftShader) run a
+// workgroup as one thread with SIMD lanes, so shared memory and barriers are costly and
+// register blocking wins; GPUs want shared-memory tiles.
+enum class DeviceKind { cpu, gpu };
+
+class Device {
+ public:
+  Device(const Instance& instance, int index, DeviceOptions options = {});
+  ~Device();  // waits for the queue, saves the pipeline cache (a failure is logged)
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const PhysicalDeviceInfo& info() const { return *info_; }
+  // The driver's limits, tightened by the limits profile if one is active.
+  const DeviceLimits& limits() const { return limits_; }
+  // The active profile's name, or empty.
+  const std::string& limits_profile() const { return profile_; }
+  // Whether readback memory is written by the device and read by the host without
+  // invalidation (false under a profile whose GPU caches it non-coherently).
+  bool coherent_readback() const { return coherent_readback_; }
+  DeviceKind kind() const { return kind_; }
+  // Whether kernels may bind float16 buffers (storageBuffer16BitAccess is enabled).
+  bool f16_storage() const { return f16_storage_; }
+  // DeviceOptions::texel_buffers, where the device reads R32G32B32A32_SFLOAT texel
+  // buffers; half_texels(): float16 slices too, as R16G16B16A16_SFLOAT.
+  bool texel_buffers() const { return texel_buffers_; }
+  bool half_texels() const { return half_texels_; }
+  // Whether VK_NV_cooperative_matrix is enabled (DeviceOptions::cooperative_matrix), with
+  // storageBuffer16BitAccess, shaderFloat16 and vulkanMemoryModel: float16 products on
+  // the matrix units, in the shapes info().matrix_shapes lists.
+  bool cooperative_matrix() const { return cooperative_matrix_; }
+  // The subgroup-scope float16 x float16 -> float32 shape m x n x k among them.
+  bool has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const;
+  // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
+  const std::string& label() const { return label_; }
+
+  VkDevice handle() const { return device_.get(); }
+  const DeviceFns& fn() const { return fn_; }
+  std::uint32_t queue_family() const { return queue_family_; }
+
+  // The kernel for `spirv` with `specialization`, built on first use and kept.
+  const Kernel& kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization = {});
+  std::size_t kernel_count() const;
+  const PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
+
+  // Submits command buffers to the compute queue, after the transfer timeline reaches
+  // `after_transfer` (0: no wait); returns the timeline value that is reached when they
+  // have completed.
+  std::uint64_t submit(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer = 0);
+  // Submits each command buffer as a batch of its own, all in one vkQueueSubmit; batch
+  // i signals the timeline at first + i, where first is returned. The host can then
+  // wait for the results of one batch while the later ones run.
+  std::uint64_t submit_batches(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer = 0);
+  // The transfer queue (DeviceOptions::transfer_queue), when there is one: a command
+  // buffer of its family submitted after the compute timeline reaches `after_compute`;
+  // returns the value its own timeline reaches on completion.
+  bool has_transfer_queue() const { return transfer_queue_ != VK_NULL_HANDLE; }
+  std::uint32_t transfer_family() const { return transfer_family_; }
+  // Whether transfers run on a queue of their own, beside the compute queue.
+  bool transfer_queue_is_separate() const { return transfer_queue_ != VK_NULL_HANDLE && transfer_queue_ != queue_; }
+  std::uint64_t submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute);
+  void wait_transfer(std::uint64_t value);
+  bool transfer_reached(std::uint64_t value) const;
+  std::uint64_t transfer_submissions() const { return transfer_submitted_; }
+  // Fault injection, for tests of what happens when a device is lost: submission number
+  // `after` from now (0: the next) and every later one fail as on a lost device, with
+  // Error(device_lost), and submit nothing.
+  void simulate_loss(std::uint64_t after = 0);
+  // Blocks until the timeline reaches `value`. Throws Error(device_lost) naming the device.
+  void wait(std::uint64_t value);
+  bool reached(std::uint64_t value) const;
+  void wait_idle();
+
+  // Memory bookkeeping for arenas: the index of the memory type for `required` flags
+  // (and preferred ones where possible) among `type_bits`, or -1.
+  int find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                       VkMemoryPropertyFlags preferred = 0) const;
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
+  // Device-local memory is mapped by arenas (MemoryMode::mapped, chosen where it can be
+  // mapped with full capacity) rather than reached through staging copies.
+  bool device_memory_mappable() const { return device_memory_mappable_; }
+  MemoryMode memory_mode() const { return device_memory_mappable_ ? MemoryMode::mapped : MemoryMode::staged; }
+  // The persistent staging buffers of TransferBatch, made on first use; only with
+  // lock_staging() held.
+  std::unique_lock<std::mutex> lock_staging() { return std::unique_lock(staging_mutex_); }
+  StagingRing& staging();
+  void count_allocation(std::int64_t bytes);
+  std::uint64_t allocated_bytes() const { return allocated_.load(); }
+  std::uint64_t peak_allocated_bytes() const { return peak_.load(); }
+
+ private:
+  void check_simulated_loss();  // with queue_mutex_ held
+  void wait_on(VkSemaphore timeline, std::uint64_t value);  // Error(device_lost) naming the device
+  std::uint64_t counter(VkSemaphore timeline) const;
+
+  const PhysicalDeviceInfo* info_;
+  DeviceKind kind_;
+  std::string label_;
+  DeviceLimits limits_;
+  std::string profile_;
+  bool coherent_readback_ = true;
+  bool f16_storage_ = false;
+  bool texel_buffers_ = true;
+  bool half_texels_ = false;
+  bool cooperative_matrix_ = false;
+  DeviceFns fn_;
+  DeviceOwner device_;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::uint32_t queue_family_ = 0;
+  VkQueue transfer_queue_ = VK_NULL_HANDLE;  // may be queue_ itself (a stand-in)
+  std::uint32_t transfer_family_ = 0;
+  VkPhysicalDeviceMemoryProperties memory_properties_{};
+  bool device_memory_mappable_ = false;
+
+  // Everything below is destroyed before device_.
+  SemaphoreHandle timeline_;
+  std::uint64_t submitted_ = 0;
+  SemaphoreHandle transfer_timeline_;
+  std::atomic<std::uint64_t> transfer_submitted_{0};
+  std::mutex transfer_mutex_;  // for a queue of its own; a stand-in on queue_ takes queue_mutex_
+  std::uint64_t submits_until_loss_ = UINT64_MAX;  // simulate_loss; UINT64_MAX: never
+  std::mutex queue_mutex_;
+  std::unique_ptr<PipelineCache> pipeline_cache_;
+  mutable std::mutex kernels_mutex_;
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::atomic<std::uint64_t> allocated_{0};
+  std::atomic<std::uint64_t> peak_{0};
+  std::uint64_t staging_bytes_;
+  std::mutex staging_mutex_;
+  std::unique_ptr<StagingRing> staging_;  // last: its arenas count their memory in allocated_
+};
+
+}  // namespace vkp::vk

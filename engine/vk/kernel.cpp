@@ -1,0 +1,118 @@
+#include "engine/vk/kernel.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.h"
+#include "engine/vk/check.h"
+#include "engine/vk/instance.h"
+
+namespace vkp::vk {
+namespace {
+
+std::string kernel_name(const shaders::Spirv& spirv, const std::vector<SpecConstant>& spec) {
+  if (spec.empty()) return std::string(spirv.name);
+  std::vector<std::string> parts;
+  for (const SpecConstant& s : spec) parts.push_back(fmt::format("{}={}", s.id, s.value));
+  return fmt::format("{}{{{}}}", spirv.name, fmt::join(parts, ","));
+}
+
+}  // namespace
+
+Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, const DeviceLimits& limits,
+               const shaders::Spirv& spirv, std::vector<SpecConstant> spec)
+    : name_(kernel_name(spirv, spec)), reflection_(reflect_spirv(spirv.words, spirv.name)) {
+  std::sort(spec.begin(), spec.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  for (const SpecConstant& s : spec)
+    if (s.id == kF16BindingsId) f16_bindings_ = s.value;
+  std::uint32_t invocations = 1;
+  for (int i = 0; i < 3; ++i) {
+    const SpirvLocalSize& dim = reflection_.local_size[i];
+    local_size_[i] = dim.value;
+    for (const SpecConstant& s : spec)
+      if (dim.spec_id >= 0 && s.id == static_cast<std::uint32_t>(dim.spec_id)) local_size_[i] = s.value;
+    if (local_size_[i] == 0 || local_size_[i] > limits.max_workgroup_size[i])
+      throw Error(ErrorCode::unsupported, "kernel " + name_ + ": workgroup size " + std::to_string(local_size_[i]) +
+                                              " in dimension " + std::to_string(i) + " exceeds the device's " +
+                                              std::to_string(limits.max_workgroup_size[i]) + " (maxComputeWorkGroupSize)");
+    invocations *= local_size_[i];
+  }
+  if (invocations > limits.max_workgroup_invocations)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(invocations) +
+                                            " invocations per workgroup exceed the device's " +
+                                            std::to_string(limits.max_workgroup_invocations) +
+                                            " (maxComputeWorkGroupInvocations)");
+  if (reflection_.push_constant_bytes > limits.max_push_constants_bytes)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(reflection_.push_constant_bytes) +
+                                            " bytes of push constants exceed the device's " +
+                                            std::to_string(limits.max_push_constants_bytes) + " (maxPushConstantsSize)");
+  std::map<std::uint32_t, std::uint32_t> spec_values;
+  for (const SpecConstant& s : spec) spec_values[s.id] = s.value;
+  shared_memory_bytes_ = spirv_shared_memory_bytes(spirv.words, spirv.name, spec_values);
+  if (shared_memory_bytes_ > limits.max_shared_memory_bytes)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(shared_memory_bytes_) +
+                                            " bytes of shared memory exceed the device's " +
+                                            std::to_string(limits.max_shared_memory_bytes) +
+                                            " (maxComputeSharedMemorySize)");
+  const auto storage_buffers = static_cast<std::size_t>(std::count_if(
+      reflection_.bindings.begin(), reflection_.bindings.end(), [](const SpirvBinding& b) { return !b.texel; }));
+  if (storage_buffers > limits.max_storage_buffers_per_stage)
+    throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds " + std::to_string(storage_buffers) +
+                                            " storage buffers; the device allows " +
+                                            std::to_string(limits.max_storage_buffers_per_stage) +
+                                            " (maxPerStageDescriptorStorageBuffers)");
+
+  std::vector<VkDescriptorSetLayoutBinding> bindings;
+  for (const SpirvBinding& b : reflection_.bindings)
+    bindings.push_back({b.binding,
+                        b.texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_info.bindingCount = static_cast<std::uint32_t>(bindings.size());
+  set_info.pBindings = bindings.data();
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  check(fn.vkCreateDescriptorSetLayout(device, &set_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  set_layout_ = {device, set_layout, fn.vkDestroyDescriptorSetLayout};
+
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, reflection_.push_constant_bytes};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &set_layout;
+  layout_info.pushConstantRangeCount = reflection_.push_constant_bytes > 0 ? 1 : 0;
+  layout_info.pPushConstantRanges = &push;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  check(fn.vkCreatePipelineLayout(device, &layout_info, nullptr, &layout), "vkCreatePipelineLayout");
+  layout_ = {device, layout, fn.vkDestroyPipelineLayout};
+
+  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module_info.codeSize = spirv.words.size_bytes();
+  module_info.pCode = spirv.words.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  check(fn.vkCreateShaderModule(device, &module_info, nullptr, &module), "vkCreateShaderModule");
+  ShaderModuleHandle module_owner(device, module, fn.vkDestroyShaderModule);
+
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<std::uint32_t> values;
+  for (const SpecConstant& s : spec) {
+    entries.push_back({s.id, static_cast<std::uint32_t>(values.size() * 4), 4});
+    values.push_back(s.value);
+  }
+  VkSpecializationInfo spec_info{static_cast<std::uint32_t>(entries.size()), entries.data(),
+                                 values.size() * 4, values.data()};
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = module;
+  info.stage.pName = "main";
+  info.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec_info;
+  info.layout = layout;
+  // Lets Recording::dispatch split a grid beyond maxComputeWorkGroupCount.
+  info.flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  check(fn.vkCreateComputePipelines(device, cache, 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
+  pipeline_ = {device, pipeline, fn.vkDestroyPipeline};
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,121 @@
+#include "engine/vk/kernels/batch_norm.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "shaders/embedded.h"
+
+namespace vkp::vk {
+namespace {
+
+constexpr std::uint64_t kParallel = 4096;  // partial reductions worth running at once
+
+std::uint64_t chunk_rows(std::uint64_t m, std::uint64_t c) {
+  const std::uint64_t chunks = std::clamp<std::uint64_t>(kParallel / std::max<std::uint64_t>(c, 1), 1, std::max<std::uint64_t>(m, 1));
+  return (m + chunks - 1) / chunks;
+}
+
+constexpr std::uint64_t kGroup = 64;  // the shaders' local_size_x
+// batch_norm_apply on a CPU device: rows per invocation, at most, and the fewest
+// workgroups worth keeping every core busy.
+constexpr std::uint64_t kCpuRows = 16, kCpuMinWorkgroups = 16;
+
+// Rows between one invocation's rows of the apply pass (its p.chunk): m, one row each, on
+// a GPU; on a CPU device up to kCpuRows rows each, fewer where that would leave fewer
+// than kCpuMinWorkgroups workgroups.
+std::uint64_t apply_row_stride(std::uint64_t m, std::uint64_t per_row, DeviceKind kind) {
+  if (kind != DeviceKind::cpu) return m;
+  std::uint64_t rows = kCpuRows;
+  auto workgroups = [&] { return ((m + rows - 1) / rows * per_row + kGroup - 1) / kGroup; };
+  while (rows > 1 && workgroups() < kCpuMinWorkgroups) rows /= 2;
+  return (m + rows - 1) / rows;
+}
+
+std::uint32_t checked_n(std::uint64_t m, std::uint64_t c) {
+  if (m * c > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("batch_norm: {} x {} elements exceed 2^32", m, c));
+  return static_cast<std::uint32_t>(m * c);
+}
+
+void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
+            const BufferSlice& dy, const BufferSlice& stats, const BufferSlice& out, const BufferSlice& workspace,
+            const std::optional<BatchNormRelu>& relu = std::nullopt) {
+  const std::uint32_t n = checked_n(m, c);
+  const std::uint64_t chunk = chunk_rows(m, c), chunks = (m + chunk - 1) / chunk;
+  require_elements(x, n, "batch_norm", "x");
+  require_elements(out, 2ull * c, "batch_norm", "output statistics");
+  require_elements(workspace, chunks * c * 3, "batch_norm", "workspace");
+  if (n == 0) return;
+  Device& device = recording.device();
+  const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), eps};
+  const BufferSlice partial = workspace.sub(0, chunks * c * 12);
+  // Without a ReLU, gamma and beta are not read: the output stands in for them.
+  const BufferSlice gamma = relu ? relu->gamma : out, beta = relu ? relu->beta : out;
+  const std::uint32_t masked = relu ? 1 : 0;
+  const std::uint32_t vec4 = c % 4 == 0 && x.offset % 16 == 0 && (mode == 0 || dy.offset % 16 == 0) ? 1 : 0;
+  const std::uint64_t pass0 = chunks * (vec4 ? c / 4 : c);  // invocations
+  // x and dy may be float16; the partial sums and the statistics are float32.
+  const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
+  constexpr std::uint32_t kF16 = 0b0000011;
+  recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_texel,
+                                    shaders::batch_norm_reduce_f16, shaders::batch_norm_reduce_texel_f16, 0b11,
+                                    bindings, {{0, mode}, {1, 0}, {2, masked}, {3, vec4}}, kF16),
+                     bindings, push, grid_1d((pass0 + kGroup - 1) / kGroup, device), "batch_norm_reduce");
+  recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
+                                    {{0, mode}, {1, 1}, {2, masked}}, kF16),
+                     bindings, push, grid_1d((c + kGroup - 1) / kGroup, device), "batch_norm_reduce");
+}
+
+}  // namespace
+
+std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c) {
+  const std::uint64_t chunk = chunk_rows(m, c);
+  return std::max<std::uint64_t>((m + chunk - 1) / chunk * c * 12, 16);
+}
+
+void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, const BufferSlice& x,
+                      const BufferSlice& stats, const BufferSlice& workspace) {
+  reduce(recording, 0, m, c, 0.0f, x, x, stats, stats, workspace);  // dy and the statistics are not read
+}
+
+void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
+                          const BufferSlice& stats, const BufferSlice& dy, const BufferSlice& sums,
+                          const BufferSlice& workspace, const std::optional<BatchNormRelu>& relu) {
+  require_elements(dy, m * c, "batch_norm", "dy");
+  require_elements(stats, 2ull * c, "batch_norm", "statistics");
+  if (relu) {
+    require_elements(relu->gamma, c, "batch_norm", "gamma");
+    require_elements(relu->beta, c, "batch_norm", "beta");
+  }
+  reduce(recording, 1, m, c, eps, x, dy, stats, sums, workspace, relu);
+}
+
+void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m, std::uint32_t c, float eps,
+                      const BufferSlice& x, const BufferSlice& stats, const BufferSlice& gamma,
+                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out,
+                      bool relu) {
+  const std::uint32_t n = checked_n(m, c);
+  require_elements(x, n, "batch_norm", "x");
+  require_elements(stats, 2ull * c, "batch_norm", "statistics");
+  require_elements(gamma, c, "batch_norm", "gamma");
+  const bool forward = mode == BatchNormMode::forward;
+  if (forward || relu) require_elements(beta, c, "batch_norm", "beta");
+  if (!forward) require_elements(dy, n, "batch_norm", "dy");
+  if (mode == BatchNormMode::grad_batch_statistics) require_elements(sums, 2ull * c, "batch_norm", "sums");
+  require_elements(out, n, "batch_norm", "output");
+  if (n == 0) return;
+  const bool vec4 = c % 4 == 0 && x.offset % 16 == 0 && out.offset % 16 == 0 && dy.offset % 16 == 0;
+  Device& device = recording.device();
+  // x, dy and out may be float16 (and the bindings they stand in for).
+  // The forward reads no dy: x stands in for it, so that both may be texel buffers.
+  const BufferSlice bindings[] = {x, stats, gamma, beta, forward ? x : dy, sums, out};
+  const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16,
+                                        shaders::batch_norm_texel_f16, 0b0010001, bindings,
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
+  const std::uint64_t per_row = vec4 ? c / 4 : c, stride = apply_row_stride(m, per_row, device.kind());
+  recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), eps},
+                     grid_1d((stride * per_row + kGroup - 1) / kGroup, device), "batch_norm");
+}
+
+}  // namespace vkp::vk

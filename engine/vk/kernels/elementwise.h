@@ -1,0 +1,86 @@
+// Elementwise kernels: unary functions, binary operators with numpy broadcasting, and
+// binary operators with a scalar operand. f32. Kernels: unary, binary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/shape.h"
+#include "engine/vk/kernels/launch.h"
+
+namespace vkp::vk {
+
+// Values are the shader's kOp (shaders/unary.comp). leaky_relu and elu take alpha. gelu
+// is the exact one, x Phi(x) (PyTorch's default, TensorFlow's approximate=False). round
+// is to the nearest integer, halves to even (TensorFlow's round, numpy's rint).
+enum class UnaryOp : std::uint32_t {
+  relu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg, abs, square, leaky_relu, elu, gelu, floor, round
+};
+
+// Values are the shader's kOp (shaders/binary.comp). Besides arithmetic, the gradients
+// of the unary functions (first operand x or y = f(x) as named, second dy), 0/1
+// comparisons, and the sigmoid cross entropy of logits x and labels z with its gradient.
+enum class BinaryOp : std::uint32_t {
+  add, sub, mul, div, max, min, pow,
+  relu_grad,          // (x, dy)
+  sigmoid_grad,       // (y, dy)
+  tanh_grad,          // (y, dy)
+  sqrt_grad,          // (y, dy)
+  rsqrt_grad,         // (y, dy)
+  leaky_relu_grad,    // (x, dy), alpha
+  elu_grad,           // (x, dy), alpha
+  abs_grad,           // (x, dy)
+  greater_equal,      // 1 where a >= b, else 0
+  equal,              // 1 where a == b, else 0
+  sigmoid_xent,       // (x, z): max(x, 0) - x z + log(1 + exp(-|x|))
+  sigmoid_xent_grad,  // (x, z): sigmoid(x) - z
+  gelu_grad,          // (x, dy): dy (Phi(x) + x phi(x))
+  keep,               // (a, mask): a where mask != 0, else 0 (exact: a select, not a product)
+};
+
+std::string_view to_string(UnaryOp op);
+std::string_view to_string(BinaryOp op);
+
+// Mirrors the push-constant block of shaders/unary.comp.
+struct UnaryPush {
+  std::uint32_t n;
+  float alpha;
+};
+static_assert(sizeof(UnaryPush) == 8);
+
+// Mirrors the push-constant block of shaders/binary.comp.
+struct BinaryPush {
+  static constexpr int kMaxRank = 6;
+  std::uint32_t n;
+  std::uint32_t rank;
+  std::uint32_t dims[kMaxRank];
+  std::uint32_t stride_a[kMaxRank];
+  std::uint32_t stride_b[kMaxRank];
+  float scalar;  // the scalar operand, or alpha of the ops that take one
+};
+static_assert(sizeof(BinaryPush) == 84);
+static_assert(offsetof(BinaryPush, dims) == 8 && offsetof(BinaryPush, stride_a) == 32 &&
+              offsetof(BinaryPush, stride_b) == 56 && offsetof(BinaryPush, scalar) == 80);
+
+// numpy broadcasting of two shapes; throws Error(invalid_argument) naming both shapes
+// when an axis differs and neither extent is 1.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// The push constants of c = a op b for these shapes: axes of extent 1 dropped and
+// neighbours that broadcast alike merged, so that at most 6 dims remain (Error otherwise).
+BinaryPush binary_push(const Shape& a, const Shape& b);
+
+// y = op(x) over `n` elements; x and y may be the same slice.
+void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y,
+           float alpha = 0.0f);
+
+// c = a op b with broadcasting; c has broadcast_shapes(a_shape, b_shape).
+void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
+            const BufferSlice& b, const BufferSlice& c, float alpha = 0.0f);
+
+// c = a op scalar (scalar_first: c = scalar op a) over `n` elements.
+void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, float scalar,
+                   const BufferSlice& c, bool scalar_first = false);
+
+}  // namespace vkp::vk

@@ -1,0 +1,60 @@
+// What every kernel launcher shares: the choice between the CPU and GPU variant of a
+// kernel family, and the grid for a one-dimensional launch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engine/vk/device.h"
+#include "engine/vk/memory.h"
+#include "engine/vk/recording.h"
+
+namespace vkp::vk {
+
+// Which variant of a kernel family to record. `automatic` follows Device::kind();
+// tests force each variant so both are checked on any device.
+enum class KernelChoice { automatic, cpu, gpu };
+
+DeviceKind resolve(KernelChoice choice, const Device& device);
+
+// Workgroups for `workgroups` one-dimensional groups: x up to the device's limit, then
+// y, the rest in z (shaders use linear_group() from common.glsl).
+Groups grid_1d(std::uint64_t workgroups, const Device& device);
+
+// Throws Error(invalid_argument) when `slice` holds fewer than `elements` values (32-bit,
+// or 16-bit for a float16 slice), naming the kernel and operand:
+// "gemm: B holds 100 32-bit elements, needs 120".
+void require_elements(const BufferSlice& slice, std::uint64_t elements, std::string_view kernel,
+                      std::string_view operand);
+
+// The kernel of a family with a float16 build (shaders/CMakeLists.txt, F16) for these
+// bindings: `plain` when none holds float16 values (BufferSlice::f16); otherwise `f16`,
+// specialized with kF16BindingsId = the mask of float16 bindings, after checking that
+// the device has the storageBuffer16BitAccess feature (Error(unsupported) naming the
+// kernel and the device) and that only bindings in `allowed` are float16
+// (Error(invalid_argument) naming the binding).
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed = ~0u);
+
+// The same for a family with texel builds too (TEXEL in shaders/CMakeLists.txt: `texel`
+// reads the bindings in the mask `texel_inputs` through texel buffers, `texel_f16` is
+// that build with float16 storage buffers as well). On a CPU device where each of
+// those bindings is texel_readable, float16 ones included (they are read through
+// R16G16B16A16_SFLOAT views, which need no 16-bit feature), the texel build is chosen
+// by the float16 bindings among the others, as above; elsewhere `plain` or `f16`.
+const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
+                             const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
+                             std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
+                             std::uint32_t allowed = ~0u);
+
+// A family with a texel build and no float16 one (TEXEL but not F16 in
+// shaders/CMakeLists.txt): `texel` on a CPU device where each binding in `texel_inputs`
+// is texel_readable and holds float32 values, else `plain`.
+const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
+                           std::uint32_t texel_inputs, std::span<const BufferSlice> bindings,
+                           std::vector<SpecConstant> specialization);
+
+}  // namespace vkp::vk

@@ -1,0 +1,144 @@
+#include "engine/vk/kernels/peak.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/error.h"
+#include "engine/vk/kernels/launch.h"
+#include "engine/vk/memory.h"
+#include "engine/vk/recording.h"
+#include "shaders/embedded.h"
+
+namespace vkp::vk {
+namespace {
+
+constexpr float kA = 0.999f, kB = 0.001f;
+constexpr int kRuns = 3;  // the best of these, at the final size
+
+struct FmaPush {
+  std::uint32_t iterations;
+  float a, b;
+};
+struct CopyPush {
+  std::uint32_t count;
+};
+
+// Seconds of the best of kRuns replays of `recording` (device time).
+double best_of_runs(Recording& recording) {
+  double best = 1e30;
+  for (int r = 0; r < kRuns; ++r) {
+    recording.run();
+    best = std::min(best, recording.total_ns() * 1e-9);
+  }
+  return best;
+}
+
+double fma_rate(Device& device, double min_seconds) {
+  // Enough invocations to fill any GPU (132 multiprocessors x 2048 on an H100); on a CPU
+  // device a few workgroups a core.
+  const std::uint32_t invocations = device.kind() == DeviceKind::cpu ? 256 * 64 : 256 * 2048;
+  Arena arena(device, MemoryUse::device, "peak fma");
+  const BufferSlice out = arena.allocate(std::uint64_t{invocations} * 4, "peak fma result");
+  for (std::uint32_t iterations = 8;; iterations *= 4) {
+    Recording recording(device, {.name = "peak fma", .timestamps = true});
+    record_peak_fma(recording, out, invocations, iterations);
+    recording.finish();
+    recording.run();  // warm-up
+    const double seconds = best_of_runs(recording);
+    if (seconds >= min_seconds || iterations >= (1u << 24))
+      return 256.0 * invocations * static_cast<double>(iterations) / seconds;
+  }
+}
+
+std::uint64_t copy_bytes_for(const Device& device) {
+  std::uint64_t bytes = device.kind() == DeviceKind::cpu ? std::uint64_t{64} << 20 : std::uint64_t{256} << 20;
+  const DeviceLimits& l = device.limits();
+  bytes = std::min({bytes, l.max_storage_buffer_range, l.max_memory_allocation_size / 2, std::uint64_t{UINT32_MAX}});
+  return bytes / 16 * 16;
+}
+
+double copy_rate(Device& device, double min_seconds, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
+                 std::uint32_t groups, bool shader);
+
+// The faster of peak_copy.comp and vkCmdCopyBuffer (a CPU driver's memcpy; on a GPU
+// the driver's own copy kernel or engine).
+double copy_rate(Device& device, double min_seconds, std::uint64_t bytes) {
+  Arena arena(device, MemoryUse::device, "peak copy");
+  const BufferSlice src = arena.allocate(bytes, "peak copy source"), dst = arena.allocate(bytes, "peak copy destination");
+  const std::uint32_t groups = device.kind() == DeviceKind::cpu ? 64 : 4096;
+  double best = 0;
+  for (bool shader : {true, false}) best = std::max(best, copy_rate(device, min_seconds, src, dst, bytes, groups, shader));
+  return best;
+}
+
+double copy_rate(Device& device, double min_seconds, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
+                 std::uint32_t groups, bool shader) {
+  for (int copies = 1;; copies *= 2) {
+    Recording recording(device, {.name = "peak copy", .timestamps = true});
+    for (int c = 0; c < copies; ++c) {
+      if (shader)
+        record_peak_copy(recording, src, dst, bytes, groups);
+      else
+        recording.copy(src.sub(0, bytes), dst);
+    }
+    recording.finish();
+    recording.run();  // warm-up
+    // Copy commands carry no timestamps: they are timed by the host clock around the
+    // submission and wait, which can only make the rate lower.
+    double seconds = 1e30;
+    if (shader) {
+      seconds = best_of_runs(recording);
+    } else {
+      for (int r = 0; r < kRuns; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        recording.run();
+        seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    }
+    if (seconds >= min_seconds || copies >= 64) return 2.0 * static_cast<double>(bytes) * copies / seconds;
+  }
+}
+
+}  // namespace
+
+void record_peak_fma(Recording& recording, const BufferSlice& out, std::uint32_t invocations, std::uint32_t iterations) {
+  if (invocations % 256 != 0)
+    throw Error(ErrorCode::invalid_argument, "peak_fma: invocations must be a multiple of 256");
+  require_elements(out, invocations, "peak_fma", "out");
+  const Kernel& kernel = recording.device().kernel(shaders::peak_fma);
+  recording.dispatch(kernel, {out}, FmaPush{iterations, kA, kB}, {invocations / 256, 1, 1}, "peak_fma");
+}
+
+void record_peak_copy(Recording& recording, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
+                      std::uint32_t groups) {
+  if (bytes % 16 != 0 || bytes / 16 > UINT32_MAX || src.size < bytes || dst.size < bytes)
+    throw Error(ErrorCode::invalid_argument, "peak_copy: bytes must be a multiple of 16 within both slices");
+  const Kernel& kernel = recording.device().kernel(shaders::peak_copy);
+  recording.dispatch(kernel, {src.sub(0, bytes), dst.sub(0, bytes)}, CopyPush{static_cast<std::uint32_t>(bytes / 16)},
+                     {groups, 1, 1}, "peak_copy");
+}
+
+float peak_fma_reference(std::uint32_t invocation, std::uint32_t iterations) {
+  float s[4];
+  for (int l = 0; l < 4; ++l) {
+    const float start = 1.0f + static_cast<float>(invocation % 97u) / 1024.0f + static_cast<float>(l) / 4096.0f;
+    float x[4] = {start, start + 1.0f / 64.0f, start + 2.0f / 64.0f, start + 3.0f / 64.0f};
+    for (std::uint32_t r = 0; r < 8 * iterations; ++r)
+      for (float& v : x) v = std::fma(v, kA, kB);
+    s[l] = (x[0] + x[1]) + (x[2] + x[3]);
+  }
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+Peak measure_peak(Device& device, double min_seconds) {
+  if (!device.limits().timestamps)
+    throw Error(ErrorCode::unsupported, device.label() + " has no timestamps on its compute queue: no peak to time");
+  Peak peak;
+  peak.fma_flops = fma_rate(device, min_seconds);
+  peak.copy_bytes = copy_bytes_for(device);
+  peak.bytes_per_second = copy_rate(device, min_seconds, peak.copy_bytes);
+  return peak;
+}
+
+}  // namespace vkp::vk

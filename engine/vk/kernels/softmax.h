@@ -1,0 +1,26 @@
+// Row-wise kernels over [rows, cols]: softmax, log_softmax, sparse softmax cross
+// entropy and its gradient, and in_top_k. Kernel: softmax.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/vk/kernels/launch.h"
+
+namespace vkp::vk {
+
+// Mirrors the push-constant block of shaders/softmax.comp.
+struct SoftmaxPush {
+  std::uint32_t rows, cols;
+  std::uint32_t k;
+};
+static_assert(sizeof(SoftmaxPush) == 12);
+
+// Values are the shader's kMode.
+enum class RowOp : std::uint32_t { softmax, log_softmax, xent, xent_grad, in_top_k };
+
+// out = op(x, labels, dy): x [rows, cols] f32; labels i32 [rows] (xent, xent_grad,
+// in_top_k); dy [rows] (xent_grad). Unused operands may be any slice (x is bound).
+void row_op(Recording& recording, RowOp op, std::uint32_t rows, std::uint32_t cols, const BufferSlice& x,
+            const BufferSlice& labels, const BufferSlice& dy, const BufferSlice& out, std::uint32_t k = 1);
+
+}  // namespace vkp::vk

@@ -1,0 +1,47 @@
+#include "engine/vk/kernels/training.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "shaders/embedded.h"
+
+namespace vkp::vk {
+
+void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t key, std::uint64_t seed,
+             const BufferSlice& x, const BufferSlice& scalars, const BufferSlice& y) {
+  if (!(rate >= 0.0f && rate < 1.0f))
+    throw Error(ErrorCode::invalid_argument, fmt::format("dropout: rate {} is outside [0, 1)", rate));
+  if (n > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("dropout: {} elements exceed 2^32", n));
+  require_elements(x, n, "dropout", "x");
+  require_elements(y, n, "dropout", "y");
+  const DropoutPush push{static_cast<std::uint32_t>(n), rate, 1.0f / (1.0f - rate), key,
+                         static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  Device& device = recording.device();
+  const BufferSlice bindings[] = {x, scalars, y};
+  recording.dispatch(storage_kernel(device, shaders::dropout, shaders::dropout_f16, bindings, {}, 0b101), bindings, push,
+                     grid_1d((n + 63) / 64, device), "dropout");
+}
+
+void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
+                      const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
+                      const BufferSlice& scalars, const BufferSlice& guard) {
+  require_elements(var, push.n, "optimizer", "variable");
+  const bool guarded = guard.size > 0;
+  if (guarded) require_elements(guard, 2, "optimizer", "guard");
+  require_elements(grad, push.n, "optimizer", "gradient");
+  if (rule != UpdateRule::sgd) require_elements(slot1, push.n, "optimizer", "slot");
+  if (rule == UpdateRule::adam || rule == UpdateRule::adamw) require_elements(slot2, push.n, "optimizer", "slot");
+  Device& device = recording.device();
+  // Four elements an invocation where every slice it updates starts 16-byte aligned.
+  const bool uses_slot1 = rule != UpdateRule::sgd;
+  const bool uses_slot2 = rule == UpdateRule::adam || rule == UpdateRule::adamw || rule == UpdateRule::rmsprop;
+  const bool vec4 = var.offset % 16 == 0 && grad.offset % 16 == 0 && (!uses_slot1 || slot1.offset % 16 == 0) &&
+                    (!uses_slot2 || slot2.offset % 16 == 0);
+  const Kernel& kernel =
+      device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}, {2, vec4}});
+  const std::uint64_t invocations = vec4 ? (std::uint64_t{push.n} + 3) / 4 : push.n;
+  recording.dispatch(kernel, {var, grad, slot1, slot2, scalars, guarded ? guard : scalars}, push,
+                     grid_1d((invocations + 63) / 64, device), "optimizer");
+}
+
+}  // namespace vkp::vk

@@ -1,0 +1,44 @@
+// Kernels only training uses: dropout masks and fused optimizer updates. Both read the
+// session's scalar buffer (run counter, global step, hyperparameters) so that what
+// changes per step is never baked into a recording. Kernels: dropout, optimizer.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/vk/kernels/launch.h"
+
+namespace vkp::vk {
+
+// Mirrors the push-constant block of shaders/dropout.comp.
+struct DropoutPush {
+  std::uint32_t n;
+  float rate, scale;
+  std::uint32_t key;
+  std::uint32_t seed_lo, seed_hi;
+};
+static_assert(sizeof(DropoutPush) == 24);
+
+// y = x * mask / (1 - rate), the mask drawn from (seed, key, scalars[1], the global step).
+void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t key, std::uint64_t seed,
+             const BufferSlice& x, const BufferSlice& scalars, const BufferSlice& y);
+
+// Mirrors the push-constant block of shaders/optimizer.comp.
+struct OptimizerPush {
+  std::uint32_t n;
+  std::uint32_t lr, momentum, beta2, epsilon, weight_decay, step_factor;
+};
+static_assert(sizeof(OptimizerPush) == 28);
+
+// Values are the shader's kKind.
+enum class UpdateRule : std::uint32_t { sgd, momentum, nesterov, adam, adamw, rmsprop, adagrad };
+
+// One in-place update of `var` from `grad`; slot1/slot2 are the rule's state (bind var
+// for rules that have none). Hyperparameters at the word offsets of `push`. With a
+// `guard` (two floats: a count of non-finite gradient elements, and a factor), the
+// update is skipped when the count is not 0 and otherwise uses grad * factor (dynamic
+// loss scaling: the factor is 1 / the loss scale).
+void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
+                      const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
+                      const BufferSlice& scalars, const BufferSlice& guard = {});
+
+}  // namespace vkp::vk

@@ -1,0 +1,348 @@
+#include "engine/vk/recording.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/vk/check.h"
+#include "engine/vk/device.h"
+#include "engine/vk/kernel.h"
+
+namespace vkp::vk {
+namespace {
+
+constexpr std::uint32_t kSetsPerPool = 128;
+constexpr std::uint32_t kDescriptorsPerPool = 1024;
+
+// The most texels a kernel reads through one view: the driver's limit, and at most 2^29,
+// since the kernels index a view's elements (4 a texel) with GLSL's 32-bit int.
+std::uint64_t max_texels(const DeviceLimits& l) {
+  return std::min<std::uint64_t>(l.max_texel_buffer_elements, std::uint64_t{1} << 29);
+}
+
+}  // namespace
+
+CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags) {
+  const DeviceFns& fn = device.fn();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.flags = flags;
+  pool_info.queueFamilyIndex = family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(fn.vkCreateCommandPool(device.handle(), &pool_info, nullptr, &pool), "vkCreateCommandPool");
+  CommandBufferOwner owner{{device.handle(), pool, fn.vkDestroyCommandPool}, VK_NULL_HANDLE};
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  check(fn.vkAllocateCommandBuffers(device.handle(), &alloc, &owner.buffer), "vkAllocateCommandBuffers");
+  return owner;
+}
+
+Recording::Recording(Device& device, RecordingOptions options) : device_(&device), options_(std::move(options)) {
+  const DeviceFns& fn = device.fn();
+  VKP_CHECK(!options_.transfer || device.has_transfer_queue(),
+            "transfer recording '" + options_.name + "' on " + device.label() + ", which has no transfer queue");
+  if (options_.transfer) options_.timestamps = false;
+  CommandBufferOwner owner =
+      make_command_buffer(device, options_.transfer ? device.transfer_family() : device.queue_family());
+  pool_ = std::move(owner.pool);
+  commands_ = owner.buffer;
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  check(fn.vkBeginCommandBuffer(commands_, &begin), "vkBeginCommandBuffer");
+  if (options_.timestamps && !device.limits().timestamps) {
+    log_warn("{}: no timestamps on this queue; recording '{}' will not be timed", device.label(), options_.name);
+    options_.timestamps = false;
+  }
+  // Work of earlier submissions on this queue (another replay, an upload) is visible
+  // to this one; host writes made before the submit are visible by the submit itself.
+  barrier();
+  if (options_.timestamps) {
+    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query_capacity_ = 4096;
+    query_info.queryCount = query_capacity_;
+    VkQueryPool queries = VK_NULL_HANDLE;
+    check(fn.vkCreateQueryPool(device.handle(), &query_info, nullptr, &queries), "vkCreateQueryPool");
+    queries_ = {device.handle(), queries, fn.vkDestroyQueryPool};
+    fn.vkCmdResetQueryPool(commands_, queries, 0, query_capacity_);
+    fn.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
+  }
+}
+
+Recording::~Recording() {
+  if (last_submit_ == 0) return;
+  try {
+    wait_for(last_submit_);
+  } catch (const Error& e) {
+    log_error("recording '{}': {}", options_.name, e.what());
+  }
+}
+
+void Recording::barrier() {
+  // A transfer queue may support no other stage.
+  const VkPipelineStageFlags stages = options_.transfer ? kCopyStage : kWorkStages;
+  VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  memory.srcAccessMask = options_.transfer ? kCopyWrites : kWrites;
+  memory.dstAccessMask =
+      options_.transfer ? kCopyAccess : kReadsAndWrites;
+  device_->fn().vkCmdPipelineBarrier(commands_, stages, stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
+  hazards_.clear();
+}
+
+bool texel_readable(const BufferSlice& slice, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  const std::uint64_t texel = slice.f16 ? 8 : 16;
+  return (slice.f16 ? device.half_texels() : device.texel_buffers()) && slice.buffer != VK_NULL_HANDLE &&
+         slice.size > 0 && slice.size % texel == 0 && slice.size / texel <= max_texels(l) &&
+         l.min_texel_buffer_offset_alignment > 0 && slice.offset % l.min_texel_buffer_offset_alignment == 0;
+}
+
+bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  return (f16 ? device.half_texels() : device.texel_buffers()) && elements > 0 && elements % 4 == 0 &&
+         elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
+         Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
+}
+
+void Recording::before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes) {
+  if (hazards_.conflict(reads, writes)) barrier();
+  hazards_.add(reads, writes);
+}
+
+VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings) {
+  const DeviceFns& fn = device_->fn();
+  (void)bindings;
+  if (sets_left_ == 0) {
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kDescriptorsPerPool}};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = kSetsPerPool;
+    info.poolSizeCount = 2;
+    info.pPoolSizes = sizes;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    check(fn.vkCreateDescriptorPool(device_->handle(), &info, nullptr, &pool), "vkCreateDescriptorPool");
+    descriptor_pools_.emplace_back(device_->handle(), pool, fn.vkDestroyDescriptorPool);
+    sets_left_ = kSetsPerPool;
+  }
+  VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  alloc.descriptorPool = descriptor_pools_.back().get();
+  alloc.descriptorSetCount = 1;
+  alloc.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(fn.vkAllocateDescriptorSets(device_->handle(), &alloc, &set), "vkAllocateDescriptorSets");
+  --sets_left_;
+  return set;
+}
+
+void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, std::span<const std::byte> push,
+                         Groups groups, std::string_view label) {
+  VKP_CHECK(!finished_, "dispatch after finish() in recording '" + options_.name + "'");
+  VKP_CHECK(!options_.transfer, "dispatch in transfer recording '" + options_.name + "'");
+  VKP_CHECK(bindings.size() == kernel.bindings().size(),
+            fmt::format("kernel {} has {} bindings, dispatch gave {}", kernel.name(), kernel.bindings().size(),
+                        bindings.size()));
+  VKP_CHECK(push.size() == kernel.push_constant_bytes(),
+            fmt::format("kernel {} takes {} bytes of push constants, dispatch gave {}", kernel.name(),
+                        kernel.push_constant_bytes(), push.size()));
+  // A float16 tensor bound to a kernel that would read it as float32 is a wrong
+  // answer, not a fault: refuse it by name. A texel binding reads either (its view's
+  // format says which).
+  for (std::size_t b = 0; b < bindings.size(); ++b)
+    if (bindings[b].f16 && (b >= 32 || (kernel.f16_bindings() >> b & 1u) == 0) &&
+        !(b < kernel.bindings().size() && kernel.bindings()[b].texel))
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {} ({}): binding {} holds float16 values, which this kernel reads as float32",
+                              kernel.name(), label, b));
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // empty tensors: nothing to do
+  const DeviceLimits& limits = device_->limits();
+  const std::uint32_t counts[3] = {groups.x, groups.y, groups.z};
+  // A grid beyond maxComputeWorkGroupCount is recorded as several dispatches with a
+  // base (gl_WorkGroupID counts from it), unless the shader reads gl_NumWorkGroups.
+  for (int i = 0; i < 3; ++i)
+    if (counts[i] > limits.max_workgroup_count[i] && kernel.uses_num_workgroups())
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("kernel {} ({}): {} workgroups in dimension {} exceed the {} of {} "
+                              "(maxComputeWorkGroupCount)",
+                              kernel.name(), label, counts[i], i, limits.max_workgroup_count[i], device_->label()));
+  const DeviceFns& fn = device_->fn();
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkBufferView> views(bindings.size(), VK_NULL_HANDLE);
+  std::vector<VkWriteDescriptorSet> writes;
+  std::vector<ByteRange> reads, written;
+  infos.reserve(bindings.size());
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    const BufferSlice& b = bindings[i];
+    if (b.size > limits.max_storage_buffer_range)
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("kernel {} ({}): binding {} spans {} bytes; {} allows at most {} per binding "
+                              "(maxStorageBufferRange)",
+                              kernel.name(), label, i, b.size, device_->label(), limits.max_storage_buffer_range));
+    if (b.buffer == VK_NULL_HANDLE || b.size == 0)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {} ({}): binding {} is {}", kernel.name(), label, i,
+                              b.buffer == VK_NULL_HANDLE ? "not a buffer" : "empty (Vulkan binds at least 1 byte)"));
+    if (b.offset % limits.min_storage_buffer_offset_alignment != 0)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {} ({}): binding {} starts at byte {}, not a multiple of {} "
+                              "(minStorageBufferOffsetAlignment of {})",
+                              kernel.name(), label, i, b.offset, limits.min_storage_buffer_offset_alignment,
+                              device_->label()));
+    infos.push_back({b.buffer, b.offset, b.size});
+    (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
+    // A texel binding passed the storage-buffer checks above too, as the plain build it
+    // stands in for would have to.
+    if (kernel.bindings()[i].texel) {
+      if (!texel_readable(b, *device_))
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
+                                "(whole vec4s, offset a multiple of {}, at most {} texels)",
+                                kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
+                                limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
+      VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+      view.buffer = b.buffer;
+      const TexelSampled sampled = kernel.bindings()[i].sampled;
+      if (b.f16 && sampled != TexelSampled::float32)
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {} ({}): binding {} holds float16 values, but the kernel reads 32-bit words "
+                                "there",
+                                kernel.name(), label, i));
+      view.format = sampled == TexelSampled::uint32  ? VK_FORMAT_R32G32B32A32_UINT
+                    : sampled == TexelSampled::int32 ? VK_FORMAT_R32G32B32A32_SINT
+                    : b.f16                          ? VK_FORMAT_R16G16B16A16_SFLOAT
+                                                     : VK_FORMAT_R32G32B32A32_SFLOAT;
+      view.offset = b.offset;
+      view.range = b.size;
+      check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");
+      views_.emplace_back(device_->handle(), views[i], fn.vkDestroyBufferView);
+    }
+  }
+  before_access(reads, written);
+  const VkDescriptorSet set = allocate_set(kernel.set_layout(), static_cast<std::uint32_t>(bindings.size()));
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set;
+    w.dstBinding = static_cast<std::uint32_t>(i);
+    w.descriptorCount = 1;
+    if (views[i] != VK_NULL_HANDLE) {
+      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      w.pTexelBufferView = &views[i];
+    } else {
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos[i];
+    }
+    writes.push_back(w);
+  }
+  fn.vkUpdateDescriptorSets(device_->handle(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  fn.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline());
+  fn.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout(), 0, 1, &set, 0, nullptr);
+  if (!push.empty())
+    fn.vkCmdPushConstants(commands_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                          static_cast<std::uint32_t>(push.size()), push.data());
+  const std::uint32_t* most = limits.max_workgroup_count;
+  for (std::uint32_t z = 0; z < groups.z; z += most[2])
+    for (std::uint32_t y = 0; y < groups.y; y += most[1])
+      for (std::uint32_t x = 0; x < groups.x; x += most[0]) {
+        const std::uint32_t nx = std::min(most[0], groups.x - x), ny = std::min(most[1], groups.y - y),
+                            nz = std::min(most[2], groups.z - z);
+        if (x == 0 && y == 0 && z == 0 && nx == groups.x && ny == groups.y && nz == groups.z)
+          fn.vkCmdDispatch(commands_, nx, ny, nz);
+        else
+          fn.vkCmdDispatchBase(commands_, x, y, z, nx, ny, nz);
+      }
+  labels_.emplace_back(label.empty() ? kernel.name() : std::string(label));
+  if (options_.timestamps) {
+    const auto query = static_cast<std::uint32_t>(labels_.size());
+    if (query >= query_capacity_)
+      throw Error(ErrorCode::unsupported, fmt::format("recording '{}' times at most {} dispatches", options_.name,
+                                                      query_capacity_ - 1));
+    fn.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
+  }
+}
+
+void Recording::copy(const BufferSlice& src, const BufferSlice& dst) {
+  VKP_CHECK(!finished_, "copy after finish() in recording '" + options_.name + "'");
+  if (dst.size < src.size)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("copy of {} bytes into a slice of {} bytes", src.size, dst.size));
+  if (src.size == 0) return;
+  const ByteRange read{src.buffer, src.offset, src.offset + src.size};
+  const ByteRange write{dst.buffer, dst.offset, dst.offset + src.size};
+  before_access({&read, 1}, {&write, 1});
+  const VkBufferCopy region{src.offset, dst.offset, src.size};
+  device_->fn().vkCmdCopyBuffer(commands_, src.buffer, dst.buffer, 1, &region);
+}
+
+void Recording::finish() {
+  VKP_CHECK(!finished_, "recording '" + options_.name + "' finished twice");
+  // Results are read through mappings after the wait: make device writes visible to the host.
+  VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  memory.srcAccessMask = options_.transfer ? kCopyWrites : kWrites;
+  memory.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  device_->fn().vkCmdPipelineBarrier(commands_, options_.transfer ? kCopyStage : kWorkStages,
+                                     VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &memory, 0, nullptr, 0, nullptr);
+  check(device_->fn().vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
+  finished_ = true;
+}
+
+std::uint64_t Recording::submit(std::uint64_t after) {
+  VKP_CHECK(finished_, "recording '" + options_.name + "' submitted before finish()");
+  if (last_submit_ != 0) wait_for(last_submit_);
+  last_submit_ = options_.transfer ? device_->submit_transfer(commands_, after) : device_->submit({&commands_, 1}, after);
+  return last_submit_;
+}
+
+void Recording::wait_for(std::uint64_t value) const {
+  if (options_.transfer)
+    device_->wait_transfer(value);
+  else
+    device_->wait(value);
+}
+
+void Recording::submit_in_order(std::span<Recording* const> recordings, std::uint64_t after_transfer) {
+  if (recordings.empty()) return;
+  Device& device = *recordings[0]->device_;
+  std::vector<VkCommandBuffer> buffers;
+  for (Recording* r : recordings) {
+    VKP_CHECK(r->finished_, "recording '" + r->options_.name + "' submitted before finish()");
+    VKP_CHECK(r->device_ == &device, "recordings of two devices submitted together");
+    VKP_CHECK(!r->options_.transfer, "transfer recording '" + r->options_.name + "' submitted in order");
+    if (r->last_submit_ != 0) device.wait(r->last_submit_);
+    buffers.push_back(r->commands_);
+  }
+  const std::uint64_t first = device.submit_batches(buffers, after_transfer);
+  for (std::size_t i = 0; i < recordings.size(); ++i) recordings[i]->last_submit_ = first + i;
+}
+
+void Recording::wait() {
+  if (last_submit_ != 0) wait_for(last_submit_);
+}
+
+bool Recording::done() const {
+  if (last_submit_ == 0) return true;
+  return options_.transfer ? device_->transfer_reached(last_submit_) : device_->reached(last_submit_);
+}
+
+std::vector<KernelTime> Recording::kernel_times() const {
+  std::vector<KernelTime> times;
+  if (!options_.timestamps || last_submit_ == 0 || labels_.empty()) return times;
+  std::vector<std::uint64_t> ticks(labels_.size() + 1);
+  check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0,
+                                            static_cast<std::uint32_t>(ticks.size()), ticks.size() * sizeof(std::uint64_t),
+                                            ticks.data(), sizeof(std::uint64_t),
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const double period = device_->limits().timestamp_period_ns;
+  for (std::size_t i = 0; i < labels_.size(); ++i)
+    times.push_back({labels_[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period});
+  return times;
+}
+
+double Recording::total_ns() const {
+  double total = 0;
+  for (const KernelTime& t : kernel_times()) total += t.ns;
+  return total;
+}
+
+}  // namespace vkp::vk

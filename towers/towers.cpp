@@ -1,0 +1,558 @@
+#include "towers/towers.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/graph/autodiff.h"
+#include "engine/graph/feed_stager.h"
+#include "engine/graph/optimizer_table.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/variables.h"
+#include "engine/vk/device.h"
+#include "towers/host_average.h"
+#include "towers/internal.h"
+
+namespace vkp::towers {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+const std::string& var_name(const graph::Tensor& v) { return std::get<graph::VariableAttrs>(v.node().attrs).var_name; }
+
+using detail::on_tower;
+
+}  // namespace
+
+Reduction parse_reduction(const std::string& name) {
+  if (name == "replicated") return Reduction::replicated;
+  if (name == "ps" || name == "parameter_server") return Reduction::parameter_server;
+  if (name == "async") return Reduction::async;
+  throw Error(ErrorCode::invalid_argument, "unknown gradient reduction '" + name + "'; use replicated, ps or async");
+}
+
+const char* to_string(Reduction r) {
+  switch (r) {
+    case Reduction::replicated: return "replicated";
+    case Reduction::parameter_server: return "parameter server";
+    case Reduction::async: return "async";
+  }
+  return "?";
+}
+
+
+Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
+               TowerOptions options)
+    : options_(options) {
+  if (devices.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the device list is empty");
+  if (options_.bucket_bytes > 0 && options_.reduction == Reduction::async)
+    throw Error(ErrorCode::unsupported,
+                "Towers: bucket_bytes needs replicated or parameter-server reduction; async applies each "
+                "tower's gradients whole, without averaging");
+  for (std::size_t k = 0; k < devices.size(); ++k) add_replica(static_cast<int>(k), *devices[k], build, optimizer);
+  if (objective_count() > 1 && (options_.reduction == Reduction::async || options_.bucket_bytes > 0))
+    throw Error(ErrorCode::unsupported, "Towers: towers of several objectives (a GAN's) need replicated or "
+                                        "parameter-server reduction without bucket_bytes");
+  for (const std::string& name : names_) {
+    const graph::Tensor v = towers_[0]->graph->find_variable(name);
+    averaged_.emplace_back(DType::f32, Shape(v.type().dims));
+    all_variables_.push_back(static_cast<int>(all_variables_.size()));
+  }
+  broadcast_variables(0);
+  if (host_master()) set_up_host_master();
+  log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(options_.reduction),
+           host_master() ? " (master on the host)" : "", names_.size());
+}
+
+// Tower k: its graph (the tower function, gradients of the trainable variables, the
+// apply ops or parameter assigns its reduction needs) and a session on `device`.
+void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer) {
+  auto r = std::make_unique<Replica>();
+  r->graph = std::make_unique<graph::Graph>(options_.seed + static_cast<std::uint64_t>(k));
+  graph::Graph& g = *r->graph;
+  {
+    graph::TowerContext context(g, "", k, true);
+    r->tower = build(g, k);
+  }
+  if (!r->tower.cost.valid() || r->tower.cost.type().numel() != 1)
+    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": the tower function must return a scalar cost");
+  const std::vector<graph::Tensor> trainables = g.trainable_variables();
+  std::vector<Objective> objectives = r->tower.objectives;
+  if (objectives.empty()) objectives.push_back({r->tower.cost, trainables});
+  // Each objective's gradients of its variables; owner: which objective trains each
+  // trainable variable (-1: none has a gradient for it).
+  std::vector<int> owner(trainables.size(), -1);
+  std::vector<graph::Tensor> gradient(trainables.size());
+  for (std::size_t o = 0; o < objectives.size(); ++o) {
+    const Objective& objective = objectives[o];
+    const std::string which = "tower " + std::to_string(k) + ", objective " + std::to_string(o);
+    if (!objective.cost.valid() || objective.cost.type().numel() != 1)
+      throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
+    const std::vector<graph::Tensor> grads = graph::gradients(objective.cost, objective.variables);
+    for (std::size_t j = 0; j < grads.size(); ++j) {
+      if (!grads[j].valid()) continue;
+      const auto at = std::find_if(trainables.begin(), trainables.end(),
+                                   [&](const graph::Tensor& t) { return t.id() == objective.variables[j].id(); });
+      if (at == trainables.end())
+        throw Error(ErrorCode::invalid_argument, which + ": " + var_name(objective.variables[j]) + " is not trainable");
+      const auto i = static_cast<std::size_t>(at - trainables.begin());
+      if (owner[i] >= 0 && owner[i] != static_cast<int>(o))
+        throw Error(ErrorCode::invalid_argument, which + ": objectives " + std::to_string(owner[i]) + " and " +
+                                                     std::to_string(o) + " both train " + var_name(*at) +
+                                                     "; objectives train disjoint variables");
+      owner[i] = static_cast<int>(o);
+      gradient[i] = grads[j];
+    }
+  }
+  // The variables some objective trains, in the graph's order, and each objective's.
+  std::vector<std::string> names;
+  std::vector<graph::Tensor> vars;
+  std::vector<std::vector<int>> objective_vars(objectives.size());
+  r->parts.resize(objectives.size());
+  for (std::size_t i = 0; i < trainables.size(); ++i) {
+    if (owner[i] < 0) continue;
+    Part& part = r->parts[static_cast<std::size_t>(owner[i])];
+    objective_vars[static_cast<std::size_t>(owner[i])].push_back(static_cast<int>(names.size()));
+    part.gradients.push_back(gradient[i]);
+    names.push_back(var_name(trainables[i]));
+    vars.push_back(trainables[i]);
+  }
+  for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].cost = objectives[o].cost;
+  check_same_variables(k, names, vars, objective_vars);
+  r->updates = g.collection(graph::kUpdateOps);
+  // Applying towers take gradients through placeholders: every tower when replicated,
+  // only the master (tower 0) otherwise.
+  if (options_.reduction == Reduction::replicated || k == 0) {
+    // A host master leaves tower 0's apply ops unused; they make its slot variables.
+    const graph::Optimizer o = optimizer(g);
+    if (k == 0) kind_ = o.kind();
+    for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
+      Part& part = r->parts[objective];
+      std::vector<graph::GradAndVar> fed;
+      for (int i : objective_vars_[objective]) {
+        const graph::Tensor& v = vars[static_cast<std::size_t>(i)];
+        part.gradient_inputs.push_back(graph::placeholder(g, "gradient/" + names_[static_cast<std::size_t>(i)], v.type()));
+        fed.emplace_back(part.gradient_inputs.back(), v);
+      }
+      part.apply_ops = o.apply_gradients(fed);
+    }
+  }
+  if (options_.reduction != Reduction::replicated)
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+      r->trainables.push_back(vars[i]);
+      r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], vars[i].type()));
+      r->assigns.push_back(graph::assign(vars[i], r->parameter_inputs.back()));
+    }
+  r->session = std::make_unique<graph::Session>(g, device);
+  towers_.push_back(std::move(r));
+}
+
+// Tower 0 sets the trainable variables (names_); every later tower must have the same
+// ones, of the same types, in the same order.
+void Towers::check_same_variables(int k, const std::vector<std::string>& names, const std::vector<graph::Tensor>& vars,
+                                  const std::vector<std::vector<int>>& objective_vars) {
+  if (k == 0) {
+    if (names.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the cost depends on no trainable variable");
+    for (std::size_t o = 0; o < objective_vars.size(); ++o)
+      if (objective_vars[o].empty())
+        throw Error(ErrorCode::invalid_argument, "Towers: objective " + std::to_string(o) +
+                                                     "'s cost depends on none of its variables");
+    names_ = names;
+    objective_vars_ = objective_vars;
+    position_.assign(objective_vars.size(), std::vector<int>(names.size(), -1));
+    for (std::size_t o = 0; o < objective_vars.size(); ++o)
+      for (std::size_t j = 0; j < objective_vars[o].size(); ++j)
+        position_[o][static_cast<std::size_t>(objective_vars[o][j])] = static_cast<int>(j);
+    return;
+  }
+  if (names != names_) {
+    std::size_t i = 0;
+    while (i < names.size() && i < names_.size() && names[i] == names_[i]) ++i;
+    throw Error(ErrorCode::invalid_argument,
+                "tower " + std::to_string(k) + " differs from tower 0 in its trainable variables: " +
+                    (i < names.size() ? "'" + names[i] + "'" : "nothing") + " where tower 0 has " +
+                    (i < names_.size() ? "'" + names_[i] + "'" : "nothing"));
+  }
+  if (objective_vars != objective_vars_)
+    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) +
+                                                 " differs from tower 0 in which variables its objectives train");
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    const graph::TensorType& mine = vars[i].type();
+    const graph::TensorType& first = towers_[0]->graph->find_variable(names_[i]).type();
+    if (mine != first)
+      throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": variable " + names_[i] + " is " +
+                                                   graph::to_string(mine) + ", in tower 0 " + graph::to_string(first));
+  }
+}
+
+Towers::~Towers() { stop_async(); }
+
+graph::Graph& Towers::graph(int k) { return *towers_.at(static_cast<std::size_t>(k))->graph; }
+graph::Session& Towers::session(int k) { return *towers_.at(static_cast<std::size_t>(k))->session; }
+const Tower& Towers::tower(int k) const { return towers_.at(static_cast<std::size_t>(k))->tower; }
+
+// One transfer out of tower `from` and one into each other tower.
+void Towers::broadcast_variables(int from) {
+  std::vector<std::string> names;
+  for (const graph::Tensor& v : graph(from).variables()) names.push_back(var_name(v));
+  std::vector<Array> values;
+  on_tower(from, [&] { values = session(from).variable_values(names); });
+  for (int k = 0; k < size(); ++k) {
+    if (k == from) continue;
+    std::vector<std::string> present;
+    std::vector<Array> those;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (graph(k).find_variable(names[i]).valid()) {
+        present.push_back(names[i]);
+        those.push_back(values[i]);
+      }
+    on_tower(k, [&] { session(k).set_variables(present, those); });
+  }
+}
+
+void Towers::broadcast_hyperparameters() {
+  graph::Session& master = session(0);
+  for (int k = 1; k < size(); ++k)
+    for (const auto& [name, initial] : graph(k).hyperparameters()) {
+      const float value = master.hyperparameter(name);
+      if (session(k).hyperparameter(name) != value) session(k).set_hyperparameter(name, value);
+    }
+}
+
+Towers::Part& Towers::part(int k) {
+  return towers_[static_cast<std::size_t>(k)]->parts[static_cast<std::size_t>(current_)];
+}
+
+Array& Towers::gradient_output(int k, int i) {
+  const int j = position_[static_cast<std::size_t>(current_)][static_cast<std::size_t>(i)];
+  return part(k).outputs[1 + static_cast<std::size_t>(j)];
+}
+
+graph::Program& Towers::gradient_program(int k, const std::vector<Array>& batch,
+                                         const std::vector<graph::Tensor>& fetches) {
+  Replica& r = *towers_[static_cast<std::size_t>(k)];
+  Part& p = part(k);
+  if (batch.size() != r.tower.inputs.size())
+    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + " takes " +
+                                                 std::to_string(r.tower.inputs.size()) + " inputs, its batch has " +
+                                                 std::to_string(batch.size()));
+  bool same = p.program != nullptr && p.with_updates == current_updates_ && p.fetch_ids.size() == fetches.size();
+  for (std::size_t i = 0; same && i < batch.size(); ++i) same = batch[i].shape().dims() == p.fed_dims[i];
+  for (std::size_t i = 0; same && i < fetches.size(); ++i) same = fetches[i].id() == p.fetch_ids[i];
+  if (same) return *p.program;
+
+  std::vector<graph::FeedSpec> specs;
+  p.fed_dims.clear();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    specs.push_back({r.tower.inputs[i], {batch[i].dtype(), batch[i].shape().dims()}});
+    p.fed_dims.push_back(batch[i].shape().dims());
+  }
+  std::vector<graph::Tensor> all{p.cost};
+  all.insert(all.end(), p.gradients.begin(), p.gradients.end());
+  all.insert(all.end(), fetches.begin(), fetches.end());
+  p.fetch_ids.clear();
+  for (const graph::Tensor& t : fetches) p.fetch_ids.push_back(t.id());
+  // Gradients are fetches 1 .. gradients.size(); with buckets they arrive in segments.
+  graph::FetchSegments segments;
+  if (options_.bucket_bytes > 0) {
+    for (std::size_t i = 0; i < p.gradients.size(); ++i) segments.fetches.push_back(1 + static_cast<int>(i));
+    segments.bucket_bytes = options_.bucket_bytes;
+  }
+  // The session keeps what it compiled: going back to a program compiled before (the
+  // other objective, with or without the update ops) finds it again.
+  p.program = &r.session->program(specs, all, current_updates_ ? r.updates : std::vector<graph::Tensor>{},
+                                  std::max(1, options_.staging_buffers), segments);
+  p.with_updates = current_updates_;
+  p.stager.reset();
+  const std::vector<int>& vars = objective_vars_[static_cast<std::size_t>(current_)];
+  p.segment_of.assign(names_.size(), -1);
+  for (int s = 0; s < p.program->segment_count(); ++s)
+    for (int f : p.program->segment_fetches(s))
+      p.segment_of[static_cast<std::size_t>(vars[static_cast<std::size_t>(f - 1)])] = s;
+  return *p.program;
+}
+
+graph::Program& Towers::apply_program(int k) {
+  Replica& r = *towers_[static_cast<std::size_t>(k)];
+  Part& p = part(k);
+  if (p.apply_program == nullptr) {
+    std::vector<graph::FeedSpec> specs;
+    for (const graph::Tensor& input : p.gradient_inputs) specs.push_back({input, input.type()});
+    p.apply_program = &r.session->program(specs, {}, p.apply_ops);
+  }
+  return *p.apply_program;
+}
+
+void Towers::submit_apply(int k) { session(k).submit_program(apply_program(k), 0); }
+
+void Towers::apply_host_master(std::span<const int> variables, const HostOptimizerStep& step,
+                               std::span<const Array> gradients) {
+  for (int v : variables) {
+    const auto i = static_cast<std::size_t>(v);
+    std::vector<Array>& slots = master_slots_[i];
+    apply_host_optimizer(step, master_[i].data<float>().data(), gradients[i].data<float>().data(),
+                         slots.empty() ? nullptr : slots[0].data<float>().data(),
+                         slots.size() < 2 ? nullptr : slots[1].data<float>().data(), master_[i].shape().numel());
+  }
+}
+
+void Towers::use_averages(std::span<const int> variables) {
+  if (host_master()) {
+    apply_host_master(variables, host_step_, averaged_);
+    return;
+  }
+  for (int k = 0; k < size(); ++k)
+    if (applies(k))
+      for (int i : variables)
+        apply_program(k).write_feed(static_cast<std::size_t>(position_[static_cast<std::size_t>(current_)][static_cast<std::size_t>(i)]),
+                                    averaged_[static_cast<std::size_t>(i)], 0);
+}
+
+void Towers::reduce_bucket(std::span<const int> variables, bool write_feeds) {
+  const int n = size();
+  inputs_.resize(static_cast<std::size_t>(n));
+  for (int i : variables) {
+    for (int k = 0; k < n; ++k) inputs_[static_cast<std::size_t>(k)] = gradient_output(k, i).data<float>().data();
+    Array& out = averaged_[static_cast<std::size_t>(i)];
+    weighted_sum(inputs_, weights_, out.data<float>().data(), out.shape().numel());
+  }
+  if (write_feeds) use_averages(variables);
+}
+
+double Towers::reduce_gradients(std::span<const double> samples, double total) {
+  const int n = size();
+  const bool bucketed = options_.bucket_bytes > 0;
+  // Across processes the averages change after the last bucket: feed them only then.
+  // Likewise the host master's update.
+  const bool feed_early = !cross_reduce_;
+  if (bucketed) {
+    // Tower 0's buckets set the order; another tower's program may cut its segments
+    // elsewhere (another schedule), so wait there for every segment up to the one
+    // holding the bucket's last gradient.
+    const graph::Program& first = *part(0).program;
+    const std::vector<int>& vars = objective_vars_[static_cast<std::size_t>(current_)];
+    for (int s = 0; s < first.segment_count(); ++s) {
+      bucket_.clear();
+      for (int f : first.segment_fetches(s)) bucket_.push_back(vars[static_cast<std::size_t>(f - 1)]);
+      for (int k = 0; k < n; ++k) {
+        Part& r = part(k);
+        int need = -1;
+        for (int i : bucket_) need = std::max(need, r.segment_of[static_cast<std::size_t>(i)]);
+        on_tower(k, [&] {
+          for (; r.next_segment <= need; ++r.next_segment) r.program->wait_segment(r.next_segment, r.outputs);
+        });
+      }
+      const auto start = Clock::now();
+      reduce_bucket(bucket_, feed_early);
+      const double spent = seconds_since(start);
+      times_.reduce += spent;
+      times_.exposed_reduce = spent;  // only the last bucket's averaging is not overlapped
+    }
+    times_.buckets = first.segment_count();
+  }
+  for (int k = 0; k < n; ++k) {
+    Part& p = part(k);
+    on_tower(k, [&] { session(k).wait_program(*p.program, p.outputs); });
+  }
+  double cost = 0;
+  for (int k = 0; k < n; ++k) cost += samples[static_cast<std::size_t>(k)] / total * part(k).outputs[0].data<float>()[0];
+
+  const auto start = Clock::now();
+  if (!bucketed) {
+    reduce_bucket(objective_vars_[static_cast<std::size_t>(current_)], feed_early);
+    times_.buckets = 1;
+  }
+  if (cross_reduce_) {
+    cross_reduce_(averaged_, total, cost);
+    use_averages(all_variables_);
+  }
+  const double spent = seconds_since(start);
+  times_.reduce += spent;
+  times_.exposed_reduce = bucketed ? times_.exposed_reduce + spent : spent;
+  return cost;
+}
+
+void Towers::set_cross_reduce(CrossReduce reduce) {
+  if (reduce && options_.reduction == Reduction::async)
+    throw Error(ErrorCode::unsupported, "async towers cannot be reduced across processes");
+  if (reduce && objective_count() > 1)
+    throw Error(ErrorCode::unsupported, "towers of several objectives (a GAN's) cannot be reduced across processes yet");
+  cross_reduce_ = std::move(reduce);
+}
+
+void Towers::receive_parameters(int k, std::span<const Array> values) {
+  Replica& r = *towers_[static_cast<std::size_t>(k)];
+  on_tower(k, [&] {
+    if (r.receive_program == nullptr) {
+      std::vector<graph::FeedSpec> specs;
+      for (const graph::Tensor& p : r.parameter_inputs) specs.push_back({p, p.type()});
+      r.receive_program = &r.session->program(specs, {}, r.assigns);
+    }
+    r.receive_program->write_feeds(values, 0);
+    r.session->submit_program(*r.receive_program, 0);
+  });
+}
+
+void Towers::send_parameters() {
+  // Every receiving tower's copies run at once; then each is waited for.
+  const int first = host_master() ? 0 : 1;
+  if (first >= size()) return;  // one tower that is the master itself
+  std::span<const Array> values = master_;
+  if (!host_master()) {
+    Replica& r = *towers_[0];
+    on_tower(0, [&] {
+      if (r.read_program == nullptr) r.read_program = &r.session->program({}, r.trainables, {});
+      r.read_program->run({}, r.outputs_of_read);
+    });
+    values = r.outputs_of_read;
+  }
+  for (int k = first; k < size(); ++k) receive_parameters(k, values);
+  for (int k = first; k < size(); ++k) {
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    on_tower(k, [&] { r.session->wait_program(*r.receive_program, r.none); });
+  }
+}
+
+double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t global_step) {
+  std::vector<Array> none;
+  return step(batches, global_step, {}, none);
+}
+
+double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
+                    const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
+  return step(batches, {}, global_step, fetches, fetched);
+}
+
+double Towers::step(int objective, bool run_updates, std::span<const std::vector<Array>> batches,
+                    std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
+  if (objective < 0 || objective >= objective_count())
+    throw Error(ErrorCode::invalid_argument, "Towers::step: objective " + std::to_string(objective) + " of " +
+                                                 std::to_string(objective_count()));
+  current_ = objective;
+  current_updates_ = run_updates;
+  return step_current({}, batches, global_step, fetches, fetched);
+}
+
+double Towers::step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
+                    std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
+  if (objective_count() > 1)
+    throw Error(ErrorCode::invalid_argument, "Towers::step: these towers have " + std::to_string(objective_count()) +
+                                                 " objectives; step one with step(objective, ...)");
+  current_ = 0;
+  current_updates_ = true;
+  return step_current(next, batches, global_step, fetches, fetched);
+}
+
+double Towers::step_current(std::span<const std::vector<Array>> next, std::span<const std::vector<Array>> batches,
+                            std::uint64_t global_step, const std::vector<graph::Tensor>& fetches,
+                            std::vector<Array>& fetched) {
+  const int n = size();
+  if (!next.empty() && (options_.staging_buffers < 2 || static_cast<int>(next.size()) != n))
+    throw Error(ErrorCode::invalid_argument, "Towers::step: next batches need staging_buffers = 2 and one batch per tower");
+  if (static_cast<int>(batches.size()) != n)
+    throw Error(ErrorCode::invalid_argument, "Towers::step: " + std::to_string(n) + " towers, " +
+                                                 std::to_string(batches.size()) + " batches");
+  if (options_.reduction == Reduction::async) {
+    if (!next.empty())
+      throw Error(ErrorCode::invalid_argument, "Towers::step: async towers write each batch on their own thread; "
+                                               "give no next batches");
+    return step_async(batches, fetches, fetched);
+  }
+  // Every mode: a hyperparameter may act in forward (a dropout rate), not only in updates.
+  broadcast_hyperparameters();
+  if (host_master()) host_step_ = read_host_optimizer_step(session(0), kind_, global_step);
+
+  times_ = {};
+  auto start = Clock::now();
+  const double total = submit_gradients(batches, global_step, fetches);
+  if (!next.empty()) stage_next(next);
+  const double cost = reduce_gradients(samples_, total);
+  times_.compute = seconds_since(start) - times_.reduce;
+
+  start = Clock::now();
+  switch (options_.reduction) {
+    case Reduction::replicated: apply_replicated(global_step); break;
+    case Reduction::parameter_server:
+      if (!host_master()) apply_on_tower_0(global_step);
+      send_parameters();
+      break;
+    case Reduction::async: break;  // step_async
+  }
+  for (int k = 0; k < n; ++k) set_step(k, global_step + 1);
+  times_.apply = seconds_since(start);
+
+  const Part& first = part(0);
+  fetched.resize(fetches.size());
+  for (std::size_t i = 0; i < fetches.size(); ++i) fetched[i] = first.outputs[1 + first.gradients.size() + i];
+  return cost;
+}
+
+// Forward and backward everywhere at once: every tower's gradient program submitted (the
+// results are waited for by reduce_gradients, bucket by bucket with bucket_bytes). Sets
+// samples_ and weights_; returns the samples of the step.
+double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
+                                const std::vector<graph::Tensor>& fetches) {
+  const int n = size();
+  samples_.resize(static_cast<std::size_t>(n));
+  double total = 0;
+  for (int k = 0; k < n; ++k) {
+    const std::vector<Array>& batch = batches[static_cast<std::size_t>(k)];
+    graph::Program& p = gradient_program(k, batch, k == 0 ? fetches : std::vector<graph::Tensor>{});
+    samples_[static_cast<std::size_t>(k)] = static_cast<double>(batch_rows(batch));
+    total += samples_[static_cast<std::size_t>(k)];
+    Part& r = part(k);
+    on_tower(k, [&] {
+      const int variant = r.stager.prepare(p, batch);
+      set_step(k, global_step);
+      session(k).submit_program(p, variant);
+    });
+    r.next_segment = 0;
+  }
+  weights_.resize(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k)
+    weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples_[static_cast<std::size_t>(k)] / total);
+  return total;
+}
+
+void Towers::follow_global_step(const std::int64_t* counter) {
+  if (options_.reduction == Reduction::async) return;
+  for (int k = 0; k < size(); ++k) session(k).follow_global_step(counter);
+  follows_counter_ = counter != nullptr;
+}
+
+void Towers::set_step(int k, std::uint64_t step) {
+  if (!follows_counter_) session(k).set_global_step(step);
+}
+
+// While this step's gradient programs run: the next batches into the other input
+// buffers, which the next step submits.
+void Towers::stage_next(std::span<const std::vector<Array>> next) {
+  for (int k = 0; k < size(); ++k) {
+    Part& r = part(k);
+    r.stager.stage(*r.program, next[static_cast<std::size_t>(k)], "tower " + std::to_string(k));
+  }
+}
+
+// Every tower applies the averages its gradient feeds hold.
+void Towers::apply_replicated(std::uint64_t global_step) {
+  for (int k = 0; k < size(); ++k)
+    on_tower(k, [&] {
+      set_step(k, global_step);
+      submit_apply(k);
+    });
+  for (int k = 0; k < size(); ++k) {
+    Replica& r = *towers_[static_cast<std::size_t>(k)];
+    on_tower(k, [&] { r.session->wait_program(*part(k).apply_program, r.none); });
+  }
+}
+
+// The master on tower 0 applies what its gradient feeds hold.
+void Towers::apply_on_tower_0(std::uint64_t global_step) {
+  set_step(0, global_step);
+  submit_apply(0);
+  session(0).wait_program(*part(0).apply_program, towers_[0]->none);
+}
+
+}  // namespace vkp::towers

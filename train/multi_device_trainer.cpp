@@ -1,0 +1,229 @@
+#include "train/multi_device_trainer.h"
+
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/graph/ops.h"
+
+namespace vkp::train {
+
+vk::DeviceOptions PerDeviceOptions::for_device(std::size_t i, std::size_t count) const {
+  if (each.empty()) return {};
+  if (each.size() == 1) return each[0];
+  if (each.size() != count)
+    throw Error(ErrorCode::invalid_argument, "device options: " + std::to_string(each.size()) + " sets for " +
+                                                 std::to_string(count) + " devices; give one for all or one each");
+  return each.at(i);
+}
+
+detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices,
+                                     const PerDeviceOptions& options) {
+  if (indices.empty()) throw Error(ErrorCode::invalid_argument, "a multi-device trainer needs at least one device");
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    opened.push_back(std::make_unique<vk::Device>(instance, indices[i], options.for_device(i, indices.size())));
+    const vk::Device& d = *opened.back();
+    log_info("tower {} on {}: {} memory, limits {}", i, d.label(), vk::to_string(d.memory_mode()),
+             d.limits_profile().empty() ? "of the driver" : "profile " + d.limits_profile());
+  }
+}
+
+MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& device_indices,
+                                       towers::Reduction reduction, std::uint64_t seed,
+                                       PerDeviceOptions device_options, float async_scale,
+                                       ParameterServerOptions parameter_server)
+    : OpenedDevices(instance, device_indices, device_options), TowerTrainer(*opened.front(), seed) {
+  options_.reduction = reduction;
+  options_.seed = seed;
+  options_.async_scale = async_scale;
+  options_.master = parameter_server.master;
+}
+
+MultiDeviceTrainer::~MultiDeviceTrainer() = default;
+
+void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
+                                     OptimizerFn optimizer) {
+  specs_ = inputs;
+  tower_ = std::move(tower);
+  std::vector<vk::Device*> list;
+  for (const auto& d : opened) list.push_back(d.get());
+  // StagingInput: every tower double-buffers its inputs, as the one-device step does.
+  options_.staging_buffers = source ? source->staging_buffers() : 1;
+  staged_batches_.clear();
+  towers_ = std::make_unique<towers::Towers>(
+      list,
+      [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_);
+  const towers::Tower& first = towers_->tower(0);
+  set_step(first.inputs, std::move(source), {}, first.cost);
+}
+
+towers::Tower MultiDeviceTrainer::build_tower(graph::Graph& g, int) {
+  towers::Tower t;
+  for (const InputSpec& s : specs_) t.inputs.push_back(graph::placeholder(g, s.name, s.type));
+  t.cost = tower_(t.inputs);
+  return t;
+}
+
+double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batches,
+                                       std::span<const std::vector<Array>> next, std::vector<Array>& fetched) {
+  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), step_fetches(), fetched);
+}
+
+towers::Towers& MultiDeviceTrainer::towers() {
+  if (!towers_) throw Error(ErrorCode::invalid_argument, "the towers exist once setup_graph has run");
+  return *towers_;
+}
+
+std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std::vector<std::string>& input_names,
+                                                                       const std::vector<std::string>& output_names) {
+  towers::Towers& t = towers();
+  sync_state();
+  std::vector<callbacks::PredictFn> out;
+  for (int k = 0; k < t.size(); ++k)
+    out.push_back(draining(predictor_in(t.graph(k), t.session(k), input_names, output_names)));
+  // After the inference towers exist, so that their variables get the values too.
+  t.broadcast_variables(0);
+  return out;
+}
+
+graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : Trainer::graph(); }
+// Tower 0's: the Trainer base's own session is never made here.
+graph::Session& MultiDeviceTrainer::session() {
+  if (is_async()) towers().drain();
+  return towers().session(0);
+}
+
+callbacks::PredictFn MultiDeviceTrainer::draining(callbacks::PredictFn fn) {
+  if (!is_async()) return fn;
+  return [this, fn = std::move(fn)](const std::vector<Array>& inputs) {
+    towers().drain();
+    return fn(inputs);
+  };
+}
+
+callbacks::PredictFn MultiDeviceTrainer::predictor(const std::vector<std::string>& input_names,
+                                                   const std::vector<std::string>& output_names) {
+  sync_state();  // before the inference tower is built into tower 0's graph
+  return draining(TowerTrainer::predictor(input_names, output_names));
+}
+
+float MultiDeviceTrainer::hyperparameter(const std::string& name) { return towers().hyperparameter(name); }
+
+void MultiDeviceTrainer::set_hyperparameter(const std::string& name, float value) {
+  towers().set_hyperparameter(name, value);
+}
+
+void MultiDeviceTrainer::share_global_step(const std::int64_t* counter) {
+  if (!towers_) return;
+  towers_->follow_global_step(counter);
+  if (counter == nullptr && is_async()) towers_->abandon();
+}
+
+Array MultiDeviceTrainer::variable(const std::string& name) {
+  if (is_async()) sync_state();
+  if (towers_ && towers_->host_master() && towers_->master_holds(name)) return towers_->master_value(name);
+  return session().variable(name);
+}
+
+void MultiDeviceTrainer::sync_state() {
+  if (towers_ && is_async()) towers_->drain();  // tower 0's slots too
+  if (!slots_behind_) return;
+  towers().store_master_slots();
+  slots_behind_ = false;
+}
+
+std::uint64_t MultiDeviceTrainer::device_memory_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& d : opened) total += d->allocated_bytes();
+  return total;
+}
+
+std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& d : opened) total += d->peak_allocated_bytes();
+  return total;
+}
+
+void MultiDeviceTrainer::run_step() {
+  if (is_async()) return run_async_step();
+  towers::Towers& t = towers();
+  if (first_step_of_epoch()) {
+    t.broadcast_variables(0);
+    if (t.host_master()) {
+      t.load_master();
+      slots_behind_ = false;
+    }
+  }
+  const auto read = [&](std::vector<std::vector<Array>>& batches) {
+    batches.resize(static_cast<std::size_t>(t.size()));
+    for (std::vector<Array>& batch : batches) batch = input_source().next_batch();
+  };
+  // With StagingInput the batches of this step were read (and written to the devices)
+  // during the last one, and the next step's are read and written during this one.
+  const bool staging = options_.staging_buffers > 1;
+  if (!staging || staged_batches_.empty())
+    read(batches_);
+  else
+    std::swap(batches_, staged_batches_);
+  if (staging) read(staged_batches_);
+  std::int64_t samples = 0;
+  for (const std::vector<Array>& batch : batches_) samples += batch_rows(batch);
+  const double cost = step_towers(batches_, staging ? std::span<const std::vector<Array>>(staged_batches_)
+                                                    : std::span<const std::vector<Array>>(),
+                                  fetched_);
+  slots_behind_ = t.host_master();
+  set_step_result(samples, cost);
+  deliver_fetched(fetched_);
+}
+
+void MultiDeviceTrainer::run_async_step() {
+  towers::Towers& t = towers();
+  if (first_step_of_epoch()) {
+    // The last epoch ended drained; what a callback or a restore wrote into tower 0 since
+    // reaches every tower and the master, whose updates go on from the global step.
+    t.drain();
+    t.broadcast_variables(0);
+    t.load_master();
+    t.count_updates_from(static_cast<std::uint64_t>(global_step()) * static_cast<std::uint64_t>(tower_count()));
+    // Async towers fetch the epoch fetches with every update (their fetch list is fixed
+    // while they run) and deliver them with the epoch's last step.
+    t.set_async_fetches(last_step_fetches());
+  }
+  std::int64_t samples = 0;
+  for (int k = 0; k < t.size(); ++k) {
+    std::vector<Array> batch = input_source().next_batch();
+    samples += batch_rows(batch);
+    t.feed(std::move(batch));
+  }
+  const towers::AsyncProgress progress = t.progress(fetched_);
+  set_step_result(samples, progress.cost);
+  if (!fetches_epoch_tensors()) fetched_.resize(hooked_fetches().size());
+  deliver_fetched(fetched_);
+}
+
+void MultiDeviceTrainer::report_epoch() {
+  if (!is_async() || !towers_) return;
+  const towers::AsyncStats s = towers_->take_async_stats();
+  std::string line;
+  for (std::size_t k = 0; k < s.updates.size(); ++k) {
+    line += fmt::format("{}tower {}: {} updates, staleness mean {:.2f} max {}", k == 0 ? "" : "; ", k, s.updates[k],
+                        s.mean_staleness[k], s.max_staleness[k]);
+    if (s.held_seconds[k] > 0) line += fmt::format(", held back {:.2f} s", s.held_seconds[k]);
+    const std::string prefix = "async/tower" + std::to_string(k) + "/";
+    monitors().put_scalar(prefix + "updates", static_cast<double>(s.updates[k]));
+    monitors().put_scalar(prefix + "staleness_mean", s.mean_staleness[k]);
+    monitors().put_scalar(prefix + "staleness_max", static_cast<double>(s.max_staleness[k]));
+  }
+  log_info("async epoch {}: {}", epoch_num(), line);
+}
+
+AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices,
+                                                 std::uint64_t seed, float scale, PerDeviceOptions device_options,
+                                                 int max_lead)
+    : MultiDeviceTrainer(instance, devices, towers::Reduction::async, seed, std::move(device_options), scale) {
+  set_async_max_lead(max_lead);
+}
+
+void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
+  throw Error(ErrorCode::unsupported, "mixed precision is not supported with several towers yet; use SimpleTrainer");
+}
+
+}  // namespace vkp::train

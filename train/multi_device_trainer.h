@@ -1,0 +1,173 @@
+// Data-parallel trainers over several Vulkan devices (tensorpack's multi-GPU trainers):
+// each device runs a tower on its own batch and towers::Towers reduces the gradients.
+// Changing trainers is a one-line change:
+//
+//   vkp::train::SimpleTrainer trainer(device);
+//   vkp::train::SyncMultiDeviceTrainerReplicated trainer(instance, {0, 1});
+//
+// Devices are `vkpack devices` indices; an index may repeat (each entry opens its own
+// VkDevice), which is how several towers run on one GPU or on lavapipe. The batch of a
+// step is one batch per tower from the input source. Callbacks see tower 0: its graph,
+// its session (checkpoints, hyperparameters), its values of their fetches. Variables
+// are broadcast from tower 0 at the start of every epoch, so what a callback or a
+// restore wrote there reaches every tower and BatchNorm averages cannot drift.
+//
+// The parameter server's host master (ParameterServerOptions::master) follows the same
+// rule, so that checkpoints and callbacks keep working through tower 0:
+//   - it is loaded from tower 0 at the start of every epoch, after the broadcast: a
+//     restore (session_init, AutoResumeTrainConfig) or a callback's set_variable made
+//     before then is trained on; one made mid-epoch is overwritten by the next step;
+//   - tower 0 receives the parameters every step, and the optimizer slots in
+//     sync_state(): at every epoch end (before after_epoch), when training ends without
+//     an error, and whenever a ModelSaver saves (also mid-epoch, under PeriodicTrigger).
+//     A callback reads variables through TrainerView::variable (the master's value where
+//     it holds one) or variable_values (synced first), never a stale slot.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/vk/device.h"
+#include "towers/towers.h"
+#include "train/tower_trainer.h"
+
+namespace vkp::vk {
+class Instance;
+}
+
+namespace vkp::train {
+
+// How SyncMultiDeviceTrainerParameterServer keeps its master (see above).
+struct ParameterServerOptions {
+  towers::Master master = towers::Master::host;
+};
+
+// The options of each device: one set for all, or one per entry of the device list, so
+// that one run can mix memory modes and limits profiles (towers that look like
+// different vendors' GPUs).
+struct PerDeviceOptions {
+  PerDeviceOptions() = default;
+  // Implicit, so that a single vk::DeviceOptions still reads as one for all.
+  PerDeviceOptions(vk::DeviceOptions all) : each{std::move(all)} {}
+  PerDeviceOptions(std::vector<vk::DeviceOptions> per_device) : each(std::move(per_device)) {}
+  // Options for entry i of `count` devices; Error(invalid_argument) when there are
+  // neither one nor `count` sets.
+  vk::DeviceOptions for_device(std::size_t i, std::size_t count) const;
+  std::vector<vk::DeviceOptions> each;  // empty: defaults for all
+};
+
+namespace detail {
+// Opened before the Trainer base, which needs the first device.
+struct OpenedDevices {
+  OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices, const PerDeviceOptions& options);
+  std::vector<std::unique_ptr<vk::Device>> opened;
+};
+}  // namespace detail
+
+class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
+ public:
+  MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, towers::Reduction reduction,
+                     std::uint64_t seed = 0, PerDeviceOptions device_options = {}, float async_scale = 1.0f,
+                     ParameterServerOptions parameter_server = {});
+  ~MultiDeviceTrainer() override;
+
+  void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
+                   OptimizerFn optimizer) override;
+  void run_step() override;
+  // Not supported yet (the towers' averaged gradients would need the guard too): Error.
+  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
+
+  // A predictor per tower after copying tower 0's variables to every tower.
+  std::vector<callbacks::PredictFn> tower_predictors(const std::vector<std::string>& input_names,
+                                                     const std::vector<std::string>& output_names) override;
+
+  graph::Graph& graph() override;
+  // Tower 0's; async towers are drained first (every fed batch applied, tower 0 holding
+  // the master's state), so whoever uses it does not race their threads.
+  graph::Session& session() override;
+  callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names) override;
+  // Tower 0's, which every tower and the host master follow (towers::Towers::hyperparameter).
+  float hyperparameter(const std::string& name) override;
+  void set_hyperparameter(const std::string& name, float value) override;
+  // A trainable variable or slot from the host master when it holds one, without a sync.
+  Array variable(const std::string& name) override;
+  // The host master's slots into tower 0, when they changed; async towers drained first.
+  void sync_state() override;
+  std::uint64_t device_memory_bytes() const override;
+  std::uint64_t peak_device_memory_bytes() const override;
+  int tower_count() const { return static_cast<int>(opened.size()); }
+  std::int64_t batches_per_step() const override { return tower_count(); }
+  // Exists once setup_graph has run.
+  towers::Towers& towers();
+
+ protected:
+  // Every tower's session reads the trainer's global step. At the end of training async
+  // towers drop what they were not given time to apply (after an error).
+  void share_global_step(const std::int64_t* counter) override;
+  // Async: each tower's updates and gradient staleness in the log and the monitors.
+  void report_epoch() override;
+  void set_async_max_lead(int max_lead) { options_.async_max_lead = max_lead; }
+  // Tower k: placeholders of the input specs and the tower function's cost. A trainer of
+  // several objectives (a GAN's) adds them here.
+  virtual towers::Tower build_tower(graph::Graph& graph, int k);
+  // A synchronous step of the towers on `batches` (`next`: the following step's, to
+  // stage, or empty); the callbacks' fetches land in `fetched`. Returns the step's cost.
+  virtual double step_towers(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
+                             std::vector<Array>& fetched);
+  const towers::TowerOptions& tower_options() const { return options_; }
+
+ private:
+  bool is_async() const { return options_.reduction == towers::Reduction::async; }
+  void run_async_step();
+  // For async towers: a predictor that drains them before every call.
+  callbacks::PredictFn draining(callbacks::PredictFn fn);
+
+  towers::TowerOptions options_;
+  bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
+  std::unique_ptr<towers::Towers> towers_;
+  std::vector<std::vector<Array>> batches_;
+  std::vector<std::vector<Array>> staged_batches_;  // StagingInput: the next step's, already on the devices
+  std::vector<Array> fetched_;
+};
+
+// Every device holds all variables and applies the averaged gradients.
+class SyncMultiDeviceTrainerReplicated : public MultiDeviceTrainer {
+ public:
+  SyncMultiDeviceTrainerReplicated(const vk::Instance& instance, const std::vector<int>& devices,
+                                   std::uint64_t seed = 0, PerDeviceOptions device_options = {})
+      : MultiDeviceTrainer(instance, devices, towers::Reduction::replicated, seed, std::move(device_options)) {}
+};
+
+// One master copy of the variables and optimizer state, on the host by default (or on
+// the first device), applies the averaged gradients; every tower receives the
+// parameters every step.
+class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
+ public:
+  SyncMultiDeviceTrainerParameterServer(const vk::Instance& instance, const std::vector<int>& devices,
+                                        std::uint64_t seed = 0, PerDeviceOptions device_options = {},
+                                        ParameterServerOptions options = {})
+      : MultiDeviceTrainer(instance, devices, towers::Reduction::parameter_server, seed, std::move(device_options),
+                           1.0f, options) {}
+};
+
+// Towers that run free (tensorpack's AsyncMultiGPUTrainer): each on a thread of its own
+// computes on the parameters it last received, and its gradient, times `scale`, is
+// applied to a master on the host as soon as it is ready, unaveraged, without waiting
+// for the other towers. A step gives one batch per tower to whichever tower is free
+// next (a fast tower takes more of them) and waits only while towers() batches wait
+// already; its cost is that of the updates applied since the last step, its fetches the
+// latest update's values (from the tower that made it). Every batch of an epoch is
+// applied before the epoch ends, and the global step counts tower_count() updates, so
+// that Adam's bias correction and a resume go on from global step x towers.
+// `max_lead` >= 0 bounds staleness (TowerOptions::async_max_lead). Each epoch logs every
+// tower's updates and gradient staleness and puts them in the monitors
+// (async/tower<k>/updates, async/tower<k>/staleness_mean, async/tower<k>/staleness_max).
+class AsyncMultiDeviceTrainer : public MultiDeviceTrainer {
+ public:
+  AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, std::uint64_t seed = 0,
+                          float scale = 1.0f, PerDeviceOptions device_options = {}, int max_lead = -1);
+};
+
+}  // namespace vkp::train

@@ -1,0 +1,276 @@
+// The exporter behind export_onnx (onnx_export.h), shared by onnx_export.cpp (the walk,
+// values, layouts, elementwise, matmul and reductions) and onnx_export_images.cpp
+// (convolutions, pooling, batch norm, resizing). Internal to train/.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "core/error.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/op_def.h"
+#include "engine/graph/session.h"
+#include "train/onnx_export.h"
+
+namespace vkp::train::onnx_detail {
+
+using graph::Node;
+using graph::OpKind;
+
+inline int onnx_type(DType t) {
+  switch (t) {
+    case DType::f32: return onnx::TensorProto::FLOAT;
+    case DType::f16: return onnx::TensorProto::FLOAT16;
+    case DType::i32: return onnx::TensorProto::INT32;
+    case DType::i64: return onnx::TensorProto::INT64;
+    case DType::u8: return onnx::TensorProto::UINT8;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+// vkpack's NHWC axis a is NCHW axis kToNchw[a].
+constexpr int kToNchw[4] = {0, 2, 3, 1};
+
+class Exporter {
+ public:
+  Exporter(graph::Session& session, const OnnxExportOptions& options) : session_(session), g_(session.graph()) {
+    model_.set_ir_version(onnx::IR_VERSION);
+    model_.set_producer_name("vkpack");
+    model_.set_model_version(1);
+    auto* opset = model_.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(options.opset);
+    graph_ = model_.mutable_graph();
+    graph_->set_name(options.graph_name);
+  }
+
+  onnx::ModelProto translate(const std::vector<graph::Tensor>& inputs, const std::vector<graph::Tensor>& outputs) {
+    for (const graph::Tensor& t : inputs) {
+      if (t.node().op != OpKind::placeholder)
+        throw Error(ErrorCode::invalid_argument, "export_onnx: input " + t.name() + " is not a placeholder");
+      add_graph_input(t);
+    }
+    std::vector<int> order;  // the needed nodes that depend on an input, inputs first
+    std::set<int> seen;
+    for (const graph::Tensor& t : outputs) visit(t.id(), order, seen);
+    fold_constants();
+    for (int id : order) translate_node(id);
+    for (const graph::Tensor& t : outputs) {
+      const std::string value = vkpack_layout(t.id());
+      add_node("Identity", {value}, t.name(), "output/" + t.name());
+      auto* out = graph_->add_output();
+      out->set_name(t.name());
+      set_type(*out, t.type());
+    }
+    return model_;
+  }
+
+ private:
+  struct Value {
+    std::string name;
+    bool nchw = false;  // a 4-D tensor held in NCHW
+  };
+
+  const Node& node(int id) const { return g_.tensor(id).node(); }
+  const graph::TensorType& type(int id) const { return g_.tensor(id).type(); }
+
+  [[noreturn]] void unsupported(int id, const std::string& why) const {
+    throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_def(node(id).op).name) + " '" +
+                                            node(id).name + "' " + why);
+  }
+
+  // --- walking the graph ---
+
+  bool depends_on_input(int id) {
+    const auto known = depends_.find(id);
+    if (known != depends_.end()) return known->second;
+    const Node& n = node(id);
+    bool depends = n.op == OpKind::placeholder;
+    for (int in : n.inputs) depends = depends_on_input(in) || depends;
+    depends_[id] = depends;
+    return depends;
+  }
+
+  // Post-order over the nodes `id` needs that depend on an input.
+  void visit(int id, std::vector<int>& order, std::set<int>& seen) {
+    if (!seen.insert(id).second) return;
+    if (!depends_on_input(id)) {
+      constants_.insert(id);
+      return;
+    }
+    if (node(id).op == OpKind::placeholder) {
+      if (!values_.count(id)) unsupported(id, "is needed by the outputs but not among the inputs given");
+      return;
+    }
+    for (int in : node(id).inputs) visit(in, order, seen);
+    order.push_back(id);
+  }
+
+  // Every input-free value an exported node reads, computed by the session at once.
+  void fold_constants() {
+    std::vector<graph::Tensor> fetches;
+    for (int id : constants_) fetches.push_back(g_.tensor(id));
+    const std::vector<Array> values = session_.run({}, fetches);
+    std::size_t i = 0;
+    for (int id : constants_) folded_[id] = values[i++];
+  }
+
+  // --- values ---
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
+    used_.insert(name);
+    return name;
+  }
+
+  std::string constant_name(int id) const {
+    const Node& n = node(id);
+    if (n.op == OpKind::variable) return std::get<graph::VariableAttrs>(n.attrs).var_name;
+    return n.name;
+  }
+
+  // An initializer of `value` with `dims` (its own when empty).
+  std::string add_initializer(const std::string& base, const Array& value, std::vector<std::int64_t> dims = {}) {
+    if (dims.empty() && value.shape().rank() > 0) dims = value.shape().dims();
+    const std::string name = fresh(base);
+    auto* t = graph_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx_type(value.dtype()));
+    for (std::int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(value.bytes().data(), value.nbytes());
+    return name;
+  }
+
+  std::string int64s(const std::string& base, const std::vector<std::int64_t>& values) {
+    Array a(DType::i64, Shape{static_cast<std::int64_t>(values.size())});
+    std::copy(values.begin(), values.end(), a.data<std::int64_t>().begin());
+    return add_initializer(base, a);
+  }
+
+  onnx::NodeProto& add_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
+                            const std::string& name) {
+    auto* n = graph_->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const std::string& in : inputs) n->add_input(in);
+    n->add_output(output);
+    return *n;
+  }
+
+  static void attr(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr(onnx::NodeProto& n, const std::string& name, float v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (std::int64_t x : v) a->add_ints(x);
+  }
+
+  void set_type(onnx::ValueInfoProto& info, const graph::TensorType& t) {
+    auto* tensor = info.mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx_type(t.dtype));
+    auto* shape = tensor->mutable_shape();
+    for (std::size_t i = 0; i < t.dims.size(); ++i) {
+      auto* d = shape->add_dim();
+      if (t.dims[i] >= 0) d->set_dim_value(t.dims[i]);
+      else d->set_dim_param(i == 0 ? "batch" : "d" + std::to_string(i));
+    }
+  }
+
+  void add_graph_input(const graph::Tensor& t) {
+    auto* in = graph_->add_input();
+    in->set_name(fresh(t.name()));
+    set_type(*in, t.type());
+    values_[t.id()] = {in->name(), false};
+  }
+
+  // Value `id` as ONNX holds it (a folded constant in vkpack's layout).
+  Value value(int id) {
+    const auto it = values_.find(id);
+    if (it != values_.end()) return it->second;
+    const auto c = folded_.find(id);
+    if (c == folded_.end()) unsupported(id, "was not translated before its use");
+    Value v{add_initializer(constant_name(id), c->second), false};
+    values_[id] = v;
+    return v;
+  }
+
+  std::string transposed(const Value& v, bool to_nchw) {
+    const std::string key = v.name + (to_nchw ? "|nchw" : "|nhwc");
+    const auto it = transposes_.find(key);
+    if (it != transposes_.end()) return it->second;
+    const std::string out = fresh(v.name + (to_nchw ? "/NCHW" : "/NHWC"));
+    attr(add_node("Transpose", {v.name}, out, out), "perm",
+         to_nchw ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 2, 3, 1});
+    transposes_[key] = out;
+    return out;
+  }
+
+  std::string vkpack_layout(int id) {
+    const Value v = value(id);
+    return v.nchw ? transposed(v, false) : v.name;
+  }
+
+  std::string nchw(int id) {
+    const Value v = value(id);
+    if (v.nchw) return v.name;
+    if (type(id).rank() != 4) unsupported(id, "feeds an NHWC op with a tensor that is not 4-D");
+    return transposed(v, true);
+  }
+
+  const Array& folded(int id, int consumer, const char* what) {
+    const auto it = folded_.find(id);
+    if (it == folded_.end()) unsupported(consumer, std::string("needs its ") + what + " to be fixed (not computed from an input)");
+    return it->second;
+  }
+
+  void set(int id, const std::string& name, bool in_nchw = false) { values_[id] = {name, in_nchw}; }
+  std::string output_name(int id) { return fresh(node(id).name); }
+
+  // --- ops ---
+
+  void translate_node(int id);
+  void unary(int id);
+  void binary(int id);
+  void keep(int id);
+  void matmul(int id);
+  void reduce(int id);
+  void conv2d(int id);
+  void pool(int id);
+  void batch_norm(int id);
+  void resize(int id);
+  void conv2d_transpose(int id);
+  std::vector<std::int64_t> same_pads(int id, std::array<std::int64_t, 2> window, std::array<std::int64_t, 2> strides,
+                                      std::array<std::int64_t, 2> dilations, graph::Padding padding);
+
+  graph::Session& session_;
+  graph::Graph& g_;
+  onnx::ModelProto model_;
+  onnx::GraphProto* graph_ = nullptr;
+  std::map<int, bool> depends_;
+  std::set<int> constants_;
+  std::map<int, Array> folded_;
+  std::map<int, Value> values_;
+  std::map<std::string, std::string> transposes_;
+  std::set<std::string> used_;
+};
+
+}  // namespace vkp::train::onnx_detail

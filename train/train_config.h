@@ -1,0 +1,62 @@
+// TrainConfig and launch_train_with_config: tensorpack's way to describe and start a
+// training run. AutoResumeTrainConfig continues a run from its log directory's latest
+// checkpoint: variables, optimizer slots, global step, epoch and hyperparameters.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "callbacks/callback.h"
+#include "callbacks/monitors.h"
+#include "dataflow/dataflow.h"
+#include "engine/graph/loss_scale.h"
+#include "train/input_source.h"
+#include "train/model_desc.h"
+#include "train/session_init.h"
+
+namespace vkp::train {
+
+class TowerTrainer;
+
+struct TrainConfig {
+  // Where batches come from: a dataflow (read through QueueInput) or an InputSource.
+  dataflow::DataFlowPtr dataflow;
+  InputSourcePtr data;
+  std::shared_ptr<ModelDesc> model;
+  std::vector<callbacks::CallbackPtr> callbacks;
+  // nullopt: tensorpack's defaults (default_callbacks(), default_monitors()).
+  std::optional<std::vector<callbacks::CallbackPtr>> extra_callbacks;
+  std::optional<std::vector<callbacks::MonitorPtr>> monitors;
+  std::shared_ptr<SessionInit> session_init;
+  int starting_epoch = 1;
+  std::int64_t steps_per_epoch = 0;  // 0: the dataflow's size
+  int max_epoch = 99999;
+  std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
+  std::int64_t starting_local_step = 0;    // TrainOptions::starting_local_step
+  std::string logger_dir;  // empty: no files (see LoggerDir)
+  bool resume_input = true;  // TrainOptions::resume_input
+  // TowerTrainer::enable_mixed_precision(loss_scale): float16 activations and gradients,
+  // dynamic loss scaling.
+  bool mixed_precision = false;
+  graph::LossScaleOptions loss_scale;
+};
+
+// MovingAverageSummary, ProgressBar; update ops (BatchNorm averages) run with the train
+// op, which is what tensorpack's RunUpdateOps adds.
+std::vector<callbacks::CallbackPtr> default_callbacks();
+// TFEventWriter, JSONWriter, ScalarPrinter.
+std::vector<callbacks::MonitorPtr> default_monitors();
+
+// When config.logger_dir holds a checkpoint, resume from the newest: restore it and
+// continue at the epoch after the one it ended, at its global step; from a checkpoint
+// made inside an epoch (ModelSaver under PeriodicTrigger by steps), with the rest of
+// that epoch's steps. Otherwise `config` unchanged.
+TrainConfig AutoResumeTrainConfig(TrainConfig config);
+
+// Builds the model on the trainer (setup_graph with the model's inputs, tower function
+// and optimizer) and trains with the config.
+void launch_train_with_config(TrainConfig config, TowerTrainer& trainer);
+
+}  // namespace vkp::train

@@ -1,0 +1,328 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/crash_point.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "engine/vk/device.h"
+
+namespace vkp::train {
+
+Trainer::Trainer(vk::Device& device, std::uint64_t seed)
+    : seed_(seed), device_(&device) {}
+
+// Made on first use, as the session: a trainer whose towers build graphs of their own
+// (MultiDeviceTrainer) never makes this one.
+graph::Graph& Trainer::graph() {
+  if (!graph_) graph_ = std::make_unique<graph::Graph>(seed_);
+  return *graph_;
+}
+
+// Made on first use: a trainer whose towers have sessions of their own (MultiDeviceTrainer)
+// never makes this one, so it holds no memory on the first device for nothing.
+graph::Session& Trainer::session() {
+  if (!session_) session_ = std::make_unique<graph::Session>(Trainer::graph(), *device_, session_options_);
+  return *session_;
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source, std::vector<graph::Tensor> targets,
+                       graph::Tensor cost) {
+  inputs_ = std::move(inputs);
+  source_ = std::move(source);
+  targets_ = std::move(targets);
+  cost_ = cost;
+  program_ = last_step_program_ = nullptr;
+}
+
+InputSource& Trainer::input_source() {
+  if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no input source: call set_step first");
+  return *source_;
+}
+
+callbacks::Monitors& Trainer::monitors() {
+  if (!monitors_) throw Error(ErrorCode::invalid_argument, "the trainer's monitors exist once train() has started");
+  return *monitors_;
+}
+
+callbacks::PredictFn Trainer::predictor(const std::vector<std::string>&, const std::vector<std::string>&) {
+  throw Error(ErrorCode::unsupported, "this trainer has no tower function to build an inference tower from; use a "
+                                      "TowerTrainer (SimpleTrainer), or build one in the graph and run the session");
+}
+
+std::vector<std::string> Trainer::input_names() const {
+  std::vector<std::string> names;
+  for (const graph::Tensor& t : inputs_) names.push_back(t.name());
+  return names;
+}
+
+std::uint64_t Trainer::device_memory_bytes() const { return device_->allocated_bytes(); }
+std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_allocated_bytes(); }
+
+void Trainer::setup(TrainOptions& o) {
+  logger_dir_ = o.logger_dir;
+  starting_epoch_ = o.starting_epoch;
+  max_epoch_ = o.max_epoch;
+  epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done
+  local_step_ = 0;
+  // Programs are compiled again for this run's callbacks' fetches.
+  program_ = last_step_program_ = nullptr;
+  stager_.reset();
+  if (source_) {
+    std::vector<InputSpec> specs;
+    for (const graph::Tensor& t : inputs_) specs.push_back({t.name(), t.type()});
+    source_->setup(specs);
+    for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
+  }
+  steps_per_epoch_ = o.steps_per_epoch;
+  if (steps_per_epoch_ <= 0) {
+    if (!source_ || !source_->size())
+      throw Error(ErrorCode::invalid_argument, "steps_per_epoch is not set and the input's size is unknown");
+    steps_per_epoch_ = static_cast<std::int64_t>(*source_->size());
+  }
+  global_step_ = o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_;
+  if (o.starting_local_step < 0 || o.starting_local_step > steps_per_epoch_)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("starting_local_step is {}: steps of epoch {} already trained, 0 .. steps_per_epoch ({}); "
+                            "was the checkpoint made with more steps an epoch than this run has?",
+                            o.starting_local_step, starting_epoch_, steps_per_epoch_));
+  starting_local_step_ = o.starting_local_step;
+  monitors_ = std::make_shared<callbacks::Monitors>(o.monitors);
+  callbacks_.clear();
+  for (const callbacks::CallbackPtr& cb : o.callbacks)
+    if (!cb->chief_only() || is_chief()) callbacks_.push_back(cb);
+  callbacks_.push_back(monitors_);  // last, so that its epoch trigger sees every epoch scalar
+  monitors_->setup_graph(*this);
+  hooked_fetches_.clear();
+  epoch_fetches_.clear();
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    if (cb != monitors_) cb->setup_graph(*this);
+    for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
+    for (const graph::Tensor& t : cb->epoch_fetches()) epoch_fetches_.push_back(t);
+  }
+  last_step_fetches_ = hooked_fetches_;
+  last_step_fetches_.insert(last_step_fetches_.end(), epoch_fetches_.begin(), epoch_fetches_.end());
+  // The trainer owns the global step; its sessions read it (a restore, which sets a
+  // session's own counter, runs before they follow again).
+  share_global_step(nullptr);
+  if (o.session_init) o.session_init->init(session());
+  share_global_step(&global_step_);
+  if (source_ && o.resume_input && o.starting_global_step > 0) replay_input(o.starting_global_step * batches_per_step());
+}
+
+// A resumed run must see the batches the uninterrupted one would have: the input
+// source (and its dataflow, shuffles and augmentations included) is deterministic
+// from its seed, so reading and dropping what the earlier run consumed puts it exactly
+// where that run stood, whatever the dataflow. It costs reading, not training. A
+// dataflow whose order follows thread timing cannot be put back exactly: the run says so.
+void Trainer::replay_input(std::int64_t batches) {
+  const std::string obstacle = source_->replay_obstacle();
+  if (!obstacle.empty())
+    log_warn("this resume is not exact: the input cannot give the interrupted run's batches again ({}); "
+             "training goes on from the checkpoint with other batches",
+             obstacle);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < batches; ++i) source_->next_batch();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_info("resuming the input where global step {} left it: {} batches read and dropped in {:.1f} s",
+           global_step_, batches, seconds);
+}
+
+void Trainer::train(TrainOptions options) {
+  std::exception_ptr failure;
+  try {
+    setup(options);
+    stop_reason_.clear();
+    each_callback([](callbacks::Callback& cb) { cb.before_train(); });
+    check_stop();
+    run_epochs();
+  } catch (const callbacks::StopTraining& stop) {
+    log_info("training stops: {}", stop.what());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (!failure) {  // after an error the state may be half-updated: leave the last synced one
+    try {
+      sync_state();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  // Training is over: the sessions count on their own again, from the trainer's step.
+  share_global_step(nullptr);
+  run_after_train(failure);
+}
+
+void Trainer::run_epochs() {
+  for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
+    each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });
+    for (local_step_ = first_local_step(); local_step_ < steps_per_epoch_; ++local_step_) {
+      each_callback([](callbacks::Callback& cb) { cb.before_run(); });
+      delivered_ = false;
+      run_step();
+      if (!delivered_) {
+        if (!hooked_fetches_.empty())
+          throw Error(ErrorCode::invalid_argument, "run_step did not run the callbacks' fetches; run the step with "
+                                                   "run_hooked()");
+        deliver_fetched({});
+      }
+      each_callback([](callbacks::Callback& cb) { cb.trigger_step(); });
+      check_stop();
+    }
+    sync_state();
+    report_epoch();
+    each_callback([](callbacks::Callback& cb) { cb.after_epoch(); });
+    each_callback([](callbacks::Callback& cb) { cb.trigger_epoch(); });
+    check_stop();
+  }
+  --epoch_num_;
+}
+
+template <class Hook>
+void Trainer::each_callback(Hook&& hook) {
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    if (!stops_together()) {
+      hook(*cb);
+      continue;
+    }
+    try {
+      hook(*cb);
+    } catch (const callbacks::StopTraining& stop) {  // the others still run: every process runs the same hooks
+      if (stop_reason_.empty()) stop_reason_ = stop.what();
+    }
+  }
+}
+
+void Trainer::check_stop() {
+  if (!stops_together()) return;
+  const bool requested = !stop_reason_.empty();
+  std::string reason = agree_to_stop(requested);
+  if (!reason.empty()) throw callbacks::StopTraining(requested ? stop_reason_ : std::move(reason));
+}
+
+void Trainer::run_after_train(std::exception_ptr failure) {
+  // after_train runs for every callback whatever happened; the first error wins.
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    try {
+      cb->after_train();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (program_ != nullptr) {
+    std::vector<Array> discard;
+    try {
+      program_->wait(discard);  // a step that failed between submit and wait left its run pending
+    } catch (...) {
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+bool Trainer::fetches_epoch_tensors() const { return !epoch_fetches_.empty() && local_step_ == steps_per_epoch_ - 1; }
+
+const std::vector<graph::Tensor>& Trainer::step_fetches() const {
+  return fetches_epoch_tensors() ? last_step_fetches_ : hooked_fetches_;
+}
+
+graph::Program& Trainer::step_program(const std::vector<Array>& batch, bool last_of_epoch) {
+  graph::Program*& program = last_of_epoch ? last_step_program_ : program_;
+  bool same = program != nullptr;
+  for (std::size_t i = 0; same && i < batch.size(); ++i)
+    same = batch[i].shape().dims() == program->feeds()[i].type.dims;
+  if (same) return *program;
+  std::vector<graph::FeedSpec> specs;
+  samples_per_step_ = batch_rows(batch);
+  for (std::size_t i = 0; i < batch.size(); ++i) specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
+  std::vector<graph::Tensor> fetches = last_of_epoch ? last_step_fetches_ : hooked_fetches_;
+  if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
+  // The epoch's last step runs alone (nothing staged for it): one variant.
+  program = &session().program(specs, fetches, targets_, last_of_epoch ? 1 : source_->staging_buffers());
+  if (!last_of_epoch) stager_.reset();
+  return *program;
+}
+
+void Trainer::deliver_fetched(std::span<const Array> values) {
+  // The step has run: after_run sees its global step counted, as in tensorpack, where
+  // the step counter is the first callback.
+  ++global_step_;
+  const bool with_epoch = !epoch_fetches_.empty() && values.size() == last_step_fetches_.size();
+  VKP_CHECK(values.size() == hooked_fetches_.size() || with_epoch,
+            "deliver_fetched: the step's values match neither the callbacks' fetches nor those with the epoch's");
+  std::size_t at = 0;
+  each_callback([&](callbacks::Callback& cb) {
+    const std::size_t n = cb.fetches().size();
+    const std::size_t first = at;
+    at += n;
+    cb.after_run(values.subspan(first, n));
+  });
+  if (with_epoch)
+    each_callback([&](callbacks::Callback& cb) {
+      const std::size_t n = cb.epoch_fetches().size();
+      const std::size_t first = at;
+      at += n;
+      if (n > 0) cb.after_epoch_run(values.subspan(first, n));
+    });
+  delivered_ = true;
+  if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step_));
+}
+
+void Trainer::run_step() {
+  if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
+  const bool last_of_epoch = fetches_epoch_tensors();
+  if (source_->staging_buffers() > 1 && !last_of_epoch) {
+    // Double buffering (graph::FeedStager): this step's inputs were written during the
+    // last step; the next step's are read and written while this one runs, unless the
+    // next is an epoch's last step with epoch fetches (another program, fed by itself).
+    std::vector<Array> batch;
+    graph::Program* program = program_;
+    if (!stager_.staged()) {
+      batch = source_->next_batch();
+      program = &step_program(batch, false);
+    }
+    session().submit_program(*program, stager_.prepare(*program, batch));
+    const bool next_is_last = !epoch_fetches_.empty() && local_step_ + 2 == steps_per_epoch_;
+    if (!next_is_last) stager_.stage(*program, source_->next_batch(), "the training step");
+    session().wait_program(*program, outputs_);
+  } else {
+    const std::vector<Array> batch = source_->next_batch();
+    session().run_program(step_program(batch, last_of_epoch), batch, outputs_);
+  }
+  const std::size_t first = cost_.valid() ? 1 : 0;
+  last_cost_ = cost_.valid() ? static_cast<double>(outputs_[0].data<float>()[0]) : std::nan("");
+  deliver_fetched(std::span<const Array>(outputs_).subspan(first));
+}
+
+float Trainer::hyperparameter(const std::string& name) { return session().hyperparameter(name); }
+
+void Trainer::set_hyperparameter(const std::string& name, float value) { session().set_hyperparameter(name, value); }
+
+Array Trainer::variable(const std::string& name) {
+  sync_state();
+  return session().variable(name);
+}
+
+std::vector<Array> Trainer::variable_values(const std::vector<std::string>& names) {
+  sync_state();
+  return session().variable_values(names);
+}
+
+void Trainer::run_targets(const std::vector<graph::Tensor>& targets) { session().run({}, {}, targets); }
+
+std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
+                                       const std::vector<graph::Tensor>& targets) {
+  if (delivered_) return session().run(feeds, fetches, targets);  // the callbacks had this step's values
+  std::vector<graph::Tensor> all = fetches;
+  all.insert(all.end(), step_fetches().begin(), step_fetches().end());
+  std::vector<Array> values = session().run(feeds, all, targets);
+  deliver_fetched(std::span<const Array>(values).subspan(fetches.size()));
+  values.resize(fetches.size());
+  return values;
+}
+
+}  // namespace vkp::train

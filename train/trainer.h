@@ -1,0 +1,187 @@
+// Trainer: the loop every trainer shares (tensorpack's Trainer):
+//   setup_graph of every callback, session_init, before_train,
+//   epochs of steps (before_run, run_step, after_run, trigger_step),
+//   after_epoch, trigger_epoch, and after_train always, also after an exception;
+// StopTraining ends the loop cleanly. The base class runs anything that runs in a loop:
+// a subclass may override run_step (a GAN alternating two optimizers), and a graph built
+// by hand trains through set_step without a ModelDesc.
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "callbacks/callback.h"
+#include "callbacks/monitors.h"
+#include "engine/graph/feed_stager.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/session.h"
+#include "train/input_source.h"
+#include "train/session_init.h"
+
+namespace vkp::vk {
+class Device;
+}
+
+namespace vkp::train {
+
+struct TrainOptions {
+  std::vector<callbacks::CallbackPtr> callbacks;
+  std::vector<callbacks::MonitorPtr> monitors;
+  std::shared_ptr<SessionInit> session_init;
+  std::int64_t steps_per_epoch = 0;  // 0: the input source's size
+  int starting_epoch = 1;
+  int max_epoch = 99999;
+  std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
+  // Steps of starting_epoch trained already (a resume from a checkpoint made inside an
+  // epoch): that epoch runs only the rest of its steps. 0 .. steps_per_epoch.
+  std::int64_t starting_local_step = 0;
+  std::string logger_dir;                  // empty: write no files
+  // With starting_global_step > 0 (a resume): read and drop the batches the earlier run
+  // consumed, so that the input goes on exactly where it stood (see Trainer::train).
+  bool resume_input = true;
+};
+
+class Trainer : public callbacks::TrainerView {
+ public:
+  // Trains on `device`; `seed` drives the graph's random initial values and masks.
+  explicit Trainer(vk::Device& device, std::uint64_t seed = 0);
+  ~Trainer() override;
+
+  // The step the default run_step runs: feeds `inputs` (placeholders) from `source`,
+  // runs `targets` (the train op) and fetches `cost` (may be an invalid Tensor).
+  void set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source, std::vector<graph::Tensor> targets,
+                graph::Tensor cost);
+  void train(TrainOptions options);
+
+  // One training step. The default feeds the next batch, runs the train op with every
+  // callback's fetches, and hands the values to after_run.
+  virtual void run_step();
+
+  // For a run_step of one's own: runs `targets` with `feeds` and, the first time in a
+  // step, the callbacks' fetches (their values go to after_run); returns `fetches`'.
+  std::vector<Array> run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
+                                const std::vector<graph::Tensor>& targets);
+  // The cost of the last default step (NaN when there is none).
+  double last_cost() const { return last_cost_; }
+
+  // --- TrainerView ---
+  std::int64_t global_step() const override { return global_step_; }
+  int epoch_num() const override { return epoch_num_; }
+  std::int64_t local_step() const override { return local_step_; }
+  std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
+  int starting_epoch() const override { return starting_epoch_; }
+  int max_epoch() const override { return max_epoch_; }
+  graph::Graph& graph() override;
+  float hyperparameter(const std::string& name) override;
+  void set_hyperparameter(const std::string& name, float value) override;
+  Array variable(const std::string& name) override;
+  std::vector<Array> variable_values(const std::vector<std::string>& names) override;
+  void run_targets(const std::vector<graph::Tensor>& targets) override;
+  callbacks::Monitors& monitors() override;
+  const std::string& logger_dir() const override { return logger_dir_; }
+  bool is_chief() const override { return true; }
+  callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names) override;
+  std::uint64_t device_memory_bytes() const override;
+  std::uint64_t peak_device_memory_bytes() const override;
+  std::int64_t samples_per_step() const override { return samples_per_step_; }
+  std::vector<std::string> input_names() const override;
+  graph::Tensor cost() const override { return cost_; }
+  vk::Device& device() { return *device_; }
+
+  // The session of the training graph (tower 0's with several towers). Callbacks see the
+  // state through the TrainerView functions above instead, which sync first.
+  virtual graph::Session& session();
+  // Brings session()'s variables and optimizer state up to date where the trainer keeps
+  // the master copy elsewhere (the parameter server's host master). The trainer calls it
+  // at every epoch end, when training ends cleanly and before variable_values().
+  virtual void sync_state() {}
+
+ protected:
+  // The options session() makes the session with, on first use.
+  graph::SessionOptions session_options_;
+  // At the end of every epoch, after sync_state and before the callbacks' after_epoch:
+  // what the trainer itself has to say about the epoch (the async towers' staleness).
+  virtual void report_epoch() {}
+
+  // Makes the sessions that run the steps read the trainer's global step, during
+  // train() (nullptr: they count their own again). The default: session().
+  virtual void share_global_step(const std::int64_t* counter) { session().follow_global_step(counter); }
+  // Whether the step about to run is the first this run trains in its epoch: local step
+  // 0, or in a run resumed inside an epoch, starting_local_step (multi-device trainers
+  // broadcast tower 0's variables then, a restore's values among them).
+  bool first_step_of_epoch() const { return local_step_ == first_local_step(); }
+  // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
+  InputSource& input_source();
+  const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
+  // What this step fetches for the callbacks: hooked_fetches(), and with the last step of
+  // an epoch the callbacks' epoch fetches after them (none: only hooked_fetches()).
+  const std::vector<graph::Tensor>& step_fetches() const;
+  // hooked_fetches(), then the callbacks' epoch fetches.
+  const std::vector<graph::Tensor>& last_step_fetches() const { return last_step_fetches_; }
+  // Whether the step about to run is the last of its epoch and fetches epoch fetches.
+  bool fetches_epoch_tensors() const;
+  // Hands this step's values of step_fetches() to the callbacks' after_run (and, with
+  // the epoch's last step, after_epoch_run).
+  void deliver_fetched(std::span<const Array> values);
+  // Several processes that train together (DistributedTrainer) must stop at the same
+  // step, or the others wait in a collective for the one that left. With
+  // stops_together(), a StopTraining from a callback is noted, the step's other hooks
+  // still run, and at the end of the step (or epoch, or before_train) agree_to_stop()
+  // says whether any process asked: the reason to stop, empty to go on.
+  virtual bool stops_together() const { return false; }
+  // Batches one step takes from the input source (one per local tower).
+  virtual std::int64_t batches_per_step() const { return 1; }
+  virtual std::string agree_to_stop(bool requested) { return requested ? "stop requested" : ""; }
+  void set_step_result(std::int64_t samples, double cost) {
+    samples_per_step_ = samples;
+    last_cost_ = cost;
+  }
+
+
+ private:
+  void setup(TrainOptions& options);
+  void replay_input(std::int64_t batches);
+  void run_epochs();
+  // The local step the current epoch starts from in this run.
+  std::int64_t first_local_step() const { return epoch_num_ == starting_epoch_ ? starting_local_step_ : 0; }
+  void run_after_train(std::exception_ptr failure);
+  // Runs `hook` on every callback, in order; with stops_together(), a StopTraining is
+  // noted in stop_reason_ and the other callbacks still run.
+  template <class Hook>
+  void each_callback(Hook&& hook);
+  // With stops_together(): throws StopTraining when any process asked to stop.
+  void check_stop();
+  graph::Program& step_program(const std::vector<Array>& batch, bool last_of_epoch);
+
+  std::uint64_t seed_;
+  std::unique_ptr<graph::Graph> graph_;  // declared before the session, which refers to it
+  vk::Device* device_;
+  std::unique_ptr<graph::Session> session_;
+  std::vector<callbacks::CallbackPtr> callbacks_;
+  std::shared_ptr<callbacks::Monitors> monitors_;
+  std::vector<graph::Tensor> hooked_fetches_;  // every callback's, in callback order
+  std::vector<graph::Tensor> epoch_fetches_;   // every callback's epoch fetches, in callback order
+  std::vector<graph::Tensor> last_step_fetches_;  // hooked_fetches_, then epoch_fetches_
+
+  // The default step.
+  std::vector<graph::Tensor> inputs_, targets_;
+  graph::Tensor cost_;
+  InputSourcePtr source_;
+  graph::Program* program_ = nullptr;
+  graph::Program* last_step_program_ = nullptr;  // with the epoch fetches
+  graph::FeedStager stager_;  // StagingInput's double buffering
+  std::vector<Array> outputs_;
+  bool delivered_ = false;   // this step handed the callbacks their values
+
+  std::int64_t global_step_ = 0, local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
+  std::int64_t starting_local_step_ = 0;
+  int epoch_num_ = 0, starting_epoch_ = 1, max_epoch_ = 0;
+  double last_cost_ = 0;
+  std::string logger_dir_;
+  std::string stop_reason_;  // a StopTraining noted this step (stops_together())
+};
+
+}  // namespace vkp::train
