@@ -29,11 +29,11 @@ namespace {
 
 using namespace vkp::graph;
 
-Array random_images(std::int64_t n, std::uint64_t seed, bool rounded_to_half = false) {
+Array random_images(std::int64_t n, std::uint64_t seed, bool half_values = false) {
   Array a(DType::f32, Shape{n, 16, 16, 1});
   Rng rng(seed);
   for (float& v : a.data<float>()) v = rng.uniform(0.0f, 1.0f);
-  if (rounded_to_half)
+  if (half_values)
     for (float& v : a.data<float>()) v = to_float(to_half(v));
   return a;
 }

@@ -25,6 +25,24 @@ std::string compare(std::span<const float> got, std::span<const double> want, st
          first.str();
 }
 
+std::string compare_gemm(std::span<const float> got, std::span<const float> c0, std::span<const double> want,
+                         std::span<const double> magnitude, const std::function<double(double magnitude, double want)>& tolerance) {
+  std::vector<float> result;
+  std::vector<double> result_want, bound;
+  std::string outside;
+  for (std::size_t i = 0; i < c0.size(); ++i) {
+    if (magnitude[i] < 0) {
+      if (!(got[i] == c0[i] || (std::isnan(got[i]) && std::isnan(c0[i]))) && outside.empty())
+        outside = "C[" + std::to_string(i) + "] outside the result changed to " + std::to_string(got[i]) + "; ";
+      continue;
+    }
+    result.push_back(got[i]);
+    result_want.push_back(want[i]);
+    bound.push_back(tolerance(magnitude[i], want[i]));
+  }
+  return outside + compare(result, result_want, bound);
+}
+
 void expect_checker_rejects(std::span<const double> want, std::span<const double> tolerance, std::size_t rows,
                             std::size_t cols, const std::string& what) {
   SCOPED_TRACE(what);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,6 +19,12 @@ namespace vkp::test {
 // "" when every element is within its tolerance; otherwise the count of elements outside
 // and the first few, each with its value, reference and tolerance.
 std::string compare(std::span<const float> got, std::span<const double> want, std::span<const double> tolerance);
+
+// compare() for a GEMM's C as gemm_reference() describes it: elements whose magnitude is
+// negative lie outside the result and must still hold their starting value c0 (NaN
+// stays NaN); the others must lie within tolerance(magnitude, want) of want.
+std::string compare_gemm(std::span<const float> got, std::span<const float> c0, std::span<const double> want,
+                         std::span<const double> magnitude, const std::function<double(double magnitude, double want)>& tolerance);
 
 // The wrong results a checker must reject, made from the reference:
 //   zeros                 every element 0 (a kernel that wrote nothing, into zeroed memory)

@@ -29,38 +29,13 @@
 namespace vkp::test {
 namespace {
 
-std::vector<float> rounded_to_half(std::vector<float> v) {
-  for (float& x : v) x = to_float(to_half(x));
-  return v;
-}
-
 class F16Fixture : public VkTest {
  protected:
-  // `values` (already float16 numbers) stored as float16 when `half`, else as float32.
-  vk::BufferSlice put(const std::vector<float>& values, bool half) {
-    if (!half) return upload(values);
-    std::vector<std::uint16_t> bits(values.size() + values.size() % 2, 0);
-    for (std::size_t i = 0; i < values.size(); ++i) bits[i] = to_half(values[i]).bits;
-    std::vector<float> words(bits.size() / 2);
-    std::memcpy(words.data(), bits.data(), words.size() * 4);
-    vk::BufferSlice slice = upload(words);
-    slice.f16 = true;
-    return slice;
-  }
   // A NaN-filled slice for `count` results of either width.
   vk::BufferSlice result(std::size_t count, bool half) {
     vk::BufferSlice slice = scratch(half ? (count + 1) / 2 : count);
     slice.f16 = half;
     return slice;
-  }
-  std::vector<float> get(const vk::BufferSlice& slice, std::size_t count) {
-    if (!slice.f16) return download(slice, count);
-    const std::vector<float> words = download(slice, (count + 1) / 2);
-    std::vector<std::uint16_t> bits(words.size() * 2);
-    std::memcpy(bits.data(), words.data(), words.size() * 4);
-    std::vector<float> values(count);
-    for (std::size_t i = 0; i < count; ++i) values[i] = to_float(Half{bits[i]});
-    return values;
   }
   // Empty when `got` (stored at `half` width) is `want` (float32) stored at that width.
   static std::string same(const std::vector<float>& got, const std::vector<float>& want, bool half) {

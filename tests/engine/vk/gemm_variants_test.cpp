@@ -13,24 +13,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "checker.h"
 #include "reference.h"
 #include "vk_test_env.h"
 #include "core/error.h"
-#include "core/half.h"
 #include "engine/vk/kernels/gemm.h"
 
 namespace vkp::test {
 namespace {
 
 using vk::GemmVariant;
-
-std::vector<float> rounded_to_half(std::vector<float> v) {
-  for (float& x : v) x = to_float(to_half(x));
-  return v;
-}
 
 bool offered(GemmVariant variant) {
   const std::vector<GemmVariant> all = vk::gemm_gpu_variants(device());
@@ -47,27 +40,6 @@ class GemmVariantTest : public VkTest, public ::testing::WithParamInterface<Gemm
     if (!offered(GetParam()))
       GTEST_SKIP() << device().label() << " has no " << vk::to_string(GetParam())
                    << " (needs VK_NV_cooperative_matrix with 16x16x16 float16 products into float32)";
-  }
-
-  vk::BufferSlice put(const std::vector<float>& values, bool half) {
-    if (!half) return upload(values);
-    std::vector<std::uint16_t> bits(values.size() + values.size() % 2, 0);
-    for (std::size_t i = 0; i < values.size(); ++i) bits[i] = to_half(values[i]).bits;
-    std::vector<float> words(bits.size() / 2);
-    std::memcpy(words.data(), bits.data(), words.size() * 4);
-    vk::BufferSlice slice = upload(words);
-    slice.f16 = true;
-    return slice;
-  }
-
-  std::vector<float> get(const vk::BufferSlice& slice, std::size_t count) {
-    if (!slice.f16) return download(slice, count);
-    const std::vector<float> words = download(slice, (count + 1) / 2);
-    std::vector<std::uint16_t> bits(words.size() * 2);
-    std::memcpy(bits.data(), words.data(), words.size() * 4);
-    std::vector<float> values(count);
-    for (std::size_t i = 0; i < count; ++i) values[i] = to_float(Half{bits[i]});
-    return values;
   }
 
   // Runs args (variant GetParam(), GPU path) on random data and checks every element of
@@ -92,22 +64,14 @@ class GemmVariantTest : public VkTest, public ::testing::WithParamInterface<Gemm
     const std::vector<float> got = get(dc, c_count);
     std::vector<double> want(c0.begin(), c0.end()), magnitude;
     gemm_reference(args, a, b, want, magnitude);
-    std::vector<float> result;
-    std::vector<double> result_want, tolerance;
-    for (std::size_t i = 0; i < c_count; ++i) {
-      if (magnitude[i] < 0) {
-        EXPECT_TRUE(got[i] == c0[i] || (std::isnan(got[i]) && std::isnan(c0[i])))
-            << "C[" << i << "] outside the result changed to " << got[i];
-        continue;
-      }
-      result.push_back(got[i]);
-      result_want.push_back(want[i]);
-      double bound = matrix_units ? (args.k + 2.0) * std::ldexp(1.0, -23) * magnitude[i]
-                                  : 8.0 * std::sqrt(args.k + 2.0) * std::ldexp(1.0, -24) * magnitude[i];
-      if (storage.half_c) bound += std::ldexp(1.0, -11) * std::abs(want[i]) + std::ldexp(1.0, -24);
-      tolerance.push_back(bound + 1e-30);
-    }
-    EXPECT_EQ(compare(result, result_want, tolerance), "");
+    EXPECT_EQ(compare_gemm(got, c0, want, magnitude,
+                           [&](double m, double w) {
+                             double bound = matrix_units ? (args.k + 2.0) * std::ldexp(1.0, -23) * m
+                                                         : 8.0 * std::sqrt(args.k + 2.0) * std::ldexp(1.0, -24) * m;
+                             if (storage.half_c) bound += std::ldexp(1.0, -11) * std::abs(w) + std::ldexp(1.0, -24);
+                             return bound + 1e-30;
+                           }),
+              "");
   }
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/half.h"
 #include "core/rng.h"
 
 namespace vkp::test {
@@ -96,6 +97,32 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float low, f
   std::vector<float> v(n);
   for (float& x : v) x = rng.uniform(low, high);
   return v;
+}
+
+vk::BufferSlice VkTest::put(const std::vector<float>& values, bool half) {
+  if (!half) return upload(values);
+  std::vector<std::uint16_t> bits(values.size() + values.size() % 2, 0);
+  for (std::size_t i = 0; i < values.size(); ++i) bits[i] = to_half(values[i]).bits;
+  std::vector<float> words(bits.size() / 2);
+  std::memcpy(words.data(), bits.data(), words.size() * 4);
+  vk::BufferSlice slice = upload(words);
+  slice.f16 = true;
+  return slice;
+}
+
+std::vector<float> VkTest::get(const vk::BufferSlice& slice, std::size_t count) {
+  if (!slice.f16) return download(slice, count);
+  const std::vector<float> words = download(slice, (count + 1) / 2);
+  std::vector<std::uint16_t> bits(words.size() * 2);
+  std::memcpy(bits.data(), words.data(), words.size() * 4);
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = to_float(Half{bits[i]});
+  return values;
+}
+
+std::vector<float> rounded_to_half(std::vector<float> values) {
+  for (float& x : values) x = to_float(to_half(x));
+  return values;
 }
 
 }  // namespace vkp::test

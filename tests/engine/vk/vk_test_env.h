@@ -34,10 +34,17 @@ class VkTest : public ::testing::Test {
   // A slice of `count` floats filled with a NaN pattern: kernels must overwrite it.
   vk::BufferSlice scratch(std::size_t count);
   std::vector<float> download(const vk::BufferSlice& slice, std::size_t count);
+  // `values` (already float16 numbers) stored as float16 (BufferSlice::f16) when `half`,
+  // else as float32; and `count` values read back from a slice of either width.
+  vk::BufferSlice put(const std::vector<float>& values, bool half);
+  std::vector<float> get(const vk::BufferSlice& slice, std::size_t count);
 
  private:
   std::unique_ptr<vk::Arena> arena_;
 };
+
+// Each value rounded to the nearest float16.
+std::vector<float> rounded_to_half(std::vector<float> values);
 
 // Random floats in [low, high), reproducible from `seed`.
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float low = -1.0f, float high = 1.0f);
