@@ -14,12 +14,18 @@
 // is VKP_INPUT4.
 //   VKP_TEXEL_WORDS(b, Block, name)   uint load_<name>(uint i): 32-bit words of any type,
 //                                     bit for bit (an R32G32B32A32_UINT view)
+//
+// The buffers are declared samplerless (textureBuffer, read by texelFetch of
+// GL_EXT_samplerless_texture_functions): SPIR-V 1.6, which Vulkan 1.3 drivers consume,
+// no longer allows a sampled image of dimension Buffer (samplerBuffer), and Mesa 25's
+// validation says so for every such kernel; both are uniform texel buffers to Vulkan.
 #ifdef VKP_TEXEL
+#extension GL_EXT_samplerless_texture_functions : require
 #define VKP_TEXEL_WORDS(b, Block, name)                                                  \
-  layout(binding = b) uniform usamplerBuffer name##_texels;                               \
+  layout(binding = b) uniform utextureBuffer name##_texels;                               \
   uint load_##name(uint i) { return texelFetch(name##_texels, int(i / 4u))[i % 4u]; }
 #define VKP_TEXEL_INPUT4(b, Block, name)                                                \
-  layout(binding = b) uniform samplerBuffer name##_texels;                               \
+  layout(binding = b) uniform textureBuffer name##_texels;                               \
   vec4 load4_##name(uint i) { return texelFetch(name##_texels, int(i)); }                \
   float load_##name(uint i) { return texelFetch(name##_texels, int(i / 4u))[i % 4u]; }
 #else

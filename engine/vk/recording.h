@@ -50,7 +50,7 @@ struct CommandBufferOwner {
 };
 CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags = 0);
 
-// Whether `slice` can be bound where a kernel declares a samplerBuffer (its _texel build,
+// Whether `slice` can be bound where a kernel declares a textureBuffer (its _texel build,
 // shaders/texel_input.glsl): the device lets kernels use texel buffers
 // (DeviceOptions::texel_buffers; Device::half_texels for a float16 slice), and the slice
 // is a whole number of vec4 texels (16 bytes, 8 for float16), at most
@@ -70,7 +70,7 @@ class Recording {
 
   // --- recording ---
   // Binds bindings[i] to binding i of `kernel`: a storage buffer or, where the kernel
-  // declares a samplerBuffer, an R32G32B32A32_SFLOAT texel buffer view of the slice
+  // declares a textureBuffer, an R32G32B32A32_SFLOAT texel buffer view of the slice
   // (R16G16B16A16_SFLOAT for a float16 one; it must be texel_readable). `push` must be
   // exactly the kernel's push-constant block (its C++ mirror struct). Throws
   // Error(unsupported) when `groups` exceeds the device's workgroup-count limits or a

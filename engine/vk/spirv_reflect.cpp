@@ -205,7 +205,7 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
   const Module m = parse(words, name);
   SpirvReflection r;
   std::map<std::uint32_t, bool> readonly;  // binding -> all declarations NonWritable
-  std::map<std::uint32_t, bool> texel;     // binding -> declared as a samplerBuffer
+  std::map<std::uint32_t, bool> texel;     // binding -> declared as a texel buffer
   std::map<std::uint32_t, TexelSampled> sampled;
   for (const auto& [type, id, storage] : m.variables) {
     std::uint32_t struct_id = 0;
@@ -217,17 +217,28 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
       for (const auto& [member, offset] : offsets) r.push_constant_offsets.push_back(offset);
       continue;
     }
-    // A samplerBuffer: a uniform texel buffer, read only.
+    // A uniform texel buffer, read only: a textureBuffer (an image of dimension Buffer,
+    // sampled, read by texelFetch without a sampler), or the older samplerBuffer (that
+    // image inside a sampled image, which SPIR-V 1.6 no longer allows).
     bool is_texel = false;
+    const Type* image_type = nullptr;
     if (storage == kStorageUniformConstant && block != nullptr && block->op == kOpTypeSampledImage) {
       const auto image = m.types.find(block->operands.at(0));
-      if (image == m.types.end() || image->second.op != kOpTypeImage || image->second.operands.at(1) != kDimBuffer)
-        malformed(name, "a sampled image that is not a samplerBuffer; vkpack binds buffers only");
+      if (image == m.types.end() || image->second.op != kOpTypeImage)
+        malformed(name, "a sampled image without an image type");
+      image_type = &image->second;
+    } else if (storage == kStorageUniformConstant && block != nullptr && block->op == kOpTypeImage) {
+      image_type = block;
+    }
+    if (image_type != nullptr) {
+      // Operands: sampled type, Dim, Depth, Arrayed, MS, Sampled (1: read through texelFetch), format.
+      if (image_type->operands.at(1) != kDimBuffer || image_type->operands.at(5) != 1)
+        malformed(name, "an image that is not a uniform texel buffer; vkpack binds buffers only");
       is_texel = true;
-      const auto component = m.types.find(image->second.operands.at(0));
+      const auto component = m.types.find(image_type->operands.at(0));
       if (component == m.types.end() || (component->second.op != kOpTypeFloat && component->second.op != kOpTypeInt) ||
           component->second.operands.at(0) != 32)
-        malformed(name, "a samplerBuffer of other than 32-bit floats or integers");
+        malformed(name, "a texel buffer of other than 32-bit floats or integers");
       if (m.bindings.count(id))
         sampled[m.bindings.at(id)] = component->second.op == kOpTypeFloat    ? TexelSampled::float32
                                      : component->second.operands.at(1) != 0 ? TexelSampled::int32

@@ -16,14 +16,14 @@
 
 namespace vkp::vk {
 
-// What a texel-buffer binding's fetches return: samplerBuffer, usamplerBuffer,
-// isamplerBuffer (bound as R32G32B32A32_SFLOAT, _UINT, _SINT views).
+// What a texel-buffer binding's fetches return: textureBuffer, utextureBuffer,
+// itextureBuffer (bound as R32G32B32A32_SFLOAT, _UINT, _SINT views).
 enum class TexelSampled : std::uint8_t { float32, uint32, int32 };
 
 struct SpirvBinding {
   std::uint32_t binding = 0;
   bool readonly = false;   // every declaration of it is NonWritable
-  bool texel = false;      // a samplerBuffer (uniform texel buffer); otherwise a storage buffer
+  bool texel = false;      // a textureBuffer (uniform texel buffer); otherwise a storage buffer
   TexelSampled sampled = TexelSampled::float32;  // of a texel binding
 };
 

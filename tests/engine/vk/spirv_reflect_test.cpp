@@ -68,9 +68,9 @@ TEST(SpirvReflect, WorkgroupSizeComesFromItsSpecializationConstant) {
   EXPECT_EQ(r.local_size[2].value, 1u);
 }
 
-// A samplerBuffer is a texel-buffer binding, read only; its neighbours stay storage
+// A textureBuffer is a texel-buffer binding, read only; its neighbours stay storage
 // buffers (the _texel builds, shaders/texel_input.glsl).
-TEST(SpirvReflect, SamplerBuffersAreTexelBindings) {
+TEST(SpirvReflect, TextureBuffersAreTexelBindings) {
   const vk::SpirvReflection r = vk::reflect_spirv(shaders::gemm_regblock_texel.words, "gemm_regblock_texel");
   ASSERT_EQ(r.bindings.size(), 5u);
   for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(r.bindings[i].texel, i <= 1) << "binding " << i;  // A and B
@@ -80,10 +80,23 @@ TEST(SpirvReflect, SamplerBuffersAreTexelBindings) {
   for (const vk::SpirvBinding& b : vk::reflect_spirv(shaders::gemm_regblock.words, "gemm_regblock").bindings)
     EXPECT_FALSE(b.texel) << "binding " << b.binding;
   EXPECT_EQ(r.bindings[0].sampled, vk::TexelSampled::float32);
-  // copy reads words: a usamplerBuffer, bound as an R32G32B32A32_UINT view.
+  // copy reads words: a utextureBuffer, bound as an R32G32B32A32_UINT view.
   const vk::SpirvReflection copy = vk::reflect_spirv(shaders::copy_texel.words, "copy_texel");
   ASSERT_TRUE(copy.bindings.at(0).texel);
   EXPECT_EQ(copy.bindings[0].sampled, vk::TexelSampled::uint32);
+}
+
+// SPIR-V 1.6 (Vulkan 1.3 drivers) forbids a sampled image of dimension Buffer: the
+// texel builds declare their buffers samplerless, with no OpTypeSampledImage at all.
+TEST(SpirvReflect, TexelBuildsDeclareNoSampledImage) {
+  for (const shaders::Spirv* s : {&shaders::gemm_regblock_texel, &shaders::copy_texel, &shaders::conv_regblock_texel,
+                                  &shaders::reduce_texel, &shaders::elementwise_chain_texel}) {
+    const std::span<const std::uint32_t> w = s->words;
+    for (std::size_t at = 5; at < w.size(); at += w[at] >> 16) {
+      ASSERT_GT(w[at] >> 16, 0u) << s->name;
+      EXPECT_NE(w[at] & 0xffffu, 27u) << s->name << " declares an OpTypeSampledImage";
+    }
+  }
 }
 
 // Recording::dispatch splits an oversized grid only for shaders that do not read
