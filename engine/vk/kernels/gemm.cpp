@@ -348,9 +348,7 @@ void gemm_gpu(Recording& recording, const GemmArgs& args, const Layout& l, const
                                            {8, vec4_a},
                                            {9, vec4_b}};
     add_gemm_epilogue_constants(constants, epilogue);
-    std::uint32_t f16_mask = 0;
-    for (std::uint32_t i = 0; i < 5; ++i) f16_mask |= bindings[i].f16 ? 1u << i : 0u;
-    constants.push_back({kF16BindingsId, f16_mask});
+    constants.push_back({kF16BindingsId, f16_mask(bindings)});
     const Kernel& kernel = device.kernel(shaders::gemm_coopmat, std::move(constants));
     recording.dispatch(kernel, bindings, push, {div_up(args.n, kCoopTile), div_up(args.m, kCoopTile), args.batch},
                        "gemm_coopmat");

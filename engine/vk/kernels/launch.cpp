@@ -39,14 +39,14 @@ void require_elements(const BufferSlice& slice, std::uint64_t elements, std::str
                                                          slice.size / width, 8 * width, elements));
 }
 
-namespace {
-
 std::uint32_t f16_mask(std::span<const BufferSlice> bindings) {
   std::uint32_t mask = 0;
   for (std::size_t b = 0; b < bindings.size() && b < 32; ++b)
     if (bindings[b].f16) mask |= 1u << b;
   return mask;
 }
+
+namespace {
 
 void check_f16(const Device& device, const shaders::Spirv& plain, std::uint32_t storage_f16, std::uint32_t all_f16,
                std::uint32_t allowed) {

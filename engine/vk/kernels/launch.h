@@ -29,6 +29,9 @@ Groups grid_1d(std::uint64_t workgroups, const Device& device);
 void require_elements(const BufferSlice& slice, std::uint64_t elements, std::string_view kernel,
                       std::string_view operand);
 
+// Bit b set where bindings[b] holds float16 values: the value of kF16BindingsId for them.
+std::uint32_t f16_mask(std::span<const BufferSlice> bindings);
+
 // The kernel of a family with a float16 build (shaders/CMakeLists.txt, F16) for these
 // bindings: `plain` when none holds float16 values (BufferSlice::f16); otherwise `f16`,
 // specialized with kF16BindingsId = the mask of float16 bindings, after checking that
