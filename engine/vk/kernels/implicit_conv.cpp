@@ -358,17 +358,30 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
 
 // --- GPUs: conv_tiled ---
 
-constexpr std::uint32_t kGpuTile = 64, kGpuTileK = 16, kGpuMicro = 4;  // conv_tiled's blocking
+// conv_tiled's blocking for a product of `cols` columns: a 64 x 64 tile, or for the few
+// columns of a small-channel layer (a ResNet's 16) a taller, narrower one, so that no
+// column of the tile is idle. Every blocking takes K 16 at a time, 256 invocations.
+struct ConvTiling {
+  std::uint32_t tile_m, tile_n, micro_m, micro_n;
+  std::uint32_t threads() const { return (tile_m / micro_m) * (tile_n / micro_n); }
+};
+constexpr std::uint32_t kGpuTileK = 16;
+ConvTiling conv_tiling(std::uint32_t cols) {
+  if (cols <= 16) return {128, 16, 4, 2};
+  if (cols <= 32) return {128, 32, 4, 4};
+  return {64, 64, 4, 4};
+}
 
 // conv_tiled's filter gradient dw = P^T . dy is (taps * cg) x coutg per group with K the
-// pixels: a ResNet's 3x3x16 -> 16 layer at batch 128 is 3 tiles over 100352 pixels,
+// pixels: a ResNet's 3x3x16 -> 16 layer at batch 128 is 2 tiles over 100352 pixels,
 // which would leave a GPU all but idle (it took 99% of the step on an H100). Its pixels
 // are split for about 512 workgroups (a few per multiprocessor of a large GPU), in whole
 // K tiles. Other products: one split.
 PixelSplits gpu_splits(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
   if (product != ConvProduct::filter_gradient) return {};
-  const std::uint64_t tiles =
-      std::uint64_t{div_up(g.kh * g.kw * (g.c / g.groups), kGpuTile)} * div_up(cout / g.groups, kGpuTile) * g.groups;
+  const ConvTiling t = conv_tiling(cout / g.groups);
+  const std::uint64_t tiles = std::uint64_t{div_up(g.kh * g.kw * (g.c / g.groups), t.tile_m)} *
+                              div_up(cout / g.groups, t.tile_n) * g.groups;
   return pixel_splits(g.n * g.oh * g.ow, tiles, 512, kGpuTileK, dw_elements(g, cout), device);
 }
 
@@ -402,19 +415,16 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
   push.gate_alpha = epilogue.gate_alpha;
   push.k_split = q.splits > 1 ? q.k_split : push.k;
   push.split_stride = q.splits > 1 ? q.sums.inner : 0;  // dw's elements
-  std::vector<SpecConstant> constants = {{0, (kGpuTile / kGpuMicro) * (kGpuTile / kGpuMicro)},
-                                         {1, kGpuTile},
-                                         {2, kGpuTile},
-                                         {3, kGpuTileK},
-                                         {4, kGpuMicro},
-                                         {5, kGpuMicro},
+  const ConvTiling t = conv_tiling(push.cols);
+  std::vector<SpecConstant> constants = {{0, t.threads()},  {1, t.tile_m},  {2, t.tile_n},
+                                         {3, kGpuTileK},    {4, t.micro_m}, {5, t.micro_n},
                                          {6, product == ConvProduct::filter_gradient}};
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {image, b, partials, epilogue_bias_binding(epilogue, image),
                                   epilogue_extra_binding(epilogue, image)};
   const Kernel& kernel = storage_kernel(device, shaders::conv_tiled, shaders::conv_tiled_f16, bindings, std::move(constants));
   recording.dispatch(kernel, bindings, push,
-                     {div_up(push.cols, kGpuTile), div_up(push.m, kGpuTile), map.groups * q.splits}, "conv_tiled");
+                     {div_up(push.cols, t.tile_n), div_up(push.m, t.tile_m), map.groups * q.splits}, "conv_tiled");
   if (q.splits > 1) reduce(recording, q.sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
 }
 

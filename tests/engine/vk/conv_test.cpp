@@ -162,6 +162,14 @@ TEST_P(ImplicitConv, ChannelRunsOfFourAndManyPixels) {
   check({2, 33, 31, 4, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1}, 17);  // 2046 pixels: uneven splits, not in fours
 }
 
+// conv_tiled's three tilings on GPUs (128 x 16, 128 x 32 and 64 x 64 by the product's
+// columns: cout, or c for the input gradient), with channel counts off every tile.
+TEST_P(ImplicitConv, EveryTileWidth) {
+  check({2, 7, 9, 20, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1}, 18);  // 24 and 20 columns: 128 x 32
+  check({1, 6, 7, 36, 3, 3, 70, 1, 1, 1, 1, 1, 1, 1}, 19);  // 70 and 36 columns: 64 x 64
+  check({1, 5, 6, 66, 2, 2, 9, 2, 1, 1, 1, 0, 0, 1}, 20);   // 9 and 66 columns, strided
+}
+
 // On a CPU device, convolutions of one group read the image in place (conv_regblock,
 // through texel buffers where the slices can be texel views, else as storage buffers),
 // the input gradient of a strided one too (only there: phase by phase where the
