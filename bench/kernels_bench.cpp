@@ -100,7 +100,8 @@ void gemm(benchmark::State& state) {
 }
 
 // One kernel of the GPU path (vk::GemmVariant: 0 automatic, 1 tiled_64, 2 tiled_128,
-// 3 cooperative_matrix) on S x S x S, A and B float16 where f16 is 1.
+// 3 tiled_128x64, 4 cooperative_matrix, 5 cooperative_matrix_wide, 6 cooperative_matrix_64)
+// on S x S x S, A and B float16 where f16 is 1.
 void gemm_gpu(benchmark::State& state) {
   const auto s = static_cast<std::uint32_t>(state.range(0));
   const auto variant = static_cast<vk::GemmVariant>(state.range(1));
@@ -255,9 +256,9 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(vkp::bench::gemm)->Apply(vkp::bench::gemm_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::gemm_gpu)
-    ->ArgNames({"S", "variant", "f16"})  // variant: 0 automatic, 1 tiled_64, 2 tiled_128, 3 cooperative_matrix
-    ->ArgsProduct({{1024, 4096}, {1, 2}, {0}})
-    ->ArgsProduct({{1024, 4096}, {0, 3}, {1}})
+    ->ArgNames({"S", "variant", "f16"})  // variant: as vk::GemmVariant, in order (0 automatic)
+    ->ArgsProduct({{1024, 4096}, {0, 1, 2, 3}, {0}})
+    ->ArgsProduct({{1024, 4096}, {0, 1, 4, 5, 6}, {1}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::conv)->Apply(vkp::bench::conv_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);

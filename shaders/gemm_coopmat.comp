@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -13,21 +14,28 @@
 //
 // A workgroup of kSubgroupsM x kSubgroupsN subgroups computes a kTileM x kTileN tile of
 // C; each subgroup a (kFragsM x 16) x (kFragsN x 16) block of it, as kFragsM x kFragsN
-// 16 x 16 accumulators. K is staged kTileK at a time in shared memory, as float16,
-// zero-padded past the matrices' edges (so any M, N and K work), read 4 elements at a
-// time along each operand's contiguous axis where its strides allow; each 16 of K is then
-// one matrix-unit product per accumulator. The accumulators leave through a 16 x 16
-// scratch per subgroup, where the subgroup's invocations apply alpha, beta and the
-// epilogue element by element and store only what lies inside C.
+// 16 x 16 accumulators (specialization constants 10-15: vkp::vk::GemmVariant's tilings).
+// K is staged kTileK at a time in shared memory as float16, in runs of 8 (one uvec4:
+// every shared access is 16 bytes), each operand laid out as it is stored (rows along
+// its slow axis, runs along its contiguous one, so staging never transposes): a
+// transposed operand is read into fragments column-major. Rows are padded by 8 halves,
+// so the 8 rows a fragment load touches fall in different banks. Runs past the
+// matrices' edges are zero-padded (any M, N and K work); a run is read with one 16-byte
+// load (float16) or two (float32) where the operand's strides allow (kRunsA, kRunsB).
+// The next step's runs are loaded into registers while the matrix units work on this
+// one. Every loop over fragments is unrolled: the accumulators must stay in registers.
+// The accumulators leave through a 16 x 16 scratch per subgroup, where the subgroup's
+// invocations apply alpha, beta and the epilogue element by element and store only what
+// lies inside C.
 // Launch: (ceil(N / kTileN), ceil(M / kTileM), batch); workgroup size kSubgroupsM *
-// kSubgroupsN times the subgroup size. Push constants mirror vkp::vk::GemmTiledPush.
+// kSubgroupsN * kSubgroupSize. Push constants mirror vkp::vk::GemmTiledPush.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 6) const bool kTransA = false;
 layout(constant_id = 7) const bool kTransB = false;
-// A (B) read 4 elements at a time along its contiguous axis: its row stride and batch
-// stride are multiples of 4 (vkp::vk::gemm decides).
-layout(constant_id = 8) const bool kVec4A = false;
-layout(constant_id = 9) const bool kVec4B = false;
+// A (B) read a run of 8 at a time along its contiguous axis: its row stride and batch
+// stride are multiples of 8 (float16) or 4 (float32) (vkp::vk::gemm decides).
+layout(constant_id = 8) const bool kRunsA = false;
+layout(constant_id = 9) const bool kRunsB = false;
 
 #include "f16_storage.glsl"
 VKP_INPUT(0, A, a)
@@ -44,28 +52,58 @@ layout(push_constant) uniform Push {
 
 #include "epilogue.glsl"
 
-// The operands as runs of 4, in either width (f16_storage.glsl's mask).
+// The operands 16 bytes at a time, in either width (f16_storage.glsl's mask).
 layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
-layout(std430, binding = 0) readonly buffer AH4 { f16vec4 a_h4[]; };
+layout(std430, binding = 0) readonly buffer AU { uvec4 a_u[]; };
 layout(std430, binding = 1) readonly buffer B4 { vec4 b4[]; };
-layout(std430, binding = 1) readonly buffer BH4 { f16vec4 b_h4[]; };
-f16vec4 load4h_a(uint i) { return VKP_F16_AT(0) ? a_h4[i] : f16vec4(a4[i]); }
-f16vec4 load4h_b(uint i) { return VKP_F16_AT(1) ? b_h4[i] : f16vec4(b4[i]); }
+layout(std430, binding = 1) readonly buffer BU { uvec4 b_u[]; };
 
 const uint kFrag = 16;  // m, n and k of one matrix-unit product
-const uint kSubgroupsM = 2, kSubgroupsN = 4, kFragsM = 4, kFragsN = 2;
-const uint kTileM = kSubgroupsM * kFragsM * kFrag, kTileN = kSubgroupsN * kFragsN * kFrag, kTileK = 32;
-// Shared rows in halves, padded by 8 (16 bytes) so that rows start on different banks.
-const uint kStrideA = kTileK + 8, kStrideB = kTileN + 8;
-shared float16_t tile_a[kTileM * kStrideA];  // op(A)[m][k] at m * kStrideA + k
-shared float16_t tile_b[kTileK * kStrideB];  // op(B)[k][n] at k * kStrideB + n
+layout(constant_id = 10) const uint kSubgroupsM = 2;
+layout(constant_id = 11) const uint kSubgroupsN = 4;
+layout(constant_id = 12) const uint kFragsM = 4;
+layout(constant_id = 13) const uint kFragsN = 2;
+layout(constant_id = 14) const uint kTileK = 32;  // a multiple of 16
+layout(constant_id = 15) const uint kSubgroupSize = 32;
+const uint kTileM = kSubgroupsM * kFragsM * kFrag, kTileN = kSubgroupsN * kFragsN * kFrag;
+const uint kThreads = kSubgroupsM * kSubgroupsN * kSubgroupSize;
+// Each operand's tile as stored: slow rows of fast halves, in runs of 8.
+const uint kSlowA = kTransA ? kTileK : kTileM, kFastA = kTransA ? kTileM : kTileK;
+const uint kSlowB = kTransB ? kTileN : kTileK, kFastB = kTransB ? kTileK : kTileN;
+const uint kRowA = kFastA / 8 + 1, kRowB = kFastB / 8 + 1;  // uvec4s a shared row (one of padding)
+const uint kRunsOfA = kSlowA * (kFastA / 8), kRunsOfB = kSlowB * (kFastB / 8);
+const uint kLoadsA = (kRunsOfA + kThreads - 1) / kThreads, kLoadsB = (kRunsOfB + kThreads - 1) / kThreads;
+shared uvec4 tile_a[kSlowA * kRowA];
+shared uvec4 tile_b[kSlowB * kRowB];
 shared float scratch[kSubgroupsM * kSubgroupsN * kFrag * kFrag];
 
 #define Half16 fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag>
 #define Float16x16 fcoopmatNV<32, gl_ScopeSubgroup, kFrag, kFrag>
 
+uvec4 pack8(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+}
+
+// The run of 8 halves of A (B) at element `at`, of which `valid` (0-8) lie inside the
+// matrix; zeros past them.
+uvec4 run_a(uint at, uint valid) {
+  if (kRunsA && valid == 8) return VKP_F16_AT(0) ? a_u[at / 8] : pack8(a4[at / 4], a4[at / 4 + 1]);
+  float v[8];
+  [[unroll]] for (uint c = 0; c < 8; ++c) v[c] = c < valid ? load_a(at + c) : 0.0;
+  return pack8(vec4(v[0], v[1], v[2], v[3]), vec4(v[4], v[5], v[6], v[7]));
+}
+uvec4 run_b(uint at, uint valid) {
+  if (kRunsB && valid == 8) return VKP_F16_AT(1) ? b_u[at / 8] : pack8(b4[at / 4], b4[at / 4 + 1]);
+  float v[8];
+  [[unroll]] for (uint c = 0; c < 8; ++c) v[c] = c < valid ? load_b(at + c) : 0.0;
+  return pack8(vec4(v[0], v[1], v[2], v[3]), vec4(v[4], v[5], v[6], v[7]));
+}
+
+uint valid_of(uint slow, uint slow_extent, uint fast, uint fast_extent) {
+  return slow < slow_extent && fast < fast_extent ? min(8u, fast_extent - fast) : 0u;
+}
+
 void main() {
-  const uint threads = gl_WorkGroupSize.x;
   const uint t = gl_LocalInvocationID.x;
   const uint sg = gl_SubgroupID, sg_m = sg / kSubgroupsN, sg_n = sg % kSubgroupsN;
   const uint row0 = gl_WorkGroupID.y * kTileM, col0 = gl_WorkGroupID.x * kTileN;
@@ -73,81 +111,74 @@ void main() {
   const uint base_b = gl_WorkGroupID.z * p.stride_b;
   const uint base_c = gl_WorkGroupID.z * p.stride_c;
   const uint block_row = sg_m * kFragsM * kFrag, block_col = sg_n * kFragsN * kFrag;
+  // The stored extents: A is m x k (k x m transposed), B k x n (n x k).
+  const uint slow_a = kTransA ? p.k : p.m, fast_a = kTransA ? p.m : p.k;
+  const uint slow_b = kTransB ? p.n : p.k, fast_b = kTransB ? p.k : p.n;
 
   Float16x16 acc[kFragsM][kFragsN];
-  for (uint i = 0; i < kFragsM; ++i)
-    for (uint j = 0; j < kFragsN; ++j) acc[i][j] = Float16x16(0.0);
+  [[unroll]] for (uint i = 0; i < kFragsM; ++i)
+    [[unroll]] for (uint j = 0; j < kFragsN; ++j) acc[i][j] = Float16x16(0.0);
 
-  for (uint k0 = 0; k0 < p.k; k0 += kTileK) {
-    if (kVec4A) {
-      // Runs of 4 along A's contiguous axis: k, or m when transposed.
-      for (uint e = t; e < kTileK * kTileM / 4; e += threads) {
-        const uint kk = kTransA ? e / (kTileM / 4) : (e % (kTileK / 4)) * 4;
-        const uint mm = kTransA ? (e % (kTileM / 4)) * 4 : e / (kTileK / 4);
-        const uint row = row0 + mm, kg = k0 + kk;
-        const uint at = base_a + (kTransA ? kg * p.lda + row : row * p.lda + kg);
-        f16vec4 v = f16vec4(0.0);
-        if (kTransA ? (kg < p.k && row + 3 < p.m) : (row < p.m && kg + 3 < p.k)) {
-          v = load4h_a(at / 4);
-        } else {
-          for (uint c = 0; c < 4; ++c)
-            if (kTransA ? (kg < p.k && row + c < p.m) : (row < p.m && kg + c < p.k)) v[c] = float16_t(load_a(at + c));
-        }
-        for (uint c = 0; c < 4; ++c) tile_a[kTransA ? (mm + c) * kStrideA + kk : mm * kStrideA + kk + c] = v[c];
+  // Run r of a tile: shared row r / (kFast / 8), run r % (kFast / 8) of it.
+  uvec4 next_a[kLoadsA], next_b[kLoadsB];
+  for (uint k0 = 0;; k0 += kTileK) {
+    // This step's runs: loaded in the previous trip (or here, the first time).
+    if (k0 == 0) {
+      [[unroll]] for (uint l = 0; l < kLoadsA; ++l) {
+        const uint r = t + l * kThreads, sr = r / (kFastA / 8), fr = (r % (kFastA / 8)) * 8;
+        const uint slow = (kTransA ? k0 : row0) + sr, fast = (kTransA ? row0 : k0) + fr;
+        next_a[l] = r < kRunsOfA ? run_a(base_a + slow * p.lda + fast, valid_of(slow, slow_a, fast, fast_a)) : uvec4(0);
       }
-    } else {
-      for (uint e = t; e < kTileK * kTileM; e += threads) {
-        // Consecutive invocations take consecutive addresses of A.
-        const uint kk = kTransA ? e / kTileM : e % kTileK;
-        const uint mm = kTransA ? e % kTileM : e / kTileK;
-        const uint row = row0 + mm, kg = k0 + kk;
-        float v = 0.0;
-        if (row < p.m && kg < p.k) v = load_a(base_a + (kTransA ? kg * p.lda + row : row * p.lda + kg));
-        tile_a[mm * kStrideA + kk] = float16_t(v);
+      [[unroll]] for (uint l = 0; l < kLoadsB; ++l) {
+        const uint r = t + l * kThreads, sr = r / (kFastB / 8), fr = (r % (kFastB / 8)) * 8;
+        const uint slow = (kTransB ? col0 : k0) + sr, fast = (kTransB ? k0 : col0) + fr;
+        next_b[l] = r < kRunsOfB ? run_b(base_b + slow * p.ldb + fast, valid_of(slow, slow_b, fast, fast_b)) : uvec4(0);
       }
     }
-    if (kVec4B) {
-      // Runs of 4 along B's contiguous axis: n, or k when transposed.
-      for (uint e = t; e < kTileK * kTileN / 4; e += threads) {
-        const uint kk = kTransB ? (e % (kTileK / 4)) * 4 : e / (kTileN / 4);
-        const uint nn = kTransB ? e / (kTileK / 4) : (e % (kTileN / 4)) * 4;
-        const uint col = col0 + nn, kg = k0 + kk;
-        const uint at = base_b + (kTransB ? col * p.ldb + kg : kg * p.ldb + col);
-        f16vec4 v = f16vec4(0.0);
-        if (kTransB ? (col < p.n && kg + 3 < p.k) : (kg < p.k && col + 3 < p.n)) {
-          v = load4h_b(at / 4);
-        } else {
-          for (uint c = 0; c < 4; ++c)
-            if (kTransB ? (col < p.n && kg + c < p.k) : (kg < p.k && col + c < p.n)) v[c] = float16_t(load_b(at + c));
-        }
-        for (uint c = 0; c < 4; ++c) tile_b[kTransB ? (kk + c) * kStrideB + nn : kk * kStrideB + nn + c] = v[c];
-      }
-    } else {
-      for (uint e = t; e < kTileK * kTileN; e += threads) {
-        const uint kk = kTransB ? e % kTileK : e / kTileN;
-        const uint nn = kTransB ? e / kTileK : e % kTileN;
-        const uint col = col0 + nn, kg = k0 + kk;
-        float v = 0.0;
-        if (col < p.n && kg < p.k) v = load_b(base_b + (kTransB ? col * p.ldb + kg : kg * p.ldb + col));
-        tile_b[kk * kStrideB + nn] = float16_t(v);
-      }
+    [[unroll]] for (uint l = 0; l < kLoadsA; ++l) {
+      const uint r = t + l * kThreads;
+      if (r < kRunsOfA) tile_a[(r / (kFastA / 8)) * kRowA + r % (kFastA / 8)] = next_a[l];
+    }
+    [[unroll]] for (uint l = 0; l < kLoadsB; ++l) {
+      const uint r = t + l * kThreads;
+      if (r < kRunsOfB) tile_b[(r / (kFastB / 8)) * kRowB + r % (kFastB / 8)] = next_b[l];
     }
     barrier();
-    for (uint ks = 0; ks < kTileK; ks += kFrag) {
+    const uint k1 = k0 + kTileK;
+    if (k1 < p.k) {  // the next step's runs, in flight while the matrix units work
+      [[unroll]] for (uint l = 0; l < kLoadsA; ++l) {
+        const uint r = t + l * kThreads, sr = r / (kFastA / 8), fr = (r % (kFastA / 8)) * 8;
+        const uint slow = (kTransA ? k1 : row0) + sr, fast = (kTransA ? row0 : k1) + fr;
+        next_a[l] = r < kRunsOfA ? run_a(base_a + slow * p.lda + fast, valid_of(slow, slow_a, fast, fast_a)) : uvec4(0);
+      }
+      [[unroll]] for (uint l = 0; l < kLoadsB; ++l) {
+        const uint r = t + l * kThreads, sr = r / (kFastB / 8), fr = (r % (kFastB / 8)) * 8;
+        const uint slow = (kTransB ? col0 : k1) + sr, fast = (kTransB ? k1 : col0) + fr;
+        next_b[l] = r < kRunsOfB ? run_b(base_b + slow * p.ldb + fast, valid_of(slow, slow_b, fast, fast_b)) : uvec4(0);
+      }
+    }
+    [[unroll]] for (uint ks = 0; ks < kTileK; ks += kFrag) {
       Half16 fa[kFragsM], fb[kFragsN];
-      for (uint i = 0; i < kFragsM; ++i)
-        coopMatLoadNV(fa[i], tile_a, (block_row + i * kFrag) * kStrideA + ks, kStrideA, false);
-      for (uint j = 0; j < kFragsN; ++j)
-        coopMatLoadNV(fb[j], tile_b, ks * kStrideB + block_col + j * kFrag, kStrideB, false);
-      for (uint i = 0; i < kFragsM; ++i)
-        for (uint j = 0; j < kFragsN; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+      // Offsets and strides in uvec4s: element (r, c) of op(A) at r * row + c (row-major) or
+      // c * row + r (column-major, A transposed), 8 halves a uvec4.
+      [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
+        const uint r = block_row + i * kFrag;
+        coopMatLoadNV(fa[i], tile_a, kTransA ? ks * kRowA + r / 8 : r * kRowA + ks / 8, kRowA, kTransA);
+      }
+      [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
+        const uint c = block_col + j * kFrag;
+        coopMatLoadNV(fb[j], tile_b, kTransB ? c * kRowB + ks / 8 : ks * kRowB + c / 8, kRowB, kTransB);
+      }
+      [[unroll]] for (uint i = 0; i < kFragsM; ++i)
+        [[unroll]] for (uint j = 0; j < kFragsN; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
     barrier();
+    if (k1 >= p.k) break;
   }
 
   const uint own = sg * kFrag * kFrag;
-  for (uint i = 0; i < kFragsM; ++i) {
-    for (uint j = 0; j < kFragsN; ++j) {
+  [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
+    [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
       coopMatStoreNV(acc[i][j], scratch, own, kFrag, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();

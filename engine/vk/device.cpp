@@ -199,6 +199,11 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
 
   const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
   pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
+  TuneMode tune = options.tune;
+  if (tune == TuneMode::automatic)
+    if (const char* env = std::getenv("VKPACK_TUNE")) tune = parse_tune_mode(env, "VKPACK_TUNE");
+  if (tune == TuneMode::automatic) tune = kind_ == DeviceKind::gpu ? TuneMode::on : TuneMode::off;
+  tuning_ = open_tuning_cache(info, cache_dir, tune == TuneMode::on);
 }
 
 Device::~Device() {

@@ -22,6 +22,7 @@
 #include "engine/vk/kernel.h"
 #include "engine/vk/loader.h"
 #include "engine/vk/pipeline_cache.h"
+#include "engine/vk/tuning.h"
 
 namespace vkp::vk {
 
@@ -73,6 +74,9 @@ struct DeviceOptions {
   // arithmetic (PhysicalDeviceInfo::cooperative_matrix): gemm may then run on the
   // matrix units (GemmVariant::cooperative_matrix).
   bool cooperative_matrix = true;
+  // Whether kernels with variants (gemm's tilings) measure them on first use and keep the
+  // fastest, in a file beside the pipeline cache (TuningCache).
+  TuneMode tune = TuneMode::automatic;
   // Capacity of each of the two staging buffers (upload, readback) of TransferBatch.
   std::uint64_t staging_bytes = std::uint64_t{16} << 20;
 };
@@ -121,6 +125,8 @@ class Device {
   const Kernel& kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization = {});
   std::size_t kernel_count() const;
   const PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
+  // Measured kernel choices (DeviceOptions::tune); disabled() when tuning is off.
+  TuningCache& tuning() const { return *tuning_; }
 
   // Submits command buffers to the compute queue, after the transfer timeline reaches
   // `after_transfer` (0: no wait); returns the timeline value that is reached when they
@@ -200,6 +206,7 @@ class Device {
   std::uint64_t submits_until_loss_ = UINT64_MAX;  // simulate_loss; UINT64_MAX: never
   std::mutex queue_mutex_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
+  std::shared_ptr<TuningCache> tuning_;  // shared by the Devices of one physical device
   mutable std::mutex kernels_mutex_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::atomic<std::uint64_t> allocated_{0};

@@ -12,7 +12,8 @@ namespace {
 // Opcodes, decorations and enumerants from the SPIR-V specification (unified 1.6).
 enum Op : std::uint32_t {
   kOpExecutionMode = 16, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeImage = 25,
-  kOpTypeSampledImage = 27, kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstant = 43,
+  kOpTypeSampledImage = 27, kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstantTrue = 41,
+  kOpConstantFalse = 42, kOpConstant = 43, kOpSpecConstantTrue = 48, kOpSpecConstantFalse = 49,
   kOpSpecConstant = 50, kOpSpecConstantComposite = 51, kOpSpecConstantOp = 52, kOpVariable = 59, kOpDecorate = 71,
   kOpMemberDecorate = 72, kOpExecutionModeId = 331,
 };
@@ -25,8 +26,9 @@ constexpr std::uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
 constexpr std::uint32_t kDimBuffer = 5;
 constexpr std::uint32_t kStorageUniformConstant = 0, kStorageUniform = 2, kStorageWorkgroup = 4,
                         kStoragePushConstant = 9, kStorageStorageBuffer = 12;
-// Integer operations of OpSpecConstantOp that array lengths are built from.
-constexpr std::uint32_t kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134;
+// Operations of OpSpecConstantOp that array lengths are built from: integer arithmetic,
+// and a choice by a boolean (specialization) constant.
+constexpr std::uint32_t kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134, kOpSelect = 169;
 
 struct Type {
   std::uint32_t op = 0;
@@ -35,7 +37,7 @@ struct Type {
 
 struct Module {
   std::map<std::uint32_t, Type> types;
-  std::map<std::uint32_t, std::uint32_t> constants;       // OpConstant / OpSpecConstant values
+  std::map<std::uint32_t, std::uint32_t> constants;       // OpConstant / OpSpecConstant values (booleans 0, 1)
   std::map<std::uint32_t, std::uint32_t> spec_ids;
   std::map<std::uint32_t, std::uint32_t> bindings, sets, strides;
   std::map<std::uint32_t, std::uint32_t> builtins;
@@ -68,6 +70,12 @@ Module parse(std::span<const std::uint32_t> words, std::string_view name) {
         break;
       case kOpConstant: case kOpSpecConstant:
         if (count >= 4) m.constants[w[2]] = w[3];
+        break;
+      case kOpConstantTrue: case kOpSpecConstantTrue:
+        if (count >= 3) m.constants[w[2]] = 1;
+        break;
+      case kOpConstantFalse: case kOpSpecConstantFalse:
+        if (count >= 3) m.constants[w[2]] = 0;
         break;
       case kOpSpecConstantComposite:
         m.composites[w[2]] = std::vector<std::uint32_t>(w + 3, w + count);
@@ -150,6 +158,8 @@ std::uint64_t constant_value(const Module& m, std::uint32_t id, const std::map<s
                              std::string_view name) {
   if (const auto op = m.spec_ops.find(id); op != m.spec_ops.end()) {
     const std::vector<std::uint32_t>& w = op->second;
+    if (w.size() == 4 && w[0] == kOpSelect)
+      return constant_value(m, constant_value(m, w[1], spec, name) != 0 ? w[2] : w[3], spec, name);
     if (w.size() != 3) malformed(name, "unsupported specialization-constant operation");
     const std::uint64_t a = constant_value(m, w[1], spec, name), b = constant_value(m, w[2], spec, name);
     switch (w[0]) {

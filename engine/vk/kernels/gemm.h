@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/vk/kernels/elementwise.h"
@@ -76,14 +77,20 @@ struct GemmEpilogue {
   bool empty() const { return bias.size == 0 && residual.size == 0 && !activation && !gate_fn; }
 };
 
-// The GPU path's kernels. The tests run each one a device can run (gemm_gpu_variants).
+// The GPU path's kernels and their tilings. The tests run each one a device can run
+// (gemm_gpu_variants); vkpack_bench_kernels times them.
 enum class GemmVariant {
-  automatic,           // gemm_variant_for(): the matrix units for float16 operands, else tiled_64
-  tiled_64,            // gemm_tiled: 64 x 64 tiles, 4 x 4 per invocation, K by 16
-  tiled_128,           // gemm_tiled: 128 x 128 tiles, 8 x 8 per invocation, K by 8 (named only:
-                       // 14x slower than tiled_64 on an H100; for the per-device measurement)
-  cooperative_matrix,  // gemm_coopmat: 128 x 128 tiles on the matrix units (float16 products, float32 sums)
+  automatic,               // gemm_variant_for(): the matrix units for float16 operands, else tiled_64
+  tiled_64,                // gemm_tiled: 64 x 64 tiles, K by 16, 4 x 4 adjacent elements per invocation
+  tiled_128,               // gemm_tiled: 128 x 128 tiles, K by 8, 8 x 8 per invocation in runs of 4
+  tiled_128x64,            // gemm_tiled: 128 x 64 tiles, K by 16, 8 x 4 per invocation, all strided
+  cooperative_matrix,      // gemm_coopmat on the matrix units (float16 products, float32 sums):
+                           // 128 x 128 tiles, K by 32, 8 subgroups of 4 x 2 fragments
+  cooperative_matrix_wide, // gemm_coopmat: 128 x 256 tiles, K by 32, 8 subgroups of 4 x 4 fragments
+  cooperative_matrix_64,   // gemm_coopmat: 64 x 64 tiles, K by 32, 4 subgroups of 2 x 2 fragments
 };
+// Whether `variant` runs on the matrix units (float16 products).
+bool on_matrix_units(GemmVariant variant);
 std::string_view to_string(GemmVariant variant);
 
 struct GemmArgs {
@@ -101,15 +108,28 @@ struct GemmArgs {
   GemmVariant variant = GemmVariant::automatic;  // the GPU path's kernel; ignored on the CPU path
 };
 
-// The variants `device` runs: the two tilings everywhere, the matrix units where
-// Device::cooperative_matrix() offers 16 x 16 x 16 float16 products into float32 and the
-// subgroup size is fixed.
+// The variants `device` runs: the tilings of gemm_tiled everywhere, those of gemm_coopmat
+// where Device::cooperative_matrix() offers 16 x 16 x 16 float16 products into float32,
+// the subgroup size is fixed and the workgroup fits.
 std::vector<GemmVariant> gemm_gpu_variants(const Device& device);
-// The kernel GemmVariant::automatic stands for, for these operands: cooperative_matrix
-// when A and B both hold float16 (BufferSlice::f16: the products are then exact in
-// float32, so nothing is rounded that was not already) and the device offers it;
-// otherwise tiled_64. Error(unsupported) when `args.variant` names one the device lacks.
+// The fixed rule for GemmVariant::automatic (what runs where tuning is off, below):
+// cooperative_matrix when A and B both hold float16 (BufferSlice::f16: the products are
+// then exact in float32, so nothing is rounded that was not already) and the device
+// offers it; otherwise tiled_64. A named variant is returned as it is, or
+// Error(unsupported) when the device lacks it.
 GemmVariant gemm_variant_for(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b, const Device& device);
+
+// Measured choice: where the device's TuningCache is enabled (Device::tuning), the GPU
+// path's GemmVariant::automatic runs the candidate measured fastest for the product's
+// shape class (key below) on this device and driver, measuring the candidates on
+// scratch operands the first time a class is met (a few replays each) and keeping the
+// choice on disk. The candidates are the variants whose results agree within the
+// tolerances of tests/engine/vk/gemm_variants_test.cpp: the tilings always, the matrix
+// units only for float16 operands (whose products they compute exactly in float32).
+std::vector<GemmVariant> gemm_tuning_candidates(const BufferSlice& a, const BufferSlice& b, const Device& device);
+// "gemm m4096 n4096 k4096 Bt f16": m, n and k rounded up to powers of two, the
+// transposes, a batch, and float16 operands.
+std::string gemm_tuning_key(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b);
 
 // For kernels that include shaders/epilogue.glsl: its specialization constants (ids
 // 20-23), its two bindings (the bias, then the residual or gate; `dummy`, any slice,

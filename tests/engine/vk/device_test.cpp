@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "scoped_env.h"
 #include "vk_test_env.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -113,22 +114,6 @@ TEST(PipelineCache, IsWrittenOnCloseAndReadBack) {
   }
   fs::remove_all(dir);
 }
-
-// Sets an environment variable for one scope (unset: nullptr), then puts it back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A device opened without a cache directory keeps its cache where the README says:
 // $VKPACK_CACHE_DIR, else $XDG_CACHE_HOME/vkpack, else $HOME/.cache/vkpack.

@@ -1,5 +1,5 @@
 // Every kernel of gemm's GPU path (vk::GemmVariant) against the double-precision
-// reference, on every device: the two tilings of gemm_tiled anywhere, gemm_coopmat
+// reference, on every device: the tilings of gemm_tiled anywhere, those of gemm_coopmat
 // where the device has matrix units (VK_NV_cooperative_matrix; skipped, with the
 // reason, elsewhere). Shapes are not multiples of any tile.
 //
@@ -48,7 +48,7 @@ class GemmVariantTest : public VkTest, public ::testing::WithParamInterface<Gemm
              Storage storage = {}) {
     args.choice = vk::KernelChoice::gpu;
     args.variant = GetParam();
-    const bool matrix_units = GetParam() == GemmVariant::cooperative_matrix;
+    const bool matrix_units = vk::on_matrix_units(GetParam());
     std::vector<float> a = random_floats(a_count, seed), b = random_floats(b_count, seed + 1);
     if (matrix_units || storage.half_ab) {
       a = rounded_to_half(a);
@@ -139,7 +139,7 @@ TEST_P(GemmVariantTest, Float16OperandsAndResult) {
 TEST_P(GemmVariantTest, TheEpilogueAddsTheBiasAndActivates) {
   const std::uint32_t m = 70, n = 150, k = 40;
   std::vector<float> a = random_floats(m * k, 21), b = random_floats(k * n, 22), bias = random_floats(n, 23);
-  if (GetParam() == GemmVariant::cooperative_matrix) {
+  if (vk::on_matrix_units(GetParam())) {
     a = rounded_to_half(a);
     b = rounded_to_half(b);
   }
@@ -174,7 +174,8 @@ std::string variant_name(const ::testing::TestParamInfo<GemmVariant>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GemmVariantTest,
                          ::testing::Values(GemmVariant::tiled_64, GemmVariant::tiled_128,
-                                           GemmVariant::cooperative_matrix),
+                                           GemmVariant::tiled_128x64, GemmVariant::cooperative_matrix,
+                                           GemmVariant::cooperative_matrix_wide, GemmVariant::cooperative_matrix_64),
                          variant_name);
 
 class GemmVariantChoice : public VkTest {};

@@ -109,16 +109,20 @@ TEST(SpirvReflect, ReadingNumWorkGroupsIsSeen) {
   EXPECT_FALSE(vk::reflect_spirv(shaders::transpose.words, "transpose").uses_num_workgroups);
 }
 
-// Shared arrays sized by specialization constants, and by an operation on them
-// (transpose's kTile x (kTile + 1)).
+// Shared arrays sized by specialization constants, by operations on them (transpose's
+// kTile x (kTile + 1)) and by a choice between them (gemm_coopmat's layouts).
 TEST(SpirvReflect, SharedMemoryFollowsSpecialization) {
-  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled"), 2u * 16 * 64 * 4);
+  // gemm_tiled: kTileK rows of kTileM + 4 and of kTileN + 4 floats.
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled"), 2u * 16 * 68 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_tiled.words, "gemm_tiled", {{1, 32}, {2, 128}, {3, 8}}),
-            (8u * 32 + 8u * 128) * 4);
-  // gemm_coopmat: float16 tiles of 128 x (32 + 8) and 32 x (128 + 8), and a float32 16 x 16
-  // scratch for each of its 8 subgroups.
+            (8u * 36 + 8u * 132) * 4);
+  // gemm_coopmat: float16 tiles of 128 x (32 + 8) and 32 x (128 + 8), in 16-byte runs, and
+  // a float32 16 x 16 scratch for each of its 8 subgroups.
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_coopmat.words, "gemm_coopmat"),
             (128u * 40 + 32u * 136) * 2 + 8u * 256 * 4);
+  // B transposed (constant 7) in a tile 256 wide (4 fragments, constant 13): 256 x (32 + 8).
+  EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::gemm_coopmat.words, "gemm_coopmat", {{7, 1}, {13, 4}}),
+            (128u * 40 + 256u * 40) * 2 + 8u * 256 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::transpose.words, "transpose"), 16u * 17 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::transpose.words, "transpose", {{0, 8}}), 8u * 9 * 4);
   EXPECT_EQ(vk::spirv_shared_memory_bytes(shaders::reduce_rows.words, "reduce_rows", {{0, 64}}), 64u * 4);
