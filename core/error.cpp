@@ -20,7 +20,7 @@ std::string_view to_string(ErrorCode code) {
   return "unknown";
 }
 
-void fail_check(const char* condition, std::string_view message, std::source_location where) {
+void fail_check(const char* condition, std::string_view message, SourceLocation where) {
   std::fprintf(stderr, "vkpack: internal check failed at %s:%u in %s\n  %s\n  %.*s\n",
                where.file_name(), static_cast<unsigned>(where.line()), where.function_name(),
                condition, static_cast<int>(message.size()), message.data());

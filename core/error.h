@@ -5,7 +5,7 @@
 // Broken internal invariants are programmer errors: VKP_CHECK prints and aborts.
 #pragma once
 
-#include <source_location>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -42,8 +42,28 @@ inline void require(bool condition, ErrorCode code, const std::string& message) 
   if (!condition) throw Error(code, message);
 }
 
-[[noreturn]] void fail_check(const char* condition, std::string_view message,
-                             std::source_location where);
+// Where a call was made, as std::source_location says it, from builtins that GCC and
+// clang 14 both have (clang 14 with libstdc++ has no std::source_location): a default
+// argument `where = SourceLocation::current()` takes the caller's file and line.
+class SourceLocation {
+ public:
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(), std::uint_least32_t line = __builtin_LINE(),
+                                          const char* function = __builtin_FUNCTION()) {
+    return SourceLocation(file, line, function);
+  }
+  constexpr const char* file_name() const { return file_; }
+  constexpr std::uint_least32_t line() const { return line_; }
+  constexpr const char* function_name() const { return function_; }
+
+ private:
+  constexpr SourceLocation(const char* file, std::uint_least32_t line, const char* function)
+      : file_(file), line_(line), function_(function) {}
+  const char* file_;
+  std::uint_least32_t line_;
+  const char* function_;
+};
+
+[[noreturn]] void fail_check(const char* condition, std::string_view message, SourceLocation where);
 
 }  // namespace vkp
 
@@ -51,5 +71,5 @@ inline void require(bool condition, ErrorCode code, const std::string& message) 
 // message is only built when the check fails.
 #define VKP_CHECK(cond, msg)                                                          \
   do {                                                                                \
-    if (!(cond)) ::vkp::fail_check(#cond, (msg), std::source_location::current());    \
+    if (!(cond)) ::vkp::fail_check(#cond, (msg), ::vkp::SourceLocation::current());   \
   } while (false)

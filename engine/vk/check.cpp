@@ -32,7 +32,7 @@ std::string_view to_string(VkResult result) {
   }
 }
 
-void throw_vk_error(VkResult result, std::string_view call, std::source_location where) {
+void throw_vk_error(VkResult result, std::string_view call, SourceLocation where) {
   ErrorCode code = ErrorCode::vulkan;
   switch (result) {
     case VK_ERROR_DEVICE_LOST: code = ErrorCode::device_lost; break;

@@ -3,8 +3,9 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include <source_location>
 #include <string_view>
+
+#include "core/error.h"
 
 namespace vkp::vk {
 
@@ -14,11 +15,11 @@ std::string_view to_string(VkResult result);
 // at engine/vk/memory.cpp:88"); the code is device_lost, out_of_memory, unsupported or
 // vulkan as the result says. Success codes (VK_SUCCESS, VK_TIMEOUT, ...) pass through.
 inline VkResult check(VkResult result, std::string_view call,
-                      std::source_location where = std::source_location::current());
+                      SourceLocation where = SourceLocation::current());
 
-[[noreturn]] void throw_vk_error(VkResult result, std::string_view call, std::source_location where);
+[[noreturn]] void throw_vk_error(VkResult result, std::string_view call, SourceLocation where);
 
-inline VkResult check(VkResult result, std::string_view call, std::source_location where) {
+inline VkResult check(VkResult result, std::string_view call, SourceLocation where) {
   if (result < 0) throw_vk_error(result, call, where);
   return result;
 }
