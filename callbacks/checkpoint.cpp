@@ -114,7 +114,15 @@ std::string latest_checkpoint(const std::string& dir) {
   static const std::regex latest(R"(model_checkpoint_path: \"(.*)\")");
   while (std::getline(in, line)) {
     std::smatch m;
-    if (std::regex_match(line, m, latest)) return (fs::path(dir) / m[1].str()).string();
+    if (!std::regex_match(line, m, latest)) continue;
+    // The saver names a file of this directory; an index written elsewhere (a downloaded
+    // run) could name any path: one with a separator, "..", or none at all is refused.
+    const std::string name = m[1].str();
+    if (name.empty() || name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos ||
+        name.find('\0') != std::string::npos)
+      throw Error(ErrorCode::bad_data, (fs::path(dir) / kIndex).string() + " names \"" + name +
+                                           "\": a checkpoint must be a file of its own directory, named without a path");
+    return (fs::path(dir) / name).string();
   }
   return {};
 }

@@ -42,6 +42,9 @@ std::string save_checkpoint(std::vector<std::string> names, std::vector<Array> v
 std::vector<std::string> variable_names(const graph::Graph& graph);
 
 // The checkpoint the directory's `checkpoint` file names, or empty when there is none.
+// A name with a path in it ("../x", "/etc/x", "sub/x") is Error(bad_data): an index only
+// ever names a file of its own directory, so a downloaded one cannot point a resumed run
+// at files elsewhere.
 std::string latest_checkpoint(const std::string& dir);
 
 // The checkpoint a resumed run starts from, or empty when `dir` holds none. With an

@@ -1,5 +1,7 @@
 #include "core/npz.h"
 
+#include <algorithm>
+
 #include <zip.h>
 
 #include <cstring>
@@ -107,7 +109,7 @@ std::vector<std::byte> read_whole(const std::string& path) {
   if (!in) throw Error(ErrorCode::io, "cannot open " + path);
   std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
+  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
   return bytes;
 }
 
@@ -135,9 +137,21 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
   const std::string order = field(header, "fortran_order", what);
   if (order != "False" && order != "True") bad(what, "fortran_order is '" + order + "'");
   const std::vector<std::int64_t> dims = parse_shape(field(header, "shape", what), what);
-  std::int64_t count = 1;
-  for (std::int64_t e : dims) count *= e;
   const std::span<const std::byte> data = bytes.subspan(start + header_len);
+  // The element count, checked against the data on the way: a shape whose product
+  // exceeds what the file holds (or 64 bits) is refused before anything is allocated.
+  std::int64_t count = 1;
+  for (std::int64_t e : dims) {
+    if (e != 0 && count > static_cast<std::int64_t>(data.size() / std::max<std::size_t>(d.bytes, 1)) / e) {
+      count = -1;
+      break;
+    }
+    count *= e;
+  }
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) count = 0;
+  if (count < 0)
+    bad(what, "its shape " + field(header, "shape", what) + " declares more elements of " + std::to_string(d.bytes) +
+                  " bytes than the " + std::to_string(data.size()) + " bytes of data hold");
   if (data.size() != static_cast<std::size_t>(count) * d.bytes)
     bad(what, std::to_string(count) + " elements of " + std::to_string(d.bytes) + " bytes need " +
                   std::to_string(static_cast<std::size_t>(count) * d.bytes) + " bytes of data, the file has " +
@@ -150,7 +164,7 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
   }
   Array out(d.dtype, Shape(dims));
   if (!d.from_f64) {
-    std::memcpy(out.bytes().data(), elements.data(), elements.size());
+    if (!elements.empty()) std::memcpy(out.bytes().data(), elements.data(), elements.size());  // null when empty
     return out;
   }
   std::span<float> f = out.data<float>();
@@ -184,11 +198,26 @@ std::map<std::string, Array> read_npz(const std::string& path) {
     std::string name = st.name;
     const std::string what = path + ": " + name;
     if (name.size() < 4 || name.substr(name.size() - 4) != ".npy") bad(what, "an .npz holds only .npy files");
-    std::vector<std::byte> bytes(st.size);
+    // The sizes come from the archive: nothing is allocated on their word alone. Deflate
+    // expands at most 1032:1, so a larger claim is a lie (a zip bomb); and the entry is
+    // read a chunk at a time, so memory grows only with bytes that are really there.
+    if ((st.valid & ZIP_STAT_COMP_SIZE) && st.size / 1032 > st.comp_size + 1)
+      bad(what, "declares " + std::to_string(st.size) + " bytes uncompressed from " + std::to_string(st.comp_size) +
+                    " compressed, more than deflate can expand (at most 1032:1)");
     std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0),
                                                             zip_fclose);
-    if (!file || zip_fread(file.get(), bytes.data(), st.size) != static_cast<zip_int64_t>(st.size))
-      throw Error(ErrorCode::bad_data, what + ": cannot be read: " + zip_strerror(archive.get()));
+    if (!file) throw Error(ErrorCode::bad_data, what + ": cannot be read: " + zip_strerror(archive.get()));
+    std::vector<std::byte> bytes;
+    constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+    while (bytes.size() < st.size) {
+      const std::size_t at = bytes.size();
+      bytes.resize(at + static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, st.size - at)));
+      const zip_int64_t got = zip_fread(file.get(), bytes.data() + at, bytes.size() - at);
+      if (got != static_cast<zip_int64_t>(bytes.size() - at))
+        throw Error(ErrorCode::bad_data, what + ": declares " + std::to_string(st.size) + " bytes, " +
+                                             (got < 0 ? std::string("cannot be read: ") + zip_strerror(archive.get())
+                                                      : "holds " + std::to_string(at + std::max<zip_int64_t>(got, 0))));
+    }
     name.resize(name.size() - 4);
     arrays.emplace(name, parse_npy(bytes, what));
   }

@@ -4,6 +4,7 @@
 #include <stb/stb_image_write.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -39,15 +40,49 @@ Array to_u8(const Array& image, const char* who) {
   return out;
 }
 
+// stb 2.27 (Debian 12's) reads a PNM header's numbers into an int with no bound: past 9
+// digits that overflows (undefined behaviour, found by tests/fuzz). Such a header is
+// refused here, before stb sees it. stb reads binary PGM and PPM only (P5, P6).
+void check_pnm_header(std::span<const std::byte> bytes, const std::string& what) {
+  const auto at = [&](std::size_t i) { return static_cast<char>(bytes[i]); };
+  if (bytes.size() < 2 || at(0) != 'P' || (at(1) != '5' && at(1) != '6')) return;
+  int numbers = 0;  // width, height, maximum value
+  for (std::size_t i = 2; i < bytes.size() && numbers < 3;) {
+    if (at(i) == '#') {  // a comment, to the end of its line
+      while (i < bytes.size() && at(i) != '\n' && at(i) != '\r') ++i;
+    } else if (at(i) >= '0' && at(i) <= '9') {
+      const std::size_t start = i;
+      while (i < bytes.size() && at(i) >= '0' && at(i) <= '9') ++i;
+      if (i - start > 9)
+        throw Error(ErrorCode::bad_data, what + ": not a readable image (a PNM header number of " +
+                                             std::to_string(i - start) + " digits)");
+      ++numbers;
+    } else {
+      ++i;
+    }
+  }
+}
+
 void append(void* context, void* data, int size) {
   static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
 }
 
 }  // namespace
 
-Array decode_image(std::span<const std::byte> bytes, const std::string& what, int channels) {
+Array decode_image(std::span<const std::byte> bytes, const std::string& what, int channels, std::uint64_t max_bytes) {
   check_channels(channels, what);
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+    throw Error(ErrorCode::bad_data, what + ": " + std::to_string(bytes.size()) + " bytes, more than stb reads (2 GiB)");
+  check_pnm_header(bytes, what);
   int w = 0, h = 0, stored = 0;
+  if (stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
+                            &stored) != 0) {
+    const std::uint64_t need = std::uint64_t(w) * std::uint64_t(h) * std::uint64_t(channels == 0 ? stored : channels);
+    if (need > max_bytes)
+      throw Error(ErrorCode::bad_data, what + ": declares " + std::to_string(w) + " x " + std::to_string(h) + " pixels (" +
+                                           std::to_string(need) + " bytes decoded), more than the limit of " +
+                                           std::to_string(max_bytes) + " bytes (read_image's max_bytes)");
+  }
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
                             &stored, channels),
@@ -56,15 +91,18 @@ Array decode_image(std::span<const std::byte> bytes, const std::string& what, in
     const char* reason = stbi_failure_reason();
     throw Error(ErrorCode::bad_data, what + ": not a readable image (" + std::string(reason ? reason : "unknown") + ")");
   }
+  if (w <= 0 || h <= 0)  // stb decodes some headers that declare no pixels (a PNM's unreadable width)
+    throw Error(ErrorCode::bad_data, what + ": not a readable image (it declares " + std::to_string(w) + " x " +
+                                         std::to_string(h) + " pixels)");
   const int c = channels == 0 ? stored : channels;
   Array out(DType::u8, Shape{h, w, c});
   std::memcpy(out.bytes().data(), pixels.get(), out.nbytes());
   return out;
 }
 
-Array read_image(const std::string& path, int channels) {
+Array read_image(const std::string& path, int channels, std::uint64_t max_bytes) {
   const std::vector<std::uint8_t> bytes = read_file_bytes(path);
-  return decode_image(std::as_bytes(std::span(bytes)), path, channels);
+  return decode_image(std::as_bytes(std::span(bytes)), path, channels, max_bytes);
 }
 
 std::string encode_png(const Array& image) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -11,12 +12,19 @@
 
 namespace vkp::dataflow {
 
+// The most bytes of pixels an image may decode to unless the caller allows more: 1 GiB
+// (16384 x 16384 RGBA). The size the file declares is checked before decoding, so a
+// header claiming 65535 x 65535 pixels costs nothing.
+inline constexpr std::uint64_t kMaxImageBytes = std::uint64_t{1} << 30;
+
 // `channels`: 0 keeps the file's (1 gray, 2 gray and alpha, 3 RGB, 4 RGBA); 1, 3 or 4
 // converts. Error(io) naming the file when it cannot be read; Error(bad_data) naming it
-// and saying why (stb's reason) when it is not a readable image, truncated ones included.
-Array read_image(const std::string& path, int channels = 0);
+// and saying why (stb's reason) when it is not a readable image, truncated ones included,
+// or when its declared size exceeds `max_bytes` (naming both).
+Array read_image(const std::string& path, int channels = 0, std::uint64_t max_bytes = kMaxImageBytes);
 // The same from bytes in memory; `what` names them in errors.
-Array decode_image(std::span<const std::byte> bytes, const std::string& what, int channels = 0);
+Array decode_image(std::span<const std::byte> bytes, const std::string& what, int channels = 0,
+                   std::uint64_t max_bytes = kMaxImageBytes);
 
 // PNG of an image [H, W] or [H, W, C] with C of 1 to 4: u8 as it is, f32 taken as [0, 1]
 // (clamped, rounded to 0..255). Error(invalid_argument) for another shape or type.

@@ -102,6 +102,23 @@ TEST_F(Npz, NamesWhatItCannotRead) {
   expect_error([&] { read_npy(dir_ + "/short.npy"); }, ErrorCode::bad_data, "bytes of data");
   // A file that is not a zip archive at all.
   expect_error([&] { read_npz(dir_ + "/c_f32.npy"); }, ErrorCode::bad_data, "zip");
+  // Headers that declare more than the file holds are refused before anything that large
+  // is allocated (the ASan build of scripts/test-sanitizers would see a 3 GiB allocation).
+  expect_error([&] { read_npy(dir_ + "/huge_shape.npy"); }, ErrorCode::bad_data, "declares more elements");
+  expect_error([&] { read_npz(dir_ + "/bomb.npz"); }, ErrorCode::bad_data, "3221225472 bytes");
+}
+
+// Found by tests/fuzz (npy): an array of no elements, whose data copy passed a null
+// pointer to memcpy (undefined behaviour that UBSan reports; scripts/test-sanitizers).
+TEST(NpyParse, AnArrayWithoutElementsParses) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }";
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  std::string file = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  const Array a = parse_npy(std::as_bytes(std::span(file.data(), file.size())), "empty.npy");
+  EXPECT_EQ(a.dtype(), DType::f32);
+  EXPECT_EQ(a.shape().dims(), std::vector<std::int64_t>{0});
+  file += "abcd";  // data where none is declared
+  EXPECT_THROW(parse_npy(std::as_bytes(std::span(file.data(), file.size())), "empty.npy"), Error);
 }
 
 }  // namespace

@@ -34,6 +34,18 @@ def main():
     arrays = {"a": f((2, 3, 4), np.float32), "b": f((5,), np.int32, 0)}
     np.savez(f"{out}/stored.npz", **arrays)
     np.savez_compressed(f"{out}/deflated.npz", **arrays)
+    # Files whose headers declare more than they hold: a shape of 2^80 elements over 24
+    # bytes of data, and a deflated entry whose central directory claims 3 GiB.
+    with open(f"{out}/c_f32.npy", "rb") as src:
+        data = src.read()
+    with open(f"{out}/huge_shape.npy", "wb") as dst:
+        dst.write(data.replace(b"(2, 3, 4)", b"(1099511627776, 1099511627776)"))
+    with open(f"{out}/deflated.npz", "rb") as src:
+        data = bytearray(src.read())
+    central = data.find(b"PK\x01\x02")  # the first central directory entry: size at offset 24
+    data[central + 24:central + 28] = (3 << 30).to_bytes(4, "little")
+    with open(f"{out}/bomb.npz", "wb") as dst:
+        dst.write(data)
 
 
 if __name__ == "__main__":

@@ -141,6 +141,62 @@ TEST_F(ImageFiles, ImageFolderNumbersTheClassFoldersThatHoldImages) {
   EXPECT_THROW(ImageFolder(dir_ + "/folder/empty"), Error);
 }
 
+// The size an image declares is checked before it is decoded, naming both sizes; the
+// limit is the caller's to move.
+TEST(ImageLimits, ADeclaredSizeBeyondTheLimitIsRefusedBeforeDecoding) {
+  Array small(DType::u8, Shape{2, 3, 1});
+  for (std::size_t i = 0; i < 6; ++i) small.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(40 * i);
+  const std::string png = encode_png(small);
+  const auto bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  EXPECT_EQ(decode_image(bytes(png), "small.png", 0, 6).shape(), (Shape{2, 3, 1}));
+  try {
+    decode_image(bytes(png), "small.png", 0, 5);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find("3 x 2 pixels (6 bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("limit of 5 bytes"), std::string::npos) << e.what();
+  }
+  // A header claiming 4000 x 4000 RGBA (64 MB) over a few bytes, against a 1 MiB limit:
+  // refused by the declared size, before stb allocates or reads any pixel.
+  std::string large = png;  // IHDR's width and height at bytes 16-23, big-endian
+  const char side[4] = {0, 0, 0x0f, static_cast<char>(0xa0)};
+  for (int i = 0; i < 8; ++i) large[16 + i] = side[i % 4];
+  try {
+    decode_image(bytes(large), "large.png", 4, 1 << 20);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find("4000 x 4000 pixels (64000000 bytes"), std::string::npos) << e.what();
+  }
+}
+
+// Found by tests/fuzz (image): stb 2.27 overflows an int reading a PNM header number of
+// 10 digits or more (undefined behaviour); such headers are refused before stb sees them.
+TEST(ImageLimits, APnmHeaderNumberTooLongForStbIsRefused) {
+  const std::string pnm("P5\n8888888888 2\n255\n\x00\x40", 22);
+  try {
+    decode_image(std::as_bytes(std::span(pnm.data(), pnm.size())), "long.pgm", 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find("PNM header number of 10 digits"), std::string::npos) << e.what();
+  }
+  const std::string ok("P5\n# a comment 12345678901\n2 1\n255\n\x00\x40", 37);
+  EXPECT_EQ(decode_image(std::as_bytes(std::span(ok.data(), ok.size())), "ok.pgm", 1).shape(), (Shape{1, 2, 1}));
+}
+
+TEST(ImageLimits, AnImageOfNoPixelsIsRefused) {
+  const std::string pnm("P5\n\xff" "2 2\n255\n\x00\x40\x80\xff", 16);
+  try {
+    decode_image(std::as_bytes(std::span(pnm.data(), pnm.size())), "empty.pgm", 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find("empty.pgm: not a readable image"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ImageGrid, TilesImagesRowByRowWithGaps) {
   Array images(DType::f32, Shape{3, 2, 2});  // three 2 x 2 gray images: 0.0, 0.5, 1.0
   for (std::size_t i = 0; i < 12; ++i) images.data<float>()[i] = 0.5f * static_cast<float>(i / 4);

@@ -168,6 +168,33 @@ TEST_F(Checkpoints, MissingAndCorruptFilesAreNamed) {
   }
 }
 
+// An index from elsewhere naming a path out of its directory is refused, never followed,
+// even where that path holds a valid checkpoint.
+TEST_F(Checkpoints, AnIndexNamingAPathOutsideItsDirectoryIsRefused) {
+  graph::Session& s = trainer_->session();
+  const std::string path = callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+  const fs::path outside = fs::path(dir_).parent_path() / ("outside-" + fs::path(dir_).filename().string() + ".safetensors");
+  fs::copy_file(path, outside, fs::copy_options::overwrite_existing);
+  fs::create_directories(dir_ + "/sub");
+  fs::copy_file(path, dir_ + "/sub/model-1.safetensors");
+  for (const std::string& name : {std::string("../") + outside.filename().string(), outside.string(),
+                                  std::string("sub/model-1.safetensors"), std::string(".."), std::string("")}) {
+    SCOPED_TRACE(name);
+    std::ofstream(dir_ + "/checkpoint", std::ios::trunc) << "model_checkpoint_path: \"" << name << "\"\n";
+    for (int resume = 0; resume < 2; ++resume) {
+      try {
+        resume == 0 ? callbacks::latest_checkpoint(dir_) : callbacks::resume_checkpoint(dir_);
+        ADD_FAILURE() << "followed";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::bad_data);
+        EXPECT_NE(std::string(e.what()).find(dir_ + "/checkpoint"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("without a path"), std::string::npos) << e.what();
+      }
+    }
+  }
+  fs::remove(outside);
+}
+
 TEST_F(Checkpoints, SaverRestoreRestoresVariablesStepAndHyperparameters) {
   graph::Session& s = trainer_->session();
   s.set_hyperparameter("learning_rate", 0.03f);
