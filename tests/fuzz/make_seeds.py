@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/): small valid
+files of each format, made here byte by byte from the formats' specifications (not by
+vkpack's own writers, so a writer's bug cannot hide in both). The files are kept in the
+repository; run this again only to change them: python3 tests/fuzz/make_seeds.py"""
+import io
+import json
+import os
+import struct
+import zipfile
+import zlib
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(target, name, data):
+    os.makedirs(os.path.join(ROOT, target), exist_ok=True)
+    with open(os.path.join(ROOT, target, name), "wb") as f:
+        f.write(data)
+
+
+def safetensors(tensors, metadata=None):
+    header, data = {}, b""
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def npy(descr, shape, raw, version=1):
+    shape_text = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    head = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}"
+    size_field = 2 if version == 1 else 4
+    pad = -(6 + 2 + size_field + len(head) + 1) % 64
+    head = (head + " " * pad + "\n").encode()
+    length = struct.pack("<H" if version == 1 else "<I", len(head))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + head + raw
+
+
+def npz(arrays, deflate):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED) as z:
+        for name, data in arrays.items():
+            z.writestr(name + ".npy", data)
+    return out.getvalue()
+
+
+def idx(dims, raw):
+    return bytes([0, 0, 0x08, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + raw
+
+
+def record_file(records):
+    head = b"VKPKRECS" + struct.pack("<IIQ", 1, 0, len(records))
+    out = head + struct.pack("<II", zlib.crc32(head), 0)
+    for components in records:
+        payload = struct.pack("<I", len(components))
+        for code, shape, raw in components:
+            payload += struct.pack("<BBH", code, len(shape), 0) + b"".join(struct.pack("<q", s) for s in shape) + raw
+        length = struct.pack("<Q", len(payload))
+        out += length + struct.pack("<II", zlib.crc32(payload), zlib.crc32(length)) + payload
+    return out
+
+
+def png(width, height, channels, pixels):
+    color = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
+    rows = b"".join(b"\x00" + pixels[y * width * channels:(y + 1) * width * channels] for y in range(height))
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def bmp(width, height, pixels):  # 24-bit, bottom-up rows padded to 4 bytes
+    row = width * 3 + (-width * 3) % 4
+    data = b"".join(pixels[y * width * 3:(y + 1) * width * 3] + b"\x00" * ((-width * 3) % 4) for y in range(height))
+    return (b"BM" + struct.pack("<IHHI", 54 + len(data), 0, 0, 54)
+            + struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, row * height, 2835, 2835, 0, 0) + data)
+
+
+floats = struct.pack("<6f", 0.5, -1.0, 2.0, 3.25, 0.0, -7.5)
+put("safetensors", "two_tensors.safetensors",
+    safetensors({"w": ("F32", [2, 3], floats), "b": ("I64", [2], struct.pack("<2q", 7, -1))}, {"step": "12"}))
+put("safetensors", "half_and_bytes.safetensors",
+    safetensors({"h": ("F16", [2], struct.pack("<2H", 0x3C00, 0xC000)), "u": ("U8", [3], b"\x01\x02\x03"),
+                 "s": ("I32", [], struct.pack("<i", 5))}))
+put("safetensors", "empty.safetensors", safetensors({}))
+put("npy", "f4_2x3.npy", npy("<f4", [2, 3], floats))
+put("npy", "f8_v2.npy", npy("<f8", [2], struct.pack("<2d", 1.5, -2.0), version=2))
+put("npy", "i8_scalar.npy", npy("<i8", [], struct.pack("<q", 42)))
+put("npy", "u1_4.npy", npy("|u1", [4], b"\x00\x01\xfe\xff"))
+put("npz", "stored.npz", npz({"w": npy("<f4", [2, 3], floats), "b": npy("<i4", [1], struct.pack("<i", 3))}, False))
+put("npz", "deflated.npz", npz({"w": npy("<f4", [6], floats)}, True))
+put("idx", "images_rank3", b"\x02" + idx([2, 3, 2], bytes(range(12))))   # first byte: rank 3
+put("idx", "labels_rank1", b"\x00" + idx([4], b"\x01\x02\x03\x09"))      # rank 1
+put("cifar", "cifar10_one_record", b"\x00" + bytes([3]) + bytes(i % 256 for i in range(3072)))
+put("cifar", "cifar100_one_record", b"\x01" + bytes([1, 42]) + bytes(i % 251 for i in range(3072)))
+put("record_file", "two_records.vkrecords",
+    record_file([[(1, [2, 3], floats), (4, [], struct.pack("<q", 1))], [(5, [2, 2], b"\x01\x02\x03\x04")]]))
+put("record_file", "empty.vkrecords", record_file([]))
+put("image", "gray_3x2.png", b"\x00" + png(3, 2, 1, bytes([0, 50, 100, 150, 200, 250])))
+put("image", "rgba_2x2.png", b"\x04" + png(2, 2, 4, bytes(range(16))))
+put("image", "rgb_3x2.bmp", b"\x03" + bmp(3, 2, bytes(range(18))))
+put("image", "gray_2x2.pgm", b"\x01" + b"P5\n2 2\n255\n\x00\x40\x80\xff")
+put("char_corpus", "fortunes.txt", b"A fortune.\n%\nAnother one,\nover two lines.\n%\nThe third.\n%\nAnd a fourth.\n")
