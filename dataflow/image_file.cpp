@@ -40,9 +40,11 @@ Array to_u8(const Array& image, const char* who) {
   return out;
 }
 
-// stb 2.27 (Debian 12's) reads a PNM header's numbers into an int with no bound: past 9
-// digits that overflows (undefined behaviour, found by tests/fuzz). Such a header is
-// refused here, before stb sees it. stb reads binary PGM and PPM only (P5, P6).
+// stb 2.27 (Debian 12's) mishandles two kinds of PNM header (both found by tests/fuzz):
+// a number past 9 digits overflows the int it is read into (undefined behaviour), and a
+// maximum value above 255 (16-bit samples) overflows a heap buffer when the samples are
+// converted to 8 bits. Both are refused here, before stb sees them. stb reads binary PGM
+// and PPM only (P5, P6); vkpack's images are 8-bit.
 void check_pnm_header(std::span<const std::byte> bytes, const std::string& what) {
   const auto at = [&](std::size_t i) { return static_cast<char>(bytes[i]); };
   if (bytes.size() < 2 || at(0) != 'P' || (at(1) != '5' && at(1) != '6')) return;
@@ -56,10 +58,36 @@ void check_pnm_header(std::span<const std::byte> bytes, const std::string& what)
       if (i - start > 9)
         throw Error(ErrorCode::bad_data, what + ": not a readable image (a PNM header number of " +
                                              std::to_string(i - start) + " digits)");
-      ++numbers;
+      if (++numbers == 3) {
+        std::uint32_t max_value = 0;
+        for (std::size_t d = start; d < i; ++d) max_value = max_value * 10 + static_cast<std::uint32_t>(at(d) - '0');
+        if (max_value > 255)
+          throw Error(ErrorCode::unsupported, what + ": a 16-bit PNM (maximum value " + std::to_string(max_value) +
+                                                  ") is not read; vkpack reads 8-bit images");
+      }
     } else {
       ++i;
     }
+  }
+}
+
+// stb sizes a PNG's compressed-data buffer by each chunk's declared length before it
+// reads the chunk (a 2 x 2 image declaring a 1.2 GB IDAT allocated 1.2 GB; found by
+// tests/fuzz). Every chunk must fit in the bytes that follow it, checked here first.
+void check_png_chunks(std::span<const std::byte> bytes, const std::string& what) {
+  static constexpr unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kSignature, 8) != 0) return;
+  std::size_t at = 8;
+  while (at + 8 <= bytes.size()) {
+    std::uint64_t length = 0;
+    for (int i = 0; i < 4; ++i) length = (length << 8) | static_cast<std::uint8_t>(bytes[at + i]);
+    const std::size_t left = bytes.size() - at - 8;
+    if (length + 4 > left)
+      throw Error(ErrorCode::bad_data, what + ": not a readable image (a PNG chunk at byte " + std::to_string(at) +
+                                           " declares " + std::to_string(length) + " bytes, the file has " +
+                                           std::to_string(left) + " after its header)");
+    if (std::memcmp(bytes.data() + at + 4, "IEND", 4) == 0) return;
+    at += 8 + length + 4;
   }
 }
 
@@ -74,6 +102,7 @@ Array decode_image(std::span<const std::byte> bytes, const std::string& what, in
   if (bytes.size() > static_cast<std::size_t>(INT_MAX))
     throw Error(ErrorCode::bad_data, what + ": " + std::to_string(bytes.size()) + " bytes, more than stb reads (2 GiB)");
   check_pnm_header(bytes, what);
+  check_png_chunks(bytes, what);
   int w = 0, h = 0, stored = 0;
   if (stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
                             &stored) != 0) {

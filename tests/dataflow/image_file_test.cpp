@@ -172,7 +172,8 @@ TEST(ImageLimits, ADeclaredSizeBeyondTheLimitIsRefusedBeforeDecoding) {
 }
 
 // Found by tests/fuzz (image): stb 2.27 overflows an int reading a PNM header number of
-// 10 digits or more (undefined behaviour); such headers are refused before stb sees them.
+// 10 digits or more (undefined behaviour), and a heap buffer converting 16-bit PNM
+// samples; such headers are refused before stb sees them.
 TEST(ImageLimits, APnmHeaderNumberTooLongForStbIsRefused) {
   const std::string pnm("P5\n8888888888 2\n255\n\x00\x40", 22);
   try {
@@ -181,6 +182,16 @@ TEST(ImageLimits, APnmHeaderNumberTooLongForStbIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::bad_data);
     EXPECT_NE(std::string(e.what()).find("PNM header number of 10 digits"), std::string::npos) << e.what();
+  }
+  // And a 16-bit one (maximum value above 255), whose conversion to 8 bits overflows a
+  // heap buffer in stb 2.27.
+  const std::string wide("P5\n2 1\n277\n\x01\x40\x80\xff", 15);
+  try {
+    decode_image(std::as_bytes(std::span(wide.data(), wide.size())), "wide.pgm", 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("16-bit PNM (maximum value 277)"), std::string::npos) << e.what();
   }
   const std::string ok("P5\n# a comment 12345678901\n2 1\n255\n\x00\x40", 37);
   EXPECT_EQ(decode_image(std::as_bytes(std::span(ok.data(), ok.size())), "ok.pgm", 1).shape(), (Shape{1, 2, 1}));
