@@ -2,7 +2,9 @@
 # shaders/<name>.comp to SPIR-V and embeds it in <target>. The shaders listed after F16
 # are compiled a second time with VKP_F16 defined, as vkp::shaders::<name>_f16: the build
 # whose bindings may hold float16 values (it needs the storageBuffer16BitAccess feature,
-# so the plain build stays free of it). Those listed after TEXEL are compiled again with
+# so the plain build stays free of it), and a third time with VKP_F16_PACKED too, as
+# <name>_f16p: the same bytes as pairs of halves in 32-bit words, for devices without
+# that feature (Spirv::packed of <name>_f16 points at it). Those listed after TEXEL are compiled again with
 # VKP_TEXEL defined, as <name>_texel: the build that reads some inputs through uniform
 # texel buffers (shaders/texel_input.glsl); a name in both lists has <name>_texel_f16
 # too, with both defined.
@@ -31,7 +33,7 @@ function(vkpack_shaders target)
     if(NOT name IN_LIST arg_UNPARSED_ARGUMENTS)
       message(FATAL_ERROR "vkpack_shaders: ${name} is listed after F16 but not as a shader")
     endif()
-    list(APPEND builds "${name}_f16")
+    list(APPEND builds "${name}_f16" "${name}_f16p")
   endforeach()
   foreach(name IN LISTS arg_TEXEL)
     if(NOT name IN_LIST arg_UNPARSED_ARGUMENTS)
@@ -45,12 +47,17 @@ function(vkpack_shaders target)
   foreach(name IN LISTS builds)
     set(defines "")
     set(source "${name}")
-    if(name MATCHES "^(.*)_texel_f16$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
+    set(packed "")
+    if(name MATCHES "^(.*)_f16p$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
+      set(defines "-DVKP_F16=1" "-DVKP_F16_PACKED=1")
+      set(source "${CMAKE_MATCH_1}")
+    elseif(name MATCHES "^(.*)_texel_f16$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
       set(defines "-DVKP_TEXEL=1" "-DVKP_F16=1")
       set(source "${CMAKE_MATCH_1}")
     elseif(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
       set(defines "-DVKP_F16=1")
       set(source "${CMAKE_MATCH_1}")
+      set(packed "-DPACKED=${name}p")
     elseif(name MATCHES "^(.*)_texel$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
       set(defines "-DVKP_TEXEL=1")
       set(source "${CMAKE_MATCH_1}")
@@ -74,7 +81,7 @@ function(vkpack_shaders target)
               -I${CMAKE_CURRENT_SOURCE_DIR} ${defines} --depfile "${raw}.d" -o "${raw}" "${comp}"
       COMMAND "${SPIRV_OPT}" -O "${raw}" -o "${spv}"
       COMMAND "${SPIRV_VAL}" --target-env vulkan1.2 "${spv}"
-      COMMAND "${CMAKE_COMMAND}" -DSPV=${spv} -DCPP=${cpp} -DNAME=${name}
+      COMMAND "${CMAKE_COMMAND}" -DSPV=${spv} -DCPP=${cpp} -DNAME=${name} ${packed}
               -P "${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake"
       ${main}
       DEPENDS "${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake" ${extra_depends}

@@ -1,5 +1,6 @@
-# cmake -DSPV=<file.spv> -DCPP=<out.cpp> -DNAME=<name> -P embed_spirv.cmake
-# Writes <out.cpp> defining vkp::shaders::<name>, the SPIR-V words of <file.spv>.
+# cmake -DSPV=<file.spv> -DCPP=<out.cpp> -DNAME=<name> [-DPACKED=<name>] -P embed_spirv.cmake
+# Writes <out.cpp> defining vkp::shaders::<name>, the SPIR-V words of <file.spv>; with
+# PACKED, its Spirv::packed points at that build (the float16 build's packed sibling).
 file(READ "${SPV}" hex HEX)
 string(LENGTH "${hex}" hex_length)
 math(EXPR remainder "${hex_length} % 8")
@@ -10,6 +11,12 @@ endif()
 string(REGEX REPLACE "(..)(..)(..)(..)" "0x\\4\\3\\2\\1u," words "${hex}")
 string(REGEX REPLACE "(0x........u,0x........u,0x........u,0x........u,0x........u,0x........u,)" "\\1\n  " words "${words}")
 math(EXPR count "${hex_length} / 8")
+set(packed_declaration "")
+set(packed_pointer "")
+if(PACKED)
+  set(packed_declaration "extern const Spirv ${PACKED};\n")
+  set(packed_pointer ", &${PACKED}")
+endif()
 file(WRITE "${CPP}.tmp"
 "// Generated from ${NAME}.comp by cmake/embed_spirv.cmake; do not edit.
 #include \"shaders/spirv.h\"
@@ -19,8 +26,8 @@ constexpr std::uint32_t kWords[${count}] = {
   ${words}
 };
 }  // namespace
-extern const Spirv ${NAME};
-const Spirv ${NAME}{\"${NAME}\", kWords};
+${packed_declaration}extern const Spirv ${NAME};
+const Spirv ${NAME}{\"${NAME}\", kWords${packed_pointer}};
 }  // namespace vkp::shaders
 ")
 file(RENAME "${CPP}.tmp" "${CPP}")

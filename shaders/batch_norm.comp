@@ -19,7 +19,7 @@
 // x, dy and the result may be float16 (f16_storage.glsl). Push constants mirror
 // vkp::vk::BatchNormPush.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

@@ -9,7 +9,7 @@
 // invocation takes whole vec4s, which a CPU device loads for about the price of one
 // float; the last n % 4 elements are done one by one.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

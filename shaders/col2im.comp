@@ -7,7 +7,7 @@
 //                     integral and in [0, oh) (likewise ox) of col[r(b, oy, ox)][g][(i*kw+j)*cg + ch']
 // Launch: 1-D over N*H*W*C / kWidth items.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 // conv_tiled: implicit-GEMM convolution on GPUs, gemm_tiled's tiling with the patch

@@ -4,7 +4,8 @@
 //   dst[dst_offset + sum_d idx_d * dst_strides[d]] = src[src_offset + sum_d idx_d * src_strides[d]]
 // With these strides one kernel slices, permutes (transposes), broadcasts (stride 0),
 // pads and concatenates (strided destinations). In the float16 build (f16_storage.glsl),
-// a float16 side is converted to or from float32 (float16 to float16 is exact).
+// a float16 side is converted to or from float32 (float16 to float16 is exact); the
+// _f16p build holds it packed two to a word.
 // In the _texel build (CPU devices, no float16 side) the source is read through an
 // R32G32B32A32_UINT texel buffer, bit for bit; that build ignores VKP_F16, so the
 // _texel_f16 build TEXEL implies is the same copy of words (the host does not use it: a
@@ -14,7 +15,7 @@
 #if defined(VKP_TEXEL) && defined(VKP_F16)
 #undef VKP_F16
 #endif
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"
@@ -26,9 +27,16 @@ layout(constant_id = 1) const uint kPerInvocation = 4;
 
 VKP_TEXEL_WORDS(0, Src, src)
 layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; };
-#ifdef VKP_F16
+#if defined(VKP_F16) && defined(VKP_F16_PACKED)
+layout(std430, binding = 0) readonly buffer SrcH { uint src_h[]; };
+layout(std430, binding = 1) buffer DstH { uint dst_h[]; };
+#define LOAD_SRC_H(i) vkp_load_half(src_h, i)
+#define STORE_DST_H(i, v) vkp_store_half(dst_h, i, v)
+#elif defined(VKP_F16)
 layout(std430, binding = 0) readonly buffer SrcH { float16_t src_h[]; };
 layout(std430, binding = 1) writeonly buffer DstH { float16_t dst_h[]; };
+#define LOAD_SRC_H(i) float(src_h[i])
+#define STORE_DST_H(i, v) dst_h[i] = float16_t(v);
 #endif
 layout(push_constant) uniform Push {
   uint n;              // elements of the region
@@ -54,9 +62,9 @@ void main() {
     }
 #ifdef VKP_F16
     if (kF16Bindings != 0u) {
-      const float v = VKP_F16_AT(0) ? float(src_h[from]) : uintBitsToFloat(load_src(from));
+      const float v = VKP_F16_AT(0) ? LOAD_SRC_H(from) : uintBitsToFloat(load_src(from));
       if (VKP_F16_AT(1))
-        dst_h[to] = float16_t(v);
+        STORE_DST_H(to, v)
       else
         dst[to] = floatBitsToUint(v);
       continue;

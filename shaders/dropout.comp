@@ -6,7 +6,7 @@
 // the masks of the uninterrupted one.
 // Push constants mirror vkp::vk::DropoutPush.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

@@ -11,7 +11,7 @@
 // kPerInvocation elements, a workgroup apart. Launch: grid_1d over ceil(n / (64 *
 // kPerInvocation)) workgroups. Push constants mirror vkp::vk::ChainPush.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

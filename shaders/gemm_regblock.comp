@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 // gemm_regblock: C = alpha * op(A) * op(B) + beta * C, with op(B) packed by gemm_pack or,

@@ -10,7 +10,7 @@
 // rows * groups*KH*KW * cg / kWidth items; transposed, neighbouring invocations take
 // neighbouring rows, so that their stores land side by side.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

@@ -11,7 +11,7 @@
 // Push constants mirror vkp::vk::PoolPush. Launch: 1-D over the output (forward, tiled
 // gradient) or the input (gathered gradient) items.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

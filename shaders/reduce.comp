@@ -9,7 +9,7 @@
 // by their exponent bits, which no compiler may fold the way it may x * 0 or x - x).
 // Push constants mirror vkp::vk::ReducePush.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

@@ -4,7 +4,7 @@
 // kVec4: 16-byte aligned x and y, taken a vec4 at a time (see binary.comp).
 // Push constants mirror vkp::vk::UnaryPush.
 #extension GL_GOOGLE_include_directive : require
-#ifdef VKP_F16
+#if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"

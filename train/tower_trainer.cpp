@@ -21,9 +21,6 @@ void TowerTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSource
     throw Error(ErrorCode::invalid_argument, "the tower function must return the cost, a scalar; it returned " +
                                                  (cost.valid() ? graph::to_string(cost.type()) : std::string("nothing")));
   if (loss_scale_) {
-    if (!device().f16_storage())
-      throw Error(ErrorCode::unsupported, "mixed precision needs 16-bit storage (storageBuffer16BitAccess), which " +
-                                              device().label() + " lacks; train in float32");
     const graph::ScaledTrainOp scaled = graph::minimize_with_loss_scaling(optimizer(graph()), cost, *loss_scale_);
     set_step(std::move(placeholders), std::move(source), scaled.train_op, cost);
     return;

@@ -294,11 +294,6 @@ class ProgramBuilder {
   void plan_f16() {
     f16_.assign(at(graph_.size()), 0);
     if (!options_.f16_storage) return;
-    if (!device_.f16_storage())
-      throw Error(ErrorCode::unsupported,
-                  fmt::format("{}: float16 storage (mixed precision) needs the storageBuffer16BitAccess feature, which "
-                              "{} lacks; train in float32 on this device",
-                              options_.name, device_.label()));
     std::vector<int> planned;
     for (const auto& [id, index] : tensor_at_) planned.push_back(id);
     f16_ = plan_f16_storage({graph_, p_->schedule_, types_, fusions_, runs_fused_, absorbed_, owner_, fetches_}, planned);

@@ -46,7 +46,8 @@ struct CompileOptions {
   // A matmul and the elementwise ops only it feeds as one dispatch (fusion.h).
   bool fuse = true;
   // Intermediate float tensors kept as float16 where every kernel touching them can
-  // (f16_storage.h); needs the device's storageBuffer16BitAccess (Error otherwise).
+  // (f16_storage.h); without the device's storageBuffer16BitAccess they are packed two
+  // halves to a 32-bit word (shaders/f16_storage.glsl), the same bytes.
   bool f16_storage = false;
 };
 

@@ -64,7 +64,8 @@ struct DeviceOptions {
   std::optional<DeviceLimits> custom_limits;
   TransferQueue transfer_queue = TransferQueue::automatic;
   // Enable storageBuffer16BitAccess where the device (and the limits profile) has it;
-  // false behaves as a device without it (tests of the error a user meets there).
+  // false behaves as a device without it: float16 storage takes the kernels' packed
+  // builds (two halves a 32-bit word), as on SwiftShader or an older mobile driver.
   bool f16_storage = true;
   // Let kernels read an operand through a uniform texel buffer where they have a build
   // for it (shaders/texel_input.glsl, vk::texel_readable); false, or the environment's

@@ -48,12 +48,19 @@ std::uint32_t f16_mask(std::span<const BufferSlice> bindings) {
 
 namespace {
 
-void check_f16(const Device& device, const shaders::Spirv& plain, std::uint32_t storage_f16, std::uint32_t all_f16,
-               std::uint32_t allowed) {
-  if (storage_f16 != 0 && !device.f16_storage())
+// The float16 build a device runs: `f16` where it has storageBuffer16BitAccess, its
+// packed sibling where it does not.
+const shaders::Spirv& f16_build(const Device& device, const shaders::Spirv& f16) {
+  return device.f16_storage() || f16.packed == nullptr ? f16 : *f16.packed;
+}
+
+void check_f16(const Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
+               std::uint32_t storage_f16, std::uint32_t all_f16, std::uint32_t allowed) {
+  if (storage_f16 != 0 && !device.f16_storage() && f16.packed == nullptr)
     throw Error(ErrorCode::unsupported,
                 fmt::format("{}: a binding holds float16 values, but {} lacks the storageBuffer16BitAccess feature "
-                            "(compile without f16 storage / mixed precision on this device)",
+                            "and this kernel has no packed float16 build (compile without f16 storage / mixed "
+                            "precision on this device)",
                             plain.name, device.label()));
   if ((all_f16 & ~allowed) != 0)
     throw Error(ErrorCode::invalid_argument,
@@ -77,20 +84,22 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed) {
   const std::uint32_t mask = f16_mask(bindings);
-  check_f16(device, plain, mask, mask, allowed);
+  check_f16(device, plain, f16, mask, mask, allowed);
   if (mask == 0) return device.kernel(plain, std::move(specialization));
   specialization.push_back({kF16BindingsId, mask});
-  return device.kernel(f16, std::move(specialization));
+  return device.kernel(f16_build(device, f16), std::move(specialization));
 }
 
 const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
                              const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed) {
-  const bool use_texel = texel_build_fits(device, texel_inputs, bindings);
-  if (!use_texel) return storage_kernel(device, plain, f16, bindings, std::move(specialization), allowed);
   const std::uint32_t all = f16_mask(bindings), storage = all & ~texel_inputs;
-  check_f16(device, plain, storage, all, allowed);
+  // The texel float16 build stores float16_t; without 16-bit storage the packed plain
+  // build takes every float16 binding.
+  const bool use_texel = texel_build_fits(device, texel_inputs, bindings) && (storage == 0 || device.f16_storage());
+  if (!use_texel) return storage_kernel(device, plain, f16, bindings, std::move(specialization), allowed);
+  check_f16(device, plain, f16, storage, all, allowed);
   if (storage == 0) return device.kernel(texel, std::move(specialization));
   specialization.push_back({kF16BindingsId, storage});
   return device.kernel(texel_f16, std::move(specialization));

@@ -34,10 +34,11 @@ std::uint32_t f16_mask(std::span<const BufferSlice> bindings);
 
 // The kernel of a family with a float16 build (shaders/CMakeLists.txt, F16) for these
 // bindings: `plain` when none holds float16 values (BufferSlice::f16); otherwise `f16`,
-// specialized with kF16BindingsId = the mask of float16 bindings, after checking that
-// the device has the storageBuffer16BitAccess feature (Error(unsupported) naming the
-// kernel and the device) and that only bindings in `allowed` are float16
-// (Error(invalid_argument) naming the binding).
+// specialized with kF16BindingsId = the mask of float16 bindings, or, on a device
+// without the storageBuffer16BitAccess feature, `f16.packed` (two halves a word), after
+// checking that one of the two can run (Error(unsupported) naming the kernel and the
+// device) and that only bindings in `allowed` are float16 (Error(invalid_argument)
+// naming the binding).
 const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed = ~0u);
@@ -47,7 +48,8 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
 // that build with float16 storage buffers as well). On a CPU device where each of
 // those bindings is texel_readable, float16 ones included (they are read through
 // R16G16B16A16_SFLOAT views, which need no 16-bit feature), the texel build is chosen
-// by the float16 bindings among the others, as above; elsewhere `plain` or `f16`.
+// by the float16 bindings among the others, as above; elsewhere (and where another
+// binding holds float16 values on a device without 16-bit storage) `plain` or `f16`.
 const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
                              const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,

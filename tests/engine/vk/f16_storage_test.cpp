@@ -6,6 +6,11 @@
 // float32 result rounded to float16 bit for bit, a float32 result must equal it
 // exactly. Loading float16 as float32 (a wrong mask bit, a wrong index) or storing at
 // the wrong width breaks that equality by far more than rounding.
+//
+// Every case runs on the device as it is and again on it opened without
+// storageBuffer16BitAccess (packed_f16_device): there the kernels' packed builds hold
+// two halves a 32-bit word, and must give the same bits. On a device that lacks the
+// feature (SwiftShader) both runs take the packed builds.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -22,9 +27,11 @@
 #include "engine/vk/kernels/elementwise_chain.h"
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/implicit_conv.h"
+#include "engine/vk/kernels/launch.h"
 #include "engine/vk/kernels/pool.h"
 #include "engine/vk/kernels/reduce.h"
 #include "engine/vk/kernels/training.h"
+#include "shaders/embedded.h"
 
 namespace vkp::test {
 namespace {
@@ -67,10 +74,26 @@ class F16Fixture : public VkTest {
   }
 };
 
+enum class Halves { as_the_device_has, packed };
+
+std::string halves_name(Halves h) { return h == Halves::packed ? "packed" : "as_the_device_has"; }
+
 // Kernel families with a CPU and a GPU variant run both.
-class F16Storage : public F16Fixture, public ::testing::WithParamInterface<vk::KernelChoice> {};
+class F16Storage : public F16Fixture,
+                   public ::testing::WithParamInterface<std::tuple<vk::KernelChoice, Halves>> {
+ protected:
+  void SetUp() override {
+    if (std::get<1>(GetParam()) == Halves::packed) use_device(packed_f16_device());
+  }
+  vk::KernelChoice choice() const { return std::get<0>(GetParam()); }
+};
 // Those with one variant.
-class F16StorageKernels : public F16Fixture {};
+class F16StorageKernels : public F16Fixture, public ::testing::WithParamInterface<Halves> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Halves::packed) use_device(packed_f16_device());
+  }
+};
 
 struct GemmCase {
   std::uint32_t m, n, k;
@@ -92,7 +115,7 @@ TEST_P(F16Storage, GemmOperandsAndResultInEitherWidth) {
                                hb, hc));
       vk::GemmArgs args;
       args.m = c.m, args.n = c.n, args.k = c.k, args.trans_a = c.trans_a, args.trans_b = c.trans_b;
-      args.choice = GetParam();
+      args.choice = choice();
       // Bit for bit needs one kernel for both widths: automatic would take the matrix
       // units for float16 operands where the device has them (gemm_variants_test.cpp).
       args.variant = vk::GemmVariant::tiled_64;
@@ -118,7 +141,7 @@ TEST_P(F16Storage, GemmOperandsAndResultInEitherWidth) {
 
 TEST_P(F16Storage, GemmGateReadAsFloat16) {
   vk::GemmArgs args;
-  args.m = 45, args.n = 38, args.k = 27, args.choice = GetParam();
+  args.m = 45, args.n = 38, args.k = 27, args.choice = choice();
   const std::size_t mn = 45 * 38;
   const auto a = rounded_to_half(random_floats(45 * 27, 7)), b = rounded_to_half(random_floats(27 * 38, 8));
   const auto y = rounded_to_half(random_floats(mn, 9));  // relu's output, negative ones zeroed below
@@ -164,7 +187,7 @@ TEST_P(F16Storage, ConvolutionProductsReadAndWriteFloat16) {
     for (vk::ConvProduct product :
          {vk::ConvProduct::forward, vk::ConvProduct::filter_gradient, vk::ConvProduct::input_gradient}) {
       if (!vk::implicit_conv_supports(g, product) &&
-          !(GetParam() == vk::KernelChoice::cpu && vk::implicit_conv_supports(g, c.cout, product, device())))
+          !(choice() == vk::KernelChoice::cpu && vk::implicit_conv_supports(g, c.cout, product, device())))
         continue;
       SCOPED_TRACE(fmt::format("{}x{} channels {} -> {}, stride {}, product {}", g.h, g.w, g.c, c.cout, g.stride_h,
                                static_cast<int>(product)));
@@ -174,19 +197,19 @@ TEST_P(F16Storage, ConvolutionProductsReadAndWriteFloat16) {
       const std::size_t count = product == vk::ConvProduct::forward ? dy_size : input_gradient ? x_size : w_size;
       const bool half_result = !filter;  // a filter gradient feeds an optimizer: float32
       const vk::BufferSlice work = arena().allocate(
-          std::max<std::uint64_t>(vk::implicit_conv_workspace_bytes(g, c.cout, product, device(), GetParam()), 4), "w");
+          std::max<std::uint64_t>(vk::implicit_conv_workspace_bytes(g, c.cout, product, device(), choice()), 4), "w");
       const vk::BufferSlice r32 = result(count, false), r16 = result(count, half_result);
       run([&](vk::Recording& r) {
-        vk::implicit_conv(r, g, c.cout, product, upload(image), upload(filter ? dy : w), r32, work, GetParam());
+        vk::implicit_conv(r, g, c.cout, product, upload(image), upload(filter ? dy : w), r32, work, choice());
         vk::implicit_conv(r, g, c.cout, product, put(image, true), filter ? put(dy, true) : upload(w), r16, work,
-                          GetParam());
+                          choice());
       });
       EXPECT_EQ(same(get(r16, count), get(r32, count), half_result), "");
     }
   }
 }
 
-TEST_F(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
+TEST_P(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
   for (const std::uint32_t c : {12u, 5u}) {  // vec4 lanes, and one channel at a time
     SCOPED_TRACE(fmt::format("{} channels", c));
     const std::uint64_t m = 2 * 9 * 7;
@@ -213,7 +236,7 @@ TEST_F(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
   }
 }
 
-TEST_F(F16StorageKernels, PoolingAndItsGradient) {
+TEST_P(F16StorageKernels, PoolingAndItsGradient) {
   for (const std::uint32_t c : {8u, 3u})
     for (const vk::PoolMode mode : {vk::PoolMode::max, vk::PoolMode::avg}) {
       SCOPED_TRACE(fmt::format("{} channels, mode {}", c, static_cast<int>(mode)));
@@ -229,7 +252,7 @@ TEST_F(F16StorageKernels, PoolingAndItsGradient) {
     }
 }
 
-TEST_F(F16StorageKernels, Im2colAndCol2im) {
+TEST_P(F16StorageKernels, Im2colAndCol2im) {
   const vk::ConvPush g{2, 9, 7, 8, 4, 3, 3, 3, 2, 2, 1, 1, 0, 0, 1};
   const std::size_t in = std::size_t{2} * 9 * 7 * 8, cols = std::size_t{2} * 4 * 3 * 3 * 3 * 8;
   const auto x = rounded_to_half(random_floats(in, 500)), col = rounded_to_half(random_floats(cols, 501));
@@ -241,7 +264,7 @@ TEST_F(F16StorageKernels, Im2colAndCol2im) {
 
 // Strided copies (slice, pad, concat, transpose, broadcast) in each pairing of widths,
 // and fill (pad's zeros): a float16 destination holds the float32 result rounded.
-TEST_F(F16StorageKernels, StridedCopiesAndFills) {
+TEST_P(F16StorageKernels, StridedCopiesAndFills) {
   const auto x = rounded_to_half(random_floats(5 * 7 * 6, 700));
   // A transpose of [5, 7, 6] to [6, 5, 7], written into the middle of a padded buffer.
   const vk::StridedCopy args{{6, 5, 7}, {1, 42, 6}, 0, 9, {}};
@@ -292,7 +315,7 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
   // Sums over an axis of 300 (two passes through float32 partial sums) and of 7.
   const auto x = rounded_to_half(random_floats(13 * 300 * 3, 607));
   for (vk::ReduceArgs args : {vk::ReduceArgs{vk::ReduceOp::sum, 13, 300, 3}, vk::ReduceArgs{vk::ReduceOp::max, 13 * 300 / 7 * 3, 7, 1}}) {
-    args.choice = GetParam();
+    args.choice = choice();
     const vk::BufferSlice work = arena().allocate(std::max<std::size_t>(vk::reduce_workspace_bytes(args, device()), 4), "w");
     both_widths(std::size_t{args.outer} * args.inner, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
       vk::reduce(r, args, put(x, half), y, work);
@@ -300,8 +323,15 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Both, F16Storage, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
-                         [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
+INSTANTIATE_TEST_SUITE_P(Both, F16Storage,
+                         ::testing::Combine(::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
+                                            ::testing::Values(Halves::as_the_device_has, Halves::packed)),
+                         [](const auto& p) {
+                           return (std::get<0>(p.param) == vk::KernelChoice::cpu ? "cpu_" : "gpu_") +
+                                  halves_name(std::get<1>(p.param));
+                         });
+INSTANTIATE_TEST_SUITE_P(Both, F16StorageKernels, ::testing::Values(Halves::as_the_device_has, Halves::packed),
+                         [](const auto& p) { return halves_name(p.param); });
 
 class F16StorageErrors : public VkTest {};
 
@@ -326,25 +356,31 @@ TEST_F(F16StorageErrors, AKernelWithoutAFloat16BuildRefusesAFloat16Operand) {
   }
 }
 
-TEST_F(F16StorageErrors, ADeviceWithoutSixteenBitStorageSaysSo) {
-  vk::DeviceOptions options = device_options();
-  options.f16_storage = false;
-  vk::Device plain(instance(), device_index(), options);
-  EXPECT_FALSE(plain.f16_storage());
-  EXPECT_TRUE(device().f16_storage()) << "lavapipe has storageBuffer16BitAccess";
-  vk::Arena arena(plain, vk::MemoryUse::device, "no f16", 1 << 16);
+// Without storageBuffer16BitAccess a float16 binding takes the family's packed build
+// (the 16-bit one would need the feature: the validation layer would report it); a
+// float16 build without a packed sibling is refused, naming the kernel and the feature.
+TEST_F(F16StorageErrors, WithoutSixteenBitStorageThePackedBuildRunsOrTheKernelIsRefused) {
+  vk::Device& packed = packed_f16_device();
+  EXPECT_FALSE(packed.f16_storage());
+  vk::Arena arena(packed, vk::MemoryUse::device, "no f16", 1 << 16);
   vk::BufferSlice x = arena.allocate(4096, "x");
   const vk::BufferSlice y = arena.allocate(4096, "y");
   x.f16 = true;
-  vk::GemmArgs args;
-  args.m = 4, args.n = 4, args.k = 4;
-  vk::Recording recording(plain);
+  const vk::BufferSlice bindings[] = {x, y};
+  const vk::Kernel& kernel = vk::storage_kernel(packed, shaders::unary, shaders::unary_f16, bindings, {});
+  EXPECT_EQ(kernel.name().rfind("unary_f16p", 0), 0u) << kernel.name();
+  EXPECT_EQ(kernel.f16_bindings(), 0b01u);
+  if (device().f16_storage()) {
+    const vk::Kernel& native = vk::storage_kernel(device(), shaders::unary, shaders::unary_f16, bindings, {});
+    EXPECT_EQ(native.name().rfind("unary_f16{", 0), 0u) << native.name();
+  }
   try {
-    vk::gemm(recording, args, x, y, y, y);
+    vk::storage_kernel(packed, shaders::unary, shaders::unary_f16p, bindings, {});  // f16p has no sibling
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);
     EXPECT_NE(std::string(e.what()).find("storageBuffer16BitAccess"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no packed float16 build"), std::string::npos) << e.what();
   }
 }
 

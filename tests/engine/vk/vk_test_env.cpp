@@ -37,6 +37,7 @@ bool intended(const std::string& text) {
 struct Shared {
   std::unique_ptr<vk::Instance> instance;
   std::unique_ptr<vk::Device> device;
+  std::unique_ptr<vk::Device> packed_f16_device;  // made on first use
 };
 
 Shared& shared() {
@@ -67,6 +68,16 @@ vk::DeviceOptions device_options() { return {.pipeline_cache_dir = VKPACK_TEST_C
 
 vk::Instance& instance() { return *shared().instance; }
 vk::Device& device() { return *shared().device; }
+
+vk::Device& packed_f16_device() {
+  Shared& s = shared();
+  if (!s.packed_f16_device) {
+    vk::DeviceOptions options = device_options();
+    options.f16_storage = false;
+    s.packed_f16_device = std::make_unique<vk::Device>(*s.instance, device_index(), options);
+  }
+  return *s.packed_f16_device;
+}
 
 vk::Arena& VkTest::arena() {
   if (!arena_) arena_ = std::make_unique<vk::Arena>(device(), vk::MemoryUse::device, "test");

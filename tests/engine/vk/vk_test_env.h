@@ -21,13 +21,18 @@ namespace vkp::test {
 
 vk::Instance& instance();
 vk::Device& device();
+// The same physical device opened without storageBuffer16BitAccess: float16 storage
+// takes the kernels' packed builds there, as on a device that lacks the feature.
+vk::Device& packed_f16_device();
 // Options for a test's own Device (same pipeline cache directory as device()).
 vk::DeviceOptions device_options();
 int device_index();
 
 class VkTest : public ::testing::Test {
  protected:
-  vk::Device& device() { return test::device(); }
+  vk::Device& device() { return device_ ? *device_ : test::device(); }
+  // Runs the fixture on `other` (before its first arena use), e.g. packed_f16_device().
+  void use_device(vk::Device& other) { device_ = &other; }
   vk::Arena& arena();
   // A slice holding `values` (at least 4 bytes, so that empty inputs bind).
   vk::BufferSlice upload(std::span<const float> values);
@@ -40,6 +45,7 @@ class VkTest : public ::testing::Test {
   std::vector<float> get(const vk::BufferSlice& slice, std::size_t count);
 
  private:
+  vk::Device* device_ = nullptr;
   std::unique_ptr<vk::Arena> arena_;
 };
 
