@@ -27,11 +27,12 @@ struct GemmCase {
   vk::KernelChoice choice;
 };
 
-std::string case_name(const ::testing::TestParamInfo<GemmCase>& info) {
-  const GemmCase& c = info.param;
+std::string case_name(const GemmCase& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + (c.trans_a ? "_At" : "") +
          (c.trans_b ? "_Bt" : "") + (c.choice == vk::KernelChoice::cpu ? "_cpu" : "_gpu");
 }
+
+std::string param_name(const ::testing::TestParamInfo<GemmCase>& info) { return case_name(info.param); }
 
 // The derivation is at the top of the file.
 double gemm_tolerance(std::uint32_t k, double magnitude) {
@@ -64,8 +65,6 @@ class GemmTest : public VkTest {
   }
 };
 
-class GemmShapes : public GemmTest, public ::testing::WithParamInterface<GemmCase> {};
-
 vk::GemmArgs args_of(const GemmCase& p) {
   vk::GemmArgs args;
   args.m = p.m;
@@ -77,26 +76,43 @@ vk::GemmArgs args_of(const GemmCase& p) {
   return args;
 }
 
-TEST_P(GemmShapes, MatchesReference) {
-  const GemmCase& p = GetParam();
-  check(args_of(p), std::size_t{p.m} * p.k, std::size_t{p.k} * p.n, std::size_t{p.m} * p.n, p.m * 131 + p.n * 7 + p.k);
-}
+// One test a kernel variant and pair of transposes, each over every awkward shape (a
+// process each would spend more on starting than on the GEMMs: 120 of them a leg).
+struct GemmForm {
+  bool trans_a, trans_b;
+  vk::KernelChoice choice;
+};
 
-std::vector<GemmCase> gemm_cases() {
+class GemmShapes : public GemmTest, public ::testing::WithParamInterface<GemmForm> {};
+
+TEST_P(GemmShapes, MatchesReference) {
   const std::uint32_t shapes[][3] = {{1, 1, 1},     {7, 7, 7},    {63, 65, 7},  {65, 63, 257}, {257, 65, 63},
                                      {1, 1031, 65}, {1031, 1, 65}, {7, 65, 1031}, {2049, 3, 5}, {3, 2049, 17},
                                      {5, 3, 2049},  {257, 257, 257},
                                      // Row strides that are multiples of 4: packing reads vec4s.
                                      {36, 68, 46},  {1028, 12, 72}, {44, 1028, 40}};
-  std::vector<GemmCase> cases;
-  for (const auto& s : shapes)
-    for (int t = 0; t < 4; ++t)
-      for (vk::KernelChoice choice : {vk::KernelChoice::cpu, vk::KernelChoice::gpu})
-        cases.push_back({s[0], s[1], s[2], (t & 1) != 0, (t & 2) != 0, choice});
-  return cases;
+  const GemmForm& f = GetParam();
+  for (const auto& [m, n, k] : shapes) {
+    const GemmCase c{m, n, k, f.trans_a, f.trans_b, f.choice};
+    SCOPED_TRACE(case_name(c));
+    check(args_of(c), std::size_t{m} * k, std::size_t{k} * n, std::size_t{m} * n, m * 131 + n * 7 + k);
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Awkward, GemmShapes, ::testing::ValuesIn(gemm_cases()), case_name);
+std::vector<GemmForm> gemm_forms() {
+  std::vector<GemmForm> forms;
+  for (int t = 0; t < 4; ++t)
+    for (vk::KernelChoice choice : {vk::KernelChoice::cpu, vk::KernelChoice::gpu})
+      forms.push_back({(t & 1) != 0, (t & 2) != 0, choice});
+  return forms;
+}
+
+INSTANTIATE_TEST_SUITE_P(Awkward, GemmShapes, ::testing::ValuesIn(gemm_forms()),
+                         [](const ::testing::TestParamInfo<GemmForm>& p) {
+                           const GemmForm& f = p.param;
+                           return std::string(f.trans_a ? "At_" : "A_") + (f.trans_b ? "Bt_" : "B_") +
+                                  (f.choice == vk::KernelChoice::cpu ? "cpu" : "gpu");
+                         });
 
 class GemmVariants : public GemmTest, public ::testing::WithParamInterface<vk::KernelChoice> {};
 
@@ -206,7 +222,7 @@ std::vector<GemmCase> split_k_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(NarrowLongK, GemmSplitK, ::testing::ValuesIn(split_k_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(NarrowLongK, GemmSplitK, ::testing::ValuesIn(split_k_cases()), param_name);
 
 // Where the partial sums cannot simply be added into C the product runs whole: beta != 0,
 // C's rows padded, several batches, a K without a divisor near the wanted split (a prime),
