@@ -138,9 +138,11 @@ struct Reference {
 
 // K towers with per-tower batch sizes `sizes` against the reference.
 // `on`: the towers' devices (default: the test device opened once per tower).
+// `between_towers`: how far tower k's trainable variables may be from tower 0's (0: the
+// same bits, as within one driver).
 void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes, bool batch_norm,
              bool reference_splits, towers::Master master = towers::Master::host,
-             std::vector<vk::Device*> on = {}) {
+             std::vector<vk::Device*> on = {}, float between_towers = 0.0f) {
   std::int64_t total = 0;
   for (std::int64_t s : sizes) total += s;
   const auto steps = three_class_batches(20, total, 17);
@@ -161,7 +163,7 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
   EXPECT_GE(compared.size(), 8u);  // weights, biases and their momentum slots
   // 20 steps of float32 reduced in another order: differences stay near rounding.
   expect_close(t.session(0), *ref.session, compared, 2e-5f);
-  for (int k = 1; k < t.size(); ++k) expect_close(t.session(k), t.session(0), t.trainable_names(), 0.0f);
+  for (int k = 1; k < t.size(); ++k) expect_close(t.session(k), t.session(0), t.trainable_names(), between_towers);
 }
 
 TEST_F(TowersTest, TwoReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
@@ -205,6 +207,36 @@ TEST_F(TowersTest, TowersOnDevicesOfDifferentVendorsEqualOneTower) {
   }
 }
 
+// A device of another vendor than the test's, in this process: where the instance lists
+// two drivers (scripts/test's SwiftShader leg lists lavapipe beside SwiftShader).
+std::unique_ptr<vk::Device> other_vendor_device() {
+  const std::uint32_t own = instance().device(device_index()).vendor_id;
+  for (const vk::PhysicalDeviceInfo& d : instance().devices())
+    if (d.vendor_id != own) return std::make_unique<vk::Device>(instance(), d.index, device_options());
+  return nullptr;
+}
+
+// Towers on two drivers of different vendors (lavapipe and SwiftShader: other compilers,
+// subgroup sizes, workgroup and push-constant limits, 16-bit storage or not) train as one
+// tower on the joined batch. Within one driver that holds bit for bit; across two, each
+// driver rounds its exp, log and division differently (a few ulp) and may fuse a
+// multiply-add or not, so the gradients differ from the one-tower reference by rounding,
+// as they do when the reduction order changes: the same 2e-5 after 20 steps. Replicated
+// towers each apply the averaged gradient on their own device, so their copies may drift
+// apart by as much (momentum's multiply-add, fused on one driver and not on the other);
+// parameter-server towers receive the master's bits and stay equal.
+TEST_F(TowersTest, TowersOnTwoDriversOfDifferentVendorsEqualOneTower) {
+  const std::unique_ptr<vk::Device> other = other_vendor_device();
+  if (!other)
+    GTEST_SKIP() << "needs devices of two vendors in this process: VK_ICD_FILENAMES listing two drivers "
+                    "(scripts/test's SwiftShader leg lists lavapipe beside it)";
+  vk::Device& own = *tower_devices(1)[0];
+  SCOPED_TRACE(own.label() + " and " + other->label());
+  compare(towers::Reduction::replicated, {4, 6}, false, false, towers::Master::host, {&own, other.get()}, 2e-5f);
+  compare(towers::Reduction::parameter_server, {6, 4}, true, true, towers::Master::host, {&own, other.get()});
+  compare(towers::Reduction::parameter_server, {5, 5}, false, false, towers::Master::device, {other.get(), &own});
+}
+
 TEST_F(TowersTest, UnequalBatchesAreWeightedBySize) { compare(towers::Reduction::replicated, {3, 9}, false, false); }
 
 TEST_F(TowersTest, BatchNormTowersEqualOneGraphOfTowersOnTheSlices) {
@@ -218,13 +250,13 @@ TEST_F(TowersTest, ParameterServerEqualsReplicated) {
   }
 }
 
-TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters) {
+void expect_async_step_applies_both_gradients(std::vector<vk::Device*> devices) {
   // An async step gives tower k batch k. Both towers start from w, so with SGD the master
   // ends at w - lr * scale * (g0 + g1) in either order of applying, and after the step
   // every tower holds it; the reference computes the gradients on one device.
   const float lr = 0.3f, scale = 0.5f;
   auto sgd_optimizer = [lr](Graph& g) { return sgd(g, lr); };
-  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
+  towers::Towers t(std::move(devices), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
                    {.reduction = towers::Reduction::async, .seed = 9, .async_scale = scale});
   const auto batches = three_class_batches(2, 6, 5);
   Graph g(9);
@@ -247,6 +279,20 @@ TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters
       }
     }
   }
+}
+
+TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters) {
+  expect_async_step_applies_both_gradients(tower_devices(2));
+}
+
+// The same across two vendors' drivers (see TowersOnTwoDriversOfDifferentVendorsEqualOneTower):
+// each gradient within rounding of the reference's, so the same 1e-5.
+TEST_F(TowersTest, AsyncTowersOnTwoDriversOfDifferentVendorsApplyBothGradients) {
+  const std::unique_ptr<vk::Device> other = other_vendor_device();
+  if (!other)
+    GTEST_SKIP() << "needs devices of two vendors in this process: VK_ICD_FILENAMES listing two drivers "
+                    "(scripts/test's SwiftShader leg lists lavapipe beside it)";
+  expect_async_step_applies_both_gradients({tower_devices(1)[0], other.get()});
 }
 
 TEST_F(TowersTest, RefusesTowersWithOtherVariables) {
