@@ -54,7 +54,7 @@ SemaphoreHandle make_timeline(const DeviceFns& fn, VkDevice device) {
   return {device, semaphore, fn.vkDestroySemaphore};
 }
 
-// VKPACK_MEMORY (README, Environment) picks the mode of devices whose options leave it
+// VKPACK_MEMORY (docs/guide.md, Environment) picks the mode of devices whose options leave it
 // automatic: this is how a whole test suite runs staged.
 MemoryMode requested_memory_mode(MemoryMode option) {
   if (option != MemoryMode::automatic) return option;
@@ -96,7 +96,7 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
       label_("device " + std::to_string(index) + " (" + info_->name + ")"),
       limits_(info_->limits),
       staging_bytes_(options.staging_bytes) {
-  // VKPACK_TEXEL_BUFFERS=0 (README, Environment): storage buffers only, for a whole run.
+  // VKPACK_TEXEL_BUFFERS=0 (docs/guide.md, Environment): storage buffers only, for a whole run.
   const char* texel_env = std::getenv("VKPACK_TEXEL_BUFFERS");
   texel_buffers_ = options.texel_buffers && info_->float_texels && !(texel_env && std::string_view(texel_env) == "0");
   half_texels_ = texel_buffers_ && info_->half_texels;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The DCGAN example's pictures of its samples, as its README section promises them.
+"""The DCGAN example's pictures of its samples, as docs/guide.md promises them.
 
     check_gan_samples.py LOGDIR STEP READ_EVENTS
 

@@ -209,6 +209,10 @@ TEST_F(TowersTest, TowersOnDevicesOfDifferentVendorsEqualOneTower) {
 
 // A device of another vendor than the test's, in this process: where the instance lists
 // two drivers (scripts/test's SwiftShader leg lists lavapipe beside SwiftShader).
+constexpr const char* kTwoDriversNeeded =
+    "needs devices of two vendors in this process: VK_ICD_FILENAMES listing two drivers "
+    "(scripts/test's SwiftShader leg lists lavapipe beside it)";
+
 std::unique_ptr<vk::Device> other_vendor_device() {
   const std::uint32_t own = instance().device(device_index()).vendor_id;
   for (const vk::PhysicalDeviceInfo& d : instance().devices())
@@ -228,8 +232,7 @@ std::unique_ptr<vk::Device> other_vendor_device() {
 TEST_F(TowersTest, TowersOnTwoDriversOfDifferentVendorsEqualOneTower) {
   const std::unique_ptr<vk::Device> other = other_vendor_device();
   if (!other)
-    GTEST_SKIP() << "needs devices of two vendors in this process: VK_ICD_FILENAMES listing two drivers "
-                    "(scripts/test's SwiftShader leg lists lavapipe beside it)";
+    GTEST_SKIP() << kTwoDriversNeeded;
   vk::Device& own = *tower_devices(1)[0];
   SCOPED_TRACE(own.label() + " and " + other->label());
   compare(towers::Reduction::replicated, {4, 6}, false, false, towers::Master::host, {&own, other.get()}, 2e-5f);
@@ -290,8 +293,7 @@ TEST_F(TowersTest, AsyncStepAppliesEveryTowersGradientTakenFromTheSameParameters
 TEST_F(TowersTest, AsyncTowersOnTwoDriversOfDifferentVendorsApplyBothGradients) {
   const std::unique_ptr<vk::Device> other = other_vendor_device();
   if (!other)
-    GTEST_SKIP() << "needs devices of two vendors in this process: VK_ICD_FILENAMES listing two drivers "
-                    "(scripts/test's SwiftShader leg lists lavapipe beside it)";
+    GTEST_SKIP() << kTwoDriversNeeded;
   expect_async_step_applies_both_gradients({tower_devices(1)[0], other.get()});
 }
 

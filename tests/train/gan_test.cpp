@@ -119,7 +119,7 @@ double mean_of_fakes(train::Trainer& trainer) {
 }
 
 // TrainConfig::mixed_precision, as a user asks for it, is refused by name before anything
-// trains (the README: the GAN trainers refuse it), not silently ignored.
+// trains (docs/guide.md: the GAN trainers refuse it), not silently ignored.
 TEST(GANTrainer, RefusesMixedPrecisionByName) {
   auto model = std::make_shared<OneDimGan>(false);
   train::GANTrainer trainer(device(), model, 5);

@@ -115,7 +115,7 @@ TEST(PipelineCache, IsWrittenOnCloseAndReadBack) {
   fs::remove_all(dir);
 }
 
-// A device opened without a cache directory keeps its cache where the README says:
+// A device opened without a cache directory keeps its cache where docs/guide.md says:
 // $VKPACK_CACHE_DIR, else $XDG_CACHE_HOME/vkpack, else $HOME/.cache/vkpack.
 TEST(PipelineCache, TheDefaultDirectoryFollowsTheEnvironment) {
   const fs::path dir = fs::temp_directory_path() / ("vkpack-cache-env-" + std::to_string(::getpid()));

@@ -12,8 +12,8 @@ namespace vkp::test {
 namespace {
 
 // VKPACK_TEST_BEST_PRACTICES=1 turns on the validation layer's best-practices checks
-// (scripts/test runs a leg so). These of its messages are intended, for the reasons the
-// README gives under "Validation"; any other fails the test as every message does.
+// (scripts/test runs a leg so). These of its messages are intended, for the reasons
+// docs/guide.md gives under "Validation"; any other fails the test as every message does.
 constexpr std::string_view kIntendedBestPractices[] = {
     // A program's arena is a few blocks sized to its memory plan, a session's scalars one
     // 1 KiB block: small allocations by the layer's measure, each bound to one buffer.
