@@ -9,8 +9,13 @@
 //   3. with async: the same batches through the shared queue, the towers running free,
 //      against async's step (which waits for every tower), measured in the same run.
 //
+//   4. with --split=I,J alone: two towers on devices I and J (two drivers) sharing the
+//      global batch equally and by measured throughput, against each device alone
+//      (towers_split.h).
+//
 //   vkpack_bench_towers [--device=N] [--steps=N] [--towers=1,2,4] [--bucket-kb=256]
 //                       [--reduction=replicated|ps|ps-device|async]
+//                       [--split=I,J [--split-batch=128]]
 // ps keeps the parameter server's master on the host, ps-device on the first tower.
 #include <omp.h>
 
@@ -24,6 +29,7 @@
 
 #include "bench_device.h"
 #include "bench_models.h"
+#include "towers_split.h"
 #include "core/rng.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
@@ -170,10 +176,14 @@ int main(int argc, char** argv) {
   int device_index = 0;
   std::size_t bucket_bytes = 256 << 10;
   vkp::towers::TowerOptions options;
+  int split[2] = {-1, -1};
+  long long split_batch = 128;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::atoi(argv[i] + 8);
     else if (std::strncmp(argv[i], "--device=", 9) == 0) device_index = std::atoi(argv[i] + 9);
     else if (std::strncmp(argv[i], "--bucket-kb=", 12) == 0) bucket_bytes = std::size_t(std::atoi(argv[i] + 12)) << 10;
+    else if (std::sscanf(argv[i], "--split=%d,%d", &split[0], &split[1]) == 2) continue;
+    else if (std::sscanf(argv[i], "--split-batch=%lld", &split_batch) == 1) continue;
     else if (std::strncmp(argv[i], "--reduction=", 12) == 0) {
       const std::string name = argv[i] + 12;
       const bool on_device = name == "ps-device";
@@ -189,6 +199,10 @@ int main(int argc, char** argv) {
     }
   }
   vkp::bench::open_device(&argc, argv);
+  if (split[0] >= 0) {
+    vkp::bench::split_across_devices(split[0], split[1], split_batch, steps);
+    return 0;
+  }
   std::printf("device: %s (each tower opens its own VkDevice on it)\n\n", vkp::bench::device().label().c_str());
   vkp::bench::averaging_bandwidth();
   using vkp::Shape;

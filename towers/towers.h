@@ -27,6 +27,7 @@
 // load_master() before the next step, or the master overwrites the parameters.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -95,6 +96,11 @@ struct TowerOptions {
   // that applied fewest; it waits otherwise (AsyncStats::held_seconds). Then a gradient
   // is at most (towers - 1) * (2 * max_lead + 1) updates stale. -1: no bound.
   int async_max_lead = -1;
+  // Synchronous only: time each tower's part of every step (tower_seconds()), from
+  // writing its batch to its gradients being on the host. The host polls the towers
+  // still computing every 100 us and blocks on the last one, so the step is no longer;
+  // a trainer that shares the batch by throughput turns it on.
+  bool time_towers = false;
 };
 
 // What the asynchronous towers did since the last take_async_stats(), by tower.
@@ -188,6 +194,14 @@ class Towers {
               std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
 
   const StepTimes& last_times() const { return times_; }
+  // With TowerOptions::time_towers: each tower's seconds in the last synchronous step,
+  // from writing its batch to its gradients being ready (with buckets, the host reaches
+  // the last wait only after averaging the earlier buckets, which bounds it from below).
+  // Empty otherwise.
+  const std::vector<double>& tower_seconds() const { return tower_seconds_; }
+  // Forgets the batches written ahead by the last step's `next` (staging_buffers = 2):
+  // the next step writes its own. A trainer that cut the staged batches again calls it.
+  void discard_staged();
 
   // --- Asynchronous towers (Reduction::async; Error(invalid_argument) otherwise) ---
   // Threads start with the first batch fed. Tower k's thread takes the next batch (its
@@ -297,6 +311,8 @@ class Towers {
   // weighted mean cost.
   double reduce_gradients(std::span<const double> samples, double total);
   void reduce_bucket(std::span<const int> variables, bool write_feeds);
+  // Waits for every tower's gradient program; with time_towers, notes when each finished.
+  void wait_gradients();
   // The averages of `variables` into the applying towers' gradient feeds, or applied
   // to the host master.
   void use_averages(std::span<const int> variables);
@@ -327,6 +343,8 @@ class Towers {
   bool current_updates_ = true;                   // whether it runs the update ops
   std::vector<int> bucket_;         // variables of the bucket being reduced
   StepTimes times_;
+  std::vector<double> tower_seconds_;                       // time_towers
+  std::vector<std::chrono::steady_clock::time_point> started_;  // by tower, this step
   bool follows_counter_ = false;  // follow_global_step
   std::unique_ptr<Async> async_;  // async reduction
 };

@@ -30,6 +30,7 @@
 
 #include "engine/vk/device.h"
 #include "towers/towers.h"
+#include "train/batch_split.h"
 #include "train/tower_trainer.h"
 
 namespace vkp::vk {
@@ -102,6 +103,20 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   // Exists once setup_graph has run.
   towers::Towers& towers();
 
+  // How each synchronous step's global batch is shared between the towers (batch_split.h);
+  // before training starts. With BatchSplit::by_throughput every epoch logs each tower's
+  // samples per second, its modelled step (fixed cost and cost per row) and the shares of
+  // the next epoch, and records the rates and shares in the monitors
+  // (towers/tower<k>/samples_per_second, towers/tower<k>/share); a resumed run starts
+  // from the shares recorded last. Error(unsupported) for async towers, which
+  // share the batches by speed already (a free tower takes the next one);
+  // Error(invalid_argument) for fixed shares that are not one per tower.
+  void set_batch_split(BatchSplit split);
+  // The shares in use (equal ones unless set otherwise) and the rows each tower took in
+  // the last step.
+  const std::vector<double>& batch_shares() const { return shares_; }
+  const std::vector<std::int64_t>& last_rows() const { return rows_; }
+
  protected:
   // Every tower's session reads the trainer's global step. At the end of training async
   // towers drop what they were not given time to apply (after an error).
@@ -123,6 +138,13 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void run_async_step();
   // For async towers: a predictor that drains them before every call.
   callbacks::PredictFn draining(callbacks::PredictFn fn);
+  // One batch per tower from the input source into `batches`, cut by the shares.
+  void read_batches(std::vector<std::vector<Array>>& batches);
+  // At an epoch's first step: the shares of a resumed run, and the staged batches cut
+  // again where the shares changed since they were read.
+  void begin_epoch_split();
+  // At an epoch's end: the next epoch's shares from this epoch's rates, logged and recorded.
+  void end_epoch_split();
 
   towers::TowerOptions options_;
   bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
@@ -130,6 +152,12 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   std::vector<std::vector<Array>> batches_;
   std::vector<std::vector<Array>> staged_batches_;  // StagingInput: the next step's, already on the devices
   std::vector<Array> fetched_;
+  BatchSplit split_;
+  std::vector<double> shares_;         // by tower, adding up to 1
+  std::vector<std::int64_t> rows_;     // by tower, the last step's
+  std::vector<std::vector<Array>> read_;  // the input source's batches before the cut
+  StepTimeModel model_;                // BatchSplit::Mode::throughput
+  bool split_resumed_ = false;         // the recorded shares were looked up
 };
 
 // Every device holds all variables and applies the averaged gradients.

@@ -79,6 +79,7 @@
 #ifdef VKPACK_HAVE_ONNX
 #include "train/onnx_export.h"
 #endif
+#include "train/batch_split.h"
 #include "train/foreign_weights.h"
 #include "train/gan.h"
 #include "train/input_source.h"

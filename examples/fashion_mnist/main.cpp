@@ -54,6 +54,10 @@ constexpr const char* kHelp =
     "                       may repeat); each step takes a batch per tower, and an epoch\n"
     "                       is one pass over the train split\n"
     "  --trainer NAME       with --devices: replicated (default), ps or async\n"
+    "  --split S            with --devices and a synchronous trainer: how a step's batches\n"
+    "                       are shared between the towers: equal (default), throughput\n"
+    "                       (by each tower's samples/s in the last epoch, for devices of\n"
+    "                       different speeds) or weights, one per tower (1,3)\n"
     "  --memory M[,M...]    how each device reaches its memory: auto (default), mapped,\n"
     "                       or staged (as on a discrete GPU); one for all devices or one\n"
     "                       per entry of --devices\n"
@@ -84,7 +88,7 @@ constexpr const char* kHelp =
     "  --help               this text\n";
 
 struct Options {
-  std::string model = "mlp", logdir, data, trainer = "replicated", export_path, load;
+  std::string model = "mlp", logdir, data, trainer = "replicated", split = "equal", export_path, load;
   std::vector<std::string> memory, profiles;  // per device, or one for all
   std::vector<int> devices;
   int epochs = 10, device = 0;
@@ -107,6 +111,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--device")) o.device = flags.to_int();
     else if (flags.is("--devices")) o.devices = flags.to_indices();
     else if (flags.is("--trainer")) o.trainer = flags.value();
+    else if (flags.is("--split")) o.split = flags.value();
     else if (flags.is("--memory")) o.memory = flags.to_list();
     else if (flags.is("--limits-profile")) o.profiles = flags.to_list();
     else if (flags.is("--logdir")) o.logdir = flags.value();
@@ -203,6 +208,11 @@ int run(const Options& o, MpiSession* mpi) {
     trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
   } else {
     trainer = examples::multi_device_trainer(instance, devices, o.trainer, o.seed, options);
+  }
+  if (o.split != "equal") {
+    auto* multi = dynamic_cast<train::MultiDeviceTrainer*>(trainer.get());
+    if (multi == nullptr) throw Error(ErrorCode::invalid_argument, "--split shares a step between towers: give --devices");
+    multi->set_batch_split(train::parse_batch_split(o.split));
   }
 
   train::TrainConfig config;

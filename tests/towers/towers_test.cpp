@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -317,6 +318,35 @@ TEST_F(TowersTest, StepChecksTheBatchCount) {
   towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
   const auto one = three_class_batches(1, 4, 1);
   EXPECT_THROW(t.step(one, 0), Error);
+}
+
+// time_towers: each tower's seconds from writing its batch to its gradients, within the
+// step's own wall time, and the timing changes nothing in what the step computes.
+TEST_F(TowersTest, TimedTowersTakeEachTowersSecondsWithinTheStep) {
+  const auto run = [](bool timed, std::vector<double>& seconds, double& wall) {
+    towers::Towers t(tower_devices(3), [](Graph& g, int) { return build(g, false); }, make_optimizer,
+                     {.seed = 1, .time_towers = timed});
+    std::vector<std::vector<Array>> batches = three_class_batches(3, 4, 2);
+    batches[2] = three_class_batches(1, 64, 3)[0];
+    for (int s = 0; s < 3; ++s) {
+      const auto start = std::chrono::steady_clock::now();
+      t.step(batches, static_cast<std::uint64_t>(s));
+      wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    seconds = t.tower_seconds();
+    return t.session(0).variable("fc1/W");
+  };
+  std::vector<double> seconds, none;
+  double wall = 0, unused = 0;
+  const Array timed = run(true, seconds, wall), untimed = run(false, none, unused);
+  EXPECT_TRUE(none.empty());
+  ASSERT_EQ(seconds.size(), 3u);
+  for (double s : seconds) {
+    EXPECT_GT(s, 0);
+    EXPECT_LE(s, wall);
+  }
+  ASSERT_EQ(timed.nbytes(), untimed.nbytes());
+  EXPECT_EQ(std::memcmp(timed.bytes().data(), untimed.bytes().data(), timed.nbytes()), 0);
 }
 
 // What `steps` steps of `count` towers (tower k takes 5 + k rows) leave behind.
