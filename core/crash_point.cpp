@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace vkp {
@@ -14,9 +16,9 @@ namespace {
 
 struct Armed {
   Armed() {
-    const char* spec = std::getenv("VKPACK_CRASH_AT");
-    if (!spec || !*spec) return;
-    std::string s = spec;
+    const std::optional<std::string> spec = env::text("VKPACK_CRASH_AT");
+    if (!spec) return;
+    std::string s = *spec;
     if (const std::size_t hash = s.rfind('#'); hash != std::string::npos) {
       char* end = nullptr;
       pass = std::strtol(s.c_str() + hash + 1, &end, 10);

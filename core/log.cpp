@@ -9,14 +9,16 @@
 #include <optional>
 #include <string>
 
+#include "core/env.h"
+
 namespace vkp {
 namespace {
 
 // VKPACK_LOG_LEVEL's level; nullopt for a value that names none (info is used then).
 std::optional<LogLevel> level_from_environment() {
-  const char* value = std::getenv("VKPACK_LOG_LEVEL");
-  if (value == nullptr || *value == '\0') return LogLevel::info;
-  const std::string_view v(value);
+  const std::optional<std::string> value = env::text("VKPACK_LOG_LEVEL");
+  if (!value) return LogLevel::info;
+  const std::string_view v(*value);
   if (v == "debug") return LogLevel::debug;
   if (v == "info") return LogLevel::info;
   if (v == "warn") return LogLevel::warn;
@@ -51,7 +53,7 @@ Logger::Logger() {
   level_ = level.value_or(LogLevel::info);
   if (!level)
     write(LogLevel::warn, fmt::format("VKPACK_LOG_LEVEL '{}' is not debug, info, warn or error; logging at info",
-                                      std::getenv("VKPACK_LOG_LEVEL")));
+                                      env::text("VKPACK_LOG_LEVEL").value_or("")));
 }
 
 int Logger::add_sink(Sink sink) {

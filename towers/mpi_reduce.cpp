@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -23,14 +24,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxCount = std::size_t{1} << 30;
 
 double timeout_from_environment() {
-  const char* text = std::getenv("VKPACK_MPI_TIMEOUT");
-  if (text == nullptr || *text == '\0') return kDefaultMpiTimeoutSeconds;
-  char* end = nullptr;
-  const double seconds = std::strtod(text, &end);
-  if (*end != '\0' || !(seconds >= 0))
-    throw Error(ErrorCode::invalid_argument,
-                std::string("VKPACK_MPI_TIMEOUT must be a number of seconds >= 0 (0: wait forever), not '") + text + "'");
-  return seconds;
+  return env::seconds("VKPACK_MPI_TIMEOUT").value_or(kDefaultMpiTimeoutSeconds);
 }
 
 }  // namespace

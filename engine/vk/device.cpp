@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/vk/check.h"
@@ -58,17 +59,17 @@ SemaphoreHandle make_timeline(const DeviceFns& fn, VkDevice device) {
 // automatic: this is how a whole test suite runs staged.
 MemoryMode requested_memory_mode(MemoryMode option) {
   if (option != MemoryMode::automatic) return option;
-  const char* env = std::getenv("VKPACK_MEMORY");
-  return env && *env ? parse_memory_mode(env, "VKPACK_MEMORY") : MemoryMode::automatic;
+  const std::optional<std::string> mode = env::choice("VKPACK_MEMORY", {"mapped", "staged", "auto"});
+  return mode ? parse_memory_mode(*mode, "VKPACK_MEMORY") : MemoryMode::automatic;
 }
 
 // VKPACK_LIMITS_PROFILE likewise for the limits profile; null: none.
 const LimitsProfile* requested_profile(const std::string& option) {
   if (option == "none") return nullptr;
   if (!option.empty()) return &limits_profile(option, "DeviceOptions::limits_profile");
-  const char* env = std::getenv("VKPACK_LIMITS_PROFILE");
-  if (!env || !*env || std::string_view(env) == "none") return nullptr;
-  return &limits_profile(env, "VKPACK_LIMITS_PROFILE");
+  const std::optional<std::string> name = env::text("VKPACK_LIMITS_PROFILE");
+  if (!name || *name == "none") return nullptr;
+  return &limits_profile(*name, "VKPACK_LIMITS_PROFILE");
 }
 
 }  // namespace
@@ -97,8 +98,7 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
       limits_(info_->limits),
       staging_bytes_(options.staging_bytes) {
   // VKPACK_TEXEL_BUFFERS=0 (docs/guide.md, Environment): storage buffers only, for a whole run.
-  const char* texel_env = std::getenv("VKPACK_TEXEL_BUFFERS");
-  texel_buffers_ = options.texel_buffers && info_->float_texels && !(texel_env && std::string_view(texel_env) == "0");
+  texel_buffers_ = options.texel_buffers && info_->float_texels && env::flag("VKPACK_TEXEL_BUFFERS").value_or(true);
   half_texels_ = texel_buffers_ && info_->half_texels;
   const LimitsProfile* profile = requested_profile(options.limits_profile);
   if (profile) {
@@ -201,7 +201,7 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
   TuneMode tune = options.tune;
   if (tune == TuneMode::automatic)
-    if (const char* env = std::getenv("VKPACK_TUNE")) tune = parse_tune_mode(env, "VKPACK_TUNE");
+    if (const auto asked = env::choice("VKPACK_TUNE", {"on", "off", "auto"})) tune = parse_tune_mode(*asked, "VKPACK_TUNE");
   if (tune == TuneMode::automatic) tune = kind_ == DeviceKind::gpu ? TuneMode::on : TuneMode::off;
   tuning_ = open_tuning_cache(info, cache_dir, tune == TuneMode::on);
 }

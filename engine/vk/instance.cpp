@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/vk/check.h"
@@ -200,6 +201,7 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
 
 Instance::Instance(InstanceOptions options)
     : options_(std::move(options)), loader_(std::make_unique<Loader>(options_.loader_path)) {
+  env::check_all();  // a mistyped VKPACK_* value stops the program here, naming it
   const GlobalFns& g = loader_->global();
   std::uint32_t loader_version = 0;
   check(g.vkEnumerateInstanceVersion(&loader_version), "vkEnumerateInstanceVersion");

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/vk/check.h"
@@ -31,7 +32,7 @@ bool header_matches(const std::vector<char>& data, const PhysicalDeviceInfo& inf
 }  // namespace
 
 std::string default_cache_dir() {
-  if (const char* dir = std::getenv("VKPACK_CACHE_DIR")) return dir;
+  if (const std::optional<std::string> dir = env::text("VKPACK_CACHE_DIR")) return *dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/vkpack";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/vkpack";
   return {};

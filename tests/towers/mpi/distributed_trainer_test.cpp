@@ -262,7 +262,7 @@ TEST(MpiSession, TakesItsTimeoutFromTheEnvironment) {
       towers::MpiSession session;
       ADD_FAILURE() << "VKPACK_MPI_TIMEOUT='" << bad << "' gave a timeout of " << session.timeout();
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("not '") + bad + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("VKPACK_MPI_TIMEOUT is '") + bad + "'"), std::string::npos) << e.what();
     }
   }
   if (set)
