@@ -1,7 +1,7 @@
 #version 450
-// optimizer: one fused, in-place update of a variable from its gradient. kKind
-// (vkp::graph::OptimizerKind): 0 sgd, 1 momentum, 2 nesterov, 3 adam, 4 adamw,
-// 5 rmsprop, 6 adagrad.
+// optimizer: one fused, in-place update of a variable from its gradient. kKind is a
+// vkp::vk::UpdateRule; update_rule.glsl (generated from engine/vk/kernels/update_rule.h)
+// names its values VKP_RULE_SGD ... VKP_RULE_ADAGRAD.
 // Hyperparameters are read from the scalar buffer at the word offsets in the push
 // constants, so they change between steps without re-recording. Adam's step size
 // lr sqrt(1 - b2^t) / (1 - b1^t) is not computed here (f32 pow is a few ulps off): the
@@ -25,6 +25,7 @@
 // Push constants mirror vkp::vk::OptimizerPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "update_rule.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kKind = 0;
@@ -48,34 +49,34 @@ layout(push_constant) uniform Push {
 
 float word(uint at) { return uintBitsToFloat(scalars[at]); }
 
-bool uses_m() { return kKind != 0; }
-bool uses_s() { return kKind >= 3 && kKind != 6; }
+bool uses_m() { return kKind != VKP_RULE_SGD; }
+bool uses_s() { return kKind == VKP_RULE_ADAM || kKind == VKP_RULE_ADAMW || kKind == VKP_RULE_RMSPROP; }
 
 // One update of up to four elements (componentwise: each lane of the vec4 is the
 // scalar rule above).
 void update(inout vec4 var, vec4 grad, inout vec4 m1, inout vec4 m2) {
   const float lr = word(p.lr);
-  if (kKind == 0) {
+  if (kKind == VKP_RULE_SGD) {
     var -= lr * grad;
-  } else if (kKind <= 2) {
+  } else if (kKind == VKP_RULE_MOMENTUM || kKind == VKP_RULE_NESTEROV) {
     const float mu = word(p.momentum);
     m1 = mu * m1 + grad;
-    var -= lr * (kKind == 2 ? grad + mu * m1 : m1);
-  } else if (kKind == 5) {
+    var -= lr * (kKind == VKP_RULE_NESTEROV ? grad + mu * m1 : m1);
+  } else if (kKind == VKP_RULE_RMSPROP) {
     const float rho = word(p.beta2), mu = word(p.momentum), eps = word(p.epsilon);
     m1 = rho * m1 + (1.0 - rho) * grad * grad;
     m2 = mu * m2 + lr * grad / sqrt(m1 + eps);
     var -= m2;
-  } else if (kKind == 6) {
+  } else if (kKind == VKP_RULE_ADAGRAD) {
     m1 = m1 + grad * grad;
     var -= lr * grad / sqrt(m1);
-  } else {
+  } else {  // VKP_RULE_ADAM, VKP_RULE_ADAMW
     const float b1 = word(p.momentum), b2 = word(p.beta2), eps = word(p.epsilon), step = word(p.step_factor);
     m1 = b1 * m1 + (1.0 - b1) * grad;
     m2 = b2 * m2 + (1.0 - b2) * grad * grad;
     const vec4 old = var;
     vec4 updated = old - step * m1 / (sqrt(m2) + eps);
-    if (kKind == 4) updated -= lr * word(p.weight_decay) * old;
+    if (kKind == VKP_RULE_ADAMW) updated -= lr * word(p.weight_decay) * old;
     var = updated;
   }
 }

@@ -11,6 +11,7 @@
 #include "engine/graph/initializer.h"
 #include "engine/graph/tensor_type.h"
 #include "engine/vk/kernels/elementwise.h"
+#include "engine/vk/kernels/update_rule.h"
 
 namespace vkp::graph {
 
@@ -189,7 +190,8 @@ struct LstmCellAttrs {
   bool state_gradient = false;  // lstm_cell_grad: for the previous state, not the preactivations
 };
 
-enum class OptimizerKind : std::uint8_t { sgd, momentum, nesterov, adam, adamw, rmsprop, adagrad };
+// The optimizer's update rule: the kernels' own list (engine/vk/kernels/update_rule.h).
+using OptimizerKind = vk::UpdateRule;
 
 // Offsets of the optimizer's hyperparameters in the session's scalar buffer.
 struct OptimizerAttrs {

@@ -50,22 +50,6 @@ TensorType infer_optimizer(const Node& node, std::span<const TensorType> in) {
   return kNothing;
 }
 
-// The kernel's rule for each kind, spelled out: a switch over every enumerator (-Wswitch
-// is an error), not a cast that silently breaks when either enum is reordered.
-constexpr vk::UpdateRule update_rule(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::sgd: return vk::UpdateRule::sgd;
-    case OptimizerKind::momentum: return vk::UpdateRule::momentum;
-    case OptimizerKind::nesterov: return vk::UpdateRule::nesterov;
-    case OptimizerKind::adam: return vk::UpdateRule::adam;
-    case OptimizerKind::adamw: return vk::UpdateRule::adamw;
-    case OptimizerKind::rmsprop: return vk::UpdateRule::rmsprop;
-    case OptimizerKind::adagrad: return vk::UpdateRule::adagrad;
-  }
-  return vk::UpdateRule::sgd;
-}
-static_assert(update_rule(OptimizerKind::adagrad) == vk::UpdateRule::adagrad);
-
 void lower_optimizer(LowerContext& ctx) {
   const OptimizerAttrs& a = ctx.attrs<OptimizerAttrs>();
   const vk::OptimizerPush push{static_cast<std::uint32_t>(ctx.in_types[0].numel()),
@@ -77,7 +61,7 @@ void lower_optimizer(LowerContext& ctx) {
                                a.step_factor};
   const vk::BufferSlice& var = ctx.in[0];
   const std::size_t slots = ctx.in.size() - 2 - (a.guarded ? 1 : 0);
-  vk::optimizer_update(ctx.recording, update_rule(a.kind), push, var, ctx.in[1], slots > 0 ? ctx.in[2] : var,
+  vk::optimizer_update(ctx.recording, a.kind, push, var, ctx.in[1], slots > 0 ? ctx.in[2] : var,
                        slots > 1 ? ctx.in[3] : var, ctx.scalars, a.guarded ? ctx.in.back() : vk::BufferSlice{});
 }
 

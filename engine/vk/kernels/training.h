@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "engine/vk/kernels/launch.h"
+#include "engine/vk/kernels/update_rule.h"
 
 namespace vkp::vk {
 
@@ -28,9 +29,6 @@ struct OptimizerPush {
   std::uint32_t lr, momentum, beta2, epsilon, weight_decay, step_factor;
 };
 static_assert(sizeof(OptimizerPush) == 28);
-
-// Values are the shader's kKind.
-enum class UpdateRule : std::uint32_t { sgd, momentum, nesterov, adam, adamw, rmsprop, adagrad };
 
 // One in-place update of `var` from `grad`; slot1/slot2 are the rule's state (bind var
 // for rules that have none). Hyperparameters at the word offsets of `push`. With a
