@@ -167,15 +167,20 @@ void StepTimeModel::end_epoch() {
     const Point now{rows_[k] / steps_[k], seconds_[k] / steps_[k]};
     rates_[k] = now.rows / now.seconds;
     const Point& before = last_[k];
-    // Rows that moved by at least 2 and 5% measure the slope; else keep the slope fitted
-    // before (if any) and move the fixed cost to the new point.
+    // Rows that moved by at least 2 and 5% measure the line through the two points.
+    // Otherwise the line fitted before, scaled through the new point: a device that got
+    // slower or faster as a whole (another load on the machine) keeps the ratio of its
+    // fixed cost to its cost per row, rather than putting all the change in either.
     const double moved = std::abs(now.rows - before.rows);
-    double b = 0;
-    if (before.rows > 0 && moved >= std::max(2.0, 0.05 * before.rows))
+    double a = 0, b = 0;
+    if (before.rows > 0 && moved >= std::max(2.0, 0.05 * before.rows)) {
       b = (now.seconds - before.seconds) / (now.rows - before.rows);
-    else if (had_fit)
-      b = per_row_[k];
-    double a = now.seconds - b * now.rows;
+      a = now.seconds - b * now.rows;
+    } else if (had_fit) {
+      const double scale = now.seconds / (fixed_[k] + per_row_[k] * now.rows);
+      a = fixed_[k] * scale;
+      b = per_row_[k] * scale;
+    }
     if (!(b > 0) || a < 0) {
       a = 0;
       b = now.seconds / now.rows;

@@ -55,8 +55,8 @@ void resplit(std::span<const std::vector<Array>> batches, std::span<const std::i
 // cannot save (submission, synchronization, a driver's own overhead per dispatch); a
 // split proportional to samples per second ignores it and starves a device whose fixed
 // cost is large. An epoch gives each tower one point (its mean step at its rows); two
-// epochs at different rows give the line, and later epochs move the line's fixed cost to
-// the newest point, refitting the slope whenever the rows moved enough to measure it. With
+// epochs at different rows give the line; a later epoch refits it whenever the rows moved
+// enough to measure a slope, and otherwise scales it through the newest point. With
 // one point, or a fit that is not a cost (a negative slope or fixed cost, from noise),
 // the fixed cost is taken as 0: the split is proportional to samples per second.
 class StepTimeModel {

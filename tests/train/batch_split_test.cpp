@@ -170,6 +170,14 @@ TEST(BatchSplit, OneEpochSplitsBySamplesPerSecondTwoFindTheFixedCost) {
   EXPECT_NEAR(model.seconds_per_row(1), 0.01, 1e-12);
   // Both finish at 1 s: 0.1 + 0.001 * 900 = 0.01 * 100.
   EXPECT_EQ(model.balance(1000), (std::vector<std::int64_t>{900, 100}));
+  // Epoch 3 at those rows, both towers twice as slow (another load on the machine): too
+  // little movement to refit, so each line scales through its new point and the split
+  // stays where it was.
+  for (int k = 0; k < 2; ++k) model.add(k, k == 0 ? 900 : 100, 2 * modelled(k, k == 0 ? 900 : 100));
+  model.end_epoch();
+  EXPECT_NEAR(model.fixed_seconds(0), 0.2, 1e-9);
+  EXPECT_NEAR(model.seconds_per_row(1), 0.02, 1e-12);
+  EXPECT_EQ(model.balance(1000), (std::vector<std::int64_t>{900, 100}));
   // A tower whose fixed cost alone outlasts the other's whole step keeps one row.
   train::StepTimeModel slow;
   slow.reset(2);
