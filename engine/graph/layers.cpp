@@ -163,4 +163,36 @@ std::function<Tensor(Tensor)> l2_regularizer(float scale) {
   return [scale](Tensor w) { return l2_loss(w) * scale; };
 }
 
+std::function<Tensor(Tensor)> l1_regularizer(float scale) {
+  return [scale](Tensor w) { return reduce_sum(abs(w)) * scale; };
+}
+
+Tensor PReLU(const std::string& name, Tensor x, float init) {
+  Graph& g = x.graph();
+  VariableScope scope(g, name);
+  const Tensor alpha = get_variable(g, "alpha", {}, constant(init));
+  return identity(relu(x) - alpha * relu(neg(x)), "output");
+}
+
+Tensor Maxout(Tensor x, std::int64_t num_unit) {
+  if (x.rank() < 2)
+    throw Error(ErrorCode::invalid_argument, "Maxout: input " + x.name() + " " + to_string(x.type()) +
+                                                 " needs a batch dimension and channels");
+  const std::int64_t c = channels(x, "Maxout");
+  const std::vector<std::int64_t>& dims = x.dims();
+  if (num_unit < 1 || c % num_unit != 0)
+    throw Error(ErrorCode::invalid_argument, "Maxout: " + std::to_string(c) + " channels of " + x.name() +
+                                                 " are not groups of " + std::to_string(num_unit));
+  std::vector<std::int64_t> grouped{-1};
+  for (std::size_t i = 1; i + 1 < dims.size(); ++i) {
+    if (dims[i] < 0)
+      throw Error(ErrorCode::invalid_argument, "Maxout: input " + x.name() + " " + to_string(x.type()) +
+                                                   " needs every dimension but the first known");
+    grouped.push_back(dims[i]);
+  }
+  grouped.push_back(c / num_unit);
+  grouped.push_back(num_unit);
+  return reduce_max(reshape(x, grouped), {static_cast<int>(grouped.size()) - 1});
+}
+
 }  // namespace vkp::graph

@@ -82,5 +82,15 @@ Tensor InstanceNorm(const std::string& name, Tensor x, float epsilon = 1e-5f, bo
 Tensor regularize_cost(Graph& graph, const std::string& pattern, const std::function<Tensor(Tensor)>& regularizer);
 // scale * l2_loss(w), as tf.contrib.layers.l2_regularizer.
 std::function<Tensor(Tensor)> l2_regularizer(float scale);
+// scale * sum(|w|), as tf.contrib.layers.l1_regularizer.
+std::function<Tensor(Tensor)> l1_regularizer(float scale);
+
+// tensorpack's PReLU: max(x, 0) + alpha * min(x, 0), alpha a trainable scalar variable
+// "<name>/alpha" starting at `init`.
+Tensor PReLU(const std::string& name, Tensor x, float init = 0.001f);
+// tensorpack's Maxout: the last dimension C in groups of `num_unit` consecutive channels,
+// each group's maximum: [..., C] -> [..., C / num_unit]. Every dimension but the first
+// must be known and C divisible by num_unit (Error otherwise).
+Tensor Maxout(Tensor x, std::int64_t num_unit);
 
 }  // namespace vkp::graph

@@ -511,6 +511,46 @@ TEST(Ops, RegularizeCostSumsMatchingVariables) {
             .check_gradients = false});
 }
 
+TEST(Ops, L1RegularizerSumsAbsoluteValues) {
+  check_op({.name = "l1_regularizer",
+            .inputs = {f32({3, 4})},
+            .build = [](Inputs& in) {
+              const Tensor y = FullyConnected("fc", in[0], 5, {.bias_initializer = constant(-0.3f)});
+              return y * 0.0f + regularize_cost(in[0].graph(), ".*", l1_regularizer(0.25f));
+            },
+            .check_gradients = false});
+}
+
+// PReLU: the input gradient is 1 above zero and alpha (0.2) below, both branches checked.
+TEST(Ops, PReLULeaksAlphaTimesTheNegativePart) {
+  check_op({.name = "PReLU", .inputs = {f32({5, 7})}, .build = [](Inputs& in) { return PReLU("prelu", in[0], 0.2f); }});
+}
+
+TEST(Ops, MaxoutTakesEachGroupsMaximum) {
+  check_op({.name = "Maxout NHWC", .inputs = {f32({3, 4, 5, 6})}, .build = [](Inputs& in) { return Maxout(in[0], 3); }});
+  check_op({.name = "Maxout FC", .inputs = {f32({7, 8})}, .build = [](Inputs& in) { return Maxout(in[0], 4); }});
+  Graph g;
+  EXPECT_THROW(Maxout(placeholder(g, "x", f32({kUnknown, 5})), 2), Error);
+  EXPECT_THROW(Maxout(placeholder(g, "y", f32({kUnknown, kUnknown, 6})), 2), Error);
+}
+
+// The three by hand on the device, against values worked out here (check_op above
+// holds the kernels to the reference graph; this holds the graphs to tensorpack's meaning).
+TEST(Ops, PReLUMaxoutAndL1GiveTensorpacksValues) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", f32({kUnknown, 6}));
+  const Tensor prelu = PReLU("prelu", x, 0.2f), maxout = Maxout(x, 3);
+  get_variable(g, "w", {2, 2}, constant(-1.5f));
+  const Tensor l1 = regularize_cost(g, "w", l1_regularizer(0.25f));
+  Session s(g, device());
+  const std::vector<Array> got =
+      s.run({{x, Array::from(Shape{1, 6}, std::vector<float>{-2, 5, 0, 9, -0.5f, 4})}}, {prelu, maxout, l1});
+  EXPECT_EQ(std::vector<float>(got[0].data<float>().begin(), got[0].data<float>().end()),
+            (std::vector<float>{-0.4f, 5, 0, 9, -0.1f, 4}));
+  EXPECT_EQ(std::vector<float>(got[1].data<float>().begin(), got[1].data<float>().end()), (std::vector<float>{5, 9}));
+  EXPECT_FLOAT_EQ(got[2].data<float>()[0], 0.25f * 4 * 1.5f);
+}
+
 TEST(Ops, GradientProcessorsClipAndScale) {
   check_op({.name = "clip_by_global_norm",
             .inputs = {f32({6}), f32({4})},
