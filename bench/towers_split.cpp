@@ -17,7 +17,6 @@
 namespace vkp::bench {
 namespace {
 
-
 // The global batch of the MLP: x f32 [rows, 784], labels i32 [rows].
 std::vector<Array> global_batch(std::int64_t rows) {
   Rng rng(3);
@@ -36,7 +35,6 @@ std::unique_ptr<towers::Towers> make_towers(const std::vector<vk::Device*>& devi
       },
       [](graph::Graph& g) { return graph::momentum(g, 0.01f); }, towers::TowerOptions{.seed = 1, .time_towers = true});
 }
-
 
 // `steps` steps of a global batch of `batch` rows cut into `rows` (those left over sit
 // out), after two steps to compile and warm up: samples per second of the median step;

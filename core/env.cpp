@@ -1,5 +1,6 @@
 #include "core/env.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -13,12 +14,13 @@ constexpr Variable kVariables[] = {
     {"VKPACK_CRASH_AT", "a crash point, optionally #n", "SIGKILL at the n-th pass of a crash point (crash tests)"},
     {"VKPACK_LIMITS_PROFILE", "a profile of `vkpack devices --profiles`, or none",
      "believe no limit above that GPU's (default none)"},
-    {"VKPACK_LOG_LEVEL", "debug, info, warn or error", "the least level logged (default info)"},
-    {"VKPACK_MEMORY", "mapped, staged or auto", "how devices reach their memory (default auto)"},
+    {"VKPACK_LOG_LEVEL", "debug, info, warn or error", "the least level logged (default info)", "debug info warn error"},
+    {"VKPACK_MEMORY", "mapped, staged or auto", "how devices reach their memory (default auto)", "mapped staged auto"},
     {"VKPACK_MPI_TIMEOUT", "a number of seconds >= 0 (0: wait forever)",
      "how long a rank waits for a collective before failing (default 300)"},
-    {"VKPACK_TEXEL_BUFFERS", "0 or 1", "0: storage buffers only, no texel-buffer reads (default 1)"},
-    {"VKPACK_TUNE", "on, off or auto", "measure kernel variants per device on first use (default auto: on GPUs)"},
+    {"VKPACK_TEXEL_BUFFERS", "0 or 1", "0: storage buffers only, no texel-buffer reads (default 1)", "0 1"},
+    {"VKPACK_TUNE", "on, off or auto", "measure kernel variants per device on first use (default auto: on GPUs)",
+     "on off auto"},
 };
 
 const Variable& find(std::string_view name) {
@@ -43,16 +45,20 @@ void bad_value(std::string_view name, std::string_view value) {
                                                std::string(find(name).takes));
 }
 
-std::optional<std::string> choice(std::string_view name, std::initializer_list<std::string_view> choices) {
+std::optional<std::string> choice(std::string_view name) {
   std::optional<std::string> value = text(name);
   if (!value) return value;
-  for (std::string_view c : choices)
-    if (*value == c) return value;
+  std::string_view values = find(name).values;
+  while (!values.empty()) {
+    const std::size_t end = std::min(values.find(' '), values.size());
+    if (values.substr(0, end) == *value) return value;
+    values.remove_prefix(std::min(end + 1, values.size()));
+  }
   bad_value(name, *value);
 }
 
 std::optional<bool> flag(std::string_view name) {
-  const std::optional<std::string> value = choice(name, {"0", "1"});
+  const std::optional<std::string> value = choice(name);
   if (!value) return std::nullopt;
   return *value == "1";
 }
@@ -67,10 +73,8 @@ std::optional<double> seconds(std::string_view name) {
 }
 
 void check_all() {
-  (void)choice("VKPACK_LOG_LEVEL", {"debug", "info", "warn", "error"});
-  (void)choice("VKPACK_MEMORY", {"mapped", "staged", "auto"});
-  (void)flag("VKPACK_TEXEL_BUFFERS");
-  (void)choice("VKPACK_TUNE", {"on", "off", "auto"});
+  for (const Variable& v : kVariables)
+    if (!v.values.empty()) (void)choice(v.name);
   (void)seconds("VKPACK_MPI_TIMEOUT");
 }
 

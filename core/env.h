@@ -6,7 +6,6 @@
 // value stops a program before it trains rather than meaning something else.
 #pragma once
 
-#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +17,9 @@ struct Variable {
   std::string_view name;
   std::string_view takes;    // "0 or 1", "mapped, staged or auto"
   std::string_view meaning;  // one line, with the default
+  // The values it takes, separated by spaces, where they are a closed list; empty for a
+  // free value (a directory, a number, a name another layer checks).
+  std::string_view values = {};
 };
 
 // Every variable, by name.
@@ -26,8 +28,9 @@ std::span<const Variable> variables();
 // The value of a variable of variables(); nullopt when unset or empty. A name not in
 // variables() is a programming error: Error(not_found).
 std::optional<std::string> text(std::string_view name);
-// One of `choices`, else Error naming the variable, the value and what it takes.
-std::optional<std::string> choice(std::string_view name, std::initializer_list<std::string_view> choices);
+// One of the variable's values (Variable::values), else Error naming the variable, the
+// value and what it takes.
+std::optional<std::string> choice(std::string_view name);
 // 0 or 1.
 std::optional<bool> flag(std::string_view name);
 // A decimal number >= 0.
@@ -35,7 +38,7 @@ std::optional<double> seconds(std::string_view name);
 // Error(invalid_argument): "<name> is '<value>'; it takes <takes>".
 [[noreturn]] void bad_value(std::string_view name, std::string_view value);
 
-// Every variable whose values core can tell (choices, flags, numbers) read once, throwing
+// Every variable whose values core can tell (a list of values, a number) read once, throwing
 // the first bad one's error. The log level is checked here too: the logger, which cannot
 // throw, warns and logs at info.
 void check_all();

@@ -259,11 +259,9 @@ void MultiDeviceTrainer::begin_epoch_split() {
   if (staged_batches_.empty()) return;
   // Read during the last epoch's last step, with its shares.
   std::int64_t rows = 0;
+  for (const std::vector<Array>& b : staged_batches_) rows += batch_rows(b);
+  const std::vector<std::int64_t> want = split_rows(rows, shares_);
   bool same = true;
-  const std::vector<std::int64_t> want = [&] {
-    for (const std::vector<Array>& b : staged_batches_) rows += batch_rows(b);
-    return split_rows(rows, shares_);
-  }();
   for (std::size_t k = 0; k < want.size(); ++k) same = same && batch_rows(staged_batches_[k]) == want[k];
   if (same) return;
   std::vector<std::vector<Array>> cut;

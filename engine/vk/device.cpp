@@ -59,7 +59,7 @@ SemaphoreHandle make_timeline(const DeviceFns& fn, VkDevice device) {
 // automatic: this is how a whole test suite runs staged.
 MemoryMode requested_memory_mode(MemoryMode option) {
   if (option != MemoryMode::automatic) return option;
-  const std::optional<std::string> mode = env::choice("VKPACK_MEMORY", {"mapped", "staged", "auto"});
+  const std::optional<std::string> mode = env::choice("VKPACK_MEMORY");
   return mode ? parse_memory_mode(*mode, "VKPACK_MEMORY") : MemoryMode::automatic;
 }
 
@@ -201,7 +201,7 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
   TuneMode tune = options.tune;
   if (tune == TuneMode::automatic)
-    if (const auto asked = env::choice("VKPACK_TUNE", {"on", "off", "auto"})) tune = parse_tune_mode(*asked, "VKPACK_TUNE");
+    if (const auto asked = env::choice("VKPACK_TUNE")) tune = parse_tune_mode(*asked, "VKPACK_TUNE");
   if (tune == TuneMode::automatic) tune = kind_ == DeviceKind::gpu ? TuneMode::on : TuneMode::off;
   tuning_ = open_tuning_cache(info, cache_dir, tune == TuneMode::on);
 }
