@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/safetensors.h"
 
 namespace vkp {
 namespace {
@@ -196,6 +197,9 @@ std::map<std::string, Array> read_npz(const std::string& path) {
     if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
       throw Error(ErrorCode::bad_data, path + ": entry " + std::to_string(i) + ": " + zip_strerror(archive.get()));
     std::string name = st.name;
+    if (name.size() > kMaxTensorNameBytes + 4)
+      bad(path + ": entry " + std::to_string(i), "a name of " + std::to_string(name.size()) + " bytes; array names are at most " +
+                                                  std::to_string(kMaxTensorNameBytes));
     const std::string what = path + ": " + name;
     if (name.size() < 4 || name.substr(name.size() - 4) != ".npy") bad(what, "an .npz holds only .npy files");
     // The sizes come from the archive: nothing is allocated on their word alone. Deflate

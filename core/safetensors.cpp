@@ -1,6 +1,7 @@
 #include "core/safetensors.h"
 
 #include "core/atomic_file.h"
+#include "core/json_depth.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -189,6 +190,9 @@ std::optional<std::uint64_t> byte_count(const std::vector<std::uint64_t>& dims, 
 }
 
 TensorEntry parse_entry(const std::string& name, const nlohmann::json& value, const std::string& path) {
+  if (name.size() > kMaxTensorNameBytes)
+    fail_data(path, "a tensor name of " + std::to_string(name.size()) + " bytes (\"" + name.substr(0, 40) +
+                        "...\"); names are at most " + std::to_string(kMaxTensorNameBytes));
   const std::string where = "tensor '" + name + "'";
   if (!value.is_object()) fail_data(path, where + " must be a JSON object, found " + describe_json(value));
   for (const char* key : {"dtype", "shape", "data_offsets"})
@@ -266,6 +270,9 @@ std::vector<TensorEntry> parse_header(const std::string& text, std::uint64_t dat
                                       std::map<std::string, std::string>& metadata) {
   const std::size_t first = text.find_first_not_of(' ');
   if (first == std::string::npos || text[first] != '{') fail_data(path, "the header does not start with '{'");
+  if (const std::size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth)
+    fail_data(path, "the header nests " + std::to_string(depth) + " levels deep, more than the " +
+                        std::to_string(kMaxJsonDepth) + " read (safetensors needs 3)");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text);

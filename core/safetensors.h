@@ -13,6 +13,7 @@
 // requires. dtypes: F32, F16, I32, I64, U8 (vkp::DType f32, f16, i32, i64, u8).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <utility>
@@ -21,6 +22,12 @@
 #include "core/array.h"
 
 namespace vkp {
+
+// A tensor name longer than this is refused by the readers of outside files
+// (safetensors, .npz): real names are a few hundred bytes at most, and a name of a
+// megabyte would reach regex matching (foreign_weights' rules), which recurses per
+// character in libstdc++ and ends on the stack.
+inline constexpr std::size_t kMaxTensorNameBytes = 1024;
 
 struct TensorFile {
   // In data-section order: as written, and as read back.

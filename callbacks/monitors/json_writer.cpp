@@ -16,23 +16,15 @@
 namespace vkp::callbacks {
 namespace {
 
+// The file's text, or a text parse_stats refuses when it is larger than it reads.
 std::string read_text(const std::string& path) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > kMaxStatsBytes) return std::string(kMaxStatsBytes + 1, ' ');
   std::ifstream in(path, std::ios::binary);
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad() || !in.is_open()) throw Error(ErrorCode::io, path + ": cannot read the existing statistics");
   return text;
-}
-
-// Why `stats` is not a list of per-epoch objects with an integer epoch_num; empty if it is.
-std::string problem_with(const nlohmann::json& stats) {
-  if (stats.is_discarded()) return "it is not valid JSON";
-  if (!stats.is_array()) return "it is not a JSON list";
-  for (std::size_t i = 0; i < stats.size(); ++i) {
-    const nlohmann::json& entry = stats[i];
-    if (!entry.is_object() || !entry.contains("epoch_num") || !entry["epoch_num"].is_number_integer())
-      return "entry " + std::to_string(i) + " is not an object with an integer \"epoch_num\"";
-  }
-  return {};
 }
 
 // "<path>.<MMDD-HHMMSS>", numbered if that exists too: tensorpack's backup name.
@@ -53,7 +45,7 @@ std::string backup_name(const std::string& path) {
 void JSONWriter::setup(TrainerView& trainer) {
   Monitor::setup(trainer);
   path_.clear();
-  entries_.clear();
+  kept_.clear();
   epoch_.clear();
   if (trainer.logger_dir().empty()) {
     log_warn("logger directory was not set. Ignore JSONWriter.");
@@ -66,10 +58,9 @@ void JSONWriter::setup(TrainerView& trainer) {
 std::int64_t JSONWriter::last_recorded_epoch(const std::string& logger_dir) {
   const std::filesystem::path path = std::filesystem::path(logger_dir) / kFileName;
   if (!std::filesystem::exists(path)) return 0;
-  const nlohmann::json stats = nlohmann::json::parse(read_text(path.string()), nullptr, /*allow_exceptions=*/false);
-  if (!problem_with(stats).empty()) return 0;
+  const Stats stats = parse_stats(read_text(path.string()));
   std::int64_t last = 0;
-  for (const nlohmann::json& entry : stats) last = std::max(last, entry["epoch_num"].get<std::int64_t>());
+  for (const StatsEntry& entry : stats.entries) last = std::max(last, entry.epoch);
   return last;
 }
 
@@ -78,31 +69,22 @@ void JSONWriter::load_existing(int starting_epoch) {
     back_up("training starts at epoch 1, so it belongs to an earlier run");
     return;
   }
-  const nlohmann::json stats = nlohmann::json::parse(read_text(path_), nullptr, /*allow_exceptions=*/false);
-  if (const std::string problem = problem_with(stats); !problem.empty()) {
-    back_up(problem);
+  Stats stats = parse_stats(read_text(path_));
+  if (!stats.problem.empty()) {
+    back_up(stats.problem);
     return;
   }
   // Epochs from starting_epoch on are being trained again: their old entries go.
-  for (const nlohmann::json& entry : stats)
-    if (entry["epoch_num"].get<std::int64_t>() < starting_epoch) entries_.push_back(entry.dump());
+  for (StatsEntry& entry : stats.entries)
+    if (entry.epoch < starting_epoch) kept_.push_back(std::move(entry));
   log_info("Found existing JSON inside {}, will append to it (keeping {} of its {} epochs).",
-           std::filesystem::path(path_).parent_path().string(), entries_.size(), stats.size());
+           std::filesystem::path(path_).parent_path().string(), kept_.size(), stats.entries.size());
 }
 
 void JSONWriter::restored_history(
     std::map<std::string, std::vector<std::pair<std::int64_t, double>>>& into) const {
-  for (const std::string& text : entries_) {
-    const nlohmann::json entry = nlohmann::json::parse(text);
-    const std::int64_t step = entry.contains("global_step") && entry["global_step"].is_number_integer()
-                                  ? entry["global_step"].get<std::int64_t>()
-                                  : -1;
-    for (const auto& [name, value] : entry.items()) {
-      if (name == "epoch_num" || name == "global_step") continue;
-      if (value.is_number()) into[name].emplace_back(step, value.get<double>());
-      else if (value.is_null()) into[name].emplace_back(step, std::numeric_limits<double>::quiet_NaN());
-    }
-  }
+  for (const StatsEntry& entry : kept_)
+    for (const auto& [name, value] : entry.scalars) into[name].emplace_back(entry.global_step, value);
 }
 
 void JSONWriter::back_up(const std::string& reason) {
@@ -123,11 +105,15 @@ void JSONWriter::trigger_epoch() {
   for (const auto& [name, value] : epoch_) entry[name] = value;
   entry["epoch_num"] = trainer().epoch_num();
   entry["global_step"] = trainer().global_step();
-  entries_.push_back(entry.dump());
+  StatsEntry& kept = kept_.emplace_back();
+  kept.epoch = trainer().epoch_num();
+  kept.global_step = trainer().global_step();
+  kept.scalars = std::move(epoch_);
+  kept.json = entry.dump();
   epoch_.clear();
 
   std::string text = "[\n";
-  for (std::size_t i = 0; i < entries_.size(); ++i) text += entries_[i] + (i + 1 < entries_.size() ? ",\n" : "\n");
+  for (std::size_t i = 0; i < kept_.size(); ++i) text += kept_[i].json + (i + 1 < kept_.size() ? ",\n" : "\n");
   text += "]\n";
   write_file_atomically(path_, text);
 }

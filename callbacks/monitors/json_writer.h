@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "callbacks/monitors.h"
+#include "callbacks/monitors/stats_file.h"
 
 namespace vkp::callbacks {
 
@@ -48,7 +49,7 @@ class JSONWriter : public Monitor {
   void back_up(const std::string& reason);
 
   std::string path_;
-  std::vector<std::string> entries_;     // one serialized JSON object per epoch, in order
+  std::vector<StatsEntry> kept_;         // one per epoch, kept from the file or written, in order
   std::map<std::string, double> epoch_;  // this epoch's latest value of each scalar
 };
 

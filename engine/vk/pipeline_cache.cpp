@@ -14,19 +14,19 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/vk/cache_files.h"
 #include "engine/vk/check.h"
 #include "engine/vk/instance.h"
 
 namespace vkp::vk {
 namespace {
 
-// VkPipelineCacheHeaderVersionOne: length, version, vendor, device, uuid (32 bytes).
-bool header_matches(const std::vector<char>& data, const PhysicalDeviceInfo& info) {
-  if (data.size() < 32) return false;
-  std::uint32_t words[4];
-  std::memcpy(words, data.data(), sizeof words);
-  return words[0] >= 32 && words[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && words[2] == info.vendor_id &&
-         words[3] == info.device_id && std::memcmp(data.data() + 16, info.pipeline_cache_uuid, VK_UUID_SIZE) == 0;
+CacheOwner owner_of(const PhysicalDeviceInfo& info) {
+  CacheOwner owner;
+  owner.vendor_id = info.vendor_id;
+  owner.device_id = info.device_id;
+  std::memcpy(owner.uuid.data(), info.pipeline_cache_uuid, owner.uuid.size());
+  return owner;
 }
 
 }  // namespace
@@ -40,16 +40,21 @@ std::string default_cache_dir() {
 
 PipelineCache::PipelineCache(const DeviceFns& fn, VkDevice device, const PhysicalDeviceInfo& info, std::string dir)
     : fn_(&fn), device_(device) {
-  std::vector<char> data;
+  std::vector<char> file;
+  std::span<const std::byte> data;
   if (!dir.empty()) {
     std::string uuid;
     for (std::uint8_t b : info.pipeline_cache_uuid) uuid += fmt::format("{:02x}", b);
     path_ = fmt::format("{}/{:04x}-{:04x}-{}.pipelines", dir, info.vendor_id, info.device_id, uuid);
-    std::ifstream in(path_, std::ios::binary);
-    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
-    if (!data.empty() && !header_matches(data, info)) {
-      log_warn("ignoring pipeline cache {}: written by another driver or damaged", path_);
-      data.clear();
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(path_, ec);
+    if (!ec && size > kMaxPipelineCacheBytes) {
+      log_warn("ignoring pipeline cache {}: {} bytes, more than the {} read", path_, size, kMaxPipelineCacheBytes);
+    } else if (std::ifstream in(path_, std::ios::binary); in) {
+      file.assign(std::istreambuf_iterator<char>(in), {});
+      std::string why;
+      if (const auto inside = pipeline_cache_data(std::as_bytes(std::span(file)), owner_of(info), why)) data = *inside;
+      else if (!file.empty()) log_warn("ignoring pipeline cache {}: {}", path_, why);
     }
   }
   VkPipelineCacheCreateInfo create{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
@@ -69,7 +74,7 @@ void PipelineCache::save() const {
   data.resize(size);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  write_file_atomically(path_, std::string_view(data.data(), data.size()));
+  write_file_atomically(path_, pipeline_cache_file(std::as_bytes(std::span(data))));
 }
 
 }  // namespace vkp::vk

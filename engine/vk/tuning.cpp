@@ -2,13 +2,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/vk/cache_files.h"
 #include "engine/vk/instance.h"
 
 namespace vkp::vk {
@@ -27,20 +28,19 @@ TuningCache::TuningCache(const PhysicalDeviceInfo& info, std::string dir, bool e
   std::string uuid;
   for (std::uint8_t b : info.pipeline_cache_uuid) uuid += fmt::format("{:02x}", b);
   path_ = fmt::format("{}/{:04x}-{:04x}-{}.tuning.json", dir, info.vendor_id, info.device_id, uuid);
-  std::ifstream in(path_);
-  if (!in) return;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    if (j.at("driver").get<std::string>() != driver_) {
-      log_warn("ignoring tuning choices {}: measured with driver '{}', this is '{}'", path_,
-               j.at("driver").get<std::string>(), driver_);
-      return;
-    }
-    for (const auto& [key, value] : j.at("choices").items()) choices_[key] = value.get<std::string>();
-  } catch (const std::exception& e) {  // nlohmann::json's parse and type errors
-    log_warn("ignoring tuning choices {}: {}", path_, e.what());
-    choices_.clear();
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path_, ec);
+  if (ec) return;  // none yet
+  std::string text;
+  if (size <= kMaxTuningFileBytes) {
+    std::ifstream in(path_, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  } else {
+    text.resize(kMaxTuningFileBytes + 1);  // refused below, unread
   }
+  std::string why;
+  if (auto choices = tuning_choices(text, driver_, why)) choices_ = std::move(*choices);
+  else log_warn("ignoring tuning choices {}: {}", path_, why);
 }
 
 std::optional<std::string> TuningCache::get(const std::string& key) const {
@@ -85,12 +85,9 @@ std::shared_ptr<TuningCache> open_tuning_cache(const PhysicalDeviceInfo& info, c
 
 void TuningCache::save() const {
   if (path_.empty()) return;
-  nlohmann::json j;
-  j["driver"] = driver_;
-  j["choices"] = choices_;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  write_file_atomically(path_, j.dump(1) + "\n");
+  write_file_atomically(path_, tuning_file(driver_, choices_));
 }
 
 }  // namespace vkp::vk

@@ -402,6 +402,17 @@ std::vector<Broken> broken_files() {
        "tensor 'w' must be a JSON object"},
       {"metadata not strings", file_by_hand(R"({"__metadata__": {"step": 12}})", ""), ErrorCode::bad_data,
        "metadata \"step\" is 12; metadata values must be strings"},
+      // A shape nested 200000 deep: the error message's dump of it recursed per level
+      // and ended on the stack (a crash) before the depth was checked.
+      {"nested beyond any format",
+       file_by_hand(tensor_header(R"({"dtype": "F32", "shape": )" + std::string(200000, '[') +
+                                  std::string(200000, ']') + R"(, "data_offsets": [0, 16]})"),
+                    kFour),
+       ErrorCode::bad_data, "the header nests 200002 levels deep, more than the 64 read"},
+      {"name beyond any model",
+       file_by_hand(R"({")" + std::string(5000, 'n') + R"(": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})",
+                    kFour),
+       ErrorCode::bad_data, "a tensor name of 5000 bytes"},
   };
 }
 

@@ -108,3 +108,31 @@ put("image", "rgba_2x2.png", b"\x04" + png(2, 2, 4, bytes(range(16))))
 put("image", "rgb_3x2.bmp", b"\x03" + bmp(3, 2, bytes(range(18))))
 put("image", "gray_2x2.pgm", b"\x01" + b"P5\n2 2\n255\n\x00\x40\x80\xff")
 put("char_corpus", "fortunes.txt", b"A fortune.\n%\nAnother one,\nover two lines.\n%\nThe third.\n%\nAnd a fourth.\n")
+
+
+def crc32c(data):  # Castagnoli, reflected, as core/crc32c.h
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+w = struct.pack("<2f", 1.5, -2.0)
+put("checkpoint", "model-12.safetensors",
+    safetensors({"w": ("F32", [2], w)},
+                {"format": "vkpack checkpoint 2", "crc32c/w": f"{crc32c(w):08x}", "global_step": "12", "epoch": "2",
+                 "local_step": "3", "hyperparameter/learning_rate": "0.1"}))
+put("checkpoint", "format1.safetensors", safetensors({"w": ("F32", [2], w)}, {"global_step": "4", "epoch": "1"}))
+put("checkpoint_index", "checkpoint",
+    b'model_checkpoint_path: "model-3.safetensors"\nall_model_checkpoint_paths: "model-3.safetensors"\n')
+put("checkpoint_index", "missing", b'model_checkpoint_path: "model-9.safetensors"\n')
+put("stats_json", "stats.json",
+    b'[\n{"epoch_num":1,"global_step":100,"loss":1.0,"accuracy":null},\n{"epoch_num":2,"global_step":200,"loss":0.5}\n]\n')
+put("tuning_file", "choices.tuning.json",
+    json.dumps({"driver": "llvmpipe 22.3.6 Mesa", "choices": {"gemm m64 n64 k64 nn b1 f32": "tiled_64"}}).encode())
+driver = struct.pack("<4I", 32, 1, 0x10005, 0) + bytes(range(16)) + b"compiled pipelines"
+put("pipeline_cache", "wrapped_driver_data", b"\x01" + driver)
+put("pipeline_cache", "whole_file",
+    b"\x00" + b"VKPKPIPE" + struct.pack("<IIQ", 1, crc32c(driver), len(driver)) + driver)

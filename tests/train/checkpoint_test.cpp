@@ -20,6 +20,7 @@
 #include "callbacks/checkpoint.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/safetensors.h"
 #include "engine/graph/variables.h"
 #include "train/logger_dir.h"
 #include "train/session_init.h"
@@ -193,6 +194,50 @@ TEST_F(Checkpoints, AnIndexNamingAPathOutsideItsDirectoryIsRefused) {
     }
   }
   fs::remove(outside);
+}
+
+// An index line naming 200000 bytes: the first reader matched it with std::regex, which
+// recurses per character in libstdc++ and crashed on the stack. Now a clear error (the
+// named file is missing); an index over 1 MiB is not read at all.
+TEST_F(Checkpoints, AnIndexWithAnOverlongLineIsAClearErrorNotACrash) {
+  graph::Session& s = trainer_->session();
+  callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 2), 0);
+  std::ofstream(dir_ + "/checkpoint", std::ios::trunc) << "model_checkpoint_path: \"" << std::string(200000, 'a')
+                                                        << "\"\n";
+  EXPECT_THROW(callbacks::resume_checkpoint(dir_), Error);
+  std::ofstream(dir_ + "/checkpoint", std::ios::trunc) << std::string(callbacks::kMaxCheckpointIndexBytes + 1, '#');
+  try {
+    callbacks::latest_checkpoint(dir_);
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::bad_data);
+    EXPECT_NE(std::string(e.what()).find(dir_ + "/checkpoint is 1048577 bytes"), std::string::npos) << e.what();
+  }
+}
+
+// The step, epoch and hyperparameters of a checkpoint's metadata: the first reader took
+// "12abc" as 12 and cut an epoch of 2^32 + 1 to 1 (stoll, then int).
+TEST_F(Checkpoints, MetadataNumbersMustBeWholeAndInRange) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"global_step", "12abc"}, {"global_step", "-3"}, {"epoch", "4294967297"}, {"local_step", " 5"},
+           {"hyperparameter/learning_rate", "inf"}, {"hyperparameter/learning_rate", "0.1x"}}) {
+    SCOPED_TRACE(key + "=" + value);
+    TensorFile file;
+    file.metadata = {{"format", "vkpack checkpoint 1"}, {"global_step", "7"}, {"epoch", "1"}};
+    file.metadata[key] = value;
+    file.tensors.emplace_back("w", Array(DType::f32, Shape{1}));
+    const std::string path = dir_ + "/model-7.safetensors";
+    fs::create_directories(dir_);
+    write_safetensors(path, file);
+    try {
+      callbacks::load_checkpoint(path);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::bad_data);
+      EXPECT_NE(std::string(e.what()).find(path + ": metadata " + key + " is '" + value + "'"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST_F(Checkpoints, SaverRestoreRestoresVariablesStepAndHyperparameters) {

@@ -164,6 +164,17 @@ TEST(JSONWriter, BacksUpAMalformedFileWithAWarningInsteadOfOverwritingIt) {
   expect_backed_up(R"([{"loss": 1.0, "epoch_num": 1}, {"loss": 1.0}])", 3,
                    "entry 1 is not an object with an integer \"epoch_num\"");
   expect_backed_up("", 2, "it is not valid JSON");
+  expect_backed_up(R"([{"loss": "low", "epoch_num": 1}])", 2, "entry 0's \"loss\" is not a number");
+  expect_backed_up(R"([{"loss": 1.0, "epoch_num": 1, "global_step": 1.5}])", 2,
+                   "entry 0's \"global_step\" is not an integer");
+}
+
+// A value nested 200000 deep: the first reader parsed it, kept the entry and wrote it
+// out again by dumping it, which recursed per level and crashed on the stack. Now the
+// depth is counted before parsing (stats.json needs 2 levels).
+TEST(JSONWriter, BacksUpAFileNestedDeeperThanStatisticsNest) {
+  const std::string deep = R"([{"epoch_num": 1, "loss": )" + std::string(200000, '[') + std::string(200000, ']') + "}]";
+  expect_backed_up(deep, 2, "it nests 200002 levels deep, more than the 64 read (a list of objects of numbers needs 2)");
 }
 
 TEST(JSONWriter, BacksUpTheStatsOfAnEarlierRunWhenTrainingStartsAtEpochOne) {
