@@ -241,8 +241,9 @@ void Towers::drain() {
   // The threads are idle and the queues empty: the caller owns the sessions again.
   for (int k = 0; k < size(); ++k) {
     if (a.hyper_seen[static_cast<std::size_t>(k)] == a.hyper_version) continue;
-    for (const auto& [name, value] : a.hyper)
-      if (has_hyperparameter(graph(k), name)) on_tower(k, [&] { session(k).set_hyperparameter(name, value); });
+    for (const auto& entry : a.hyper)  // not a structured binding: clang 14 cannot capture one
+      if (has_hyperparameter(graph(k), entry.first))
+        on_tower(k, [&] { session(k).set_hyperparameter(entry.first, entry.second); });
     a.hyper_seen[static_cast<std::size_t>(k)] = a.hyper_version;
   }
   if (!a.dirty) return;

@@ -77,21 +77,21 @@ TEST_F(CharCorpusTest, SequencesAreConsecutiveWindowsWithNextCharacterTargets) {
   EXPECT_EQ(k, ordered.size());
   // Shuffled: every window once per epoch, in an order the seed decides.
   auto key = [](const Datapoint& dp) {
-    std::int64_t packed = 0;
-    for (std::size_t t = 0; t < 7; ++t) packed = packed * 1000 + dp[0].data<std::int32_t>()[t];
+    std::uint64_t packed = 0;  // wraps past 2^64: a hash of the window, not its value
+    for (std::size_t t = 0; t < 7; ++t) packed = packed * 1000 + static_cast<std::uint32_t>(dp[0].data<std::int32_t>()[t]);
     return packed;
   };
   auto keys = [&](std::uint64_t seed, int epochs) {
     CharSequenceData df(corpus, ids, {.length = 7, .seed = seed});
     df.reset_state();
-    std::vector<std::int64_t> out;
+    std::vector<std::uint64_t> out;
     for (int epoch = 0; epoch < epochs; ++epoch)
       for (const Datapoint& dp : df.epoch()) out.push_back(key(dp));
     return out;
   };
   EXPECT_EQ(keys(3, 2), keys(3, 2));
   EXPECT_NE(keys(3, 2), keys(4, 2));
-  std::vector<std::int64_t> shuffled = keys(3, 1), in_order;
+  std::vector<std::uint64_t> shuffled = keys(3, 1), in_order;
   for (const Datapoint& dp : ordered.epoch()) in_order.push_back(key(dp));
   EXPECT_NE(shuffled, in_order);
   std::sort(shuffled.begin(), shuffled.end());
