@@ -91,6 +91,30 @@ void check_png_chunks(std::span<const std::byte> bytes, const std::string& what)
   }
 }
 
+// The most pixels a file of each format can hold per byte of the file. BMP (stb reads
+// uncompressed BMPs only) holds 8 at 1 bit per pixel; a binary PNM 1 (8-bit samples).
+// Every other format stb reads is compressed, and PNG's bound is the largest that holds
+// for honest files: deflate expands at most 1032:1, times 8 pixels per byte at 1 bit per
+// pixel. TGA, PSD, HDR and PIC run lengths and GIF's LZW stay far below it; a JPEG could
+// exceed it only through progressive end-of-band runs no encoder writes for a picture.
+// A header declaring more is refused before stb allocates and fills the pixels (a
+// 56-byte BMP declaring 3 x 16449282 pixels took 11 s; found by tests/fuzz).
+std::uint64_t max_pixels_per_byte(std::span<const std::byte> bytes, const char*& format) {
+  const auto starts = [&](const char* magic, std::size_t n) {
+    return bytes.size() >= n && std::memcmp(bytes.data(), magic, n) == 0;
+  };
+  if (starts("BM", 2)) {
+    format = "BMP";
+    return 8;
+  }
+  if (starts("P5", 2) || starts("P6", 2)) {
+    format = "PNM";
+    return 1;
+  }
+  format = "compressed image";
+  return 1032 * 8;
+}
+
 void append(void* context, void* data, int size) {
   static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
 }
@@ -111,6 +135,13 @@ Array decode_image(std::span<const std::byte> bytes, const std::string& what, in
       throw Error(ErrorCode::bad_data, what + ": declares " + std::to_string(w) + " x " + std::to_string(h) + " pixels (" +
                                            std::to_string(need) + " bytes decoded), more than the limit of " +
                                            std::to_string(max_bytes) + " bytes (read_image's max_bytes)");
+    const char* format = "";
+    const std::uint64_t per_byte = max_pixels_per_byte(bytes, format);
+    if (std::uint64_t(w) * std::uint64_t(h) > per_byte * bytes.size())
+      throw Error(ErrorCode::bad_data, what + ": declares " + std::to_string(w) + " x " + std::to_string(h) +
+                                           " pixels, more than a " + format + " file of " +
+                                           std::to_string(bytes.size()) + " bytes can hold (" +
+                                           std::to_string(per_byte) + " pixels per byte at most)");
   }
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,

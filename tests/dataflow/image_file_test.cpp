@@ -171,6 +171,29 @@ TEST(ImageLimits, ADeclaredSizeBeyondTheLimitIsRefusedBeforeDecoding) {
   expect_refused(large, "large.png", 4, ErrorCode::bad_data, "4000 x 4000 pixels (64000000 bytes", 1 << 20);
 }
 
+// Found by tests/fuzz (image, in CI's five seconds): a 56-byte BMP declaring 3 x 16449282
+// pixels passed the 1 GiB limit and stb spent 11 s filling 148 MB from nothing. The
+// pixels a header declares must fit in the file's bytes at the format's densest.
+TEST(ImageLimits, MorePixelsThanTheFileCanHoldAreRefusedBeforeDecoding) {
+  const unsigned char raw[] = {
+      0x42, 0x4d, 0x00, 0x00, 0x00, 0x4e, 0x00, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x28, 0x00, 0x00,
+      0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0xff, 0xfa, 0x00, 0x01, 0x00, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x01, 0x02};
+  const std::string bmp(reinterpret_cast<const char*>(raw), sizeof raw);
+  expect_refused(bmp, "tall.bmp", 3, ErrorCode::bad_data,
+                 "declares 3 x 16449282 pixels, more than a BMP file of 56 bytes can hold (8 pixels per byte at most)");
+  // A PNG header claiming 4000 x 4000 over a few dozen bytes, within max_bytes.
+  Array small(DType::u8, Shape{2, 3, 1});
+  std::string large = encode_png(small);
+  const char side[4] = {0, 0, 0x0f, static_cast<char>(0xa0)};
+  for (int i = 0; i < 8; ++i) large[16 + i] = side[i % 4];
+  expect_refused(large, "large.png", 1, ErrorCode::bad_data, "4000 x 4000 pixels, more than a compressed image file of");
+  // A PGM must hold its pixels outright.
+  expect_refused(std::string("P5\n4 4\n255\n\x01\x02", 14), "short.pgm", 1, ErrorCode::bad_data,
+                 "declares 4 x 4 pixels, more than a PNM file of 14 bytes");
+}
+
 // Found by tests/fuzz (image): stb 2.27 overflows an int reading a PNM header number of
 // 10 digits or more (undefined behaviour), and a heap buffer converting 16-bit PNM
 // samples; such headers are refused before stb sees them.
