@@ -1,5 +1,7 @@
 #include "engine/graph/layers.h"
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <regex>
 
@@ -121,6 +123,52 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   return identity(y, "output");
 }
 
+Tensor BatchRenorm(const std::string& name, Tensor x, float rmax, float dmax, const BatchRenormOptions& o) {
+  Graph& g = x.graph();
+  if (!(rmax >= 1.0f) || !(dmax >= 0.0f))
+    throw Error(ErrorCode::invalid_argument, name + ": BatchRenorm needs rmax >= 1 and dmax >= 0, not " +
+                                                 std::to_string(rmax) + " and " + std::to_string(dmax));
+  if (x.rank() < 2)
+    throw Error(ErrorCode::invalid_argument, name + ": BatchRenorm needs a batch dimension and channels, not " +
+                                                 to_string(x.type()));
+  VariableScope scope(g, name);
+  const std::int64_t c = channels(x, name);
+  const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
+  const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones())
+                               : constant(g, initial_value(ones(), Shape{c}, 0, "gamma"), "gamma");
+  Tensor moving_mean, moving_var;
+  {
+    VariableScope mean_scope(g, "mean");
+    moving_mean = get_variable(g, "EMA", {c}, zeros(), false);
+  }
+  {
+    VariableScope var_scope(g, "variance");
+    moving_var = get_variable(g, "EMA", {c}, ones(), false);
+  }
+  const Tensor renorm_mean = get_variable(g, "renorm_mean", {c}, zeros(), false);
+  const Tensor renorm_stddev = get_variable(g, "renorm_stddev", {c}, ones(), false);
+  if (!g.tower().is_training || g.frozen())
+    return identity((x - moving_mean) * rsqrt(moving_var + o.epsilon) * gamma + beta, "output");
+  std::vector<int> batch_axes;
+  for (int i = 0; i + 1 < x.rank(); ++i) batch_axes.push_back(i);
+  const Tensor mean = reduce_mean(x, batch_axes);
+  const Tensor centred = x - mean;
+  const Tensor variance = reduce_mean(square(centred), batch_axes);  // biased, as tf.nn.moments
+  const Tensor stddev = sqrt(variance + o.epsilon);
+  const Tensor sd_r = clip_by_value(renorm_stddev, std::sqrt(o.epsilon), std::numeric_limits<float>::max());
+  const Tensor r = stop_gradient(clip_by_value(stddev / sd_r, 1.0f / rmax, rmax));
+  const Tensor d = stop_gradient(clip_by_value((mean - renorm_mean) / sd_r, -dmax, dmax));
+  const Tensor y = centred / stddev * (r * gamma) + (d * gamma + beta);
+  const auto average = [&](Tensor v, Tensor value, float momentum) {
+    g.add_to_collection(kUpdateOps, assign(v, v * momentum + value * (1.0f - momentum)));
+  };
+  average(renorm_mean, mean, o.renorm_momentum);
+  average(renorm_stddev, stddev, o.renorm_momentum);
+  average(moving_mean, mean, o.momentum);
+  average(moving_var, variance, o.momentum);
+  return identity(y, "output");
+}
+
 Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options) {
   options.relu = true;
   return BatchNorm(name, x, options);
@@ -172,6 +220,30 @@ Tensor PReLU(const std::string& name, Tensor x, float init) {
   VariableScope scope(g, name);
   const Tensor alpha = get_variable(g, "alpha", {}, constant(init));
   return identity(relu(x) - alpha * relu(neg(x)), "output");
+}
+
+Tensor FixedUnPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2> shape,
+                      std::optional<Array> unpool_mat) {
+  Graph& g = x.graph();
+  const std::vector<std::int64_t>& dims = x.dims();
+  if (x.rank() != 4 || dims[1] < 0 || dims[2] < 0 || dims[3] < 0)
+    throw Error(ErrorCode::invalid_argument, name + ": FixedUnPooling takes NHWC images with H, W and C known, not " +
+                                                 to_string(x.type()));
+  if (shape[0] < 1 || shape[1] < 1)
+    throw Error(ErrorCode::invalid_argument, name + ": FixedUnPooling's shape must be positive, not " +
+                                                 std::to_string(shape[0]) + " x " + std::to_string(shape[1]));
+  if (!unpool_mat) {
+    unpool_mat = Array(DType::f32, Shape{shape[0], shape[1]});
+    unpool_mat->data<float>()[0] = 1.0f;
+  }
+  if (unpool_mat->dtype() != DType::f32 || unpool_mat->shape() != Shape{shape[0], shape[1]})
+    throw Error(ErrorCode::invalid_argument, name + ": FixedUnPooling's unpool_mat must be float32 [" +
+                                                 std::to_string(shape[0]) + ", " + std::to_string(shape[1]) +
+                                                 "], not " + describe(*unpool_mat));
+  NameScope scope(g, name);
+  const Tensor mat = reshape(constant(g, *unpool_mat, "unpool_mat"), {1, 1, shape[0], 1, shape[1], 1});
+  const Tensor blocks = reshape(x, {-1, dims[1], 1, dims[2], 1, dims[3]}) * mat;
+  return identity(reshape(blocks, {-1, dims[1] * shape[0], dims[2] * shape[1], dims[3]}), "output");
 }
 
 Tensor Maxout(Tensor x, std::int64_t num_unit) {

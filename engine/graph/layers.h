@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "engine/graph/graph.h"
@@ -67,6 +68,23 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& opti
 // BatchNorm's: name/gamma, name/beta, name/mean/EMA, name/variance/EMA).
 Tensor BNReLU(const std::string& name, Tensor x, BatchNormOptions options = {});
 
+struct BatchRenormOptions {
+  float momentum = 0.9f;          // of the moving mean and variance used in inference
+  float epsilon = 1e-5f;
+  bool center = true;             // beta
+  bool scale = true;              // gamma
+  float renorm_momentum = 0.99f;  // of the averages r and d correct towards (TensorFlow's)
+};
+// tensorpack's BatchRenorm (Ioffe 2017, through TensorFlow's renorm): in training,
+//   y = ((x - mean_B) / sd_B * r + d) * gamma + beta,   sd_B = sqrt(var_B + epsilon),
+//   r = clip(sd_B / sd_R, 1 / rmax, rmax),   d = clip((mean_B - mean_R) / sd_R, -dmax, dmax),
+// over the last axis, with no gradient through r and d; mean_R and sd_R (name/renorm_mean,
+// name/renorm_stddev, from 0 and 1; sd_R at least sqrt(epsilon)) average the batch's mean and
+// sd with renorm_momentum. Inference uses the moving mean and (biased) variance, name/mean/EMA
+// and name/variance/EMA, averaged with `momentum`. All four averages are update ops, run
+// after the step. rmax = 1 and dmax = 0 make it BatchNorm with the biased moving variance.
+Tensor BatchRenorm(const std::string& name, Tensor x, float rmax, float dmax, const BatchRenormOptions& options = {});
+
 // Identity in inference.
 Tensor Dropout(const std::string& name, Tensor x, float rate);
 
@@ -88,6 +106,12 @@ std::function<Tensor(Tensor)> l1_regularizer(float scale);
 // tensorpack's PReLU: max(x, 0) + alpha * min(x, 0), alpha a trainable scalar variable
 // "<name>/alpha" starting at `init`.
 Tensor PReLU(const std::string& name, Tensor x, float init = 0.001f);
+// tensorpack's FixedUnPooling: every value of x (NHWC) becomes a shape[0] x shape[1] block,
+// the value times `unpool_mat` ([shape[0], shape[1]] float32: the Kronecker product with
+// it); without a matrix the value fills the block's top-left corner and the rest is zero.
+// [N, H, W, C] -> [N, H * shape[0], W * shape[1], C]; H, W and C must be known.
+Tensor FixedUnPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2> shape,
+                      std::optional<Array> unpool_mat = std::nullopt);
 // tensorpack's Maxout: the last dimension C in groups of `num_unit` consecutive channels,
 // each group's maximum: [..., C] -> [..., C / num_unit]. Every dimension but the first
 // must be known and C divisible by num_unit (Error otherwise).

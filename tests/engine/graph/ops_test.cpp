@@ -3,6 +3,7 @@
 // Shapes are awkward on purpose (odd extents, not tile multiples).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -549,6 +550,113 @@ TEST(Ops, PReLUMaxoutAndL1GiveTensorpacksValues) {
             (std::vector<float>{-0.4f, 5, 0, 9, -0.1f, 4}));
   EXPECT_EQ(std::vector<float>(got[1].data<float>().begin(), got[1].data<float>().end()), (std::vector<float>{5, 9}));
   EXPECT_FLOAT_EQ(got[2].data<float>()[0], 0.25f * 4 * 1.5f);
+}
+
+// Inputs in [-3, 9): every channel's batch sd (about 3.5) is past rmax = 2 and its mean
+// (about 3) past dmax = 0.5 from the renorm averages' first values (0 and 1), so r and d
+// sit on their clips and finite differences, which cannot see stop_gradient, agree with
+// the rule that leaves them out.
+TEST(Ops, BatchRenormTrainingCorrectsTowardsTheAverages) {
+  check_op({.name = "BatchRenorm training",
+            .inputs = {f32({4, 3, 5, 6})},
+            .more_inputs = {{f32({40, 7})}},
+            .build = [](Inputs& in) { return BatchRenorm("brn", in[0], 2.0f, 0.5f) * 1.5f; },
+            .low = -3.0f,
+            .high = 9.0f,
+            .forward_tolerance = kBatchNormTolerance,
+            .gradient_tolerance = 1e-4,
+            .backward_tolerance = kBatchNormTolerance});
+  check_op({.name = "BatchRenorm inference",
+            .inputs = {f32({7, 6})},
+            .build = [](Inputs& in) {
+              TowerContext inference(in[0].graph(), "", 0, false);
+              return BatchRenorm("brn", in[0], 3.0f, 5.0f, {.epsilon = 0.5f});
+            }});
+}
+
+// Two training steps computed here in double from the definition (TensorFlow's renorm,
+// which tensorpack's BatchRenorm calls): the outputs with r and d clipped against the
+// averages as they were before each step, then the four averages after both.
+TEST(Ops, BatchRenormGivesTheDefinitionsValuesAndAverages) {
+  constexpr std::int64_t m = 12, c = 3;
+  constexpr double rmax = 1.5, dmax = 0.25, eps = 1e-3;
+  Graph g(1);
+  const Tensor x = placeholder(g, "x", f32({m, c}));
+  const Tensor y = BatchRenorm("brn", x, float(rmax), float(dmax), {.momentum = 0.75f, .epsilon = float(eps),
+                                                                    .renorm_momentum = 0.5f});
+  // d cost / d x for cost = sum(y * w): r scales batch norm's gradient, and nothing flows
+  // through r itself (unclipped in the first step: sd_B about 1.15 < rmax).
+  const Tensor w = placeholder(g, "w", f32({m, c}));
+  const Tensor dx = gradients(reduce_sum(mul(y, w)), {x})[0];
+  const std::vector<float> wv = random_floats(static_cast<std::size_t>(m * c), 39);
+  Session session(g, device());
+  std::vector<double> mean_r(c, 0.0), sd_r(c, 1.0), mean_ema(c, 0.0), var_ema(c, 1.0);
+  for (std::uint64_t step = 0; step < 2; ++step) {
+    const std::vector<float> values = random_floats(static_cast<std::size_t>(m * c), 40 + step, -1.0f + float(step), 3.0f);
+    const std::vector<Array> run = session.run({{x, Array::from(Shape{m, c}, values)}, {w, Array::from(Shape{m, c}, wv)}},
+                                               {y, dx}, g.collection(kUpdateOps));
+    const Array& got = run[0];
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      double mean = 0, var = 0;
+      for (std::int64_t i = 0; i < m; ++i) mean += values[static_cast<std::size_t>(i * c + ch)] / double(m);
+      for (std::int64_t i = 0; i < m; ++i) var += std::pow(values[static_cast<std::size_t>(i * c + ch)] - mean, 2) / double(m);
+      const double sd = std::sqrt(var + eps), floor_sd = std::max(sd_r[ch], std::sqrt(eps));
+      const double r = std::clamp(sd / floor_sd, 1 / rmax, rmax), d = std::clamp((mean - mean_r[ch]) / floor_sd, -dmax, dmax);
+      double mean_w = 0, mean_wx = 0;
+      for (std::int64_t i = 0; i < m; ++i) {
+        const std::size_t at = static_cast<std::size_t>(i * c + ch);
+        const double want = (values[at] - mean) / sd * r + d;  // gamma 1, beta 0
+        EXPECT_NEAR(got.data<float>()[at], want, 2e-5 * std::max(1.0, std::abs(want))) << step << " " << i;
+        mean_w += wv[at] / double(m);
+        mean_wx += wv[at] * (values[at] - mean) / sd / double(m);
+      }
+      for (std::int64_t i = 0; i < m && step == 0; ++i) {
+        const std::size_t at = static_cast<std::size_t>(i * c + ch);
+        ASSERT_LT(r, rmax);
+        const double want = r / sd * (wv[at] - mean_w - (values[at] - mean) / sd * mean_wx);
+        EXPECT_NEAR(run[1].data<float>()[at], want, 2e-5 * std::max(1.0, std::abs(want))) << "gradient " << i;
+      }
+      mean_r[ch] = 0.5 * mean_r[ch] + 0.5 * mean;
+      sd_r[ch] = 0.5 * sd_r[ch] + 0.5 * sd;
+      mean_ema[ch] = 0.75 * mean_ema[ch] + 0.25 * mean;
+      var_ema[ch] = 0.75 * var_ema[ch] + 0.25 * var;
+    }
+  }
+  const auto expect_variable = [&](const std::string& name, const std::vector<double>& want) {
+    const Array got = session.variable(name);
+    for (std::int64_t ch = 0; ch < c; ++ch)
+      EXPECT_NEAR(got.data<float>()[ch], want[ch], 1e-5 * std::max(1.0, std::abs(want[ch]))) << name << " " << ch;
+  };
+  expect_variable("brn/renorm_mean", mean_r);
+  expect_variable("brn/renorm_stddev", sd_r);
+  expect_variable("brn/mean/EMA", mean_ema);
+  expect_variable("brn/variance/EMA", var_ema);
+  EXPECT_THROW(BatchRenorm("bad", x, 0.5f, 0.0f), Error);
+}
+
+TEST(Ops, FixedUnPoolingIsTheKroneckerProductWithItsMatrix) {
+  check_op({.name = "FixedUnPooling, top-left",
+            .inputs = {f32({2, 3, 4, 5})},
+            .build = [](Inputs& in) { return FixedUnPooling("unpool", in[0], {2, 2}); }});
+  check_op({.name = "FixedUnPooling, a 2 x 3 matrix",
+            .inputs = {f32({3, 5, 2, 7})},
+            .build = [](Inputs& in) {
+              return FixedUnPooling("unpool", in[0], {2, 3}, Array::from(Shape{2, 3}, std::vector<float>{1, -2, 0.5f, 3, 0, 1}));
+            }});
+  // By hand: x = [[1, 2], [3, 4]] (one image, one channel), matrix [[1, 2], [3, 4]].
+  Graph g;
+  const Tensor x = placeholder(g, "x", f32({kUnknown, 2, 2, 1}));
+  const Tensor kron = FixedUnPooling("a", x, {2, 2}, Array::from(Shape{2, 2}, std::vector<float>{1, 2, 3, 4}));
+  const Tensor corner = FixedUnPooling("b", x, {2, 2});
+  Session s(g, device());
+  const std::vector<Array> got = s.run({{x, Array::from(Shape{1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4})}}, {kron, corner});
+  EXPECT_EQ(got[0].shape(), (Shape{1, 4, 4, 1}));
+  EXPECT_EQ(std::vector<float>(got[0].data<float>().begin(), got[0].data<float>().end()),
+            (std::vector<float>{1, 2, 2, 4, 3, 4, 6, 8, 3, 6, 4, 8, 9, 12, 12, 16}));
+  EXPECT_EQ(std::vector<float>(got[1].data<float>().begin(), got[1].data<float>().end()),
+            (std::vector<float>{1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0}));
+  EXPECT_THROW(FixedUnPooling("c", x, {2, 2}, Array::from(Shape{3, 2}, std::vector<float>(6, 1.0f))), Error);
+  EXPECT_THROW(FixedUnPooling("d", placeholder(g, "flat", f32({kUnknown, 4})), {2, 2}), Error);
 }
 
 TEST(Ops, GradientProcessorsClipAndScale) {
