@@ -276,7 +276,7 @@ std::vector<TensorEntry> parse_header(const std::string& text, std::uint64_t dat
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number past double
     fail_data(path, std::string("the header is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) fail_data(path, "the header must be a JSON object");
