@@ -86,24 +86,37 @@ Tensor GlobalAvgPooling(const std::string& name, Tensor x) {
   return global_avg_pool(x);
 }
 
+namespace {
+
+// BatchNorm's and BatchRenorm's variables, tensorpack's names, in the current scope:
+// beta and gamma (constants 0 and 1 when not centred or scaled), mean/EMA, variance/EMA.
+struct NormVariables {
+  Tensor beta, gamma, moving_mean, moving_var;
+};
+NormVariables norm_variables(Graph& g, std::int64_t c, bool center, bool scale) {
+  NormVariables v;
+  v.beta = center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
+  v.gamma = scale ? get_variable(g, "gamma", {c}, ones()) : constant(g, initial_value(ones(), Shape{c}, 0, "gamma"), "gamma");
+  {
+    VariableScope mean_scope(g, "mean");
+    v.moving_mean = get_variable(g, "EMA", {c}, zeros(), false);
+  }
+  {
+    VariableScope var_scope(g, "variance");
+    v.moving_var = get_variable(g, "EMA", {c}, ones(), false);
+  }
+  return v;
+}
+
+}  // namespace
+
 Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
   std::optional<FreezeVariables> frozen;
   if (!o.trainable) frozen.emplace(g);
   const std::int64_t c = channels(x, name);
-  const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
-  const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones())
-                               : constant(g, initial_value(ones(), Shape{c}, 0, "gamma"), "gamma");
-  Tensor moving_mean, moving_var;
-  {
-    VariableScope mean_scope(g, "mean");
-    moving_mean = get_variable(g, "EMA", {c}, zeros(), false);
-  }
-  {
-    VariableScope var_scope(g, "variance");
-    moving_var = get_variable(g, "EMA", {c}, ones(), false);
-  }
+  const auto [beta, gamma, moving_mean, moving_var] = norm_variables(g, c, o.center, o.scale);
   Tensor y;
   if (g.tower().is_training && !g.frozen()) {
     const Tensor stats = bn_stats(x);
@@ -133,18 +146,7 @@ Tensor BatchRenorm(const std::string& name, Tensor x, float rmax, float dmax, co
                                                  to_string(x.type()));
   VariableScope scope(g, name);
   const std::int64_t c = channels(x, name);
-  const Tensor beta = o.center ? get_variable(g, "beta", {c}, zeros()) : constant(g, Array(DType::f32, Shape{c}), "beta");
-  const Tensor gamma = o.scale ? get_variable(g, "gamma", {c}, ones())
-                               : constant(g, initial_value(ones(), Shape{c}, 0, "gamma"), "gamma");
-  Tensor moving_mean, moving_var;
-  {
-    VariableScope mean_scope(g, "mean");
-    moving_mean = get_variable(g, "EMA", {c}, zeros(), false);
-  }
-  {
-    VariableScope var_scope(g, "variance");
-    moving_var = get_variable(g, "EMA", {c}, ones(), false);
-  }
+  const auto [beta, gamma, moving_mean, moving_var] = norm_variables(g, c, o.center, o.scale);
   const Tensor renorm_mean = get_variable(g, "renorm_mean", {c}, zeros(), false);
   const Tensor renorm_stddev = get_variable(g, "renorm_stddev", {c}, ones(), false);
   if (!g.tower().is_training || g.frozen())
