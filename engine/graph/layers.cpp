@@ -118,7 +118,35 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   const std::int64_t c = channels(x, name);
   const auto [beta, gamma, moving_mean, moving_var] = norm_variables(g, c, o.center, o.scale);
   Tensor y;
-  if (g.tower().is_training && !g.frozen()) {
+  const bool update = o.ema_update == EmaUpdate::collection;
+  if (g.tower().is_training && !g.frozen() && o.virtual_batch_size > 0) {
+    const std::int64_t v = o.virtual_batch_size;
+    if (x.dims()[0] > 0 && x.dims()[0] % v != 0)
+      throw Error(ErrorCode::invalid_argument, name + ": a batch of " + std::to_string(x.dims()[0]) +
+                                                   " is not a multiple of virtual_batch_size " + std::to_string(v));
+    std::vector<std::int64_t> ghost{v, -1}, back{-1};
+    std::vector<int> axes{0};
+    for (int i = 1; i < x.rank(); ++i) {
+      if (x.dims()[i] < 0)
+        throw Error(ErrorCode::invalid_argument, name + ": virtual_batch_size needs every dimension but the first "
+                                                        "known, not " + to_string(x.type()));
+      ghost.push_back(x.dims()[i]);
+      back.push_back(x.dims()[i]);
+      if (i + 1 < x.rank()) axes.push_back(i + 1);
+    }
+    const Tensor grouped = reshape(x, ghost);
+    const Tensor mean = reduce_mean(grouped, axes, true);
+    const Tensor centred = grouped - mean;
+    const Tensor variance = reduce_mean(square(centred), axes, true);
+    Tensor z = centred * rsqrt(variance + o.epsilon) * gamma + beta;
+    if (o.relu) z = relu(z);
+    y = reshape(z, back);
+    if (update) {
+      const Tensor groups_mean = reshape(reduce_mean(mean, {1}), {c}), groups_var = reshape(reduce_mean(variance, {1}), {c});
+      g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + groups_mean * (1.0f - o.momentum)));
+      g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + groups_var * (1.0f - o.momentum)));
+    }
+  } else if (g.tower().is_training && !g.frozen()) {
     const Tensor stats = bn_stats(x);
     y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true, o.relu);
     // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's
@@ -127,8 +155,10 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     // times it.
     const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c});
     const Tensor variance = reshape(slice(stats, {1, 0}, {1, c}), {c}) * bn_bessel(x);
-    g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
-    g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
+    if (update) {
+      g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
+      g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
+    }
   } else {
     const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
     y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false, o.relu);

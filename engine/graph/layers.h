@@ -52,6 +52,12 @@ Tensor AvgPooling(const std::string& name, Tensor x, std::array<std::int64_t, 2>
                   std::array<std::int64_t, 2> strides = {0, 0}, Padding padding = Padding::valid);
 Tensor GlobalAvgPooling(const std::string& name, Tensor x);
 
+// tensorpack's ema_update: how the moving averages follow the batch statistics.
+enum class EmaUpdate {
+  collection,  // update ops in the update-ops collection, run after each step (tensorpack's default)
+  skip,        // never updated: the averages keep what they were given (restored, or initial)
+};
+
 struct BatchNormOptions {
   float momentum = 0.9f;   // of the moving averages
   float epsilon = 1e-5f;
@@ -59,6 +65,14 @@ struct BatchNormOptions {
   bool scale = true;       // gamma
   bool relu = false;       // max(0, y) in the same kernel (BNReLU)
   bool trainable = true;   // false: as inside FreezeVariables (moving statistics, kept)
+  // Ghost batches, as TensorFlow's (which tensorpack's passes it to): in training the
+  // batch of N is seen as [virtual_batch_size, N / virtual_batch_size, ...], so virtual
+  // batch j holds samples j, j + N / v, j + 2 N / v, ...; each is normalised by its own
+  // statistics (biased variance), and the moving averages follow the virtual batches'
+  // mean statistics (biased variance, as TensorFlow's non-fused path). N must be a
+  // multiple of it; 0: the whole batch.
+  std::int64_t virtual_batch_size = 0;
+  EmaUpdate ema_update = EmaUpdate::collection;
 };
 // Over the last axis (channels). Training: batch statistics (biased variance), and
 // moving-average updates of the mean and the unbiased variance (as tensorpack's) added

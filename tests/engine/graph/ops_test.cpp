@@ -492,6 +492,54 @@ TEST(Ops, BatchNormMovingStatisticsFollowTheUnbiasedBatchVariance) {
   }
 }
 
+TEST(Ops, BatchNormOverVirtualBatches) {
+  check_op({.name = "BatchNorm, virtual batches of 2",
+            .inputs = {f32({8, 3, 2, 5})},
+            .more_inputs = {{f32({6, 4})}},
+            .build = [](Inputs& in) { return BatchNorm("bn", in[0], {.virtual_batch_size = 2}) * 1.5f; },
+            .forward_tolerance = kBatchNormTolerance,
+            .gradient_tolerance = 1e-4,
+            .backward_tolerance = kBatchNormTolerance});
+}
+
+// TensorFlow's ghost batches, computed here in double: a batch of 8 in virtual batches of
+// 4 is two batches, {0, 2, 4, 6} and {1, 3, 5, 7} (the batch seen as [4, 2, C]); each is
+// normalised by its own mean and biased variance, and the averages follow the two
+// batches' mean statistics. With ema_update skip the averages stay as they were.
+TEST(Ops, BatchNormVirtualBatchesAreStridedAndTheirStatisticsAveraged) {
+  constexpr std::int64_t m = 8, c = 3, v = 4, groups = m / v;
+  const std::vector<float> values = random_floats(static_cast<std::size_t>(m * c), 61, -2.0f, 4.0f);
+  for (const EmaUpdate ema : {EmaUpdate::collection, EmaUpdate::skip}) {
+    Graph g(1);
+    const Tensor x = placeholder(g, "x", f32({m, c}));
+    const Tensor y = BatchNorm("bn", x, {.momentum = 0.5f, .epsilon = 1e-3f, .virtual_batch_size = v, .ema_update = ema});
+    EXPECT_EQ(g.collection(kUpdateOps).size(), ema == EmaUpdate::skip ? 0u : 2u);
+    Session session(g, device());
+    const Array got = session.run({{x, Array::from(Shape{m, c}, values)}}, {y}, g.collection(kUpdateOps))[0];
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      double mean_of_means = 0, mean_of_vars = 0;
+      for (std::int64_t j = 0; j < groups; ++j) {
+        double mean = 0, var = 0;
+        for (std::int64_t a = 0; a < v; ++a) mean += values[static_cast<std::size_t>((a * groups + j) * c + ch)] / double(v);
+        for (std::int64_t a = 0; a < v; ++a)
+          var += std::pow(values[static_cast<std::size_t>((a * groups + j) * c + ch)] - mean, 2) / double(v);
+        for (std::int64_t a = 0; a < v; ++a) {
+          const std::size_t at = static_cast<std::size_t>((a * groups + j) * c + ch);
+          const double want = (values[at] - mean) / std::sqrt(var + 1e-3);
+          EXPECT_NEAR(got.data<float>()[at], want, 2e-5 * std::max(1.0, std::abs(want))) << at;
+        }
+        mean_of_means += mean / double(groups);
+        mean_of_vars += var / double(groups);
+      }
+      const bool updated = ema == EmaUpdate::collection;
+      EXPECT_NEAR(session.variable("bn/mean/EMA").data<float>()[ch], updated ? 0.5 * mean_of_means : 0.0, 1e-5);
+      EXPECT_NEAR(session.variable("bn/variance/EMA").data<float>()[ch], updated ? 0.5 + 0.5 * mean_of_vars : 1.0, 1e-5);
+    }
+  }
+  Graph g(1);
+  EXPECT_THROW(BatchNorm("bn", placeholder(g, "x", f32({6, 3})), {.virtual_batch_size = 4}), Error);
+}
+
 TEST(Ops, BatchNormInferenceUsesMovingAverages) {
   check_op({.name = "BatchNorm inference",
             .inputs = {f32({7, 6})},
