@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace vkp::dataflow {
@@ -170,6 +171,121 @@ Array ToFloat::apply(Array image, Rng&) const {
     for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * a0 + b0;
   else
     for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * f.a[i % c] + f.b[i % c];
+  return out;
+}
+
+BrightnessScale::BrightnessScale(float low, float high) : low_(low), high_(high) {
+  require(low_ <= high_, ErrorCode::invalid_argument,
+          "BrightnessScale: needs low <= high, got [" + std::to_string(low_) + ", " + std::to_string(high_) + ")");
+}
+
+Array BrightnessScale::apply(Array image, Rng& rng) const {
+  image_dims(image, "BrightnessScale");
+  require_u8_or_f32(image, "BrightnessScale");
+  const float factor = rng.uniform(low_, high_);
+  transform(image, [factor](float v, std::size_t) { return v * factor; });
+  return image;
+}
+
+Gamma::Gamma(float low, float high) : low_(low), high_(high) {
+  require(low_ > -1.0f && low_ <= high_, ErrorCode::invalid_argument,
+          "Gamma: needs -1 < low <= high, got [" + std::to_string(low_) + ", " + std::to_string(high_) + ")");
+}
+
+Array Gamma::apply(Array image, Rng& rng) const {
+  image_dims(image, "Gamma");
+  require_u8_or_f32(image, "Gamma");
+  const float exponent = 1.0f / (1.0f + rng.uniform(low_, high_));
+  transform(image, [exponent](float v, std::size_t) {
+    return 255.0f * std::pow(std::clamp(v, 0.0f, 255.0f) / 255.0f, exponent);
+  });
+  return image;
+}
+
+Clip::Clip(float low, float high) : low_(low), high_(high) {
+  require(low_ <= high_, ErrorCode::invalid_argument,
+          "Clip: needs low <= high, got [" + std::to_string(low_) + ", " + std::to_string(high_) + "]");
+}
+
+Array Clip::apply(Array image, Rng&) const {
+  image_dims(image, "Clip");
+  require_u8_or_f32(image, "Clip");
+  transform(image, [this](float v, std::size_t) { return std::clamp(v, low_, high_); });
+  return image;
+}
+
+MinMaxNormalize::MinMaxNormalize(float low, float high, bool all_channels)
+    : low_(low), high_(high), all_channels_(all_channels) {
+  require(low_ <= high_, ErrorCode::invalid_argument,
+          "MinMaxNormalize: needs low <= high, got [" + std::to_string(low_) + ", " + std::to_string(high_) + "]");
+}
+
+Array MinMaxNormalize::apply(Array image, Rng&) const {
+  const ImageDims d = image_dims(image, "MinMaxNormalize");
+  require_u8_or_f32(image, "MinMaxNormalize");
+  const std::vector<float> v = to_f32_values(image);
+  const std::size_t groups = all_channels_ ? 1 : static_cast<std::size_t>(d.channels);
+  std::vector<float> lo(groups, std::numeric_limits<float>::infinity()), hi(groups, -std::numeric_limits<float>::infinity());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    lo[i % groups] = std::min(lo[i % groups], v[i]);
+    hi[i % groups] = std::max(hi[i % groups], v[i]);
+  }
+  Array out(DType::f32, image.shape());
+  std::span<float> o = out.data<float>();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const float range = hi[i % groups] - lo[i % groups];
+    o[i] = range > 0 ? (v[i] - lo[i % groups]) * ((high_ - low_) / range) + low_ : low_;
+  }
+  return out;
+}
+
+SaltPepperNoise::SaltPepperNoise(float white_prob, float black_prob) : white_(white_prob), black_(black_prob) {
+  require(white_ >= 0 && black_ >= 0 && white_ + black_ <= 1, ErrorCode::invalid_argument,
+          "SaltPepperNoise: needs probabilities >= 0 that add up to at most 1, got " + std::to_string(white_) +
+              " and " + std::to_string(black_));
+}
+
+Array SaltPepperNoise::apply(Array image, Rng& rng) const {
+  image_dims(image, "SaltPepperNoise");
+  require_u8_or_f32(image, "SaltPepperNoise");
+  transform(image, [&](float v, std::size_t) {
+    const float r = rng.uniform();
+    return r < black_ ? 0.0f : r >= 1.0f - white_ ? 255.0f : v;
+  });
+  return image;
+}
+
+Grayscale::Grayscale(bool keep_shape, bool rgb) : keep_shape_(keep_shape), rgb_(rgb) {}
+
+Array Grayscale::apply(Array image, Rng&) const {
+  const ImageDims d = image_dims(image, "Grayscale");
+  require_u8_or_f32(image, "Grayscale");
+  require(d.rank == 3 && d.channels == 3, ErrorCode::invalid_argument,
+          "Grayscale: takes [H, W, 3] images, not " + describe(image));
+  const std::vector<float> v = to_f32_values(image);
+  const float wr = 0.299f, wg = 0.587f, wb = 0.114f;
+  const std::int64_t out_c = keep_shape_ ? 3 : 1;
+  Array out(image.dtype(), Shape{d.height, d.width, out_c});
+  for (std::size_t p = 0; p < v.size() / 3; ++p) {
+    const float first = v[3 * p], second = v[3 * p + 1], third = v[3 * p + 2];
+    const float grey = rgb_ ? wr * first + wg * second + wb * third : wb * first + wg * second + wr * third;
+    for (std::int64_t k = 0; k < out_c; ++k) {
+      const std::size_t at = p * static_cast<std::size_t>(out_c) + static_cast<std::size_t>(k);
+      if (out.dtype() == DType::u8) out.data<std::uint8_t>()[at] = to_u8(grey);
+      else out.data<float>()[at] = grey;
+    }
+  }
+  return out;
+}
+
+Array ToUint8::apply(Array image, Rng&) const {
+  image_dims(image, "ToUint8");
+  require_u8_or_f32(image, "ToUint8");
+  if (image.dtype() == DType::u8) return image;
+  Array out(DType::u8, image.shape());
+  std::span<const float> in = image.data<float>();
+  std::span<std::uint8_t> o = out.data<std::uint8_t>();
+  for (std::size_t i = 0; i < in.size(); ++i) o[i] = to_u8(std::isnan(in[i]) ? 0.0f : in[i]);
   return out;
 }
 

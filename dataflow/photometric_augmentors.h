@@ -69,4 +69,78 @@ class ToFloat : public ValueAugmentor {
   std::optional<Affine> uniform_;  // when mean and std hold at most one value each
 };
 
+// tensorpack's BrightnessScale: multiplies every pixel by one factor drawn uniformly from
+// [low, high).
+class BrightnessScale : public ValueAugmentor {
+ public:
+  BrightnessScale(float low, float high);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  float low_, high_;
+};
+
+// tensorpack's Gamma: out = 255 (x / 255)^(1 / (1 + g)), g drawn uniformly from
+// [low, high) (> -1), for images in [0, 255] (values outside are clamped first).
+class Gamma : public ValueAugmentor {
+ public:
+  explicit Gamma(float low = -0.1f, float high = 0.1f);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  float low_, high_;
+};
+
+// tensorpack's Clip: every value into [low, high]. Not random.
+class Clip : public ValueAugmentor {
+ public:
+  explicit Clip(float low = 0.0f, float high = 255.0f);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  float low_, high_;
+};
+
+// tensorpack's MinMaxNormalize: the image's (or each channel's) smallest value to `low`
+// and largest to `high`, linearly; a constant image (or channel) becomes `low`. f32 out.
+// Not random.
+class MinMaxNormalize : public ValueAugmentor {
+ public:
+  explicit MinMaxNormalize(float low = 0.0f, float high = 255.0f, bool all_channels = true);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  float low_, high_;
+  bool all_channels_;
+};
+
+// tensorpack's SaltPepperNoise: each element independently becomes 255 with probability
+// white_prob and 0 with probability black_prob (images in [0, 255]).
+class SaltPepperNoise : public ValueAugmentor {
+ public:
+  explicit SaltPepperNoise(float white_prob = 0.05f, float black_prob = 0.05f);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  float white_, black_;
+};
+
+// tensorpack's Grayscale: 0.299 R + 0.587 G + 0.114 B of an RGB image [H, W, 3] (stb
+// decodes RGB; tensorpack's default is OpenCV's BGR, so rgb = false reads B, G, R), as
+// [H, W, 1], or repeated into 3 channels with keep_shape. Not random.
+class Grayscale : public ValueAugmentor {
+ public:
+  explicit Grayscale(bool keep_shape = false, bool rgb = true);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  bool keep_shape_, rgb_;
+};
+
+// tensorpack's ToUint8: values clamped to [0, 255] and rounded to u8. Not random.
+class ToUint8 : public ValueAugmentor {
+ public:
+  Array apply(Array image, Rng& rng) const override;
+};
+
 }  // namespace vkp::dataflow

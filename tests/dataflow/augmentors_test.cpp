@@ -1,6 +1,8 @@
 // Image augmentors and AugmentImageComponent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -228,6 +230,76 @@ TEST(Brightness, ShiftsAllPixelsByOneDrawAndClampsU8) {
   bool clamped = false;
   for (int i = 0; i < 20; ++i) clamped |= Brightness(100).apply(bright, rng).data<std::uint8_t>()[0] == 255;
   EXPECT_TRUE(clamped);
+}
+
+TEST(BrightnessScale, ScalesAllPixelsByOneDraw) {
+  Rng rng(5);
+  const Array image = random_f32(Shape{3, 4, 3}, 2);
+  const Array out = BrightnessScale(0.5f, 1.5f).apply(image, rng);
+  const float factor = out.data<float>()[0] / image.data<float>()[0];
+  EXPECT_GE(factor, 0.5f);
+  EXPECT_LT(factor, 1.5f);
+  for (std::size_t i = 0; i < 36; ++i) EXPECT_NEAR(out.data<float>()[i], image.data<float>()[i] * factor, 1e-5f);
+  EXPECT_THROW(BrightnessScale(2, 1), Error);
+}
+
+// tensorpack's lookup table: 255 (x / 255)^(1 / (1 + g)); with low = high the draw is g.
+TEST(Gamma, RaisesToOneOverOnePlusG) {
+  Rng rng(6);
+  const Array image = Array::from<std::uint8_t>(Shape{1, 4}, std::vector<std::uint8_t>{0, 64, 128, 255});
+  const std::vector<std::uint8_t> got = values<std::uint8_t>(Gamma(0.25f, 0.25f).apply(image, rng));
+  for (std::size_t i = 0; i < 4; ++i) {
+    const double x = image.data<std::uint8_t>()[i];
+    EXPECT_EQ(got[i], static_cast<std::uint8_t>(std::lround(255 * std::pow(x / 255, 1 / 1.25)))) << x;
+  }
+  EXPECT_THROW(Gamma(-1.0f, 0.0f), Error);
+}
+
+TEST(ClipAndToUint8, ClampThenRound) {
+  Rng rng(0);
+  const Array image = Array::from(Shape{1, 5}, std::vector<float>{-3.0f, 0.4f, 127.5f, 254.6f, 300.0f});
+  EXPECT_EQ(values<float>(Clip(0, 200).apply(image, rng)), (std::vector<float>{0, 0.4f, 127.5f, 200, 200}));
+  const Array u8 = ToUint8().apply(image, rng);
+  EXPECT_EQ(u8.dtype(), DType::u8);
+  EXPECT_EQ(values<std::uint8_t>(u8), (std::vector<std::uint8_t>{0, 0, 128, 255, 255}));
+}
+
+TEST(MinMaxNormalize, MapsTheRangeLinearlyOverTheImageOrEachChannel) {
+  Rng rng(0);
+  const Array image = Array::from(Shape{1, 3, 2}, std::vector<float>{1, 10, 3, 10, 5, 10});
+  EXPECT_EQ(values<float>(MinMaxNormalize(0, 1).apply(image, rng)),
+            (std::vector<float>{0, 1, 2.0f / 9, 1, 4.0f / 9, 1}));
+  // Per channel: the first runs 1..5, the second is constant and becomes `low`.
+  EXPECT_EQ(values<float>(MinMaxNormalize(-1, 1, false).apply(image, rng)),
+            (std::vector<float>{-1, -1, 0, -1, 1, -1}));
+}
+
+TEST(SaltPepperNoise, TurnsTheAskedShareWhiteAndBlack) {
+  Rng rng(7);
+  Array image(DType::u8, Shape{100, 100, 1});
+  for (std::uint8_t& v : image.data<std::uint8_t>()) v = 100;
+  const std::vector<std::uint8_t> got = values<std::uint8_t>(SaltPepperNoise(0.1f, 0.2f).apply(image, rng));
+  const double white = static_cast<double>(std::count(got.begin(), got.end(), 255)) / 1e4;
+  const double black = static_cast<double>(std::count(got.begin(), got.end(), 0)) / 1e4;
+  EXPECT_NEAR(white, 0.1, 0.015);  // about five binomial standard deviations
+  EXPECT_NEAR(black, 0.2, 0.02);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 100) + std::count(got.begin(), got.end(), 255) +
+                std::count(got.begin(), got.end(), 0),
+            10000);
+}
+
+TEST(Grayscale, WeighsRedGreenAndBlue) {
+  Rng rng(0);
+  const Array image = Array::from(Shape{1, 2, 3}, std::vector<float>{100, 50, 20, 0, 0, 255});
+  EXPECT_EQ(image.shape(), (Shape{1, 2, 3}));
+  const Array grey = Grayscale().apply(image, rng);
+  EXPECT_EQ(grey.shape(), (Shape{1, 2, 1}));
+  EXPECT_NEAR(grey.data<float>()[0], 0.299 * 100 + 0.587 * 50 + 0.114 * 20, 1e-3);
+  EXPECT_NEAR(grey.data<float>()[1], 0.114 * 255, 1e-3);
+  const Array bgr = Grayscale(true, false).apply(image, rng);  // the first channel read as blue
+  EXPECT_EQ(bgr.shape(), (Shape{1, 2, 3}));
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(bgr.data<float>()[k], 0.114 * 100 + 0.587 * 50 + 0.299 * 20, 1e-3);
+  EXPECT_THROW(Grayscale().apply(Array(DType::f32, Shape{2, 2, 1}), rng), Error);
 }
 
 TEST(Contrast, KeepsEachChannelsMean) {
