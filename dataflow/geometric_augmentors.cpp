@@ -155,6 +155,34 @@ Array crop_image(const Array& image, std::int64_t top, std::int64_t left, std::i
   return out;
 }
 
+Transpose::Transpose(double prob) : prob_(prob) {
+  require(prob_ >= 0 && prob_ <= 1, ErrorCode::invalid_argument,
+          "Transpose: prob must be in [0, 1], got " + std::to_string(prob_));
+}
+
+Array Transpose::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
+Array Transpose::apply_with_points(Array image, Array& points, Rng& rng) const {
+  const ImageDims d = image_dims(image, "Transpose");
+  if (rng.uniform() >= prob_) {
+    move_points(points, {1, 0, 0, 0, 1, 0}, "Transpose");
+    return image;
+  }
+  move_points(points, {0, 1, 0, 1, 0, 0}, "Transpose");
+  Array out(image.dtype(), d.with_size(d.width, d.height));
+  const std::size_t pixel = static_cast<std::size_t>(d.channels) * size_of(image.dtype());
+  const std::byte* in = image.bytes().data();
+  std::byte* o = out.bytes().data();
+  for (std::int64_t y = 0; y < d.height; ++y)
+    for (std::int64_t x = 0; x < d.width; ++x)
+      std::memcpy(o + static_cast<std::size_t>(x * d.height + y) * pixel, in + static_cast<std::size_t>(y * d.width + x) * pixel,
+                  pixel);
+  return out;
+}
+
 Flip::Flip(FlipAxis axis, double prob) : axis_(axis), prob_(prob) {
   require(prob_ >= 0 && prob_ <= 1, ErrorCode::invalid_argument,
           "Flip: prob must be in [0, 1], got " + std::to_string(prob_));

@@ -20,6 +20,18 @@ class Flip : public ImageAugmentor {
   double prob_;
 };
 
+// tensorpack's Transpose: with probability `prob`, the image's rows become its columns
+// ([H, W, C] -> [W, H, C]); points (x, y) become (y, x).
+class Transpose : public ImageAugmentor {
+ public:
+  explicit Transpose(double prob = 0.5);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  double prob_;
+};
+
 // A height x width window at a uniformly random position.
 class RandomCrop : public ImageAugmentor {
  public:

@@ -232,6 +232,22 @@ TEST(Brightness, ShiftsAllPixelsByOneDrawAndClampsU8) {
   EXPECT_TRUE(clamped);
 }
 
+TEST(Transpose, SwapsRowsAndColumnsAndPoints) {
+  Rng rng(0);
+  // [2, 3, 2]: pixel (y, x) holds (10 y + x, -(10 y + x)).
+  std::vector<float> v;
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 3; ++x) v.insert(v.end(), {float(10 * y + x), -float(10 * y + x)});
+  const Array image = Array::from(Shape{2, 3, 2}, v);
+  Array points = Array::from(Shape{1, 2}, std::vector<float>{2.0f, 1.0f});
+  const Array out = Transpose(1.0).apply_with_points(image, points, rng);
+  ASSERT_EQ(out.shape(), (Shape{3, 2, 2}));
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 2; ++x) EXPECT_EQ(out.data<float>()[static_cast<std::size_t>((y * 2 + x) * 2)], float(10 * x + y));
+  EXPECT_EQ(values<float>(points), (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_EQ(values<float>(Transpose(0.0).apply(image, rng)), v);
+}
+
 TEST(BrightnessScale, ScalesAllPixelsByOneDraw) {
   Rng rng(5);
   const Array image = random_f32(Shape{3, 4, 3}, 2);
