@@ -91,6 +91,48 @@ void check_png_chunks(std::span<const std::byte> bytes, const std::string& what)
   }
 }
 
+// stb 2.27 builds a JPEG Huffman table from the 16 code counts of a DHT segment without
+// checking that they add up to at most 256 symbols, and writes past its 257-entry size
+// array when they do (found by tests/fuzz, UBSan; stb 2.28 checks it). Every DHT table
+// is checked here first, walking the markers as stb does: fill bytes 0xFF before each
+// marker, segments by their length, entropy-coded data after SOS up to the next marker.
+void check_jpeg_huffman_tables(std::span<const std::byte> bytes, const std::string& what) {
+  const auto at = [&](std::size_t i) { return i < bytes.size() ? static_cast<std::uint8_t>(bytes[i]) : 0u; };
+  std::size_t i = 0;
+  // A marker: one or more 0xFF, then its code; 0 when there is none at i.
+  const auto marker = [&]() -> unsigned {
+    if (at(i) != 0xff || i >= bytes.size()) return 0;
+    while (i < bytes.size() && at(i) == 0xff) ++i;
+    return i < bytes.size() ? at(i++) : 0u;
+  };
+  if (marker() != 0xd8) return;  // not a JPEG (stb wants SOI first)
+  while (i < bytes.size()) {
+    const unsigned m = marker();
+    if (m == 0 || m == 0xd9) return;                   // not a marker (stb stops too), or EOI
+    if ((m >= 0xd0 && m <= 0xd7) || m == 0x01) continue;  // no segment
+    const std::size_t length = (std::size_t{at(i)} << 8) | at(i + 1);
+    if (length < 2) return;
+    if (m == 0xc4) {
+      std::size_t p = i + 2;
+      std::ptrdiff_t left = static_cast<std::ptrdiff_t>(length) - 2;
+      while (left > 0 && p < bytes.size()) {
+        std::size_t symbols = 0;
+        for (std::size_t k = 1; k <= 16; ++k) symbols += at(p + k);
+        if (symbols > 256)
+          throw Error(ErrorCode::bad_data, what + ": not a readable image (a JPEG Huffman table at byte " +
+                                               std::to_string(p) + " declares " + std::to_string(symbols) +
+                                               " codes; at most 256)");
+        p += 17 + symbols;
+        left -= static_cast<std::ptrdiff_t>(17 + symbols);
+      }
+      if (left != 0) return;  // stb refuses the segment itself
+    }
+    i += length;
+    if (m == 0xda)  // entropy-coded data: 0xFF is followed by 0 (a stuffed byte) or a restart marker
+      while (i + 1 < bytes.size() && !(at(i) == 0xff && at(i + 1) != 0 && (at(i + 1) < 0xd0 || at(i + 1) > 0xd7))) ++i;
+  }
+}
+
 // The most pixels a file of each format can hold per byte of the file. BMP (stb reads
 // uncompressed BMPs only) holds 8 at 1 bit per pixel; a binary PNM 1 (8-bit samples).
 // Every other format stb reads is compressed, and PNG's bound is the largest that holds
@@ -127,6 +169,7 @@ Array decode_image(std::span<const std::byte> bytes, const std::string& what, in
     throw Error(ErrorCode::bad_data, what + ": " + std::to_string(bytes.size()) + " bytes, more than stb reads (2 GiB)");
   check_pnm_header(bytes, what);
   check_png_chunks(bytes, what);
+  check_jpeg_huffman_tables(bytes, what);
   int w = 0, h = 0, stored = 0;
   if (stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
                             &stored) != 0) {

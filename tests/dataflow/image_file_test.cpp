@@ -194,6 +194,19 @@ TEST(ImageLimits, MorePixelsThanTheFileCanHoldAreRefusedBeforeDecoding) {
                  "declares 4 x 4 pixels, more than a PNM file of 14 bytes");
 }
 
+// Found by tests/fuzz (image, UBSan): a JPEG Huffman table whose 16 counts add up to
+// more than 256 codes makes stb 2.27 write past its table; refused before stb reads it.
+TEST(ImageLimits, AJpegHuffmanTableOfMoreThan256CodesIsRefused) {
+  std::string jpeg("\xff\xd8\xff\xc4\x00\x13\x00", 7);  // SOI, DHT of length 19: one table, class 0 id 0
+  jpeg += std::string(16, '\x11');                          // 16 counts of 17: 272 codes
+  expect_refused(jpeg, "huffman.jpg", 3, ErrorCode::bad_data, "a JPEG Huffman table at byte 6 declares 272 codes");
+  // The same table with 16 counts of 16 (256 codes) passes this check; stb then finds
+  // the file short of its codes and refuses it with its own reason.
+  std::string fair("\xff\xd8\xff\xc4\x01\x13\x00", 7);
+  fair += std::string(16, '\x10');
+  expect_refused(fair, "fair.jpg", 3, ErrorCode::bad_data, "not a readable image (");
+}
+
 // Found by tests/fuzz (image): stb 2.27 overflows an int reading a PNM header number of
 // 10 digits or more (undefined behaviour), and a heap buffer converting 16-bit PNM
 // samples; such headers are refused before stb sees them.
