@@ -160,11 +160,6 @@ Transpose::Transpose(double prob) : prob_(prob) {
           "Transpose: prob must be in [0, 1], got " + std::to_string(prob_));
 }
 
-Array Transpose::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
-}
-
 Array Transpose::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Transpose");
   if (rng.uniform() >= prob_) {
@@ -186,12 +181,6 @@ Array Transpose::apply_with_points(Array image, Array& points, Rng& rng) const {
 Flip::Flip(FlipAxis axis, double prob) : axis_(axis), prob_(prob) {
   require(prob_ >= 0 && prob_ <= 1, ErrorCode::invalid_argument,
           "Flip: prob must be in [0, 1], got " + std::to_string(prob_));
-}
-
-// The geometric augmentors' apply() is apply_with_points() without points.
-Array Flip::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
 }
 
 Array Flip::apply_with_points(Array image, Array& points, Rng& rng) const {
@@ -229,11 +218,6 @@ RandomCrop::RandomCrop(std::int64_t height, std::int64_t width) : height_(height
   require_positive_size(height_, width_, "RandomCrop");
 }
 
-Array RandomCrop::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
-}
-
 Array RandomCrop::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "RandomCrop");
   require_fits(image, d, height_, width_, "RandomCrop");
@@ -245,11 +229,6 @@ Array RandomCrop::apply_with_points(Array image, Array& points, Rng& rng) const 
 
 CenterCrop::CenterCrop(std::int64_t height, std::int64_t width) : height_(height), width_(width) {
   require_positive_size(height_, width_, "CenterCrop");
-}
-
-Array CenterCrop::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
 }
 
 Array CenterCrop::apply_with_points(Array image, Array& points, Rng&) const {
@@ -264,11 +243,6 @@ Shift::Shift(std::int64_t pad, std::int64_t height, std::int64_t width, float fi
     : pad_(pad), height_(height), width_(width), fill_(fill) {
   require(pad_ >= 0, ErrorCode::invalid_argument, "Shift: pad must be >= 0, got " + std::to_string(pad_));
   require_positive_size(height_, width_, "Shift");
-}
-
-Array Shift::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
 }
 
 Array Shift::apply_with_points(Array image, Array& points, Rng& rng) const {
@@ -330,11 +304,6 @@ PointMap resize_map(std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, st
   const double sx = static_cast<double>(out_w) / static_cast<double>(in_w);
   const double sy = static_cast<double>(out_h) / static_cast<double>(in_h);
   return {sx, 0, 0.5 * sx - 0.5, 0, sy, 0.5 * sy - 0.5};
-}
-
-Array Resize::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
 }
 
 Array Resize::apply_with_points(Array image, Array& points, Rng&) const {

@@ -9,10 +9,9 @@ namespace vkp::dataflow {
 enum class FlipAxis { horizontal, vertical };
 
 // Mirrors the image (left-right for horizontal) with probability `prob`, in place.
-class Flip : public ImageAugmentor {
+class Flip : public PointAugmentor {
  public:
   explicit Flip(FlipAxis axis, double prob = 0.5);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -22,10 +21,9 @@ class Flip : public ImageAugmentor {
 
 // tensorpack's Transpose: with probability `prob`, the image's rows become its columns
 // ([H, W, C] -> [W, H, C]); points (x, y) become (y, x).
-class Transpose : public ImageAugmentor {
+class Transpose : public PointAugmentor {
  public:
   explicit Transpose(double prob = 0.5);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -33,10 +31,9 @@ class Transpose : public ImageAugmentor {
 };
 
 // A height x width window at a uniformly random position.
-class RandomCrop : public ImageAugmentor {
+class RandomCrop : public PointAugmentor {
  public:
   RandomCrop(std::int64_t height, std::int64_t width);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -44,10 +41,9 @@ class RandomCrop : public ImageAugmentor {
 };
 
 // The height x width window at the centre (rounding towards the top left).
-class CenterCrop : public ImageAugmentor {
+class CenterCrop : public PointAugmentor {
  public:
   CenterCrop(std::int64_t height, std::int64_t width);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -57,10 +53,9 @@ class CenterCrop : public ImageAugmentor {
 // Random translation by pad-and-crop: the image padded by `pad` pixels of value `fill`
 // on every side, then a height x width window at a uniformly random position (the usual
 // CIFAR augmentation is Shift(4, 32, 32)). The padded image is never built.
-class Shift : public ImageAugmentor {
+class Shift : public PointAugmentor {
  public:
   Shift(std::int64_t pad, std::int64_t height, std::int64_t width, float fill = 0);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -70,10 +65,9 @@ class Shift : public ImageAugmentor {
 
 // Bilinear resize to height x width, sampling at pixel centres (as OpenCV's INTER_LINEAR
 // and PyTorch's align_corners=false). u8 results are rounded.
-class Resize : public ImageAugmentor {
+class Resize : public PointAugmentor {
  public:
   Resize(std::int64_t height, std::int64_t width);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:

@@ -17,6 +17,11 @@ Array ValueAugmentor::apply_with_points(Array image, Array& points, Rng& rng) co
   return apply(std::move(image), rng);
 }
 
+Array PointAugmentor::apply(Array image, Rng& rng) const {
+  Array none(DType::f32, Shape{0, 2});
+  return apply_with_points(std::move(image), none, rng);
+}
+
 void move_points(Array& points, const PointMap& m, const char* who) {
   const Shape& s = points.shape();
   if (points.dtype() != DType::f32 || s.rank() != 2 || s[1] != 2)

@@ -37,6 +37,13 @@ class ValueAugmentor : public ImageAugmentor {
   Array apply_with_points(Array image, Array& points, Rng& rng) const final;
 };
 
+// An augmentor that moves pixels (flips, crops, warps): it implements apply_with_points,
+// and apply() is that with no points.
+class PointAugmentor : public ImageAugmentor {
+ public:
+  Array apply(Array image, Rng& rng) const final;
+};
+
 using AugmentorPtr = std::shared_ptr<const ImageAugmentor>;
 
 // The extents of an image: C is 1 for a rank-2 image.

@@ -93,12 +93,6 @@ Array warp_affine(const Array& image, const std::array<double, 6>& m, std::int64
 
 Rotation::Rotation(double max_deg, Border border, float fill) : max_deg_(max_deg), border_(border), fill_(fill) {}
 
-// The warps' apply() is apply_with_points() without points.
-Array Rotation::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
-}
-
 Array Rotation::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Rotation");
   const double deg = rng.uniform(static_cast<float>(-max_deg_), static_cast<float>(max_deg_));
@@ -113,11 +107,6 @@ Affine::Affine(double scale_min, double scale_max, double translate_frac, double
       shear_(shear_max_deg), border_(border), fill_(fill) {
   if (!(scale_min > 0 && scale_max >= scale_min))
     throw Error(ErrorCode::invalid_argument, "Affine: the scale range must be positive and ordered");
-}
-
-Array Affine::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
 }
 
 Array Affine::apply_with_points(Array image, Array& points, Rng& rng) const {
@@ -135,11 +124,6 @@ ResizeShortestEdge::ResizeShortestEdge(std::int64_t size) : size_(size) {
   if (size < 1) throw Error(ErrorCode::invalid_argument, "ResizeShortestEdge: the size must be >= 1");
 }
 
-Array ResizeShortestEdge::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
-}
-
 Array ResizeShortestEdge::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "ResizeShortestEdge");
   const double scale = static_cast<double>(size_) / static_cast<double>(std::min(d.height, d.width));
@@ -151,11 +135,6 @@ Array ResizeShortestEdge::apply_with_points(Array image, Array& points, Rng& rng
 GoogleNetRandomCropAndResize::GoogleNetRandomCropAndResize(std::int64_t height, std::int64_t width,
                                                            std::array<double, 2> area, std::array<double, 2> aspect)
     : height_(height), width_(width), area_(area), aspect_(aspect) {}
-
-Array GoogleNetRandomCropAndResize::apply(Array image, Rng& rng) const {
-  Array none(DType::f32, Shape{0, 2});
-  return apply_with_points(std::move(image), none, rng);
-}
 
 Array GoogleNetRandomCropAndResize::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "GoogleNetRandomCropAndResize");

@@ -22,10 +22,9 @@ Array warp_affine(const Array& image, const std::array<double, 6>& m, std::int64
 
 // Rotation about the centre by an angle uniform in [-max_deg, max_deg] (counter-
 // clockwise for positive angles on a y-down image), same size.
-class Rotation : public ImageAugmentor {
+class Rotation : public PointAugmentor {
  public:
   explicit Rotation(double max_deg, Border border = Border::constant, float fill = 0);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -38,11 +37,10 @@ class Rotation : public ImageAugmentor {
 // rotation uniform in [-rotate_max_deg, rotate_max_deg], a horizontal shear uniform in
 // [-shear_max_deg, shear_max_deg], then a shift uniform in [-translate_frac, translate_frac]
 // times the width (and the height); same size.
-class Affine : public ImageAugmentor {
+class Affine : public PointAugmentor {
  public:
   Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
          Border border = Border::constant, float fill = 0);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -53,10 +51,9 @@ class Affine : public ImageAugmentor {
 
 // Bilinear resize so that the shorter edge is `size`, keeping the aspect ratio (the
 // longer edge rounded).
-class ResizeShortestEdge : public ImageAugmentor {
+class ResizeShortestEdge : public PointAugmentor {
  public:
   explicit ResizeShortestEdge(std::int64_t size);
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
@@ -66,11 +63,10 @@ class ResizeShortestEdge : public ImageAugmentor {
 // GoogLeNet's (Inception's) crop: up to 10 tries at a window of area uniform in
 // [0.08, 1] of the image and aspect ratio log-uniform in [3/4, 4/3] that fits, then
 // resized to height x width; when none fits, the centre crop of the shorter edge, resized.
-class GoogleNetRandomCropAndResize : public ImageAugmentor {
+class GoogleNetRandomCropAndResize : public PointAugmentor {
  public:
   GoogleNetRandomCropAndResize(std::int64_t height, std::int64_t width, std::array<double, 2> area = {0.08, 1.0},
                                std::array<double, 2> aspect = {0.75, 4.0 / 3.0});
-  Array apply(Array image, Rng& rng) const override;
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
