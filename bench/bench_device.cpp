@@ -47,9 +47,10 @@ const vk::Peak& peak() {
 std::string peak_line() {
   const vk::Peak& p = peak();
   char line[256];
-  std::snprintf(line, sizeof line, "peak of %s: %.0f GFLOP/s float32 FMA, %.0f GB/s copying %.0f MiB",
+  std::snprintf(line, sizeof line,
+                "peak of %s: %.0f GFLOP/s float32 FMA, %.0f GB/s copying %.0f MiB (%.1f GB/s by a shader's copy)",
                 device().label().c_str(), p.fma_flops * 1e-9, p.bytes_per_second * 1e-9,
-                static_cast<double>(p.copy_bytes) / (1 << 20));
+                static_cast<double>(p.copy_bytes) / (1 << 20), p.shader_bytes_per_second * 1e-9);
   return line;
 }
 

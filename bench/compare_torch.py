@@ -8,10 +8,16 @@ machine's cores, and prints samples/s side by side with the ratio vkpack / PyTor
 By hand, never in CI, on a quiet machine (after `apt-get install python3-torch`):
 
     /usr/bin/python3 bench/compare_torch.py [--build build] [--steps 20] [--depth 14]
+                                            [--only mlp,convnet,resnet,dcgan] [--repeat N]
+
+--repeat N measures both N times in turn (vkpack, then PyTorch, then vkpack again...) and
+prints each round and the median of the ratios: on a shared machine one round can be off
+by 2x either way.
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -136,9 +142,9 @@ def dcgan_step(batch):
     return step
 
 
-def vkpack_rates(build, steps, depth):
+def vkpack_rates(build, steps, depth, only):
     program = os.path.join(build, "bench", "vkpack_bench_graph")
-    out = subprocess.run([program, f"--steps={steps}", f"--depth={depth}", "--only=mlp,convnet,resnet,dcgan"],
+    out = subprocess.run([program, f"--steps={steps}", f"--depth={depth}", "--only=" + ",".join(only)],
                          check=True, capture_output=True, text=True).stdout
     print(out)
     # float32 steps only: the mixed-precision lines name the same models.
@@ -155,8 +161,10 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--depth", type=int, default=14)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--only", default="mlp,convnet,resnet,dcgan")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    ours = vkpack_rates(args.build, args.steps, args.depth)
+    only = args.only.split(",")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -172,13 +180,25 @@ def main():
                                            (1, 28, 28), 128)),
         "dcgan": (64, heavy, lambda: dcgan_step(64)),
     }
-    print(f"PyTorch {torch.__version__} on the CPU, {torch.get_num_threads()} threads; vkpack on the device above")
-    print(f"{'model':<10} {'batch':>5} {'vkpack samples/s':>17} {'PyTorch samples/s':>18} {'vkpack/PyTorch':>15}")
-    for name, (batch, steps, make) in models.items():
-        theirs = batch / seconds_per_step(make(), steps)
-        mine = ours.get(name, float("nan"))
-        label = f"ResNet-{args.depth}" if name == "resnet" else name
-        print(f"{label:<10} {batch:>5} {mine:>17.0f} {theirs:>18.0f} {mine / theirs:>15.2f}")
+    unknown = [name for name in only if name not in models]
+    if unknown:
+        parser.error(f"--only: no model {', '.join(unknown)} (models: {', '.join(models)})")
+    ratios = {name: [] for name in only}
+    for round_ in range(args.repeat):
+        ours = vkpack_rates(args.build, args.steps, args.depth, only)
+        print(f"round {round_ + 1}: PyTorch {torch.__version__} on the CPU, {torch.get_num_threads()} threads; "
+              "vkpack on the device above")
+        print(f"{'model':<10} {'batch':>5} {'vkpack samples/s':>17} {'PyTorch samples/s':>18} {'vkpack/PyTorch':>15}")
+        for name in only:
+            batch, steps, make = models[name]
+            theirs = batch / seconds_per_step(make(), steps)
+            mine = ours.get(name, float("nan"))
+            ratios[name].append(mine / theirs)
+            label = f"ResNet-{args.depth}" if name == "resnet" else name
+            print(f"{label:<10} {batch:>5} {mine:>17.0f} {theirs:>18.0f} {mine / theirs:>15.2f}")
+    if args.repeat > 1:
+        print("median vkpack/PyTorch over the rounds: " +
+              ", ".join(f"{name} {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})" for name, r in ratios.items()))
     return 0
 
 

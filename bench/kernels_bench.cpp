@@ -4,11 +4,13 @@
 //   GFLOP/s, GB/s   vkpack's rate (GB/s: the fewest bytes the work must read and write)
 //   of_fma_peak     GFLOP/s as a share of the device's float32 FMA peak
 //   of_bw_peak      GB/s as a share of the device's copy bandwidth
+//   of_shader_bw    GB/s as a share of a shader's copy (peak_copy.comp alone: on CPU
+//                   drivers a shader's stores reach a fraction of memcpy's bandwidth)
 //   eigen_ms        Eigen's median time
 //   vs_eigen        vkpack time / Eigen time (below 1: vkpack is faster)
 // gemm_gpu/ times each kernel of the GPU path (vk::GemmVariant) at large sizes, float32
 // and float16 operands, on GPUs only.
-// Run: build/bench/vkpack_bench_kernels [--device=N] [--benchmark_filter=gemm|conv]
+// Run: build/bench/vkpack_bench_kernels [--device=N] [--benchmark_filter=gemm|conv|add|sum|adam]
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
@@ -21,6 +23,7 @@
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/implicit_conv.h"
 #include "engine/vk/kernels/reduce.h"
+#include "engine/vk/kernels/training.h"
 #include "engine/vk/recording.h"
 #include "engine/vk/transfer.h"
 
@@ -52,6 +55,7 @@ void report_rates(benchmark::State& state, double flops, double bytes) {
   }
   state.counters["GB/s"] = bytes / seconds * 1e-9;
   state.counters["of_bw_peak"] = bytes / seconds / peak().bytes_per_second;
+  state.counters["of_shader_bw"] = bytes / seconds / peak().shader_bytes_per_second;
 }
 
 void report_reference(benchmark::State& state, double eigen_seconds) {
@@ -230,6 +234,42 @@ void sum(benchmark::State& state) {
   report_rates(state, 0, 4.0 * static_cast<double>(n));
 }
 
+// One Adam update of n variables in place (the MLP's first layer: 784 x 256), reading
+// the variable, its gradient and both moments and writing three of them: 28 bytes an
+// element, the least any implementation moves.
+void adam(benchmark::State& state) {
+  const auto n = static_cast<std::uint32_t>(state.range(0));
+  vk::Device& dev = device();
+  vk::Arena arena(dev, vk::MemoryUse::device, "bench adam");
+  const std::vector<float> v = random_floats(n, 6), g = random_floats(n, 7), m = random_floats(n, 8);
+  std::vector<float> s = random_floats(n, 9);
+  for (float& x : s) x = x * x;  // a second moment is not negative
+  const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, step = 1e-3f;
+  const std::vector<float> words = {lr, b1, b2, eps, 0.0f, step};
+  const vk::BufferSlice dv = arena.allocate(n * 4ull, "v"), dg = arena.allocate(n * 4ull, "g"),
+                        dm = arena.allocate(n * 4ull, "m"), ds = arena.allocate(n * 4ull, "s"),
+                        dw = arena.allocate(words.size() * 4, "hyperparameters");
+  vk::upload(dev, dv, std::as_bytes(std::span(v)));
+  vk::upload(dev, dg, std::as_bytes(std::span(g)));
+  vk::upload(dev, dm, std::as_bytes(std::span(m)));
+  vk::upload(dev, ds, std::as_bytes(std::span(s)));
+  vk::upload(dev, dw, std::as_bytes(std::span(words)));
+  vk::Recording recording(dev, {.name = "adam", .timestamps = true});
+  vk::optimizer_update(recording, vk::UpdateRule::adam, {n, 0, 1, 2, 3, 4, 5}, dv, dg, dm, ds, dw, {});
+  recording.finish();
+  replay(state, recording);
+  std::vector<float> hv = v, hm = m, hs = s;
+  const auto map = [n](std::vector<float>& x) { return Eigen::Map<Eigen::ArrayXf>(x.data(), n); };
+  const Eigen::Map<const Eigen::ArrayXf> hg(g.data(), n);
+  const double eigen = host_seconds([&] {
+    map(hm) = b1 * map(hm) + (1 - b1) * hg;
+    map(hs) = b2 * map(hs) + (1 - b2) * hg * hg;
+    map(hv) -= step * map(hm) / (map(hs).sqrt() + eps);
+  });
+  report_reference(state, eigen);
+  report_rates(state, 0, 28.0 * n);
+}
+
 void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "N", "K", "tA", "tB"});
   for (int s : {256, 512, 1024, 2048}) b->Args({s, s, s, 0, 0});
@@ -264,6 +304,7 @@ BENCHMARK(vkp::bench::gemm_gpu)
 BENCHMARK(vkp::bench::conv)->Apply(vkp::bench::conv_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::add)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::sum)->ArgName("n")->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(vkp::bench::adam)->ArgName("n")->Arg(784 * 256)->Arg(1 << 22)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   vkp::bench::open_device(&argc, argv);

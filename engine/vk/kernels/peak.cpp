@@ -61,15 +61,17 @@ std::uint64_t copy_bytes_for(const Device& device) {
 double copy_rate(Device& device, double min_seconds, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
                  std::uint32_t groups, bool shader);
 
-// The faster of peak_copy.comp and vkCmdCopyBuffer (a CPU driver's memcpy; on a GPU
-// the driver's own copy kernel or engine).
-double copy_rate(Device& device, double min_seconds, std::uint64_t bytes) {
+// peak.bytes_per_second: the faster of peak_copy.comp and vkCmdCopyBuffer (a CPU
+// driver's memcpy; on a GPU the driver's own copy kernel or engine);
+// peak.shader_bytes_per_second: peak_copy.comp's alone.
+void copy_rates(Device& device, double min_seconds, Peak& peak) {
+  const std::uint64_t bytes = peak.copy_bytes;
   Arena arena(device, MemoryUse::device, "peak copy");
   const BufferSlice src = arena.allocate(bytes, "peak copy source"), dst = arena.allocate(bytes, "peak copy destination");
-  const std::uint32_t groups = device.kind() == DeviceKind::cpu ? 64 : 4096;
-  double best = 0;
-  for (bool shader : {true, false}) best = std::max(best, copy_rate(device, min_seconds, src, dst, bytes, groups, shader));
-  return best;
+  const std::uint32_t groups = device.kind() == DeviceKind::cpu ? static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes / 16 / 256, 65535)) : 4096;
+  peak.shader_bytes_per_second = copy_rate(device, min_seconds, src, dst, bytes, groups, true);
+  peak.bytes_per_second =
+      std::max(peak.shader_bytes_per_second, copy_rate(device, min_seconds, src, dst, bytes, groups, false));
 }
 
 double copy_rate(Device& device, double min_seconds, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
@@ -114,9 +116,9 @@ void record_peak_copy(Recording& recording, const BufferSlice& src, const Buffer
                       std::uint32_t groups) {
   if (bytes % 16 != 0 || bytes / 16 > UINT32_MAX || src.size < bytes || dst.size < bytes)
     throw Error(ErrorCode::invalid_argument, "peak_copy: bytes must be a multiple of 16 within both slices");
-  const Kernel& kernel = recording.device().kernel(shaders::peak_copy);
-  recording.dispatch(kernel, {src.sub(0, bytes), dst.sub(0, bytes)}, CopyPush{static_cast<std::uint32_t>(bytes / 16)},
-                     {groups, 1, 1}, "peak_copy");
+  const BufferSlice bindings[] = {src.sub(0, bytes), dst.sub(0, bytes)};
+  const Kernel& kernel = texel_kernel(recording.device(), shaders::peak_copy, shaders::peak_copy_texel, 0b01, bindings, {});
+  recording.dispatch(kernel, bindings, CopyPush{static_cast<std::uint32_t>(bytes / 16)}, {groups, 1, 1}, "peak_copy");
 }
 
 float peak_fma_reference(std::uint32_t invocation, std::uint32_t iterations) {
@@ -137,7 +139,7 @@ Peak measure_peak(Device& device, double min_seconds) {
   Peak peak;
   peak.fma_flops = fma_rate(device, min_seconds);
   peak.copy_bytes = copy_bytes_for(device);
-  peak.bytes_per_second = copy_rate(device, min_seconds, peak.copy_bytes);
+  copy_rates(device, min_seconds, peak);
   return peak;
 }
 

@@ -15,12 +15,17 @@ namespace vkp::vk {
 struct Peak {
   double fma_flops = 0;       // float32 FLOPs per second (a multiply-add counts 2)
   double bytes_per_second = 0;  // bytes read plus bytes written per second, by a large copy
+  // The same by peak_copy.comp alone: what a shader's loads and stores reach. On CPU
+  // drivers it is far below bytes_per_second (vkCmdCopyBuffer is a memcpy; a shader's
+  // store there is a loop over the SIMD lanes), on GPUs close to it.
+  double shader_bytes_per_second = 0;
   std::uint64_t copy_bytes = 0;  // the size of the array copied
 };
 
 // Times shaders/peak_fma.comp and shaders/peak_copy.comp by device timestamps, the best
 // of several runs, growing the work until a run takes at least `min_seconds`; the
-// bandwidth is the better of peak_copy.comp and vkCmdCopyBuffer (timed by the host). The copy
+// bandwidth is the better of peak_copy.comp and vkCmdCopyBuffer (timed by the host), and
+// peak_copy.comp's alone is kept too. The copy
 // moves an array of at least 4x the last-level cache of any device vkpack knows (256
 // MiB on GPUs, 64 MiB on CPU devices), within the device's limits. Error(unsupported)
 // where the device has no timestamps.

@@ -37,10 +37,16 @@ void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush
   const bool uses_slot2 = rule == UpdateRule::adam || rule == UpdateRule::adamw || rule == UpdateRule::rmsprop;
   const bool vec4 = var.offset % 16 == 0 && grad.offset % 16 == 0 && (!uses_slot1 || slot1.offset % 16 == 0) &&
                     (!uses_slot2 || slot2.offset % 16 == 0);
-  const Kernel& kernel =
-      device.kernel(shaders::optimizer, {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}, {2, vec4}});
+  // On a CPU device, where all four slices are whole vec4s, the texel build reads them
+  // through texel views (bindings 6-9, the same slices) and writes through 0, 2 and 3.
+  const BufferSlice bindings[] = {var, grad, slot1, slot2, scalars, guarded ? guard : scalars,
+                                  var, grad, uses_slot1 ? slot1 : var, uses_slot2 ? slot2 : var};
+  const bool texel_shape = vec4 && push.n % 4 == 0;
+  const Kernel& kernel = texel_kernel(device, shaders::optimizer, texel_shape ? shaders::optimizer_texel : shaders::optimizer,
+                                      0b1111000000, bindings,
+                                      {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}, {2, vec4}});
   const std::uint64_t invocations = vec4 ? (std::uint64_t{push.n} + 3) / 4 : push.n;
-  recording.dispatch(kernel, {var, grad, slot1, slot2, scalars, guarded ? guard : scalars}, push,
+  recording.dispatch(kernel, std::span(bindings).first(kernel.bindings().size()), push,
                      grid_1d((invocations + 63) / 64, device), "optimizer");
 }
 

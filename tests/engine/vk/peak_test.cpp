@@ -53,6 +53,8 @@ TEST_F(Peak, MeasuredRatesArePositive) {
   const vk::Peak peak = vk::measure_peak(device(), 0.002);
   EXPECT_TRUE(std::isfinite(peak.fma_flops) && peak.fma_flops > 0) << peak.fma_flops;
   EXPECT_TRUE(std::isfinite(peak.bytes_per_second) && peak.bytes_per_second > 0) << peak.bytes_per_second;
+  EXPECT_TRUE(peak.shader_bytes_per_second > 0 && peak.shader_bytes_per_second <= peak.bytes_per_second)
+      << peak.shader_bytes_per_second << " by the shader, " << peak.bytes_per_second << " at best";
   EXPECT_GT(peak.copy_bytes, 0u);
   EXPECT_LE(peak.copy_bytes, device().limits().max_storage_buffer_range);
 }
