@@ -9,6 +9,8 @@
 // machine; `on` measures on CPU devices too.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +28,10 @@ enum class TuneMode {
   on,         // measure on first use and keep the choice
   off,        // the fixed rules; nothing measured, read or written
 };
+// A shape class's extent: `v` rounded up to a power of two (choices are measured once
+// for all the shapes of a class).
+inline std::uint32_t shape_bucket(std::uint32_t v) { return std::bit_ceil(std::max(v, 1u)); }
+
 // "on", "off" or "auto" (also 1 and 0); Error(invalid_argument) naming `what` otherwise.
 TuneMode parse_tune_mode(std::string_view text, std::string_view what);
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -64,8 +63,6 @@ bool subgroup_size_fixed(const Device& device) {
 // Operands larger than this are not copied for a measurement: the fixed rule decides.
 constexpr std::uint64_t kMaxTuningBytes = std::uint64_t{1} << 30;
 
-std::uint32_t bucket(std::uint32_t v) { return std::bit_ceil(std::max(v, 1u)); }
-
 // Device time of `runs` back-to-back products of this variant, on scratch operands of
 // the caller's shapes, strides and widths (zeros, so nothing is denormal): timestamps
 // where the queue has them, the host's clock otherwise; the best of two replays.
@@ -76,15 +73,7 @@ double time_variant(Device& device, GemmArgs args, GemmVariant variant, const Bu
   Recording recording(device, {.name = "gemm tuning", .timestamps = true});
   for (int i = 0; i < kRuns; ++i) gemm(recording, args, a, b, c, BufferSlice{});
   recording.finish();
-  double best = 0;
-  for (int replay = 0; replay < 2; ++replay) {
-    const auto start = std::chrono::steady_clock::now();
-    recording.run();
-    const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-    const double ns = device.limits().timestamps ? recording.total_ns() : wall;
-    best = replay == 0 ? ns : std::min(best, ns);
-  }
-  return best / kRuns;
+  return best_replay_ns(recording) / kRuns;
 }
 
 GemmVariant measure_variant(Device& device, const GemmArgs& args, const GemmLayout& l, const BufferSlice& a,
@@ -242,7 +231,7 @@ std::vector<GemmVariant> gemm_tuning_candidates(const BufferSlice& a, const Buff
 }
 
 std::string gemm_tuning_key(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b) {
-  return fmt::format("gemm m{} n{} k{}{}{}{}{}", bucket(args.m), bucket(args.n), bucket(args.k),
+  return fmt::format("gemm m{} n{} k{}{}{}{}{}", shape_bucket(args.m), shape_bucket(args.n), shape_bucket(args.k),
                      args.trans_a ? " At" : "", args.trans_b ? " Bt" : "", args.batch > 1 ? " batched" : "",
                      a.f16 && b.f16 ? " f16" : a.f16 || b.f16 ? " mixed" : "");
 }

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/reduce.h"
@@ -358,25 +360,25 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
 
 // --- GPUs: conv_tiled ---
 
-// conv_tiled's blocking for a product of `cols` columns: a 64 x 64 tile, or for the few
-// columns of a small-channel layer (a ResNet's 16) a taller, narrower one, so that no
-// column of the tile is idle. Every blocking takes K 16 at a time, 256 invocations.
+// conv_tiled's blockings, each K 16 at a time with 256 invocations. The fixed rule
+// (conv_tiling) takes a 64 x 64 tile, or for the few columns of a small-channel layer (a
+// ResNet's 16) a taller, narrower one, so that no column of the tile is idle; where
+// tuning is on the device measures all three for each shape class instead.
 struct ConvTiling {
   std::uint32_t tile_m, tile_n, micro_m, micro_n;
   std::uint32_t threads() const { return (tile_m / micro_m) * (tile_n / micro_n); }
+  std::string name() const { return fmt::format("{}x{}", tile_m, tile_n); }
 };
+constexpr ConvTiling kConvTilings[] = {{128, 16, 4, 2}, {128, 32, 4, 4}, {64, 64, 4, 4}};
 constexpr std::uint32_t kGpuTileK = 16;
-ConvTiling conv_tiling(std::uint32_t cols) {
-  if (cols <= 16) return {128, 16, 4, 2};
-  if (cols <= 32) return {128, 32, 4, 4};
-  return {64, 64, 4, 4};
-}
+ConvTiling conv_tiling(std::uint32_t cols) { return kConvTilings[cols <= 16 ? 0 : cols <= 32 ? 1 : 2]; }
 
 // conv_tiled's filter gradient dw = P^T . dy is (taps * cg) x coutg per group with K the
 // pixels: a ResNet's 3x3x16 -> 16 layer at batch 128 is 2 tiles over 100352 pixels,
 // which would leave a GPU all but idle (it took 99% of the step on an H100). Its pixels
 // are split for about 512 workgroups (a few per multiprocessor of a large GPU), in whole
-// K tiles. Other products: one split.
+// K tiles, counted with the fixed rule's tiling (the workspace must not depend on a
+// measurement). Other products: one split.
 PixelSplits gpu_splits(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
   if (product != ConvProduct::filter_gradient) return {};
   const ConvTiling t = conv_tiling(cout / g.groups);
@@ -385,37 +387,41 @@ PixelSplits gpu_splits(const ConvPush& g, std::uint32_t cout, ConvProduct produc
   return pixel_splits(g.n * g.oh * g.ow, tiles, 512, kGpuTileK, dw_elements(g, cout), device);
 }
 
-void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
-                       const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue) {
+// The GEMM each product is on a GPU: rows m, columns, and K.
+struct ProductShape {
+  std::uint32_t m, cols, k;
+};
+ProductShape product_shape(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
+  const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
+  switch (product) {
+    case ConvProduct::forward: return {pixels, coutg, g.kh * g.kw * cg};              // out = P . w
+    case ConvProduct::filter_gradient: return {g.kh * g.kw * cg, coutg, pixels};      // dw = P^T . dy
+    case ConvProduct::input_gradient: return {g.n * g.h * g.w, g.c, g.kh * g.kw * cout};  // dx = P' . w'
+  }
+  return {};
+}
+
+void conv_tiled(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
+                const BufferSlice& image, const BufferSlice& b, const BufferSlice& result, const BufferSlice& workspace,
+                std::uint64_t at, const GemmEpilogue& epilogue, const ConvTiling& t) {
   Device& device = recording.device();
   const PixelSplits q = gpu_splits(g, cout, product, device);
   const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
   const ConvPackPush map = map_of(g, cout, product);
-  const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
+  const ProductShape shape = product_shape(g, cout, product);
   ConvTiledPush push{};
   std::memcpy(&push, &map, 15 * 4);  // the geometry
-  switch (product) {
-    case ConvProduct::forward:  // out [pixels, coutg] = P [pixels, cols] . w [cols, coutg]
-      push.m = pixels, push.cols = coutg, push.k = g.kh * g.kw * cg;
-      push.ldb = cout, push.stride_b = coutg, push.ldc = cout, push.stride_c = coutg;
-      break;
-    case ConvProduct::filter_gradient:  // dw [cols, coutg] = P^T [cols, pixels] . dy [pixels, coutg]
-      push.m = g.kh * g.kw * cg, push.cols = coutg, push.k = pixels;
-      push.ldb = cout, push.stride_b = coutg, push.ldc = cout, push.stride_c = coutg;
-      break;
-    case ConvProduct::input_gradient:  // dx [n*h*w, c] = P' [n*h*w, taps*cout] . w' [taps*cout, c]
-      push.m = g.n * g.h * g.w, push.cols = g.c, push.k = g.kh * g.kw * cout;
-      push.ldb = g.c, push.ldc = g.c;
-      break;
-  }
+  push.m = shape.m, push.cols = shape.cols, push.k = shape.k;
+  if (product == ConvProduct::input_gradient)
+    push.ldb = g.c, push.ldc = g.c;
+  else
+    push.ldb = cout, push.stride_b = shape.cols, push.ldc = cout, push.stride_c = shape.cols;
   push.bias_row = 0;
   push.bias_col = 1;
   push.act_alpha = epilogue.activation_alpha;
   push.gate_alpha = epilogue.gate_alpha;
   push.k_split = q.splits > 1 ? q.k_split : push.k;
   push.split_stride = q.splits > 1 ? q.sums.inner : 0;  // dw's elements
-  const ConvTiling t = conv_tiling(push.cols);
   std::vector<SpecConstant> constants = {{0, t.threads()},  {1, t.tile_m},  {2, t.tile_n},
                                          {3, kGpuTileK},    {4, t.micro_m}, {5, t.micro_n},
                                          {6, product == ConvProduct::filter_gradient}};
@@ -428,7 +434,90 @@ void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t co
   if (q.splits > 1) reduce(recording, q.sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
 }
 
+// Operands larger than this are not copied for a measurement: the fixed rule decides.
+constexpr std::uint64_t kMaxTuningBytes = std::uint64_t{1} << 30;
+
+// The fastest tiling for this product's shape class on this device, measured on zeros of
+// the caller's shapes and widths (three back-to-back runs of each, the better of two
+// replays); the fixed rule where the operands exceed kMaxTuningBytes.
+ConvTiling measure_tiling(Device& device, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool f16_image,
+                          bool f16_operand) {
+  const ProductShape shape = product_shape(g, cout, product);
+  const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
+  const std::uint64_t w_size = dw_elements(g, cout);
+  const bool backward_input = product == ConvProduct::input_gradient, filter = product == ConvProduct::filter_gradient;
+  const std::uint64_t image_bytes = (backward_input ? dy_size : x_size) * (f16_image ? 2 : 4);
+  const std::uint64_t operand_bytes = (filter ? dy_size : w_size) * (f16_operand ? 2 : 4);
+  const std::uint64_t result_bytes = (product == ConvProduct::forward ? dy_size : backward_input ? x_size : w_size) * 4;
+  const std::uint64_t work_bytes = gpu_splits(g, cout, product, device).bytes();
+  if (image_bytes + operand_bytes + result_bytes + work_bytes > kMaxTuningBytes) return conv_tiling(shape.cols);
+  Arena arena(device, MemoryUse::device, "conv tuning");
+  BufferSlice image = arena.allocate(std::max<std::uint64_t>(image_bytes, 16), "image");
+  BufferSlice operand = arena.allocate(std::max<std::uint64_t>(operand_bytes, 16), "operand");
+  const BufferSlice result = arena.allocate(std::max<std::uint64_t>(result_bytes, 16), "result");
+  const BufferSlice work = arena.allocate(std::max<std::uint64_t>(work_bytes, 16), "workspace");
+  {
+    Recording zero(device, {.name = "conv tuning operands"});
+    for (const BufferSlice& s : {image, operand, result, work}) fill(zero, s, s.size / 4, 0.0f);
+    zero.finish();
+    zero.run();
+  }
+  image.f16 = f16_image;
+  operand.f16 = f16_operand;
+  ConvTiling best = conv_tiling(shape.cols);
+  double best_ns = 0;
+  for (const ConvTiling& t : kConvTilings) {
+    constexpr int kRuns = 3;
+    Recording recording(device, {.name = "conv tuning", .timestamps = true});
+    for (int i = 0; i < kRuns; ++i) conv_tiled(recording, g, cout, product, image, operand, result, work, 0, {}, t);
+    recording.finish();
+    const double ns = best_replay_ns(recording) / kRuns;
+    log_debug("{}: conv_tiled {}x{}x{} with {}: {:.1f} us", device.label(), shape.m, shape.cols, shape.k, t.name(),
+              ns / 1000);
+    if (best_ns == 0 || ns < best_ns) best = t, best_ns = ns;
+  }
+  return best;
+}
+
+// The fixed rule where tuning is off, else the tiling kept for this shape class, measured
+// now if no earlier run has.
+ConvTiling chosen_tiling(Device& device, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool f16_image,
+                         bool f16_operand) {
+  TuningCache& cache = device.tuning();
+  if (!cache.enabled()) return conv_tiling(product_shape(g, cout, product).cols);
+  const std::string key = conv_tuning_key(g, cout, product, f16_image || f16_operand);
+  const std::unique_lock lock = cache.lock_measurement();
+  if (const std::optional<std::string> kept = cache.get(key))
+    for (const ConvTiling& t : kConvTilings)
+      if (t.name() == *kept) return t;
+  const ConvTiling best = measure_tiling(device, g, cout, product, f16_image, f16_operand);
+  cache.put(key, best.name());
+  log_info("{}: {} runs {} (measured; {})", device.label(), key, best.name(),
+           cache.path().empty() ? "kept in memory" : cache.path());
+  return best;
+}
+
+void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
+                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
+                       const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue) {
+  const ConvTiling t = chosen_tiling(recording.device(), g, cout, product, image.f16, b.f16);
+  conv_tiled(recording, g, cout, product, image, b, result, workspace, at, epilogue, t);
+}
+
 }  // namespace
+
+std::string conv_tuning_key(const ConvPush& g, std::uint32_t cout, ConvProduct product, bool f16) {
+  const ProductShape shape = product_shape(g, cout, product);
+  const char* names[] = {"forward", "filter_gradient", "input_gradient"};
+  return fmt::format("conv_tiled {} m{} n{} k{}{}", names[static_cast<int>(product)], shape_bucket(shape.m),
+                     shape_bucket(shape.cols), shape_bucket(shape.k), f16 ? " f16" : "");
+}
+
+std::vector<std::string> conv_tiling_names() {
+  std::vector<std::string> names;
+  for (const ConvTiling& t : kConvTilings) names.push_back(t.name());
+  return names;
+}
 
 bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
   return product != ConvProduct::input_gradient || (g.groups == 1 && g.stride_h == 1 && g.stride_w == 1);

@@ -19,13 +19,15 @@
 // pixels into partial sums that a reduction adds in a fixed order. GPUs: conv_tiled
 // stages P through the index map in gemm_tiled's shared-memory tiles; its filter
 // gradient (few tiles, K the pixels) is cut along K the same way, so that enough
-// workgroups run at once.
+// workgroups run at once; its tiling is measured per device where tuning is on.
 // Kernels: conv_regblock, conv_pack, gemm_regblock, reduce (CPU); conv_tiled (GPU);
 // transpose.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "engine/vk/kernels/conv.h"
 #include "engine/vk/kernels/gemm.h"
@@ -115,5 +117,12 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                    const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
                    const BufferSlice& workspace, KernelChoice choice = KernelChoice::automatic,
                    const GemmEpilogue& epilogue = {});
+
+// On GPUs conv_tiled's tiling (128x16, 128x32 or 64x64: conv_tiling_names()) comes from a
+// fixed rule by the product's columns, or where the device tunes (vk::TuningCache) is
+// measured once per shape class: the key below (product, rows, columns and K rounded up
+// to powers of two, float16 operands), its value a tiling's name.
+std::string conv_tuning_key(const ConvPush& geometry, std::uint32_t cout, ConvProduct product, bool f16);
+std::vector<std::string> conv_tiling_names();
 
 }  // namespace vkp::vk

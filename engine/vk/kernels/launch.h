@@ -62,4 +62,9 @@ const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const sh
                            std::uint32_t texel_inputs, std::span<const BufferSlice> bindings,
                            std::vector<SpecConstant> specialization);
 
+// Nanoseconds of one replay of the finished `recording`, the better of two (measured
+// choices, vk::TuningCache): device time where the queue has timestamps, else the host's
+// clock around the submission and wait.
+double best_replay_ns(Recording& recording);
+
 }  // namespace vkp::vk

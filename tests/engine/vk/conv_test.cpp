@@ -2,7 +2,8 @@
 // precision, all three products, both kernel variants (conv_pack + gemm_regblock and
 // conv_tiled run on any device), at awkward shapes: odd extents, strides, dilations,
 // asymmetric windows and padding, groups, channel counts with and without runs of 4,
-// and enough pixels for several panels and a split filter gradient.
+// and enough pixels for several panels and a split filter gradient. On the GPU path,
+// each of conv_tiled's tilings as a device that measures them (ConvTuning) may keep.
 //
 // Tolerance, per element: 8 sqrt(t + 2) u sum |terms|, u = 2^-24, t the number of terms
 // of that element's sum: the probabilistic bound of the GEMM test (gemm_test.cpp), since
@@ -11,12 +12,21 @@
 // order).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <optional>
+#include <string>
 
 #include "checker.h"
 #include "vk_test_env.h"
 #include "core/error.h"
+#include "engine/vk/device.h"
 #include "engine/vk/kernels/implicit_conv.h"
+#include "engine/vk/memory.h"
+#include "engine/vk/transfer.h"
 
 namespace vkp::test {
 namespace {
@@ -323,6 +333,114 @@ TEST_P(ImplicitConv, EpiloguesOnTheForwardPassAndTheInputGradient) {
 
 INSTANTIATE_TEST_SUITE_P(Both, ImplicitConv, ::testing::Values(vk::KernelChoice::cpu, vk::KernelChoice::gpu),
                          [](const auto& p) { return p.param == vk::KernelChoice::cpu ? "cpu" : "gpu"; });
+
+// --- conv_tiled's tiling measured per device (vk::TuningCache), on the GPU path ---
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("vkpack-conv-tuning-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+vk::DeviceOptions tuning_on(const fs::path& dir) {
+  vk::DeviceOptions o = device_options();
+  o.pipeline_cache_dir = dir.string();
+  o.tune = vk::TuneMode::on;
+  return o;
+}
+
+// One product on `dev`'s GPU path, against the double reference.
+void check_on(vk::Device& dev, const ConvCase& k, vk::ConvProduct product, std::uint64_t seed) {
+  SCOPED_TRACE(name_of(product));
+  const vk::ConvPush g = geometry_of(k);
+  const std::vector<float> x = random_floats(std::size_t{g.n} * g.h * g.w * g.c, seed);
+  const std::vector<float> w = random_floats(std::size_t{g.kh} * g.kw * (g.c / g.groups) * k.cout, seed + 1);
+  const std::vector<float> dy = random_floats(std::size_t{g.n} * g.oh * g.ow * k.cout, seed + 2);
+  const Reference ref = reference(g, k.cout, x, w, dy);
+  const bool forward = product == vk::ConvProduct::forward, filter = product == vk::ConvProduct::filter_gradient;
+  const std::vector<double>& want = forward ? ref.out : filter ? ref.dw : ref.dx;
+  const std::vector<double>& magnitude = forward ? ref.out_mag : filter ? ref.dw_mag : ref.dx_mag;
+  vk::Arena arena(dev, vk::MemoryUse::device, "conv tuning test");
+  const auto put = [&](const std::vector<float>& v) {
+    const vk::BufferSlice slice = arena.allocate(v.size() * 4, "operand");
+    vk::upload(dev, slice, std::as_bytes(std::span(v)));
+    return slice;
+  };
+  const vk::BufferSlice dx_ = put(x), dw_ = put(w), ddy = put(dy);
+  const vk::BufferSlice result = put(std::vector<float>(want.size(), std::nanf("")));
+  const vk::BufferSlice work = arena.allocate(
+      std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, k.cout, product, dev, vk::KernelChoice::gpu), 16),
+      "work");
+  vk::Recording recording(dev, {.name = "conv tuning test"});
+  vk::implicit_conv(recording, g, k.cout, product, product == vk::ConvProduct::input_gradient ? ddy : dx_,
+                    filter ? ddy : dw_, result, work, vk::KernelChoice::gpu);
+  recording.finish();
+  recording.run();
+  std::vector<float> got(want.size());
+  vk::download(dev, result, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(compare(got, want, tolerances(magnitude, terms(g, k.cout, product))), "");
+}
+
+constexpr vk::ConvProduct kProducts[] = {vk::ConvProduct::forward, vk::ConvProduct::filter_gradient,
+                                         vk::ConvProduct::input_gradient};
+
+TEST(ConvTuning, EachProductIsMeasuredOnceAndTheNextDeviceReadsTheChoice) {
+  const fs::path dir = fresh_dir("once");
+  const ConvCase k{2, 9, 8, 20, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1};
+  const ConvCase same_class{2, 9, 8, 18, 3, 3, 22, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(vk::conv_tuning_key(geometry_of(k), 24, vk::ConvProduct::forward, false),
+            "conv_tiled forward m256 n32 k256");
+  EXPECT_EQ(vk::conv_tuning_key(geometry_of(same_class), 22, vk::ConvProduct::forward, false),
+            vk::conv_tuning_key(geometry_of(k), 24, vk::ConvProduct::forward, false));
+  const std::vector<std::string> names = vk::conv_tiling_names();
+  std::vector<std::string> chosen;
+  {
+    vk::Device dev(instance(), device_index(), tuning_on(dir));
+    for (vk::ConvProduct product : kProducts) check_on(dev, k, product, 1);
+    EXPECT_EQ(dev.tuning().measured(), 3u);
+    for (vk::ConvProduct product : kProducts) {
+      const std::optional<std::string> kept = dev.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, product, false));
+      ASSERT_TRUE(kept.has_value());
+      EXPECT_NE(std::find(names.begin(), names.end(), *kept), names.end()) << *kept;
+      chosen.push_back(*kept);
+    }
+    check_on(dev, same_class, vk::ConvProduct::forward, 4);  // the same class: the kept choice
+    EXPECT_EQ(dev.tuning().measured(), 3u);
+  }
+  {
+    vk::Device again(instance(), device_index(), tuning_on(dir));
+    for (vk::ConvProduct product : kProducts) check_on(again, k, product, 7);
+    EXPECT_EQ(again.tuning().measured(), 0u);
+    for (std::size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(again.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, kProducts[i], false)), chosen[i]);
+  }
+  fs::remove_all(dir);
+}
+
+// Whichever tiling a device keeps, every product is right: each tiling, put in the cache
+// as if measured, on columns that fill several of its tiles (70), part of one (9), and
+// a strided forward pass.
+TEST(ConvTuning, EveryTilingOfEveryProductMatchesTheReference) {
+  const ConvCase cases[] = {{1, 6, 7, 36, 3, 3, 70, 1, 1, 1, 1, 1, 1, 1}, {2, 7, 6, 9, 3, 3, 9, 1, 1, 1, 1, 1, 1, 1},
+                            {1, 9, 8, 5, 2, 3, 66, 2, 2, 1, 1, 0, 1, 1}};
+  for (const std::string& name : vk::conv_tiling_names()) {
+    SCOPED_TRACE(name);
+    const fs::path dir = fresh_dir(name);
+    vk::Device dev(instance(), device_index(), tuning_on(dir));
+    std::uint64_t seed = 10;
+    for (const ConvCase& k : cases)
+      for (vk::ConvProduct product : kProducts) {
+        if (!vk::implicit_conv_supports(geometry_of(k), product)) continue;
+        dev.tuning().put(vk::conv_tuning_key(geometry_of(k), k.cout, product, false), name);
+        const std::uint64_t kept = dev.tuning().measured();
+        check_on(dev, k, product, seed += 3);
+        EXPECT_EQ(dev.tuning().measured(), kept) << "measured instead of taking " << name;
+      }
+    fs::remove_all(dir);
+  }
+}
 
 TEST(ImplicitConvChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedResult) {
   const ConvCase k{1, 6, 5, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1};
