@@ -77,4 +77,26 @@ Array RandomChooseAug::apply_with_points(Array image, Array& points, Rng& rng) c
   return augmentors_[pick(rng)]->apply_with_points(std::move(image), points, rng);
 }
 
+RandomOrderAug::RandomOrderAug(std::vector<AugmentorPtr> augmentors) : augmentors_(std::move(augmentors)) {
+  require_all(augmentors_, "RandomOrderAug");
+}
+
+// Fisher-Yates from the back: each permutation has probability 1 / n!.
+std::vector<std::size_t> RandomOrderAug::order(Rng& rng) const {
+  std::vector<std::size_t> order(augmentors_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  return order;
+}
+
+Array RandomOrderAug::apply(Array image, Rng& rng) const {
+  for (std::size_t i : order(rng)) image = augmentors_[i]->apply(std::move(image), rng);
+  return image;
+}
+
+Array RandomOrderAug::apply_with_points(Array image, Array& points, Rng& rng) const {
+  for (std::size_t i : order(rng)) image = augmentors_[i]->apply_with_points(std::move(image), points, rng);
+  return image;
+}
+
 }  // namespace vkp::dataflow

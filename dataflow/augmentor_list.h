@@ -1,4 +1,5 @@
-// Augmentors made of augmentors: a sequence, a random application, a random choice.
+// Augmentors made of augmentors: a sequence, a random application, a random choice, a
+// random order.
 #pragma once
 
 #include "dataflow/image_augmentor.h"
@@ -40,6 +41,20 @@ class RandomChooseAug : public ImageAugmentor {
 
   std::vector<AugmentorPtr> augmentors_;
   std::vector<double> cumulative_;
+};
+
+// tensorpack's RandomOrderAug: every augmentor, in an order drawn uniformly from the
+// permutations each time.
+class RandomOrderAug : public ImageAugmentor {
+ public:
+  explicit RandomOrderAug(std::vector<AugmentorPtr> augmentors);
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  std::vector<std::size_t> order(Rng& rng) const;
+
+  std::vector<AugmentorPtr> augmentors_;
 };
 
 }  // namespace vkp::dataflow

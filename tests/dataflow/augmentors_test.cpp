@@ -4,11 +4,13 @@
 #include <algorithm>
 
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
 #include "test_flows.h"
 #include "dataflow/augment_image_component.h"
+#include "dataflow/augmentor_list.h"
 #include "dataflow/geometric_augmentors.h"
 #include "dataflow/photometric_augmentors.h"
 #include "dataflow/warp_augmentors.h"
@@ -404,6 +406,26 @@ TEST(RandomChooseAug, PicksByWeight) {
                                {0, 1});
   const Array image = numbered(2, 2, 1);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(at(choose.apply(image, rng), 0, 0, 0), at(image, 0, 1, 0));
+}
+
+// Three affine steps, x + 1, 2 x and 3 x + 7, give six different results from x = 0,
+// one per order (13, 15, 20, 10, 8, 16 for abc, cba, acb, bac, bca, cab): every order
+// appears, about equally often (1/6 each).
+TEST(RandomOrderAug, EveryOrderEquallyOften) {
+  const RandomOrderAug any_order({std::make_shared<ToFloat>(1.0f, std::vector<float>{-1.0f}),
+                                  std::make_shared<ToFloat>(2.0f), std::make_shared<ToFloat>(3.0f, std::vector<float>{-7.0f})});
+  const Array x(DType::f32, Shape{1, 1, 1});
+  Rng rng(8);
+  std::map<float, int> seen;
+  for (int i = 0; i < 3000; ++i) ++seen[any_order.apply(x, rng).data<float>()[0]];
+  ASSERT_EQ(seen.size(), 6u);
+  for (float v : {13.0f, 15.0f, 20.0f, 10.0f, 8.0f, 16.0f}) {
+    EXPECT_GT(seen[v], 420) << v;
+    EXPECT_LT(seen[v], 580) << v;
+  }
+  Array points(DType::f32, Shape{1, 2});
+  EXPECT_EQ(any_order.apply_with_points(x, points, rng).shape(), x.shape());
+  EXPECT_THROW(RandomOrderAug({nullptr}), Error);
 }
 
 std::vector<AugmentorPtr> cifar_style() {
