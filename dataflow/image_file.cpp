@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "core/atomic_file.h"
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "dataflow/file_bytes.h"
 
@@ -216,6 +218,21 @@ std::string encode_png(const Array& image) {
   if (stbi_write_png_to_func(append, &png, w, h, c, u8.bytes().data(), w * c) == 0)
     throw Error(ErrorCode::invalid_argument, "encode_png: stb_image_write could not encode a " + describe(image));
   return png;
+}
+
+std::string encode_jpeg(const Array& image, int quality) {
+  const int rank = image.shape().rank();
+  const std::int64_t c = rank == 3 ? image.shape()[2] : 1;
+  if (image.dtype() != DType::u8 || (rank != 2 && rank != 3) || (c != 1 && c != 3) || quality < 1 || quality > 100 ||
+      image.numel() == 0)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("encode_jpeg: a u8 image [H, W], [H, W, 1] or [H, W, 3] at a quality in [1, 100], got {} "
+                            "at {}", describe(image), quality));
+  std::string jpeg;
+  if (stbi_write_jpg_to_func(append, &jpeg, static_cast<int>(image.shape()[1]), static_cast<int>(image.shape()[0]),
+                             static_cast<int>(c), image.bytes().data(), quality) == 0)
+    throw Error(ErrorCode::invalid_argument, "encode_jpeg: stb_image_write could not encode a " + describe(image));
+  return jpeg;
 }
 
 void write_png(const std::string& path, const Array& image) { write_file_atomically(path, encode_png(image)); }

@@ -1,5 +1,5 @@
 // Image files in and out through stb (Debian's libstb-dev): stb_image decodes JPEG, PNG,
-// BMP, GIF (first frame), TGA, PSD and PNM; stb_image_write encodes PNG. Images are u8
+// BMP, GIF (first frame), TGA, PSD and PNM; stb_image_write encodes PNG and JPEG. Images are u8
 // [H, W, C] arrays (HWC, as the augmentors take them).
 #pragma once
 
@@ -29,6 +29,9 @@ Array decode_image(std::span<const std::byte> bytes, const std::string& what, in
 // PNG of an image [H, W] or [H, W, C] with C of 1 to 4: u8 as it is, f32 taken as [0, 1]
 // (clamped, rounded to 0..255). Error(invalid_argument) for another shape or type.
 std::string encode_png(const Array& image);
+// JPEG of a u8 image [H, W], [H, W, 1] or [H, W, 3] at `quality` in [1, 100] (stb's
+// baseline encoder, 4:2:0 chroma below quality 90). Error(invalid_argument) otherwise.
+std::string encode_jpeg(const Array& image, int quality);
 // encode_png written crash-safely (atomic_file.h): a killed writer leaves the old file.
 void write_png(const std::string& path, const Array& image);
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "dataflow/geometric_augmentors.h"
 
@@ -99,6 +101,49 @@ Array Rotation::apply_with_points(Array image, Array& points, Rng& rng) const {
   const PointMap m = inverse_about_centre(d, 1, deg, 0, 0, 0);
   move_points(points, inverse(m), "Rotation");
   return warp_affine(image, m, d.height, d.width, border_, fill_);
+}
+
+RotationAndCropValid::RotationAndCropValid(double max_deg, double step_deg) : max_deg_(max_deg), step_deg_(step_deg) {
+  if (!(max_deg_ >= 0 && max_deg_ <= 180) || step_deg_ < 0 ||
+      (step_deg_ > 0 && (max_deg_ != 180 || std::fmod(180.0, step_deg_) != 0)))
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("RotationAndCropValid: max_deg must be in [0, 180], and with a step_deg 180, a multiple "
+                            "of it; got max_deg {}, step_deg {}", max_deg_, step_deg_));
+}
+
+std::array<std::int64_t, 2> largest_rotated_rect(std::int64_t w, std::int64_t h, double deg) {
+  if (w <= 0 || h <= 0) return {0, 0};
+  const double a = deg * std::numbers::pi / 180, sa = std::abs(std::sin(a)), ca = std::abs(std::cos(a));
+  const bool wide = w >= h;
+  const double longer = static_cast<double>(wide ? w : h), shorter = static_cast<double>(wide ? h : w);
+  double wr = 0, hr = 0;
+  if (shorter <= 2 * sa * ca * longer) {  // two corners on the longer side, two on its mid-line
+    const double x = 0.5 * shorter;
+    wr = wide ? x / sa : x / ca;
+    hr = wide ? x / ca : x / sa;
+  } else {  // touching all four sides
+    const double c2 = ca * ca - sa * sa, fw = static_cast<double>(w), fh = static_cast<double>(h);
+    wr = (fw * ca - fh * sa) / c2;
+    hr = (fh * ca - fw * sa) / c2;
+  }
+  return {static_cast<std::int64_t>(std::nearbyint(wr)), static_cast<std::int64_t>(std::nearbyint(hr))};
+}
+
+Array RotationAndCropValid::apply_with_points(Array image, Array& points, Rng& rng) const {
+  const ImageDims d = image_dims(image, "RotationAndCropValid");
+  double deg = rng.uniform(static_cast<float>(-max_deg_), static_cast<float>(max_deg_));
+  if (step_deg_ > 0) deg = std::floor(deg / step_deg_) * step_deg_;
+  const PointMap m = inverse_about_centre(d, 1, deg, 0, 0, 0);
+  const Array turned = warp_affine(image, m, d.height, d.width, Border::constant, 0);
+  const std::array<std::int64_t, 2> rect = largest_rotated_rect(d.width, d.height, deg);
+  const std::int64_t w = std::clamp<std::int64_t>(rect[0], 1, d.width), h = std::clamp<std::int64_t>(rect[1], 1, d.height);
+  const auto left = static_cast<std::int64_t>(static_cast<double>(d.width) * 0.5 - static_cast<double>(w) * 0.5);
+  const auto top = static_cast<std::int64_t>(static_cast<double>(d.height) * 0.5 - static_cast<double>(h) * 0.5);
+  PointMap moved = inverse(m);
+  moved[2] -= static_cast<double>(left);
+  moved[5] -= static_cast<double>(top);
+  move_points(points, moved, "RotationAndCropValid");
+  return crop_image(turned, top, left, h, w);
 }
 
 Affine::Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,

@@ -33,6 +33,24 @@ class Rotation : public PointAugmentor {
   float fill_;
 };
 
+// tensorpack's RotationAndCropValid: Rotation's turn (constant border of 0) by an angle
+// uniform in [-max_deg, max_deg] (with step_deg: rounded down to a multiple of it, as
+// tensorpack, which then asks max_deg 180, a multiple of step_deg), then the largest
+// upright rectangle inside the turned image (largest_rotated_rect), centred: the output's
+// size varies with the angle.
+class RotationAndCropValid : public PointAugmentor {
+ public:
+  explicit RotationAndCropValid(double max_deg, double step_deg = 0);
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  double max_deg_, step_deg_;
+};
+
+// The (width, height) of the largest axis-aligned rectangle inside a w x h rectangle
+// turned by `deg` degrees, rounded half to even (tensorpack's largest_rotated_rect).
+std::array<std::int64_t, 2> largest_rotated_rect(std::int64_t w, std::int64_t h, double deg);
+
 // tensorpack's Affine: about the centre, a scale uniform in [scale_min, scale_max], a
 // rotation uniform in [-rotate_max_deg, rotate_max_deg], a horizontal shear uniform in
 // [-shear_max_deg, shear_max_deg], then a shift uniform in [-translate_frac, translate_frac]

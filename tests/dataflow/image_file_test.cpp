@@ -1,7 +1,7 @@
 // Image files against OpenCV (images_cv2.py, Debian's python3-opencv): PNGs and a JPEG
 // OpenCV wrote decode to its pixels, a PNG vkpack writes is read by OpenCV as written;
 // truncated and missing files are errors naming them; ImageFolder finds classes and
-// labels; image_grid tiles.
+// labels; image_grid tiles; vkpack's JPEG (JpegNoise) reads in OpenCV.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "dataflow/image_file.h"
 #include "dataflow/image_from_file.h"
+#include "dataflow/jpeg_noise.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -73,6 +74,55 @@ TEST_F(ImageFiles, DecodesWhatOpenCvWrote) {
   const Array gray3 = read_image(dir_ + "/gray.png", 3);
   EXPECT_EQ(gray3.shape().dims(), (std::vector<std::int64_t>{4, 6, 3}));
   EXPECT_EQ(gray3.data<std::uint8_t>()[3 * 7 + 2], pattern(1, 1, 0));
+}
+
+// vkpack's JPEG is a JPEG to OpenCV (what tensorpack's JpegNoise encodes with): the two
+// decoders agree on it as on OpenCV's own; and JpegNoise's output is that round trip
+// at a quality from its range, every quality of the range drawn.
+TEST_F(ImageFiles, JpegNoiseRoundTripsThroughAJpegOpenCvReads) {
+  Array image(DType::u8, Shape{24, 32, 3});
+  for (std::int64_t y = 0; y < 24; ++y)
+    for (std::int64_t x = 0; x < 32; ++x)
+      for (std::int64_t k = 0; k < 3; ++k)
+        image.data<std::uint8_t>()[static_cast<std::size_t>((y * 32 + x) * 3 + k)] = pattern(y, x, k);
+  const std::string jpeg = encode_jpeg(image, 90);
+  const std::string path = dir_ + "/vkpack.jpg";
+  std::ofstream(path, std::ios::binary).write(jpeg.data(), static_cast<std::streamsize>(jpeg.size()));
+  ASSERT_EQ(run("decode " + path), 0);
+  std::ifstream raw(path + ".opencv", std::ios::binary);
+  const std::string opencv((std::istreambuf_iterator<char>(raw)), std::istreambuf_iterator<char>());
+  const Array stb = read_image(path);
+  ASSERT_EQ(opencv.size(), stb.nbytes());
+  int worst = 0;
+  for (std::size_t i = 0; i < stb.nbytes(); ++i)
+    worst = std::max(worst, std::abs(int(stb.data<std::uint8_t>()[i]) - int(static_cast<unsigned char>(opencv[i]))));
+  EXPECT_LE(worst, 8) << "stb and OpenCV decode vkpack's JPEG this far apart";
+
+  std::vector<Array> by_quality;
+  for (int q = 50; q < 53; ++q) {
+    const std::string bytes = encode_jpeg(image, q);
+    by_quality.push_back(decode_image(std::as_bytes(std::span(bytes.data(), bytes.size())), "test", 3));
+  }
+  const JpegNoise noise(50, 53);
+  Rng rng(4);
+  std::set<int> drawn;
+  for (int i = 0; i < 40; ++i) {
+    const Array out = noise.apply(image, rng);
+    ASSERT_EQ(out.shape(), image.shape());
+    int match = -1;
+    for (int q = 0; q < 3; ++q)
+      if (std::equal(out.bytes().begin(), out.bytes().end(), by_quality[static_cast<std::size_t>(q)].bytes().begin()))
+        match = q;
+    ASSERT_GE(match, 0) << "not the round trip at any quality of the range";
+    drawn.insert(match);
+  }
+  EXPECT_EQ(drawn, (std::set<int>{0, 1, 2}));
+  // Gray [H, W] keeps its rank; float images and qualities outside [1, 100] are refused.
+  Array gray(DType::u8, Shape{9, 10});
+  EXPECT_EQ(noise.apply(gray, rng).shape(), gray.shape());
+  EXPECT_THROW(noise.apply(Array(DType::f32, Shape{4, 4, 3}), rng), Error);
+  EXPECT_THROW(encode_jpeg(image, 0), Error);
+  EXPECT_THROW(JpegNoise(60, 60), Error);
 }
 
 TEST_F(ImageFiles, OpenCvReadsThePngsVkpackWrites) {

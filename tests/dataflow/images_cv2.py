@@ -7,6 +7,8 @@
                             DIR/folder/{cat/a.png, cat/b.png, dog/c.png, empty/,
                             notes.txt, dog/readme.md}
   images_cv2.py check PNG   reads a PNG vkpack wrote and checks it holds the pattern
+  images_cv2.py decode JPG  writes OpenCV's decoding of a JPEG vkpack wrote, raw RGB
+                            bytes, to JPG.opencv
 
 The pattern: channel c of pixel (y, x) is (37 y + 11 x + 71 c + seed) mod 256; RGB(A)
 order (OpenCV's BGR(A) is converted both ways). Gray images use channel 0.
@@ -50,6 +52,9 @@ def main():
         save(f"{target}/folder/dog/c.png", pattern(2, 3, 3, 3))
         open(f"{target}/folder/notes.txt", "w").write("not an image")
         open(f"{target}/folder/dog/readme.md", "w").write("not an image")
+        return 0
+    if mode == "decode":
+        cv2.cvtColor(cv2.imread(target), cv2.COLOR_BGR2RGB).tofile(f"{target}.opencv")
         return 0
     image = cv2.imread(target, cv2.IMREAD_UNCHANGED)
     if image.ndim == 3:

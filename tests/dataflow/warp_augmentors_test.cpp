@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <set>
 
 #include "core/error.h"
 #include "dataflow/geometric_augmentors.h"
@@ -124,6 +125,60 @@ TEST(GoogleNetRandomCropAndResize, CropsAndResizesReproducibly) {
   const Array resized = Resize(8, 8).apply(square, d);
   EXPECT_EQ(std::vector<float>(whole.data<float>().begin(), whole.data<float>().end()),
             std::vector<float>(resized.data<float>().begin(), resized.data<float>().end()));
+}
+
+// The rectangle fits the turned one: its corners, turned back, lie inside w x h (within
+// the half pixel of rounding each side); and it is largest: 4% larger, a corner leaves.
+TEST(RotationAndCropValid, TheLargestRectangleFitsAndIsLargest) {
+  EXPECT_EQ(largest_rotated_rect(100, 100, 0), (std::array<std::int64_t, 2>{100, 100}));
+  EXPECT_EQ(largest_rotated_rect(100, 100, 45), (std::array<std::int64_t, 2>{71, 71}));  // 100 / sqrt(2)
+  EXPECT_EQ(largest_rotated_rect(100, 50, 90), (std::array<std::int64_t, 2>{50, 100}));
+  const auto inside = [](double rw, double rh, double w, double h, double deg, double slack) {
+    const double a = deg * std::numbers::pi / 180;
+    for (double sx : {-0.5, 0.5})
+      for (double sy : {-0.5, 0.5}) {
+        const double x = sx * rw, y = sy * rh;
+        const double u = std::cos(a) * x + std::sin(a) * y, v = -std::sin(a) * x + std::cos(a) * y;
+        if (std::abs(u) > w / 2 + slack || std::abs(v) > h / 2 + slack) return false;
+      }
+    return true;
+  };
+  for (auto [w, h] : {std::pair<std::int64_t, std::int64_t>{100, 100}, {120, 45}, {30, 90}})
+    for (double deg : {-170.0, -95.0, -30.0, 5.0, 12.5, 44.0, 60.0, 89.0, 135.0}) {
+      const std::array<std::int64_t, 2> r = largest_rotated_rect(w, h, deg);
+      const double rw = static_cast<double>(r[0]), rh = static_cast<double>(r[1]);
+      EXPECT_TRUE(inside(rw, rh, double(w), double(h), deg, 1.0)) << w << "x" << h << " at " << deg;
+      EXPECT_FALSE(inside(rw * 1.04, rh * 1.04, double(w), double(h), deg, 0.0)) << w << "x" << h << " at " << deg;
+    }
+}
+
+TEST(RotationAndCropValid, CropsNoBorderAndMovesTheCentreToTheCentre) {
+  Array ones(DType::f32, Shape{40, 60, 2});
+  for (float& v : ones.data<float>()) v = 1.0f;
+  Rng rng(3);
+  const RotationAndCropValid turn(30);
+  for (int i = 0; i < 30; ++i) {
+    Array points(DType::f32, Shape{1, 2});
+    points.data<float>()[0] = 29.5f, points.data<float>()[1] = 19.5f;  // the image's centre
+    const Array out = turn.apply_with_points(ones, points, rng);
+    const std::int64_t h = out.shape()[0], w = out.shape()[1];
+    ASSERT_TRUE(h >= 1 && h <= 40 && w >= 1 && w <= 60);
+    // Inside its outermost ring of pixels (which samples within a pixel of the turned
+    // image's edge and blends with the border there, as tensorpack's does), the crop
+    // holds the image only.
+    float lowest = 1;
+    for (std::int64_t y = 1; y + 1 < h; ++y)
+      for (std::int64_t x = 1; x + 1 < w; ++x) lowest = std::min(lowest, at(out, y, x, 1));
+    EXPECT_GT(lowest, 0.999f) << "the crop reaches the constant border: " << w << " x " << h;
+    EXPECT_NEAR(points.data<float>()[0], (static_cast<double>(w) - 1) / 2, 0.51);
+    EXPECT_NEAR(points.data<float>()[1], (static_cast<double>(h) - 1) / 2, 0.51);
+  }
+  // Steps of 90 degrees: the image turned whole, cut to fit its own frame.
+  const RotationAndCropValid quarter(180, 90);
+  std::set<std::vector<std::int64_t>> shapes;
+  for (int i = 0; i < 40; ++i) shapes.insert(quarter.apply(ramp(8, 6, 1), rng).shape().dims());
+  EXPECT_EQ(shapes, (std::set<std::vector<std::int64_t>>{{8, 6, 1}, {6, 6, 1}}));
+  EXPECT_THROW(RotationAndCropValid(90, 45), Error);  // a step asks max_deg 180
 }
 
 }  // namespace
