@@ -4,6 +4,7 @@
 #include "dataflow/augment_image_component.h"
 #include "dataflow/augmentor_list.h"
 #include "dataflow/batch_data.h"
+#include "dataflow/batch_data_by_shape.h"
 #include "dataflow/blur_augmentor.h"
 #include "dataflow/cache_data.h"
 #include "dataflow/char_corpus.h"
