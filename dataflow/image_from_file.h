@@ -4,6 +4,9 @@
 //                  classes in sorted order numbered from 0 (torchvision's ImageFolder,
 //                  tensorpack's ILSVRC12Files); images are the files whose extension is
 //                  .png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm or .pgm (any case)
+//   ImageList      [image, label] from a list file of "<path> <label>" lines (the
+//                  train.txt / val.txt of tensorpack's ILSVRC12 layout), paths
+//                  relative to a root
 // Images are u8 [H, W, C] with `channels` channels (0: as stored). In order, or shuffled
 // per epoch from `seed` (the same orders for the same seed, so a resumed run replays
 // them). A file that cannot be decoded is an Error naming it when it is read.
@@ -56,6 +59,27 @@ class ImageFolder : public ImageFromFile {
   struct Scan;
   ImageFolder(Scan scan, int channels, bool shuffle, std::uint64_t seed);
   std::vector<std::string> classes_;
+};
+
+// One image and its label per line: the path (which may hold spaces), whitespace, then
+// the label, an integer in [0, 2^31); blank lines are skipped. With a root, a path must
+// stay under it (not absolute, no '..'), so that a downloaded list cannot make the flow
+// read other files; with an empty root paths are taken as they are. A line without a label, or
+// with a label that is not such an integer, is an Error(bad_data) naming the list file and
+// the line; a list file that cannot be read is an Error(io), one without an image
+// Error(not_found). The images are read when
+// the flow reaches them (a missing one is then an Error naming it).
+struct ImageListEntries {
+  std::vector<std::string> files;  // root joined with each line's path
+  std::vector<std::int32_t> labels;
+};
+ImageListEntries read_image_list(const std::string& list_file, const std::string& root);
+
+class ImageList : public ImageFromFile {
+ public:
+  ImageList(const std::string& list_file, const std::string& root, int channels = 3, bool shuffle = true,
+            std::uint64_t seed = 0);
+  explicit ImageList(ImageListEntries entries, int channels = 3, bool shuffle = true, std::uint64_t seed = 0);
 };
 
 }  // namespace vkp::dataflow

@@ -1,7 +1,8 @@
 // Image files against OpenCV (images_cv2.py, Debian's python3-opencv): PNGs and a JPEG
 // OpenCV wrote decode to its pixels, a PNG vkpack writes is read by OpenCV as written;
 // truncated and missing files are errors naming them; ImageFolder finds classes and
-// labels; image_grid tiles; vkpack's JPEG (JpegNoise) reads in OpenCV.
+// labels, ImageList reads list files; image_grid tiles; vkpack's JPEG (JpegNoise) reads
+// in OpenCV.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -189,6 +190,50 @@ TEST_F(ImageFiles, ImageFolderNumbersTheClassFoldersThatHoldImages) {
   EXPECT_EQ(std::multiset<std::uint8_t>(seen.begin(), seen.end()).count(pattern(0, 0, 0, 1)), 3u);
   EXPECT_THROW(ImageFolder(dir_ + "/nowhere"), Error);
   EXPECT_THROW(ImageFolder(dir_ + "/folder/empty"), Error);
+}
+
+// A list file of "<path> <label>" lines over the OpenCV-written folder: labels as listed,
+// paths with spaces, blank lines skipped; bad lines named by file and line, paths that
+// leave the root among them (what the fuzz target image_list found).
+TEST_F(ImageFiles, ImageListReadsPathsAndLabelsAndNamesBadLines) {
+  std::filesystem::create_directories(dir_ + "/listed");
+  std::filesystem::copy_file(dir_ + "/folder/dog/c.png", dir_ + "/listed/with space.png",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string list = dir_ + "/train.txt";
+  std::ofstream(list) << "folder/cat/a.png 7\n\n  listed/with space.png\t2  \r\nfolder/cat/b.png 0\n";
+  ImageList images(list, dir_, 3, /*shuffle=*/false);
+  ASSERT_EQ(images.size(), 3u);
+  images.reset_state();
+  std::vector<std::int32_t> labels;
+  std::vector<int> seeds;
+  for (Datapoint& dp : images.epoch()) labels.push_back(dp[1].data<std::int32_t>()[0]), seeds.push_back(dp[0].data<std::uint8_t>()[0]);
+  EXPECT_EQ(labels, (std::vector<std::int32_t>{7, 2, 0}));
+  EXPECT_EQ(seeds, (std::vector<int>{pattern(0, 0, 0, 1), pattern(0, 0, 0, 3), pattern(0, 0, 0, 2)}));
+  for (const auto& [text, part] : std::vector<std::pair<std::string, std::string>>{
+           {"cat/a.png 1\ncat/b.png\n", "list.txt:2"},
+           {"cat/a.png one\n", "'one' is not an integer"},
+           {"cat/a.png -3\n", "'-3' is not an integer in [0, 2^31)"},
+           {"cat/a.png 99999999999\n", "99999999999"},
+           {"\n\n", "lists no image"},
+           {"/etc/passwd 1\n", "leaves the root"},
+           {"cat/../../../etc/passwd 1\n", "leaves the root"}}) {
+    std::ofstream(dir_ + "/list.txt") << text;
+    try {
+      ImageList bad(dir_ + "/list.txt", dir_ + "/folder");
+      ADD_FAILURE() << text << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(ImageList(dir_ + "/no-such-list.txt", dir_), Error);
+  // Without a root the paths are the caller's, absolute ones included.
+  std::ofstream(dir_ + "/list.txt") << dir_ << "/folder/cat/a.png 3\n";
+  EXPECT_EQ(read_image_list(dir_ + "/list.txt", "").files, (std::vector<std::string>{dir_ + "/folder/cat/a.png"}));
+  // A listed file that is missing is an error naming it when the flow reaches it.
+  std::ofstream(dir_ + "/list.txt") << "cat/missing.png 1\n";
+  ImageList missing(dir_ + "/list.txt", dir_ + "/folder");
+  missing.reset_state();
+  EXPECT_THROW(missing.next(), Error);
 }
 
 // decode_image(bytes, what, channels, max_bytes) must throw `code` with `part` in its message.

@@ -107,6 +107,7 @@ put("image", "gray_3x2.png", b"\x00" + png(3, 2, 1, bytes([0, 50, 100, 150, 200,
 put("image", "rgba_2x2.png", b"\x04" + png(2, 2, 4, bytes(range(16))))
 put("image", "rgb_3x2.bmp", b"\x03" + bmp(3, 2, bytes(range(18))))
 put("image", "gray_2x2.pgm", b"\x01" + b"P5\n2 2\n255\n\x00\x40\x80\xff")
+put("image_list", "train.txt", b"n01440764/n01440764_10026.JPEG 0\nn01443537/with space.JPEG\t1\r\n\n")
 put("char_corpus", "fortunes.txt", b"A fortune.\n%\nAnother one,\nover two lines.\n%\nThe third.\n%\nAnd a fourth.\n")
 
 
