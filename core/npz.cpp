@@ -228,4 +228,60 @@ std::map<std::string, Array> read_npz(const std::string& path) {
   return arrays;
 }
 
+std::string npy_bytes(const Array& array) {
+  const char* descr = "";
+  switch (array.dtype()) {
+    case DType::f32: descr = "<f4"; break;
+    case DType::f16: descr = "<f2"; break;
+    case DType::i32: descr = "<i4"; break;
+    case DType::i64: descr = "<i8"; break;
+    case DType::u8: descr = "|u1"; break;
+  }
+  const std::vector<std::int64_t>& dims = array.shape().dims();
+  std::string shape = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) shape += (i > 0 ? ", " : "") + std::to_string(dims[i]);
+  shape += dims.size() == 1 ? ",)" : ")";  // (4,) but (2, 3) and ()
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  const std::size_t unpadded = 10 + header.size() + 1;  // magic, version, length; the newline
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  if (array.nbytes() > 0) out.append(reinterpret_cast<const char*>(array.bytes().data()), array.nbytes());
+  return out;
+}
+
+void write_npz(const std::string& path, const std::map<std::string, Array>& arrays) {
+  std::vector<std::string> images;  // alive until zip_close writes them
+  images.reserve(arrays.size());
+  for (const auto& [name, array] : arrays) {
+    if (name.empty() || name.find('/') != std::string::npos)
+      throw Error(ErrorCode::invalid_argument, "write_npz: '" + name + "' is not an array name for " + path);
+    images.push_back(npy_bytes(array));
+  }
+  int code = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+  if (archive == nullptr) throw Error(ErrorCode::io, "write_npz: cannot create " + path + " (libzip error " + std::to_string(code) + ")");
+  const auto fail = [&](const std::string& why) {
+    const std::string detail = zip_strerror(archive);
+    zip_discard(archive);
+    throw Error(ErrorCode::io, "write_npz: " + path + ": " + why + " (" + detail + ")");
+  };
+  std::size_t i = 0;
+  for (const auto& [name, array] : arrays) {
+    const std::string& image = images[i++];
+    zip_source_t* source = zip_source_buffer(archive, image.data(), image.size(), 0);
+    if (source == nullptr) fail("no source for " + name);
+    const zip_int64_t index = zip_file_add(archive, (name + ".npy").c_str(), source, ZIP_FL_ENC_UTF_8 | ZIP_FL_OVERWRITE);
+    if (index < 0) {
+      zip_source_free(source);
+      fail("cannot add " + name);
+    }
+    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0) fail("cannot store " + name);
+  }
+  if (zip_close(archive) != 0) fail("cannot write it");
+}
+
 }  // namespace vkp

@@ -29,4 +29,11 @@ Array read_npy(const std::string& path);
 // Every array of an .npz, by its name without ".npy".
 std::map<std::string, Array> read_npz(const std::string& path);
 
+// The .npy image of `array` (version 1.0, C order, little-endian; u8 as '|u1').
+std::string npy_bytes(const Array& array);
+// An .npz as np.savez writes it (a zip of stored <name>.npy entries), which np.load reads;
+// libzip writes it beside `path` and renames it into place, so a crash leaves the old
+// file. Names must be non-empty and hold no '/'. Error(io) when it cannot be written.
+void write_npz(const std::string& path, const std::map<std::string, Array>& arrays);
+
 }  // namespace vkp

@@ -27,6 +27,7 @@
 #include "dataflow/multi_thread_batch_data.h"
 #include "dataflow/multi_thread_map_data.h"
 #include "dataflow/multi_thread_runner.h"
+#include "dataflow/npz_data.h"
 #include "dataflow/photometric_augmentors.h"
 #include "dataflow/prefetch_data.h"
 #include "dataflow/print_data.h"

@@ -1,13 +1,14 @@
 // NumPy's array files as NumPy itself writes them (write_npy.py, run in Debian's Python):
 // C and Fortran order, float32/float64/float16/int64/bool, scalars, .npz stored and
-// deflated; big-endian data, a truncated file and a missing one are named errors.
+// deflated; big-endian data, a truncated file and a missing one are named errors; what
+// vkpack writes reads back.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/error.h"
 #include "core/npz.h"
@@ -119,6 +120,38 @@ TEST(NpyParse, AnArrayWithoutElementsParses) {
   EXPECT_EQ(a.shape().dims(), std::vector<std::int64_t>{0});
   file += "abcd";  // data where none is declared
   EXPECT_THROW(parse_npy(std::as_bytes(std::span(file.data(), file.size())), "empty.npy"), Error);
+}
+
+// What vkpack writes (npy_bytes, write_npz) reads back the same, every dtype and rank
+// (NumPy reads it too: tests/dataflow/npz_data_test.cpp).
+TEST(NpyWrite, EveryDtypeAndRankReadsBack) {
+  std::map<std::string, Array> arrays;
+  const std::vector<Shape> shapes = {Shape{}, Shape{5}, Shape{2, 3, 4}, Shape{0, 3}};
+  int n = 0;
+  for (DType dtype : {DType::f32, DType::f16, DType::i32, DType::i64, DType::u8})
+    for (const Shape& shape : shapes) {
+      Array a(dtype, shape);
+      for (std::size_t b = 0; b < a.nbytes(); ++b) a.bytes()[b] = static_cast<std::byte>((b * 37 + 11) % 251);
+      const std::string image = npy_bytes(a);
+      const std::size_t header = image.size() - a.nbytes();
+      EXPECT_EQ(header % 64, 0u) << "NumPy aligns the data to 64 bytes";
+      const Array back = parse_npy(std::as_bytes(std::span(image.data(), image.size())), "written");
+      EXPECT_EQ(back.dtype(), dtype);
+      EXPECT_EQ(back.shape(), shape);
+      EXPECT_TRUE(std::equal(back.bytes().begin(), back.bytes().end(), a.bytes().begin()));
+      arrays.emplace("a" + std::to_string(n++), a);
+    }
+  const std::string path = (std::filesystem::temp_directory_path() / ("vkpack-npy-write-" + std::to_string(::getpid()) + ".npz")).string();
+  write_npz(path, arrays);
+  const std::map<std::string, Array> back = read_npz(path);
+  ASSERT_EQ(back.size(), arrays.size());
+  for (const auto& [name, a] : arrays) {
+    const Array& b = back.at(name);
+    EXPECT_EQ(b.shape(), a.shape()) << name;
+    EXPECT_TRUE(std::equal(b.bytes().begin(), b.bytes().end(), a.bytes().begin())) << name;
+  }
+  EXPECT_THROW(write_npz(path, {{"a/b", Array(DType::u8, Shape{1})}}), Error);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
