@@ -146,6 +146,62 @@ Array RotationAndCropValid::apply_with_points(Array image, Array& points, Rng& r
   return crop_image(turned, top, left, h, w);
 }
 
+GaussianDeform::GaussianDeform(std::vector<std::array<double, 2>> anchors, std::int64_t height, std::int64_t width,
+                               double sigma, double randrange)
+    : anchors_(anchors.size()), height_(height), width_(width),
+      randrange_(randrange < 0 ? static_cast<double>(height) / 8 : randrange) {
+  if (anchors.empty() || height <= 0 || width <= 0 || !(sigma > 0))
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("GaussianDeform: needs anchors, a positive size and sigma; got {} anchors, {} x {}, sigma {}",
+                            anchors.size(), height, width, sigma));
+  weights_.resize(static_cast<std::size_t>(height * width) * anchors_);
+  for (std::int64_t y = 0; y < height; ++y)
+    for (std::int64_t x = 0; x < width; ++x)
+      for (std::size_t k = 0; k < anchors_; ++k) {
+        const double dy = static_cast<double>(y) / static_cast<double>(height) - anchors[k][0];
+        const double dx = static_cast<double>(x) / static_cast<double>(width) - anchors[k][1];
+        weights_[static_cast<std::size_t>(y * width + x) * anchors_ + k] =
+            static_cast<float>(std::exp(-(dx * dx + dy * dy) / sigma));
+      }
+}
+
+Array GaussianDeform::apply(Array image, Rng& rng) const {
+  const ImageDims d = image_dims(image, "GaussianDeform");
+  require_u8_or_f32(image, "GaussianDeform");
+  if (d.height != height_ || d.width != width_)
+    throw Error(ErrorCode::invalid_argument, fmt::format("GaussianDeform: built for {} x {} images, got {}", height_,
+                                                         width_, describe(image)));
+  std::vector<double> v(2 * anchors_);
+  for (double& e : v) e = (static_cast<double>(rng.uniform()) - 0.5) * 2 * randrange_;
+  Array out(image.dtype(), image.shape());
+  const std::int64_t c = d.channels;
+  const auto read = [&](std::int64_t y, std::int64_t x, std::int64_t k) {
+    const auto i = static_cast<std::size_t>((y * width_ + x) * c + k);
+    return image.dtype() == DType::u8 ? static_cast<double>(image.data<std::uint8_t>()[i]) : double{image.data<float>()[i]};
+  };
+  for (std::int64_t y = 0; y < height_; ++y)
+    for (std::int64_t x = 0; x < width_; ++x) {
+      double sy = static_cast<double>(y), sx = static_cast<double>(x);
+      const float* g = &weights_[static_cast<std::size_t>(y * width_ + x) * anchors_];
+      for (std::size_t k = 0; k < anchors_; ++k) sy += g[k] * v[2 * k], sx += g[k] * v[2 * k + 1];
+      sy = std::clamp(sy, 0.0, static_cast<double>(height_ - 1));
+      sx = std::clamp(sx, 0.0, static_cast<double>(width_ - 1));
+      const auto y0 = static_cast<std::int64_t>(sy), x0 = static_cast<std::int64_t>(sx);
+      const std::int64_t y1 = std::min(y0 + 1, height_ - 1), x1 = std::min(x0 + 1, width_ - 1);
+      const double fy = sy - static_cast<double>(y0), fx = sx - static_cast<double>(x0);
+      for (std::int64_t k = 0; k < c; ++k) {
+        const double value = read(y0, x0, k) * (1 - fx) * (1 - fy) + read(y1, x1, k) * fx * fy +
+                             read(y0, x1, k) * (1 - fy) * fx + read(y1, x0, k) * fy * (1 - fx);
+        const auto o = static_cast<std::size_t>((y * width_ + x) * c + k);
+        if (image.dtype() == DType::u8)
+          out.data<std::uint8_t>()[o] = static_cast<std::uint8_t>(std::clamp(std::floor(value + 0.5), 0.0, 255.0));
+        else
+          out.data<float>()[o] = static_cast<float>(value);
+      }
+    }
+  return out;
+}
+
 Affine::Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
                Border border, float fill)
     : scale_min_(scale_min), scale_max_(scale_max), translate_(translate_frac), rotate_(rotate_max_deg),

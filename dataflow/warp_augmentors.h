@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "dataflow/image_augmentor.h"
 
@@ -90,6 +91,26 @@ class GoogleNetRandomCropAndResize : public PointAugmentor {
  private:
   std::int64_t height_, width_;
   std::array<double, 2> area_, aspect_;
+};
+
+// tensorpack's GaussianDeform: a smooth random displacement of an image of `height` x
+// `width`. Anchor k at (y, x) in [0, 1] (fractions of the height and width) moves by
+// v_k = (dy, dx), each drawn uniformly from [-randrange, randrange) (dy first, anchor by
+// anchor; randrange < 0: height / 8, tensorpack's default); pixel (y, x) reads the image at
+// (y, x) + sum_k g_k(y, x) v_k with g_k = exp(-((y / H - a_y)^2 + (x / W - a_x)^2) / sigma),
+// clamped into the image, bilinearly. The weights are computed once. Points are refused
+// (the map has no closed inverse; tensorpack's refuses too).
+class GaussianDeform : public ImageAugmentor {
+ public:
+  GaussianDeform(std::vector<std::array<double, 2>> anchors, std::int64_t height, std::int64_t width,
+                 double sigma = 0.5, double randrange = -1);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  std::size_t anchors_;
+  std::int64_t height_, width_;
+  double randrange_;
+  std::vector<float> weights_;  // [H, W, K]
 };
 
 // Cutout: a rectangle of height and width uniform in [min, max] pixels, at a uniform

@@ -1,7 +1,8 @@
 // Warps against exact cases and an independent double-precision reference: the identity
 // map and a quarter turn move pixels exactly, integer shifts read each border mode's
 // pixels (written out by hand), Rotation equals bilinear sampling of the rotated grid
-// computed here; cutout, shortest-edge resizing and GoogLeNet's crop keep their promises.
+// computed here; cutout, shortest-edge resizing and GoogLeNet's crop keep their promises;
+// GaussianDeform against its formula; RotationAndCropValid's rectangle fits and is largest.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -179,6 +180,48 @@ TEST(RotationAndCropValid, CropsNoBorderAndMovesTheCentreToTheCentre) {
   for (int i = 0; i < 40; ++i) shapes.insert(quarter.apply(ramp(8, 6, 1), rng).shape().dims());
   EXPECT_EQ(shapes, (std::set<std::vector<std::int64_t>>{{8, 6, 1}, {6, 6, 1}}));
   EXPECT_THROW(RotationAndCropValid(90, 45), Error);  // a step asks max_deg 180
+}
+
+// GaussianDeform against its formula evaluated here in double with the same draws (2 K
+// uniforms, dy then dx per anchor, from a copy of the Rng), including the clamp at the
+// border; randrange 0 is the identity.
+TEST(GaussianDeform, SamplesTheImageAtTheDisplacedGrid) {
+  const std::vector<std::array<double, 2>> anchors = {{0.2, 0.3}, {0.7, 0.8}, {0.5, 0.1}};
+  const std::int64_t h = 12, w = 15, c = 2;
+  const double sigma = 0.3, range = 3.0;
+  const Array in = ramp(h, w, c);
+  Rng rng(7), copy(7);
+  const Array out = GaussianDeform(anchors, h, w, sigma, range).apply(in, rng);
+  std::vector<double> v;
+  for (int i = 0; i < 6; ++i) v.push_back((static_cast<double>(copy.uniform()) - 0.5) * 2 * range);
+  double moved = 0;
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x) {
+      double sy = double(y), sx = double(x);
+      for (std::size_t k = 0; k < 3; ++k) {
+        const double dy = double(y) / h - anchors[k][0], dx = double(x) / w - anchors[k][1];
+        const double g = std::exp(-(dx * dx + dy * dy) / sigma);
+        sy += g * v[2 * k], sx += g * v[2 * k + 1];
+      }
+      moved = std::max(moved, std::hypot(sy - y, sx - x));
+      sy = std::clamp(sy, 0.0, double(h - 1)), sx = std::clamp(sx, 0.0, double(w - 1));
+      const auto y0 = std::int64_t(std::floor(sy)), x0 = std::int64_t(std::floor(sx));
+      const std::int64_t y1 = std::min(y0 + 1, h - 1), x1 = std::min(x0 + 1, w - 1);
+      const double fy = sy - double(y0), fx = sx - double(x0);
+      for (std::int64_t k = 0; k < c; ++k) {
+        const double want = at(in, y0, x0, k) * (1 - fy) * (1 - fx) + at(in, y0, x1, k) * (1 - fy) * fx +
+                            at(in, y1, x0, k) * fy * (1 - fx) + at(in, y1, x1, k) * fy * fx;
+        ASSERT_NEAR(at(out, y, x, k), want, 1e-4) << y << "," << x << "," << k;
+      }
+    }
+  EXPECT_GT(moved, 0.5) << "the draws moved nothing: the test would not see a wrong map";
+  Rng again(1);
+  const Array same = GaussianDeform(anchors, h, w, sigma, 0.0).apply(in, again);
+  EXPECT_EQ(std::vector<float>(same.data<float>().begin(), same.data<float>().end()),
+            std::vector<float>(in.data<float>().begin(), in.data<float>().end()));
+  EXPECT_THROW(GaussianDeform(anchors, h, w).apply(ramp(h + 1, w, c), again), Error);
+  Array points(DType::f32, Shape{1, 2});
+  EXPECT_THROW(GaussianDeform(anchors, h, w).apply_with_points(in, points, again), Error);
 }
 
 }  // namespace
