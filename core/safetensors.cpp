@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_depth.h"
+#include "core/little_endian.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -298,7 +299,7 @@ void write_safetensors(const std::string& path, const TensorFile& file) {
   const std::string header = header_text(file, path);
   std::byte length[8];
   const std::uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::byte>((n >> (8 * i)) & 0xff);
+  store_le(length, n);
 
   AtomicFile out(path);
   out.write(length);
@@ -313,8 +314,7 @@ TensorFile read_safetensors(const std::string& path) {
     fail_data(path, "the file has " + std::to_string(in.size()) + " bytes, fewer than the 8-byte header length");
   std::byte length[8];
   in.read(0, length);
-  std::uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(length[i]) << (8 * i);
+  const auto n = load_le<std::uint64_t>(length);
   if (n > in.size() - 8)
     fail_data(path, "header length " + std::to_string(n) + " exceeds the " + std::to_string(in.size() - 8) +
                         " bytes after it (truncated file?)");

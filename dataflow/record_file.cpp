@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "core/little_endian.h"
+
 namespace vkp::dataflow {
 namespace {
 
@@ -41,45 +43,33 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-template <class T>
-void put(std::vector<std::uint8_t>& out, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<std::uint8_t>(static_cast<std::uint64_t>(value) >> (8 * i)));
-}
-
-template <class T>
-T get(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v |= std::uint64_t{p[i]} << (8 * i);
-  return static_cast<T>(v);
-}
-
 std::vector<std::uint8_t> header_bytes(std::uint64_t count) {
   std::vector<std::uint8_t> h(kMagic, kMagic + 8);
-  put<std::uint32_t>(h, kRecordFileVersion);
-  put<std::uint32_t>(h, 0);
-  put<std::uint64_t>(h, count);
-  put<std::uint32_t>(h, crc_of(h.data(), h.size()));
-  put<std::uint32_t>(h, 0);
+  append_le<std::uint32_t>(h, kRecordFileVersion);
+  append_le<std::uint32_t>(h, 0);
+  append_le<std::uint64_t>(h, count);
+  append_le<std::uint32_t>(h, crc_of(h.data(), h.size()));
+  append_le<std::uint32_t>(h, 0);
   return h;
 }
 
 // The record of `dp`: head (length, crcs) and payload.
 void encode(const Datapoint& dp, std::vector<std::uint8_t>& out) {
   out.assign(kRecordHeadBytes, 0);
-  put<std::uint32_t>(out, static_cast<std::uint32_t>(dp.size()));
+  append_le<std::uint32_t>(out, static_cast<std::uint32_t>(dp.size()));
   for (const Array& a : dp) {
-    put<std::uint8_t>(out, dtype_code(a.dtype()));
-    put<std::uint8_t>(out, static_cast<std::uint8_t>(a.shape().rank()));
-    put<std::uint16_t>(out, 0);
-    for (std::int64_t d : a.shape().dims()) put<std::int64_t>(out, d);
+    append_le<std::uint8_t>(out, dtype_code(a.dtype()));
+    append_le<std::uint8_t>(out, static_cast<std::uint8_t>(a.shape().rank()));
+    append_le<std::uint16_t>(out, 0);
+    for (std::int64_t d : a.shape().dims()) append_le<std::int64_t>(out, d);
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(a.bytes().data());
     out.insert(out.end(), bytes, bytes + a.nbytes());
   }
   const std::uint64_t length = out.size() - kRecordHeadBytes;
   std::vector<std::uint8_t> head;
-  put<std::uint64_t>(head, length);
-  put<std::uint32_t>(head, crc_of(out.data() + kRecordHeadBytes, length));
-  put<std::uint32_t>(head, crc_of(head.data(), 8));
+  append_le<std::uint64_t>(head, length);
+  append_le<std::uint32_t>(head, crc_of(out.data() + kRecordHeadBytes, length));
+  append_le<std::uint32_t>(head, crc_of(head.data(), 8));
   std::memcpy(out.data(), head.data(), kRecordHeadBytes);
 }
 
@@ -104,7 +94,7 @@ Datapoint decode(const std::vector<std::uint8_t>& payload, Fail&& fail) {
     if (payload.size() - at < n) fail(fmt::format("payload ends inside {}", what));
   };
   need(4, "the component count");
-  const auto count = get<std::uint32_t>(payload.data());
+  const auto count = load_le<std::uint32_t>(payload.data());
   at = 4;
   Datapoint dp;
   for (std::uint32_t c = 0; c < count; ++c) {
@@ -117,7 +107,7 @@ Datapoint decode(const std::vector<std::uint8_t>& payload, Fail&& fail) {
     std::vector<std::int64_t> dims;
     std::uint64_t numel = 1;
     for (int i = 0; i < rank; ++i, at += 8) {
-      dims.push_back(get<std::int64_t>(payload.data() + at));
+      dims.push_back(load_le<std::int64_t>(payload.data() + at));
       if (dims.back() < 0 || (dims.back() > 0 && numel > payload.size() / static_cast<std::uint64_t>(dims.back())))
         fail(fmt::format("component {} has an impossible extent {}", c, dims.back()));
       numel *= static_cast<std::uint64_t>(dims.back());
@@ -176,11 +166,11 @@ RecordFileData::RecordFileData(std::filesystem::path path) : path_(std::move(pat
     corrupt(fmt::format("short read: {} bytes, the header alone needs {}", file_size_, kHeaderBytes));
   read_exact(h.data(), h.size(), "the header");
   if (std::memcmp(h.data(), kMagic, 8) != 0) corrupt("wrong magic: not a vkpack record file");
-  if (get<std::uint32_t>(h.data() + 24) != crc_of(h.data(), 24)) corrupt("header checksum mismatch");
-  const auto version = get<std::uint32_t>(h.data() + 8);
+  if (load_le<std::uint32_t>(h.data() + 24) != crc_of(h.data(), 24)) corrupt("header checksum mismatch");
+  const auto version = load_le<std::uint32_t>(h.data() + 8);
   if (version != kRecordFileVersion)
     corrupt(fmt::format("version {}, this build reads version {}", version, kRecordFileVersion));
-  count_ = static_cast<std::size_t>(get<std::uint64_t>(h.data() + 16));
+  count_ = static_cast<std::size_t>(load_le<std::uint64_t>(h.data() + 16));
 }
 
 void RecordFileData::on_start_epoch() {
@@ -201,14 +191,14 @@ std::optional<Datapoint> RecordFileData::on_next() {
     corrupt(fmt::format("truncated: the file ends inside {}, after {} of {} records", where, index_, count_));
   std::array<std::uint8_t, kRecordHeadBytes> head{};
   read_exact(head.data(), head.size(), "a record head");
-  const auto length = get<std::uint64_t>(head.data());
-  if (get<std::uint32_t>(head.data() + 12) != crc_of(head.data(), 8))
+  const auto length = load_le<std::uint64_t>(head.data());
+  if (load_le<std::uint32_t>(head.data() + 12) != crc_of(head.data(), 8))
     corrupt(where + ": checksum mismatch in its length field");
   const std::uint64_t left = file_size_ - offset_ - kRecordHeadBytes;
   if (length > left) corrupt(fmt::format("truncated: {} needs {} bytes, the file has {} left", where, length, left));
   payload_.resize(static_cast<std::size_t>(length));
   read_exact(payload_.data(), payload_.size(), "a record");
-  const std::uint32_t stored = get<std::uint32_t>(head.data() + 8), computed = crc_of(payload_.data(), payload_.size());
+  const std::uint32_t stored = load_le<std::uint32_t>(head.data() + 8), computed = crc_of(payload_.data(), payload_.size());
   if (stored != computed)
     corrupt(fmt::format("{}: checksum mismatch (stored 0x{:08x}, computed 0x{:08x})", where, stored, computed));
   Datapoint dp = decode(payload_, [&](const std::string& what) { corrupt(where + ": malformed payload: " + what); });

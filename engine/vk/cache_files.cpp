@@ -7,6 +7,7 @@
 
 #include "core/crc32c.h"
 #include "core/json_depth.h"
+#include "core/little_endian.h"
 
 namespace vkp::vk {
 namespace {
@@ -17,25 +18,13 @@ constexpr std::size_t kPrefix = 8 + 4 + 4 + 8;
 constexpr std::uint32_t kHeaderVersionOne = 1;  // VK_PIPELINE_CACHE_HEADER_VERSION_ONE
 constexpr std::size_t kDriverHeader = 16 + 16;  // VkPipelineCacheHeaderVersionOne
 
-template <class T>
-T read_le(const std::byte* at) {
-  T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(std::to_integer<std::uint8_t>(at[i])) << (8 * i);
-  return value;
-}
-
-template <class T>
-void write_le(std::string& out, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out += static_cast<char>((value >> (8 * i)) & 0xff);
-}
-
 }  // namespace
 
 std::string pipeline_cache_file(std::span<const std::byte> driver_data) {
   std::string out(kMagic);
-  write_le<std::uint32_t>(out, kFormat);
-  write_le<std::uint32_t>(out, crc32c(driver_data));
-  write_le<std::uint64_t>(out, driver_data.size());
+  append_le<std::uint32_t>(out, kFormat);
+  append_le<std::uint32_t>(out, crc32c(driver_data));
+  append_le<std::uint64_t>(out, driver_data.size());
   out.append(reinterpret_cast<const char*>(driver_data.data()), driver_data.size());
   return out;
 }
@@ -46,12 +35,12 @@ std::optional<std::span<const std::byte>> pipeline_cache_data(std::span<const st
     why = "not a vkpack pipeline cache (written by an earlier vkpack, or damaged)";
     return std::nullopt;
   }
-  if (const auto format = read_le<std::uint32_t>(file.data() + 8); format != kFormat) {
+  if (const auto format = load_le<std::uint32_t>(file.data() + 8); format != kFormat) {
     why = fmt::format("format {}, this vkpack reads {}", format, kFormat);
     return std::nullopt;
   }
-  const auto crc = read_le<std::uint32_t>(file.data() + 12);
-  const auto length = read_le<std::uint64_t>(file.data() + 16);
+  const auto crc = load_le<std::uint32_t>(file.data() + 12);
+  const auto length = load_le<std::uint64_t>(file.data() + 16);
   const std::span<const std::byte> data = file.subspan(kPrefix);
   if (length != data.size()) {
     why = fmt::format("it holds {} bytes of driver data, its header says {} (cut short or damaged)", data.size(), length);
@@ -65,10 +54,10 @@ std::optional<std::span<const std::byte>> pipeline_cache_data(std::span<const st
     why = fmt::format("{} bytes of driver data, less than the driver's {}-byte header", data.size(), kDriverHeader);
     return std::nullopt;
   }
-  const auto header_length = read_le<std::uint32_t>(data.data());
-  const auto version = read_le<std::uint32_t>(data.data() + 4);
-  const auto vendor = read_le<std::uint32_t>(data.data() + 8);
-  const auto device = read_le<std::uint32_t>(data.data() + 12);
+  const auto header_length = load_le<std::uint32_t>(data.data());
+  const auto version = load_le<std::uint32_t>(data.data() + 4);
+  const auto vendor = load_le<std::uint32_t>(data.data() + 8);
+  const auto device = load_le<std::uint32_t>(data.data() + 12);
   if (header_length < kDriverHeader || header_length > data.size() || version != kHeaderVersionOne) {
     why = fmt::format("the driver's header is not VkPipelineCacheHeaderVersionOne (length {}, version {})",
                       header_length, version);
