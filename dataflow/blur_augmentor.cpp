@@ -50,17 +50,18 @@ void convolve(const std::vector<double>& in, std::vector<double>& out, const std
 
 }  // namespace
 
-std::vector<double> gaussian_kernel(int size) {
-  require(size > 0 && size % 2 == 1, ErrorCode::invalid_argument,
-          fmt::format("gaussian_kernel: the size must be odd and positive, got {}", size));
-  switch (size) {
-    case 1: return {1.0};
-    case 3: return {0.25, 0.5, 0.25};
-    case 5: return {0.0625, 0.25, 0.375, 0.25, 0.0625};
-    case 7: return {0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125};
-    default: break;
+std::vector<double> gaussian_kernel(int size, double sigma) {
+  require(size > 0 && size % 2 == 1 && std::isfinite(sigma), ErrorCode::invalid_argument,
+          fmt::format("gaussian_kernel: the size must be odd and positive and sigma finite, got {} and {}", size, sigma));
+  if (sigma <= 0) {
+    switch (size) {
+      case 1: return {1.0};
+      case 3: return {0.25, 0.5, 0.25};
+      case 5: return {0.0625, 0.25, 0.375, 0.25, 0.0625};
+      case 7: return {0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125};
+      default: sigma = 0.3 * ((size - 1) * 0.5 - 1) + 0.8;
+    }
   }
-  const double sigma = 0.3 * ((size - 1) * 0.5 - 1) + 0.8;
   std::vector<double> k(static_cast<std::size_t>(size));
   double total = 0;
   for (int i = 0; i < size; ++i) {
@@ -71,10 +72,10 @@ std::vector<double> gaussian_kernel(int size) {
   return k;
 }
 
-Array gaussian_blur(const Array& image, int kx, int ky) {
+Array gaussian_blur(const Array& image, int kx, int ky, double sigma_x, double sigma_y) {
   const ImageDims d = image_dims(image, "GaussianBlur");
   require_u8_or_f32(image, "GaussianBlur");
-  const std::vector<double> along_x = gaussian_kernel(kx), along_y = gaussian_kernel(ky);
+  const std::vector<double> along_x = gaussian_kernel(kx, sigma_x), along_y = gaussian_kernel(ky, sigma_y);
   if (image.numel() == 0 || (kx == 1 && ky == 1)) return image;
   Array out(image.dtype(), image.shape());
   std::vector<double> a = to_doubles(image), b(a.size());
@@ -87,15 +88,25 @@ Array gaussian_blur(const Array& image, int kx, int ky) {
   return out;
 }
 
-GaussianBlur::GaussianBlur(int max_size) : max_size_(max_size) {
-  require(max_size_ > 0, ErrorCode::invalid_argument,
-          fmt::format("GaussianBlur: max_size must be positive, got {}", max_size_));
+GaussianBlur::GaussianBlur(std::array<int, 2> size_range, std::array<double, 2> sigma_range, bool symmetric)
+    : size_range_(size_range), sigma_range_(sigma_range), symmetric_(symmetric) {
+  require(size_range_[0] >= 0 && size_range_[0] < size_range_[1], ErrorCode::invalid_argument,
+          fmt::format("GaussianBlur: size_range [{}, {}) must hold a size >= 0", size_range_[0], size_range_[1]));
+  require(std::isfinite(sigma_range_[0]) && std::isfinite(sigma_range_[1]) && sigma_range_[0] >= 0 &&
+              sigma_range_[0] <= sigma_range_[1],
+          ErrorCode::invalid_argument,
+          fmt::format("GaussianBlur: sigma_range must be (low, high) with 0 <= low <= high, got ({}, {})",
+                      sigma_range_[0], sigma_range_[1]));
 }
 
 Array GaussianBlur::apply(Array image, Rng& rng) const {
-  const auto kx = static_cast<int>(2 * rng.below(static_cast<std::uint64_t>(max_size_)) + 1);
-  const auto ky = static_cast<int>(2 * rng.below(static_cast<std::uint64_t>(max_size_)) + 1);
-  return gaussian_blur(image, kx, ky);
+  const auto sizes = static_cast<std::uint64_t>(size_range_[1] - size_range_[0]);
+  int kx = static_cast<int>(2 * (size_range_[0] + static_cast<int>(rng.below(sizes))) + 1);
+  int ky = static_cast<int>(2 * (size_range_[0] + static_cast<int>(rng.below(sizes))) + 1);
+  double sx = rng.uniform(static_cast<float>(sigma_range_[0]), static_cast<float>(sigma_range_[1]));
+  double sy = rng.uniform(static_cast<float>(sigma_range_[0]), static_cast<float>(sigma_range_[1]));
+  if (symmetric_) ky = kx, sy = sx;
+  return gaussian_blur(image, kx, ky, sx, sy);
 }
 
 }  // namespace vkp::dataflow

@@ -84,7 +84,7 @@ class BrightnessScale : public ValueAugmentor {
 // [low, high) (> -1), for images in [0, 255] (values outside are clamped first).
 class Gamma : public ValueAugmentor {
  public:
-  explicit Gamma(float low = -0.1f, float high = 0.1f);
+  explicit Gamma(float low = -0.5f, float high = 0.5f);
   Array apply(Array image, Rng& rng) const override;
 
  private:

@@ -148,8 +148,8 @@ TEST(RandomResize, SizesFromTheRangesWithinTheAspectThreshold) {
 }
 
 // The blur by its definition: out(y, x) = sum_ij ky[i] kx[j] in(clamp(y + i), clamp(x + j)).
-std::vector<double> blurred(const Array& in, int kx, int ky) {
-  const std::vector<double> gx = gaussian_kernel(kx), gy = gaussian_kernel(ky);
+std::vector<double> blurred(const Array& in, int kx, int ky, double sx = 0, double sy = 0) {
+  const std::vector<double> gx = gaussian_kernel(kx, sx), gy = gaussian_kernel(ky, sy);
   const std::int64_t h = in.shape()[0], w = in.shape()[1], c = in.shape()[2];
   std::vector<double> out(static_cast<std::size_t>(in.numel()));
   for (std::int64_t y = 0; y < h; ++y)
@@ -175,10 +175,16 @@ TEST(GaussianBlur, MatchesTheTwoDimensionalConvolutionWithReplicatedBorders) {
   Array u(DType::u8, Shape{6, 9, 3});
   for (float& v : f.data<float>()) v = rng.uniform(-3, 3);
   for (std::uint8_t& v : u.data<std::uint8_t>()) v = static_cast<std::uint8_t>(rng.below(256));
-  for (auto [kx, ky] : {std::pair{1, 1}, {3, 1}, {1, 5}, {3, 5}, {7, 3}, {9, 11}}) {
+  struct Case {
+    int kx, ky;
+    double sx, sy;
+  };
+  for (const Case& k : {Case{1, 1, 0, 0}, Case{3, 1, 0, 0}, Case{1, 5, 0, 0}, Case{3, 5, 0, 0}, Case{7, 3, 0, 0},
+                        Case{9, 11, 0, 0}, Case{5, 3, 1.3, 0.7}}) {
+    const int kx = k.kx, ky = k.ky;
     SCOPED_TRACE(std::to_string(kx) + " x " + std::to_string(ky));
-    const std::vector<double> want_f = blurred(f, kx, ky), want_u = blurred(u, kx, ky);
-    const Array got_f = gaussian_blur(f, kx, ky), got_u = gaussian_blur(u, kx, ky);
+    const std::vector<double> want_f = blurred(f, kx, ky, k.sx, k.sy), want_u = blurred(u, kx, ky, k.sx, k.sy);
+    const Array got_f = gaussian_blur(f, kx, ky, k.sx, k.sy), got_u = gaussian_blur(u, kx, ky, k.sx, k.sy);
     for (std::size_t i = 0; i < want_f.size(); ++i) ASSERT_NEAR(got_f.data<float>()[i], want_f[i], 1e-5) << i;
     for (std::size_t i = 0; i < want_u.size(); ++i)
       ASSERT_EQ(got_u.data<std::uint8_t>()[i], static_cast<int>(std::floor(want_u[i] + 0.5))) << i;
@@ -195,27 +201,37 @@ TEST(GaussianBlur, KernelsAreOpenCvsAndTheSizesAreDrawnFromTheRange) {
     }
     EXPECT_NEAR(sum, 1.0, 1e-12) << size;
   }
-  // Beyond 7 the Gaussian of sigma 0.3 (4 - 1) + 0.8 = 1.7 for size 9.
+  // Beyond 7 the Gaussian of sigma 0.3 (4 - 1) + 0.8 = 1.7 for size 9; a sigma given is used.
   const std::vector<double> nine = gaussian_kernel(9);
   EXPECT_NEAR(nine[4] / nine[3], std::exp(1 / (2 * 1.7 * 1.7)), 1e-12);
+  const std::vector<double> given = gaussian_kernel(5, 2.0);
+  EXPECT_NEAR(given[2] / given[1], std::exp(1 / (2 * 2.0 * 2.0)), 1e-12);
   EXPECT_THROW(gaussian_kernel(4), Error);
-  // An impulse spreads over exactly the drawn sizes: every pair from {1, 3, 5}.
+  // An impulse spreads over exactly the drawn sizes: 1, 3 or 5 on both axes alike by
+  // default (symmetric), every pair of them otherwise.
   Array impulse(DType::f32, Shape{11, 11, 1});
   impulse.data<float>()[5 * 11 + 5] = 1.0f;
-  std::set<std::pair<int, int>> sizes;
   Rng rng(6);
-  const GaussianBlur blur(3);
-  for (int i = 0; i < 300; ++i) {
-    const Array out = blur.apply(impulse, rng);
-    int kx = 0, ky = 0;
-    for (std::int64_t x = 0; x < 11; ++x) kx += at(out, 5, x) > 0 ? 1 : 0;
-    for (std::int64_t y = 0; y < 11; ++y) ky += at(out, y, 5) > 0 ? 1 : 0;
-    sizes.insert({kx, ky});
-  }
-  std::set<std::pair<int, int>> want;
+  const auto spreads = [&](const GaussianBlur& blur) {
+    std::set<std::pair<int, int>> sizes;
+    for (int i = 0; i < 300; ++i) {
+      const Array out = blur.apply(impulse, rng);
+      int kx = 0, ky = 0;
+      for (std::int64_t x = 0; x < 11; ++x) kx += at(out, 5, x) > 0 ? 1 : 0;
+      for (std::int64_t y = 0; y < 11; ++y) ky += at(out, y, 5) > 0 ? 1 : 0;
+      sizes.insert({kx, ky});
+    }
+    return sizes;
+  };
+  EXPECT_EQ(spreads(GaussianBlur()), (std::set<std::pair<int, int>>{{1, 1}, {3, 3}, {5, 5}}));
+  EXPECT_EQ(spreads(GaussianBlur(3)), (std::set<std::pair<int, int>>{{1, 1}, {3, 3}, {5, 5}}));
+  std::set<std::pair<int, int>> every;
   for (int a : {1, 3, 5})
-    for (int b : {1, 3, 5}) want.insert({a, b});
-  EXPECT_EQ(sizes, want);
+    for (int b : {1, 3, 5}) every.insert({a, b});
+  EXPECT_EQ(spreads(GaussianBlur({0, 3}, {0, 0}, false)), every);
+  EXPECT_EQ(spreads(GaussianBlur({2, 3})), (std::set<std::pair<int, int>>{{5, 5}}));
+  EXPECT_THROW(GaussianBlur({3, 3}), Error);
+  EXPECT_THROW(GaussianBlur({0, 3}, {1, 0.5}), Error);
 }
 
 }  // namespace
