@@ -324,9 +324,18 @@ TEST(ImageLimits, APngChunkLongerThanTheFileIsRefused) {
   expect_refused(png, "long.png", 1, ErrorCode::bad_data, "long.png: not a readable image (a PNG chunk at byte");
 }
 
+// A header that declares no pixels is refused from the header, before stb decodes (a PNM
+// whose width stb cannot read, once a null memcpy inside stb).
 TEST(ImageLimits, AnImageOfNoPixelsIsRefused) {
   const std::string pnm("P5\n\xff" "2 2\n255\n\x00\x40\x80\xff", 16);
-  expect_refused(pnm, "empty.pgm", 1, ErrorCode::bad_data, "empty.pgm: not a readable image");
+  expect_refused(pnm, "empty.pgm", 1, ErrorCode::bad_data, "empty.pgm: its header declares 0 x 0 pixels");
+  // Found by tests/fuzz (image): a BMP of width 0 and 2354974 rows, which stb walked row by
+  // row, is refused from its header.
+  const std::string bmp("BMN\x00\xa7\x35\x02\x00\x60\x60\x00\x00\x00\x00\x28\x00\x00\x00\x00\x00\x00\x00"
+                        "\x1e\xef\x23\x00\x01\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x29\x00\x00\x00\x00"
+                        "\x00\x29\x00\x00\x00\x00\x00\x33",
+                        50);
+  expect_refused(bmp, "rows.bmp", 3, ErrorCode::bad_data, "its header declares 0 x 2354974 pixels");
 }
 
 TEST(ImageGrid, TilesImagesRowByRowWithGaps) {
