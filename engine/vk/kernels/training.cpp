@@ -39,8 +39,7 @@ void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush
                     (!uses_slot2 || slot2.offset % 16 == 0);
   // On a CPU device, where all four slices are whole vec4s, the texel build reads them
   // through texel views (bindings 6-9, the same slices) and writes through 0, 2 and 3.
-  const BufferSlice bindings[] = {var, grad, slot1, slot2, scalars, guarded ? guard : scalars,
-                                  var, grad, uses_slot1 ? slot1 : var, uses_slot2 ? slot2 : var};
+  const BufferSlice bindings[] = {var, grad, slot1, slot2, scalars, guarded ? guard : scalars, var, grad, slot1, slot2};
   const bool texel_shape = vec4 && push.n % 4 == 0;
   const Kernel& kernel = texel_kernel(device, shaders::optimizer, texel_shape ? shaders::optimizer_texel : shaders::optimizer,
                                       0b1111000000, bindings,
