@@ -57,10 +57,12 @@ class ParamHistograms : public Callback {
   std::vector<std::string> names_;  // the variables matched
 };
 
-// Summarises the activations of add_activation_summary (summary.h) with the last training
-// step of every epoch, as tensorpack's MergeAllSummaries does: the values that step
-// computed, fetched with it only (other steps fetch nothing for it). One of the default
-// callbacks; with no activation registered it does nothing.
+// Summarises the activations of add_activation_summary (summary.h) and the gradients of
+// SummaryGradient (engine/graph/grad_proc.h: "<variable>-grad" histograms and
+// "<variable>/rms") with the last training step of every epoch, as tensorpack's
+// MergeAllSummaries does: the values that step computed, fetched with it only (other
+// steps fetch nothing for it). One of the default callbacks; with nothing registered it
+// does nothing.
 class ActivationSummaries : public Callback {
  public:
   ActivationSummaries() { chief_only_ = true; }
@@ -72,6 +74,7 @@ class ActivationSummaries : public Callback {
 
  private:
   std::vector<graph::Tensor> tensors_;
+  std::size_t activations_ = 0;  // tensors_ holds the activations, then the gradients
 };
 
 }  // namespace vkp::callbacks

@@ -3,8 +3,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "engine/graph/grad_proc.h"
 
 namespace vkp::callbacks {
 namespace {
@@ -40,6 +43,23 @@ void CheckNumerics::on_after_run(std::span<const Array> values) {
       throw Error(ErrorCode::bad_data, "CheckNumerics: " + labels_[i] + " has " + std::to_string(bad) +
                                            " NaN or infinite value(s) at global step " +
                                            std::to_string(trainer().global_step()));
+}
+
+std::vector<graph::Tensor> GradientChecks::on_fetches() {
+  const std::vector<graph::Tensor>& counts = trainer().graph().collection(graph::kGradientChecks);
+  variables_.clear();
+  const std::string prefix = "CheckGradient/";
+  for (const graph::Tensor& t : counts)
+    variables_.push_back(t.name().starts_with(prefix) ? t.name().substr(prefix.size()) : t.name());
+  return counts;
+}
+
+void GradientChecks::on_after_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (const float bad = values[i].data<float>()[0]; bad != 0.0f)
+      throw Error(ErrorCode::bad_data, fmt::format("CheckGradient: the gradient of '{}' has {} NaN or infinite "
+                                                   "value(s) at global step {}",
+                                                   variables_[i], bad, trainer().global_step()));
 }
 
 void CheckNumerics::check_variables() const {

@@ -1,4 +1,4 @@
-// Callbacks that read or run tensors of the graph: CheckNumerics, RunOp,
+// Callbacks that read or run tensors of the graph: CheckNumerics, GradientChecks, RunOp,
 // ProcessTensors, DumpTensors.
 #pragma once
 
@@ -29,6 +29,18 @@ class CheckNumerics : public Callback {
   std::int64_t variable_period_;
   std::vector<std::string> names_;
   std::vector<std::string> labels_;  // what each fetched tensor is, for messages
+};
+
+// CheckGradient's graph form (engine/graph/grad_proc.h): fetches the count of non-finite
+// elements of each checked gradient every step and stops training with an Error naming
+// the variable and the global step. The trainer adds it when the graph has such counts.
+class GradientChecks : public Callback {
+ protected:
+  std::vector<graph::Tensor> on_fetches() override;
+  void on_after_run(std::span<const Array> values) override;
+
+ private:
+  std::vector<std::string> variables_;  // by count fetched
 };
 
 // Runs the targets `make` builds (at setup) at before_train, at every trigger, and, with

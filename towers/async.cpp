@@ -201,6 +201,9 @@ void Towers::compute_async(int k, const std::vector<Array>& batch, std::uint64_t
   if (options_.async_scale != 1.0f)
     for (std::size_t i = 0; i < names_.size(); ++i)
       for (float& x : r.parts[0].outputs[1 + i].data<float>()) x *= options_.async_scale;
+  // This tower's gradient through the processors, on its thread, as tensorpack's
+  // asynchronous trainer applies them to each tower's gradients.
+  process_on_host(all_variables_, std::span<Array>(r.parts[0].outputs).subspan(1, names_.size()));
 }
 
 // Under the lock: tower k's gradients, computed from update `read`, applied to the

@@ -126,8 +126,14 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
   // only the master (tower 0) otherwise.
   if (options_.reduction == Reduction::replicated || k == 0) {
     // A host master leaves tower 0's apply ops unused; they make its slot variables.
-    const graph::Optimizer o = optimizer(g);
-    if (k == 0) kind_ = o.kind();
+    // Gradient processors run on the host, once, on the averages (process_averages).
+    const graph::Optimizer given = optimizer(g);
+    const graph::Optimizer o = given.without_processors();
+    if (k == 0) {
+      kind_ = o.kind();
+      processors_ = given.processors();
+      graph::require_host_forms(processors_, "a trainer of several towers");
+    }
     for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
       Part& part = r->parts[objective];
       std::vector<graph::GradAndVar> fed;
@@ -298,6 +304,15 @@ void Towers::apply_host_master(std::span<const int> variables, const HostOptimiz
   }
 }
 
+void Towers::process_on_host(std::span<const int> variables, std::span<Array> gradients) {
+  if (processors_.empty()) return;
+  std::vector<graph::HostGradient> grads;
+  grads.reserve(variables.size());
+  for (int i : variables)
+    grads.push_back({names_[static_cast<std::size_t>(i)], gradients[static_cast<std::size_t>(i)].data<float>()});
+  graph::process_gradients_on_host(processors_, grads);
+}
+
 void Towers::use_averages(std::span<const int> variables) {
   if (host_master()) {
     apply_host_master(variables, host_step_, averaged_);
@@ -356,8 +371,8 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
   const int n = size();
   const bool bucketed = options_.bucket_bytes > 0;
   // Across processes the averages change after the last bucket: feed them only then.
-  // Likewise the host master's update.
-  const bool feed_early = !cross_reduce_;
+  // Likewise the host master's update, and where gradient processors need every average.
+  const bool feed_early = !cross_reduce_ && processors_.empty();
   if (bucketed) {
     // Tower 0's buckets set the order; another tower's program may cut its segments
     // elsewhere (another schedule), so wait there for every segment up to the one
@@ -392,9 +407,11 @@ double Towers::reduce_gradients(std::span<const double> samples, double total) {
     reduce_bucket(objective_vars_[static_cast<std::size_t>(current_)], feed_early);
     times_.buckets = 1;
   }
-  if (cross_reduce_) {
-    cross_reduce_(averaged_, total, cost);
-    use_averages(all_variables_);
+  if (cross_reduce_) cross_reduce_(averaged_, total, cost);
+  if (!feed_early) {
+    const std::vector<int>& vars = objective_vars_[static_cast<std::size_t>(current_)];
+    process_on_host(vars, averaged_);
+    use_averages(vars);
   }
   const double spent = seconds_since(start);
   times_.reduce += spent;

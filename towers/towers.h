@@ -249,6 +249,12 @@ class Towers {
   // Async towers ignore it: their threads number the steps by the master's updates.
   void follow_global_step(const std::int64_t* counter);
 
+  // The optimizer's gradient processors (apply_grad_processors), which the towers apply
+  // on the host: to the averaged gradients of every synchronous step (after the reduction
+  // across processes; bucketed reduction then feeds the averages after the last bucket),
+  // and to each asynchronous tower's gradient. A trainer takes their summaries.
+  const std::vector<graph::GradProcPtr>& processors() const { return processors_; }
+
   // Across processes (DistributedTrainer): called every step with this process's
   // averaged gradients (by trainable variable), its sample count and its mean cost; it
   // must leave in them the same quantities over all processes. Not with async. With
@@ -313,6 +319,8 @@ class Towers {
   void reduce_bucket(std::span<const int> variables, bool write_feeds);
   // Waits for every tower's gradient program; with time_towers, notes when each finished.
   void wait_gradients();
+  // The gradient processors' host forms on `gradients` (by trainable variable) of `variables`.
+  void process_on_host(std::span<const int> variables, std::span<Array> gradients);
   // The averages of `variables` into the applying towers' gradient feeds, or applied
   // to the host master.
   void use_averages(std::span<const int> variables);
@@ -326,6 +334,7 @@ class Towers {
   std::vector<std::unique_ptr<Replica>> towers_;
   std::vector<std::string> names_;   // trainable variables
   CrossReduce cross_reduce_;
+  std::vector<graph::GradProcPtr> processors_;  // the optimizer's, applied on the host
   std::vector<Array> averaged_;      // by variable
   // The host master: by trainable variable its value and its slots (none, m or m and s).
   graph::OptimizerKind kind_ = graph::OptimizerKind::sgd;

@@ -25,6 +25,8 @@ class ModelDesc {
   // inference, see graph::TowerContext); name the tensors a predictor or an
   // InferenceRunner should find with identity(t, "name").
   virtual graph::Tensor build_graph(const std::vector<graph::Tensor>& inputs) = 0;
+  // The optimizer, built in `graph`; wrap it with graph::apply_grad_processors for
+  // gradient processors (a norm clip), which every trainer then applies.
   virtual graph::Optimizer optimizer(graph::Graph& graph) = 0;
 };
 

@@ -294,6 +294,14 @@ void MultiDeviceTrainer::end_epoch_split() {
 void MultiDeviceTrainer::report_epoch() {
   if (!towers_) return;
   end_epoch_split();
+  // What the gradient processors' host forms summarised (SummaryGradient).
+  for (const graph::GradProcPtr& p : towers_->processors())
+    for (const graph::ProcessorSummary& s : p->take_summaries()) {
+      if (s.histogram)
+        monitors().put_histogram(s.name, s.values);
+      else
+        monitors().put_scalar(s.name, s.values.at(0));
+    }
   if (!is_async()) return;
   const towers::AsyncStats s = towers_->take_async_stats();
   std::string line;

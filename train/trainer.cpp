@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "callbacks/tensor_callbacks.h"
 #include "core/crash_point.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/graph/grad_proc.h"
 #include "engine/vk/device.h"
 
 namespace vkp::train {
@@ -79,6 +81,9 @@ void Trainer::setup(TrainOptions& o) {
     source_->setup(specs);
     for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
   }
+  // CheckGradient's counts are checked whichever callbacks the user chose.
+  if (!graph().collection(graph::kGradientChecks).empty())
+    o.callbacks.push_back(std::make_shared<callbacks::GradientChecks>());
   steps_per_epoch_ = o.steps_per_epoch;
   if (steps_per_epoch_ <= 0) {
     if (!source_ || !source_->size())

@@ -21,6 +21,7 @@
 
 // engine: devices, graphs, ops, layers, optimizers, sessions
 #include "engine/graph/autodiff.h"
+#include "engine/graph/grad_proc.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/initializer.h"
 #include "engine/graph/layers.h"

@@ -43,7 +43,14 @@ ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost
     throw Error(ErrorCode::invalid_argument, "minimize: cost '" + cost.name() + "' depends on no trainable variable");
   nonfinite = identity(nonfinite, "loss_scale/nonfinite");
   // Every update: skipped when a gradient overflowed, else with the gradient / scale.
-  const Tensor guard = concat({reshape(nonfinite, {1}), reshape(scalar(g, 1.0f) / scale, {1})}, 0);
+  // Gradient processors (a norm clip) must see the true gradients: then they are
+  // divided before, and the update's factor is 1.
+  Tensor factor = scalar(g, 1.0f) / scale;
+  if (!optimizer.processors().empty()) {
+    for (GradAndVar& gv : pairs) gv.first = gv.first * factor;
+    factor = scalar(g, 1.0f);
+  }
+  const Tensor guard = concat({reshape(nonfinite, {1}), reshape(factor, {1})}, 0);
   ScaledTrainOp out;
   out.train_op = optimizer.apply_gradients(pairs, guard);
   out.nonfinite = nonfinite;

@@ -29,7 +29,8 @@ std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& gr
   return apply_gradients(grads, Tensor());
 }
 
-std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& grads, Tensor guard) const {
+std::vector<Tensor> Optimizer::apply_gradients(const std::vector<GradAndVar>& given, Tensor guard) const {
+  const std::vector<GradAndVar> grads = process_gradients(processors_, given);
   if (accumulation_steps_ > 1) {
     if (guard.valid())
       throw Error(ErrorCode::unsupported,
@@ -72,14 +73,28 @@ std::vector<Tensor> Optimizer::apply_accumulated(const std::vector<GradAndVar>& 
     sums.emplace_back(sum, var);
     updates.push_back(assign(acc, graph::where(apply, scalar(g, 0.0f), sum)));
   }
-  Optimizer base = *this;
+  Optimizer base = without_processors();  // applied already
   base.accumulation_steps_ = 1;
   for (const Tensor& t : base.apply_gradients(sums, guard)) updates.push_back(t);
   updates.push_back(assign(counter, graph::where(apply, scalar(g, 0.0f), runs)));
   return updates;
 }
 
-std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<GradientProcessor>& processors) const {
+Optimizer Optimizer::without_processors() const {
+  Optimizer o = *this;
+  o.processors_.clear();
+  return o;
+}
+
+Optimizer apply_grad_processors(Optimizer base, std::vector<GradProcPtr> processors) {
+  for (GradProcPtr& p : processors) {
+    if (p == nullptr) throw Error(ErrorCode::invalid_argument, "apply_grad_processors: a processor is null");
+    base.processors_.push_back(std::move(p));
+  }
+  return base;
+}
+
+std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<GradProcPtr>& processors) const {
   const std::vector<Tensor> vars = graph_->trainable_variables();
   if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: the graph has no trainable variables");
   std::vector<Tensor> train = minimize(cost, vars, processors);
@@ -88,7 +103,7 @@ std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<GradientP
 }
 
 std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<Tensor>& vars,
-                                        const std::vector<GradientProcessor>& processors) const {
+                                        const std::vector<GradProcPtr>& processors) const {
   if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: no variables to train for '" + cost.name() + "'");
   const std::vector<Tensor> grads = gradients(cost, vars);
   std::vector<GradAndVar> pairs;
@@ -96,8 +111,7 @@ std::vector<Tensor> Optimizer::minimize(Tensor cost, const std::vector<Tensor>& 
   pairs = filter_none(std::move(pairs));
   if (pairs.empty())
     throw Error(ErrorCode::invalid_argument, "minimize: cost '" + cost.name() + "' depends on no trainable variable");
-  for (const GradientProcessor& process : processors) pairs = process(std::move(pairs));
-  return apply_gradients(pairs);
+  return apply_gradients(process_gradients(processors, std::move(pairs)));
 }
 
 namespace {

@@ -11,30 +11,37 @@
 #include <vector>
 
 #include "engine/graph/autodiff.h"
+#include "engine/graph/grad_proc.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/optimizer_table.h"
 
 namespace vkp::graph {
 
-using GradientProcessor = std::function<std::vector<GradAndVar>(std::vector<GradAndVar>)>;
-
 class Optimizer {
  public:
-  // The update ops for these (gradient, variable) pairs; pairs without a gradient are
-  // skipped. Run the returned targets (with the update-ops collection) each step.
+  // The update ops for these (gradient, variable) pairs, after the optimizer's gradient
+  // processors (apply_grad_processors); pairs without a gradient are skipped. Run the
+  // returned targets (with the update-ops collection) each step.
   std::vector<Tensor> apply_gradients(const std::vector<GradAndVar>& grads) const;
   // The same, each update guarded (OptimizerAttrs::guarded): `guard` [2] = {count of
   // non-finite gradient elements, factor}; skipped when the count is not 0, else with
   // gradient * factor (loss_scale.h).
   std::vector<Tensor> apply_gradients(const std::vector<GradAndVar>& grads, Tensor guard) const;
 
-  // gradients(cost, trainable variables) -> processors in order -> apply_gradients, plus
-  // the graph's update ops (BatchNorm moving averages): the train op.
-  std::vector<Tensor> minimize(Tensor cost, const std::vector<GradientProcessor>& processors = {}) const;
+  // gradients(cost, trainable variables) -> `processors` in order -> apply_gradients
+  // (the optimizer's own processors, the update), plus the graph's update ops (BatchNorm
+  // moving averages): the train op.
+  std::vector<Tensor> minimize(Tensor cost, const std::vector<GradProcPtr>& processors = {}) const;
   // Only `var_list` (trainable variables) trains, and the update-ops collection is left
   // to the caller (a GAN's two optimizers each train their own net).
   std::vector<Tensor> minimize(Tensor cost, const std::vector<Tensor>& var_list,
-                               const std::vector<GradientProcessor>& processors) const;
+                               const std::vector<GradProcPtr>& processors) const;
+
+  // The gradient processors every trainer applies before this optimizer's update
+  // (apply_grad_processors), and the same optimizer without them (for trainers that
+  // apply their host forms themselves).
+  const std::vector<GradProcPtr>& processors() const { return processors_; }
+  Optimizer without_processors() const;
 
   OptimizerKind kind() const { return attrs_.kind; }
   // Steps whose gradients one update sums (accumulate_gradients); 1 normally.
@@ -48,6 +55,7 @@ class Optimizer {
   friend Optimizer rmsprop(Graph&, float, float, float, float);
   friend Optimizer adagrad(Graph&, float, float);
   friend Optimizer accumulate_gradients(Optimizer, int);
+  friend Optimizer apply_grad_processors(Optimizer, std::vector<GradProcPtr>);
   // The accumulated update: gradients summed into <var>/AccumGrad slots, applied (and the
   // sums cleared) on every accumulation_steps_-th run, skipped (a guarded update) on the others.
   std::vector<Tensor> apply_accumulated(const std::vector<GradAndVar>& grads) const;
@@ -58,6 +66,7 @@ class Optimizer {
   OptimizerAttrs attrs_;
   std::array<float, 2> slot_init_;  // the slots' initial values
   int accumulation_steps_ = 1;
+  std::vector<GradProcPtr> processors_;
 };
 
 Optimizer sgd(Graph& graph, float learning_rate);
@@ -90,6 +99,12 @@ Optimizer adagrad(Graph& graph, float learning_rate, float initial_accumulator_v
 // (<var>/AccumGrad) are non-trainable variables, so checkpoints keep them. Not combined
 // with dynamic loss scaling (Error).
 Optimizer accumulate_gradients(Optimizer base, int steps);
+
+// tensorpack's optimizer.apply_grad_processors: `base` whose updates apply `processors`
+// (grad_proc.h) in order to the gradients first, after any it had; with
+// accumulate_gradients, to each run's gradients before they are summed. ModelDesc's
+// optimizer() returns it, and every trainer applies them (see grad_proc.h for where).
+Optimizer apply_grad_processors(Optimizer base, std::vector<GradProcPtr> processors);
 
 float adam_step_factor(float learning_rate, float beta1, float beta2, std::uint64_t t);
 

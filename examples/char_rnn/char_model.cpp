@@ -90,7 +90,11 @@ Tensor CharModel::build_graph(const std::vector<Tensor>& in) {
   return cost;
 }
 
-Optimizer CharModel::optimizer(Graph& graph) { return adam(graph, config_.learning_rate); }
+Optimizer CharModel::optimizer(Graph& graph) {
+  const Optimizer base = adam(graph, config_.learning_rate);
+  if (config_.clip_norm == 0.0f) return base;
+  return apply_grad_processors(base, {std::make_shared<GlobalNormClip>(config_.clip_norm)});
+}
 
 CharSampler::CharSampler(CharModelConfig config) : CharModel(config) {}
 

@@ -23,6 +23,7 @@ struct CharModelConfig {
   std::int64_t heads = 4;     // transformer
   float forget_bias = 1.0f;   // LSTM
   float learning_rate = 2e-3f;
+  float clip_norm = 5.0f;  // GlobalNormClip of the gradients, as tensorpack's Char-RNN; 0: none
 
   // The recurrent state of every layer side by side: [batch, state_width()] (an LSTM
   // layer's (c, h), a GRU layer's h); 0 for the transformer, which has none.
@@ -32,7 +33,7 @@ struct CharModelConfig {
 // Training and evaluation tower. Inputs "x" and "y", i32 [batch, length] (y is x one
 // character on), every sequence from a zero state. Names "cost" (the mean cross entropy
 // in nats), "bpc" (the same in bits per character) and "logits" [batch * length, vocab];
-// Adam with the session's learning rate.
+// Adam with the session's learning rate, its gradients clipped to global norm clip_norm.
 class CharModel : public train::ModelDesc {
  public:
   explicit CharModel(CharModelConfig config);

@@ -36,6 +36,8 @@ constexpr const char* kHelp =
     "  --steps N            steps per epoch (default: a pass over the training text)\n"
     "  --lr X               peak learning rate of Adam (default 2e-3), warmed up linearly\n"
     "                       over the first 2% of the steps, then decayed on a cosine to 0\n"
+    "  --clip-norm X        clip the gradients' global norm to X (default 5, as tensorpack's\n"
+    "                       Char-RNN; 0: no clip)\n"
     "  --data DIR           a directory of text files (default /usr/share/games/fortunes,\n"
     "                       Debian's fortunes package)\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
@@ -78,6 +80,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--steps")) o.steps = flags.to_i64();
     else if (flags.is("--save-every")) o.save_every = flags.to_i64();
     else if (flags.is("--lr")) o.model.learning_rate = flags.to_float();
+    else if (flags.is("--clip-norm")) o.model.clip_norm = flags.to_float();
     else if (flags.is("--data")) o.data = flags.value();
     else if (flags.is("--device")) o.device = flags.to_int();
     else if (flags.is("--devices")) o.devices = flags.to_indices();
@@ -102,6 +105,8 @@ Options parse(int argc, char** argv) {
   if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
   if (!std::isfinite(o.model.learning_rate) || o.model.learning_rate <= 0)
     throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  if (!std::isfinite(o.model.clip_norm) || o.model.clip_norm < 0)
+    throw Error(ErrorCode::invalid_argument, "--clip-norm must be a finite number >= 0 (0: no clip)");
   if (!std::isfinite(o.temperature) || o.temperature <= 0)
     throw Error(ErrorCode::invalid_argument, "--temperature must be a positive finite number");
   if (o.logdir.empty()) o.logdir = std::string("train_log/char_rnn-") + examples::to_string(o.model.kind);
@@ -186,6 +191,7 @@ int run(Options o) {
     log_info("training a {} on {} towers ({})", examples::to_string(o.model.kind), towers, o.trainer);
     trainer = examples::multi_device_trainer(instance, o.devices, o.trainer, o.seed);
   }
+  if (o.model.clip_norm > 0) log_info("gradients clipped to a global norm of {} (--clip-norm)", o.model.clip_norm);
   train::TrainConfig config;
   config.model = std::make_shared<examples::CharModel>(o.model);
   config.dataflow = examples::char_batches(corpus, true, o.model, o.seed);

@@ -462,6 +462,26 @@ TEST_F(TowersTest, BucketedParameterServerIsBitwiseTheSynchronousPath) {
   compare_buckets(2, true, towers::Reduction::parameter_server, towers::Master::device);
 }
 
+// Gradient processors need every average (a global norm): with buckets the averages are
+// fed after the last one, and the run is bitwise the synchronous one, clip and all.
+TEST_F(TowersTest, BucketedReductionAppliesGradientProcessorsToEveryAverage) {
+  const towers::Towers::OptimizerFn clipped = [](Graph& g) {
+    return apply_grad_processors(make_optimizer(g), {std::make_shared<GlobalNormClip>(0.05f)});
+  };
+  for (const towers::Reduction reduction : {towers::Reduction::replicated, towers::Reduction::parameter_server}) {
+    const towers::TowerOptions sync{.reduction = reduction, .seed = 5};
+    const Trained plain = train_towers(2, true, sync);
+    const Trained sync_clipped = train_towers(2, true, sync, 0, clipped);
+    EXPECT_NE(plain.costs, sync_clipped.costs) << "the clip is not active, so the test shows nothing";
+    for (const std::size_t bytes : {kOnePerVariable, kOneForAll}) {
+      towers::TowerOptions options = sync;
+      options.bucket_bytes = bytes;
+      expect_bitwise(train_towers(2, true, options, 0, clipped), sync_clipped,
+                     std::string(to_string(reduction)) + ", buckets of " + std::to_string(bytes) + " bytes, clipped");
+    }
+  }
+}
+
 // Hyperparameters away from the defaults, so that a wrong name or operand shows. Adam's
 // betas are 0.5 and 0.25 unless `exact_powers` is false: their powers are exact, on
 // the host and in the shader, so its bias correction is too.

@@ -2,7 +2,8 @@
 // processes of one tower each end where one process of two towers ends when rank r is fed
 // the batches tower r is fed; unequal batches are weighted by size; only rank 0 writes
 // logs, statistics and checkpoints; rank 0's hyperparameters reach every rank; ranks that
-// disagree are refused on both; a StopTraining on one rank stops both after one step.
+// disagree are refused on both; a StopTraining on one rank stops both after one step;
+// gradient processors apply to the gradients reduced over the ranks.
 //
 // With --fault=exit|hang|pause the program is the fault drill instead (fault_test.cmake):
 // rank 1 leaves (std::_Exit), hangs or pauses for 3 s at global step 5, and rank 0 must
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -28,6 +30,7 @@
 #include "callbacks/saver.h"
 #include "core/error.h"
 #include "dataflow/data_from_list.h"
+#include "engine/graph/grad_proc.h"
 #include "towers/mpi_reduce.h"
 #include "train/distributed_trainer.h"
 
@@ -41,8 +44,10 @@ constexpr std::uint64_t kSeed = 3;
 
 // A run of the tiny model on `batches` (in order, every epoch the same), `steps` steps an
 // epoch, the learning rate 0.1 then 0.03 from epoch 3: every rank's setter must act.
-train::TrainConfig config_on(std::vector<dataflow::Datapoint> batches, std::int64_t steps, int epochs) {
+train::TrainConfig config_on(std::vector<dataflow::Datapoint> batches, std::int64_t steps, int epochs,
+                             std::shared_ptr<train::ModelDesc> model = nullptr) {
   train::TrainConfig config = tiny_config(1, epochs);
+  if (model) config.model = std::move(model);
   config.data = std::make_shared<train::FeedInput>(
       std::make_unique<dataflow::DataFromList>(std::move(batches), /*shuffle=*/false));
   config.steps_per_epoch = steps;
@@ -93,7 +98,8 @@ void expect_same_as_chief(train::DistributedTrainer& trainer) {
 // on the host, whose update equals the device's bit for bit on a CPU device only).
 void expect_matches_one_process(const std::vector<std::vector<dataflow::Datapoint>>& rank_batches, bool bitwise,
                                 double tolerance, std::int64_t samples,
-                                towers::Reduction local = towers::Reduction::replicated) {
+                                towers::Reduction local = towers::Reduction::replicated,
+                                const std::function<std::shared_ptr<train::ModelDesc>()>& model = {}) {
   const int rank = mpi().rank();
   const auto steps = static_cast<std::int64_t>(rank_batches[0].size());
   std::vector<dataflow::Datapoint> interleaved;
@@ -102,10 +108,11 @@ void expect_matches_one_process(const std::vector<std::vector<dataflow::Datapoin
 
   train::SyncMultiDeviceTrainerReplicated reference(instance(), {device_index(), device_index()}, kSeed,
                                                     device_options());
-  train::launch_train_with_config(config_on(interleaved, steps, 3), reference);
+  train::launch_train_with_config(config_on(interleaved, steps, 3, model ? model() : nullptr), reference);
 
   train::DistributedTrainer trainer(mpi(), instance(), {device_index()}, kSeed, device_options(), local);
-  train::launch_train_with_config(config_on(rank_batches[static_cast<std::size_t>(rank)], steps, 3), trainer);
+  train::launch_train_with_config(
+      config_on(rank_batches[static_cast<std::size_t>(rank)], steps, 3, model ? model() : nullptr), trainer);
   EXPECT_EQ(trainer.towers().host_master(), local == towers::Reduction::parameter_server);
   if (trainer.towers().host_master() && trainer.device().kind() != vk::DeviceKind::cpu) {
     bitwise = false;
@@ -147,6 +154,22 @@ TEST(DistributedTrainer, RanksOfParameterServerTowersMatchOneProcess) {
   const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 13);
   expect_matches_one_process({share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32,
                              towers::Reduction::parameter_server);
+}
+
+// The tiny model with its gradients clipped to a global norm they exceed.
+class ClippedTinyModel : public TinyModel {
+ public:
+  graph::Optimizer optimizer(graph::Graph& g) override {
+    return graph::apply_grad_processors(TinyModel::optimizer(g), {std::make_shared<graph::GlobalNormClip>(0.05f)});
+  }
+};
+
+TEST(DistributedTrainer, RanksApplyGradientProcessorsAfterReducingAcrossThem) {
+  // The clip sees the gradients averaged over both ranks, as one process's towers' clip
+  // sees their average (tests/train/grad_proc_test.cpp shows that equals one tower).
+  const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 14);
+  expect_matches_one_process({share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32,
+                             towers::Reduction::replicated, [] { return std::make_shared<ClippedTinyModel>(); });
 }
 
 TEST(DistributedTrainer, WeighsUnequalBatchesBySize) {
