@@ -11,9 +11,24 @@
 
 namespace vkp::train {
 
+std::vector<std::vector<Array>> PredictorBase::predict(std::span<const std::vector<Array>> many) {
+  std::vector<std::vector<Array>> out;
+  out.reserve(many.size());
+  for (const std::vector<Array>& inputs : many) out.push_back((*this)(inputs));
+  return out;
+}
+
 OfflinePredictor::OfflinePredictor(std::shared_ptr<ModelDesc> model, const std::string& checkpoint,
                                    vk::Device& device, const std::vector<std::string>& input_names,
-                                   const std::vector<std::string>& output_names) {
+                                   const std::vector<std::string>& output_names)
+    : OfflinePredictor(PredictConfig{std::move(model), checkpoint, input_names, output_names}, device) {}
+
+OfflinePredictor::OfflinePredictor(const PredictConfig& config, vk::Device& device) : config_(config) {
+  if (!config.model) throw Error(ErrorCode::invalid_argument, "OfflinePredictor: the config has no model");
+  ModelDesc* model = config.model.get();
+  const std::string& checkpoint = config.checkpoint;
+  const std::vector<std::string>& input_names = config.input_names;
+  const std::vector<std::string>& output_names = config.output_names;
   std::map<std::string, graph::Tensor> placeholders;
   std::vector<graph::Tensor> all;
   {
@@ -51,13 +66,48 @@ OfflinePredictor::OfflinePredictor(std::shared_ptr<ModelDesc> model, const std::
   restore_variables(*session_, values, /*ignore_mismatch=*/false, file);
 }
 
-std::vector<Array> OfflinePredictor::operator()(const std::vector<Array>& inputs) {
+void OfflinePredictor::check_arity(const std::vector<Array>& inputs) const {
   if (inputs.size() != inputs_.size())
     throw Error(ErrorCode::invalid_argument, "OfflinePredictor takes " + std::to_string(inputs_.size()) +
                                                  " inputs, got " + std::to_string(inputs.size()));
+}
+
+std::vector<Array> OfflinePredictor::operator()(const std::vector<Array>& inputs) {
+  check_arity(inputs);
   graph::Feeds feeds;
   for (std::size_t i = 0; i < inputs.size(); ++i) feeds.emplace_back(inputs_[i], inputs[i]);
+  const std::lock_guard lock(mutex_);
   return session_->run(feeds, outputs_);
+}
+
+std::vector<std::vector<Array>> OfflinePredictor::predict(std::span<const std::vector<Array>> many) {
+  for (const std::vector<Array>& inputs : many) check_arity(inputs);
+  const auto same_shapes = [](const std::vector<Array>& a, const std::vector<Array>& b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].shape() != b[i].shape() || a[i].dtype() != b[i].dtype()) return false;
+    return true;
+  };
+  std::vector<std::vector<Array>> out(many.size());
+  const std::lock_guard lock(mutex_);
+  for (std::size_t first = 0; first < many.size();) {
+    std::size_t end = first + 1;
+    while (end < many.size() && same_shapes(many[end], many[first])) ++end;
+    std::vector<graph::FeedSpec> specs;
+    for (std::size_t i = 0; i < inputs_.size(); ++i)
+      specs.push_back({inputs_[i], graph::TensorType{many[first][i].dtype(), many[first][i].shape().dims()}});
+    // Batch k runs from variant k % 2; batch k + 1 is written into the other meanwhile.
+    graph::Program& p = session_->program(specs, outputs_, {}, end - first > 1 ? 2 : 1);
+    p.write_feeds(many[first], 0);
+    session_->submit_program(p, 0);
+    for (std::size_t k = first; k < end; ++k) {
+      const int next = static_cast<int>((k + 1 - first) % 2);
+      if (k + 1 < end) p.write_feeds(many[k + 1], next);
+      session_->wait_program(p, out[k]);
+      if (k + 1 < end) session_->submit_program(p, next);
+    }
+    first = end;
+  }
+  return out;
 }
 
 }  // namespace vkp::train

@@ -82,6 +82,9 @@ constexpr const char* kHelp =
     "                       optimizer state) with dynamic loss scaling; one device\n"
     "  --freeze-conv        fine-tuning: train the fully connected layers only (the\n"
     "                       convnet's convolutions and batch norms keep their values)\n"
+    "  --evaluate           train nothing: classify the test split with the log directory's\n"
+    "                       latest checkpoint (a SimpleDatasetPredictor; with --devices,\n"
+    "                       each batch cut over the devices) and print the accuracy\n"
     "  --export PATH        train nothing: write the model of the log directory's latest\n"
     "                       checkpoint (input f32 [batch, 28, 28, 1] -> logits [batch, 10],\n"
     "                       inference mode) to PATH as ONNX, for other engines\n"
@@ -95,7 +98,7 @@ struct Options {
   std::int64_t batch = 128, steps = 0, save_every = 0;
   float lr = 1e-3f;
   std::uint64_t seed = 1;
-  bool resume = false, distributed = false, freeze_conv = false, mixed_precision = false;
+  bool resume = false, distributed = false, freeze_conv = false, mixed_precision = false, evaluate = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -120,6 +123,7 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--resume")) o.resume = true;
     else if (flags.is("--distributed")) o.distributed = true;
     else if (flags.is("--export")) o.export_path = flags.value();
+    else if (flags.is("--evaluate")) o.evaluate = true;
     else if (flags.is("--load")) o.load = flags.value();
     else if (flags.is("--freeze-conv")) o.freeze_conv = true;
     else if (flags.is("--mixed-precision")) o.mixed_precision = true;
@@ -171,6 +175,48 @@ int export_model(const Options& o) {
   throw Error(ErrorCode::unsupported, "--export: this build of vkpack has no ONNX export (install libonnx-dev and "
                                       "libprotobuf-dev, and build with VKPACK_WITH_ONNX)");
 #endif
+}
+
+// --evaluate: the test split through the latest checkpoint's inference tower, its
+// datapoints' images fed in order, their labels read beside them from a second pass.
+int evaluate(const Options& o) {
+  using namespace vkp;
+  vk::Instance instance;
+  const std::vector<int> indices = o.devices.empty() ? std::vector<int>{o.device} : o.devices;
+  const std::vector<vk::DeviceOptions> options = device_options(o, indices.size());
+  std::vector<std::unique_ptr<vk::Device>> devices;
+  std::vector<vk::Device*> pointers;
+  for (std::size_t i = 0; i < indices.size(); ++i)
+    pointers.push_back(devices.emplace_back(std::make_unique<vk::Device>(instance, indices[i], options[i])).get());
+  const train::PredictConfig config{
+      std::make_shared<examples::FashionMnistModel>(examples::parse_architecture(o.model), o.lr), o.logdir, {"input"},
+      {"logits"}};
+  std::shared_ptr<train::PredictorBase> predictor;
+  if (pointers.size() == 1)
+    predictor = std::make_shared<train::OfflinePredictor>(config, *pointers[0]);
+  else
+    predictor = std::make_shared<train::DataParallelOfflinePredictor>(config, pointers);
+  train::SimpleDatasetPredictor images(
+      predictor, std::make_unique<dataflow::SelectComponent>(examples::fashion_mnist_batches(false, o.batch, 0, o.data),
+                                                             std::vector<std::size_t>{0}));
+  dataflow::DataFlowPtr labels = examples::fashion_mnist_batches(false, o.batch, 0, o.data);
+  labels->reset_state();
+  labels->start_epoch();
+  std::int64_t correct = 0, total = 0;
+  images.get_result([&](std::vector<Array>& outputs) {
+    const std::vector<Array> batch = *labels->next();
+    const Array& logits = outputs[0];
+    const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* row = logits.data<float>().data() + r * classes;
+      const auto predicted = std::max_element(row, row + classes) - row;
+      correct += predicted == batch[1].data<std::int32_t>()[static_cast<std::size_t>(r)] ? 1 : 0;
+    }
+    total += rows;
+  });
+  std::printf("test accuracy %.4f of %lld images (%s, %zu device%s)\n", static_cast<double>(correct) / static_cast<double>(total),
+              static_cast<long long>(total), o.logdir.c_str(), pointers.size(), pointers.size() == 1 ? "" : "s");
+  return 0;
 }
 
 // `mpi`: with --distributed only.
@@ -263,6 +309,7 @@ int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
     if (!o.export_path.empty()) return export_model(o);
+    if (o.evaluate) return evaluate(o);
     if (o.distributed) mpi.emplace();
     return run(o, mpi ? &*mpi : nullptr);
   } catch (const std::exception& e) {
