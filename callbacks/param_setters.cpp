@@ -1,6 +1,10 @@
 #include "callbacks/param_setters.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "callbacks/monitors.h"
 #include "core/error.h"
@@ -118,6 +122,37 @@ std::optional<float> StatMonitorParamSetter::value_to_set(int coming_epoch) {
   last_changed_ = coming_epoch;
   log_info("{} has not improved by more than {} in {} epochs", stat_, threshold_, last_k_);
   return value_fn_(current());
+}
+
+HumanHyperParamSetter::HumanHyperParamSetter(std::string param, std::string file)
+    : HyperParamSetter(std::move(param)), file_(std::move(file)) {}
+
+std::optional<float> HumanHyperParamSetter::value_to_set(int) {
+  std::filesystem::path path(file_);
+  if (path.is_relative()) {
+    if (trainer().logger_dir().empty()) return std::nullopt;  // no log directory to look in
+    path = std::filesystem::path(trainer().logger_dir()) / path;
+  }
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos || line.substr(0, colon) != param()) continue;
+    const std::string text = line.substr(colon + 1);
+    char* end = nullptr;
+    const float value = std::strtof(text.c_str(), &end);
+    const bool whole = end != text.c_str() && std::all_of(static_cast<const char*>(end), text.c_str() + text.size(), [](char c) {
+      return c == ' ' || c == '\t' || c == '\r';
+    });
+    if (!whole || !std::isfinite(value)) {
+      log_warn("HumanHyperParamSetter: {} line {}: '{}' is not a finite number for {}; it stays {}", path.string(),
+               number, text, param(), current());
+      return std::nullopt;
+    }
+    return value;
+  }
+  return std::nullopt;
 }
 
 }  // namespace vkp::callbacks

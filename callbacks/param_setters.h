@@ -121,4 +121,20 @@ class StatMonitorParamSetter : public HyperParamSetter {
   std::int64_t last_changed_ = -1;  // the epoch that began with the last change
 };
 
+// tensorpack's HumanHyperParamSetter: the value a person writes into a file while training
+// runs, read when each epoch begins: a line "<param>:<value>" of `file` (relative paths
+// under the log directory; default hyper.txt). No file, or no line for the
+// hyperparameter: the value stays. A line for it that is not a finite number is named in
+// a warning and the value stays (a typo in a hand-edited file does not stop training).
+class HumanHyperParamSetter : public HyperParamSetter {
+ public:
+  explicit HumanHyperParamSetter(std::string param, std::string file = "hyper.txt");
+
+ protected:
+  std::optional<float> value_to_set(int coming_epoch) override;
+
+ private:
+  std::string file_;
+};
+
 }  // namespace vkp::callbacks

@@ -6,14 +6,11 @@ namespace vkp::callbacks {
 
 PeriodicTrigger::PeriodicTrigger(CallbackPtr callback, std::int64_t every_k_steps, int every_k_epochs,
                                  bool before_train)
-    : inner_(std::move(callback)), every_k_steps_(every_k_steps), every_k_epochs_(every_k_epochs),
+    : ProxyCallback(std::move(callback)), every_k_steps_(every_k_steps), every_k_epochs_(every_k_epochs),
       before_train_(before_train) {
   if (every_k_steps_ <= 0 && every_k_epochs_ <= 0)
     throw Error(ErrorCode::invalid_argument, "PeriodicTrigger(" + inner_->name() + ") needs every_k_steps or every_k_epochs");
-  chief_only_ = inner_->chief_only();
 }
-
-void PeriodicTrigger::on_setup_graph() { inner_->setup_graph(trainer()); }
 
 void PeriodicTrigger::on_before_train() {
   inner_->before_train();
@@ -30,12 +27,8 @@ void PeriodicTrigger::on_trigger_epoch() {
 }
 
 EnableCallbackIf::EnableCallbackIf(CallbackPtr callback, std::function<bool(const TrainerView&)> enabled)
-    : inner_(std::move(callback)), enabled_(std::move(enabled)) {
-  chief_only_ = inner_->chief_only();
-}
+    : ProxyCallback(std::move(callback)), enabled_(std::move(enabled)) {}
 
-void EnableCallbackIf::on_setup_graph() { inner_->setup_graph(trainer()); }
-void EnableCallbackIf::on_before_train() { inner_->before_train(); }
 void EnableCallbackIf::on_before_epoch() { if (enabled()) inner_->before_epoch(); }
 void EnableCallbackIf::on_before_run() {
   step_enabled_ = enabled();

@@ -1,37 +1,28 @@
 // Wrappers that change when a callback runs (tensorpack's PeriodicTrigger,
-// PeriodicCallback, EnableCallbackIf), and CallbackFactory for callbacks made of
-// functions. The wrapped callback is set up with the same trainer.
+// PeriodicCallback, EnableCallbackIf; ProxyCallbacks, proxy.h), and CallbackFactory for
+// callbacks made of functions. The wrapped callback is set up with the same trainer.
 #pragma once
 
 #include <functional>
 
 #include "callbacks/callback.h"
+#include "callbacks/proxy.h"
 
 namespace vkp::callbacks {
 
 // Calls the callback's trigger() every k steps and/or every k epochs (0: never) instead
 // of its own trigger_step / trigger_epoch; every other hook passes through.
-class PeriodicTrigger : public Callback {
+class PeriodicTrigger : public ProxyCallback {
  public:
   PeriodicTrigger(CallbackPtr callback, std::int64_t every_k_steps, int every_k_epochs = 0, bool before_train = false);
   std::string name() const override { return "PeriodicTrigger(" + inner_->name() + ")"; }
 
  protected:
-  void on_setup_graph() override;
-  std::vector<graph::Tensor> on_fetches() override { return inner_->fetches(); }
-  std::vector<graph::Tensor> on_epoch_fetches() override { return inner_->epoch_fetches(); }
   void on_before_train() override;
-  void on_before_epoch() override { inner_->before_epoch(); }
-  void on_before_run() override { inner_->before_run(); }
-  void on_after_run(std::span<const Array> values) override { inner_->after_run(values); }
-  void on_after_epoch_run(std::span<const Array> values) override { inner_->after_epoch_run(values); }
   void on_trigger_step() override;
-  void on_after_epoch() override { inner_->after_epoch(); }
   void on_trigger_epoch() override;
-  void on_after_train() override { inner_->after_train(); }
 
  private:
-  CallbackPtr inner_;
   std::int64_t every_k_steps_;
   int every_k_epochs_;
   bool before_train_;
@@ -41,16 +32,12 @@ class PeriodicTrigger : public Callback {
 // says so (tensorpack's EnableCallbackIf); setup_graph, before_train and after_train
 // always run. A step's after_run and trigger_step follow what was decided at its
 // before_run.
-class EnableCallbackIf : public Callback {
+class EnableCallbackIf : public ProxyCallback {
  public:
   EnableCallbackIf(CallbackPtr callback, std::function<bool(const TrainerView&)> enabled);
   std::string name() const override { return "EnableCallbackIf(" + inner_->name() + ")"; }
 
  protected:
-  void on_setup_graph() override;
-  std::vector<graph::Tensor> on_fetches() override { return inner_->fetches(); }
-  std::vector<graph::Tensor> on_epoch_fetches() override { return inner_->epoch_fetches(); }
-  void on_before_train() override;
   void on_before_epoch() override;
   void on_before_run() override;
   void on_after_run(std::span<const Array> values) override;
@@ -61,11 +48,9 @@ class EnableCallbackIf : public Callback {
   void on_after_epoch() override;
   void on_trigger_epoch() override;
   void on_trigger() override;
-  void on_after_train() override { inner_->after_train(); }
 
  private:
   bool enabled() const { return enabled_(trainer()); }
-  CallbackPtr inner_;
   std::function<bool(const TrainerView&)> enabled_;
   bool step_enabled_ = false;  // decided at the step's before_run
 };

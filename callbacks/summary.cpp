@@ -75,4 +75,39 @@ void MovingAverageSummary::on_trigger() {
   }
 }
 
+SimpleMovingAverage::SimpleMovingAverage(std::vector<std::string> names, std::size_t window_size)
+    : names_(std::move(names)), window_(window_size) {
+  if (window_ == 0) throw Error(ErrorCode::invalid_argument, "SimpleMovingAverage: the window must hold a step or more");
+}
+
+std::vector<graph::Tensor> SimpleMovingAverage::on_fetches() {
+  std::vector<graph::Tensor> out;
+  for (const std::string& name : names_) {
+    const graph::Tensor t = trainer().graph().find(name);
+    if (t.type().numel() != 1)
+      throw Error(ErrorCode::invalid_argument,
+                  "SimpleMovingAverage: " + name + " is " + graph::to_string(t.type()) + ", not a scalar");
+    out.push_back(t);
+  }
+  recent_.assign(names_.size(), {});
+  return out;
+}
+
+void SimpleMovingAverage::on_after_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::deque<double>& r = recent_[i];
+    r.push_back(values[i].dtype() == DType::f32 ? values[i].data<float>()[0] : values[i].data<std::int32_t>()[0]);
+    if (r.size() > window_) r.pop_front();
+  }
+}
+
+void SimpleMovingAverage::on_trigger() {
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (recent_[i].empty()) continue;
+    double sum = 0;
+    for (double v : recent_[i]) sum += v;
+    trainer().monitors().put_scalar(names_[i] + "/SMA", sum / static_cast<double>(recent_[i].size()));
+  }
+}
+
 }  // namespace vkp::callbacks

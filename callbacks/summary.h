@@ -2,6 +2,7 @@
 // epoch (tensorpack's add_moving_summary and MovingAverageSummary).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,6 +49,24 @@ class MovingAverageSummary : public Callback {
   };
   std::vector<Summary> summaries_;
   std::map<std::string, double> averages_;
+};
+
+// tensorpack's SimpleMovingAverage: the mean of each named scalar tensor over the last
+// `window_size` steps (fewer at the start), fetched every step and put into the monitors
+// as "<name>/SMA" at every trigger (every epoch's end).
+class SimpleMovingAverage : public Callback {
+ public:
+  explicit SimpleMovingAverage(std::vector<std::string> names, std::size_t window_size = 100);
+
+ protected:
+  std::vector<graph::Tensor> on_fetches() override;
+  void on_after_run(std::span<const Array> values) override;
+  void on_trigger() override;
+
+ private:
+  std::vector<std::string> names_;
+  std::size_t window_;
+  std::vector<std::deque<double>> recent_;  // by name, the last window_ values
 };
 
 }  // namespace vkp::callbacks

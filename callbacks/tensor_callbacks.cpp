@@ -1,11 +1,13 @@
 #include "callbacks/tensor_callbacks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/safetensors.h"
 #include "engine/graph/grad_proc.h"
 
@@ -87,6 +89,34 @@ void RunOp::run() { trainer().run_targets(targets_); }
 void RunOp::on_before_train() { if (run_before_) run(); }
 void RunOp::on_trigger() { if (run_as_trigger_) run(); }
 void RunOp::on_trigger_step() { if (run_every_step_) run(); }
+
+std::vector<graph::Tensor> TensorPrinter::on_fetches() { return find_all(trainer().graph(), names_); }
+
+void TensorPrinter::on_after_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    log_info("TensorPrinter at step {}: {}: {}", trainer().global_step(), names_[i], describe_values(values[i]));
+}
+
+std::string describe_values(const Array& a) {
+  const auto n = static_cast<std::size_t>(a.shape().numel());
+  const auto value = [&a](std::size_t i) -> double {
+    switch (a.dtype()) {
+      case DType::i32:
+        return a.data<std::int32_t>()[i];
+      case DType::u8:
+        return a.data<std::uint8_t>()[i];
+      default:
+        return a.data<float>()[i];
+    }
+  };
+  if (a.dtype() != DType::f32 && a.dtype() != DType::i32 && a.dtype() != DType::u8)
+    return to_string(a.shape()) + " " + std::string(to_string(a.dtype()));
+  if (n == 1) return fmt::format("{:.6g}", value(0));
+  std::string text = to_string(a.shape());
+  for (std::size_t i = 0; i < std::min<std::size_t>(n, 8); ++i) text += fmt::format(" {:.6g}", value(i));
+  if (n > 8) text += fmt::format(" ... ({} values)", n);
+  return text;
+}
 
 ProcessTensors::ProcessTensors(std::vector<std::string> names, std::function<void(std::span<const Array>)> fn)
     : names_(std::move(names)), fn_(std::move(fn)) {}

@@ -1,4 +1,5 @@
-// Callbacks that read or run tensors of the graph: CheckNumerics, GradientChecks, RunOp,
+// Callbacks that read or run tensors of the graph: CheckNumerics, GradientChecks,
+// TensorPrinter, RunOp,
 // ProcessTensors, DumpTensors.
 #pragma once
 
@@ -62,6 +63,24 @@ class RunOp : public Callback {
   bool run_before_, run_as_trigger_, run_every_step_;
   std::vector<graph::Tensor> targets_;
 };
+
+// tensorpack's TensorPrinter: logs the values of the tensors named `names` after every
+// step ("name: value" for a scalar, its shape and first values otherwise).
+class TensorPrinter : public Callback {
+ public:
+  explicit TensorPrinter(std::vector<std::string> names) : names_(std::move(names)) {}
+
+ protected:
+  std::vector<graph::Tensor> on_fetches() override;
+  void on_after_run(std::span<const Array> values) override;
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// "v" of an array for a log line: the value of one element, else its shape and up to
+// eight first values ("[3, 4] 0.1 0.2 ... (12 values)").
+std::string describe_values(const Array& a);
 
 // Fetches the tensors named `names` every step and calls fn with their values.
 class ProcessTensors : public Callback {

@@ -1,4 +1,4 @@
-// Callbacks that measure the run: remaining time, throughput, device memory.
+// Callbacks that measure the run: remaining time, throughput, device and host memory.
 #pragma once
 
 #include <chrono>
@@ -39,5 +39,25 @@ class PeakMemoryTracker : public Callback {
  protected:
   void on_trigger_epoch() override;
 };
+
+// tensorpack's HostMemoryTracker: this process's resident memory "HostMemory/rss(MB)" and
+// its peak "HostMemory/peak_rss(MB)", and the memory the system can still give
+// "HostMemory/available(GB)", logged and put before training and every epoch (Linux's
+// /proc; elsewhere it warns once and puts nothing).
+class HostMemoryTracker : public Callback {
+ protected:
+  void on_before_train() override { report(); }
+  void on_trigger_epoch() override { report(); }
+
+ private:
+  void report();
+  bool warned_ = false;
+};
+
+// What HostMemoryTracker reads: bytes, or -1 where the system does not say.
+struct HostMemory {
+  double rss = -1, peak_rss = -1, available = -1;
+};
+HostMemory host_memory();
 
 }  // namespace vkp::callbacks

@@ -6,9 +6,12 @@
 
 #include <limits>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include "train_fixtures.h"
 #include "vk_test_env.h"
@@ -17,11 +20,13 @@
 #include "callbacks/monitors.h"
 #include "callbacks/param_setters.h"
 #include "callbacks/periodic.h"
+#include "callbacks/proxy.h"
 #include "callbacks/saver.h"
 #include "callbacks/summary.h"
 #include "callbacks/tensor_callbacks.h"
 #include "callbacks/trackers.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "dataflow/data_from_list.h"
 #include "engine/graph/ops.h"
 #include "train/tower_trainer.h"
@@ -397,6 +402,110 @@ TEST(Trackers, PutThroughputAndPeakMemory) {
   EXPECT_NEAR(m.get_latest("Throughput (samples/sec)") / m.get_latest("Throughput (steps/sec)"), 16.0, 1e-6);
   EXPECT_GE(m.get_latest("PeakMemory(MB)") * (1 << 20), static_cast<double>(trainer.device_memory_bytes()));
   EXPECT_EQ(m.get_history("PeakMemory(MB)").size(), 2u);
+}
+
+// A group runs its members as one: each gets the values of its own fetches.
+TEST(Callbacks, AGroupHandsEachMemberItsOwnValues) {
+  std::vector<float> costs, accuracies, seen_costs;
+  train::TrainConfig config = tiny_config(3, 2);
+  train::SimpleTrainer trainer(device());
+  auto record = std::make_shared<Hooks>();
+  record->trigger_step = [&](TrainerView&) { seen_costs.push_back(static_cast<float>(trainer.last_cost())); };
+  auto recorder = std::make_shared<HookRecorder>();
+  config.callbacks = {std::make_shared<callbacks::Callbacks>(std::vector<callbacks::CallbackPtr>{
+      std::make_shared<callbacks::ProcessTensors>(
+          std::vector<std::string>{"accuracy"}, [&](std::span<const Array> v) { accuracies.push_back(v[0].data<float>()[0]); }),
+      recorder,
+      std::make_shared<callbacks::ProcessTensors>(std::vector<std::string>{"cost"},
+                                                  [&](std::span<const Array> v) { costs.push_back(v[0].data<float>()[0]); }),
+      record})};
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_EQ(costs, seen_costs);
+  EXPECT_EQ(accuracies.size(), 6u);
+  for (float a : accuracies) EXPECT_TRUE(a >= 0.0f && a <= 1.0f) << a;
+  EXPECT_EQ(std::count(recorder->hooks.begin(), recorder->hooks.end(), "trigger_step@6"), 1);
+  EXPECT_EQ(recorder->hooks.front(), "setup_graph@0");
+  EXPECT_EQ(recorder->hooks.back(), "after_train@6");
+  EXPECT_THROW(callbacks::Callbacks({nullptr}), Error);
+  EXPECT_THROW(callbacks::ProxyCallback(nullptr), Error);
+}
+
+// The mean of the last `window` steps' costs (2 of an epoch's 3) at each epoch's end.
+TEST(SimpleMovingAverage, IsTheMeanOfTheLastWindowOfSteps) {
+  std::vector<double> costs, expected;
+  train::TrainConfig config = tiny_config(3, 2);
+  train::SimpleTrainer trainer(device());
+  auto record = std::make_shared<Hooks>();
+  record->trigger_step = [&](TrainerView&) { costs.push_back(static_cast<float>(trainer.last_cost())); };
+  record->trigger_epoch = [&](TrainerView&) { expected.push_back((costs.end()[-1] + costs.end()[-2]) / 2); };
+  config.callbacks = {record, std::make_shared<callbacks::SimpleMovingAverage>(std::vector<std::string>{"cost"}, 2)};
+  train::launch_train_with_config(std::move(config), trainer);
+  const auto& history = trainer.monitors().get_history("cost/SMA");
+  ASSERT_EQ(history.size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e) EXPECT_NEAR(history[e].second, expected[e], 1e-6) << "epoch " << e + 1;
+  EXPECT_THROW(callbacks::SimpleMovingAverage({"cost"}, 0), Error);
+}
+
+// The values of the named tensors in the log after every step, as the step computed them.
+TEST(TensorPrinter, LogsEveryStepsValues) {
+  std::vector<std::string> lines;
+  const int sink = logger().add_sink([&lines](LogLevel, std::string_view line) {
+    if (line.find("TensorPrinter") != std::string_view::npos) lines.emplace_back(line);
+  });
+  std::vector<float> costs;
+  train::TrainConfig config = tiny_config(2, 1);
+  train::SimpleTrainer trainer(device());
+  auto record = std::make_shared<Hooks>();
+  record->trigger_step = [&](TrainerView&) { costs.push_back(static_cast<float>(trainer.last_cost())); };
+  config.callbacks = {std::make_shared<callbacks::TensorPrinter>(std::vector<std::string>{"cost", "logits"}), record};
+  train::launch_train_with_config(std::move(config), trainer);
+  logger().remove_sink(sink);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[0].find("at step 1: cost: " + fmt::format("{:.6g}", costs[0])), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("at step 1: logits: [16, 3] "), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("... (48 values)"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("at step 2: cost: " + fmt::format("{:.6g}", costs[1])), std::string::npos) << lines[2];
+}
+
+// This process's resident memory as /proc/self/statm counts it, before training and
+// after every epoch.
+TEST(Trackers, HostMemoryTrackerPutsThisProcesssMemory) {
+  train::TrainConfig config = tiny_config(2, 2);
+  config.callbacks = {std::make_shared<callbacks::HostMemoryTracker>()};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0, resident = 0;
+  ASSERT_TRUE(statm >> pages >> resident);
+  const double rss_mb = resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
+  const callbacks::Monitors& m = trainer.monitors();
+  EXPECT_EQ(m.get_history("HostMemory/rss(MB)").size(), 3u);  // before training, two epochs
+  EXPECT_GT(m.get_latest("HostMemory/rss(MB)"), 0.5 * rss_mb);
+  EXPECT_LT(m.get_latest("HostMemory/rss(MB)"), 2.0 * rss_mb);
+  EXPECT_GE(m.get_latest("HostMemory/peak_rss(MB)"), m.get_latest("HostMemory/rss(MB)"));
+  EXPECT_GT(m.get_latest("HostMemory/available(GB)"), 0.0);
+}
+
+// The learning rate a person writes into <logdir>/hyper.txt, read as each epoch begins;
+// a line that is no number leaves it as it was.
+TEST(HyperParamSetters, HumanHyperParamSetterReadsTheFileAtEachEpoch) {
+  const std::string dir = temp_dir("human-setter");
+  const auto write = [&dir](const std::string& text) { std::ofstream(dir + "/hyper.txt") << text; };
+  write("momentum:0.5\nlearning_rate:0.05\n");
+  std::vector<float> lrs;
+  auto rewrite = std::make_shared<Hooks>();
+  rewrite->trigger_epoch = [&](TrainerView& t) {
+    if (t.epoch_num() == 1) write("learning_rate: 0.02\n");
+    if (t.epoch_num() == 2) write("learning_rate:0.0x2\n");
+    if (t.epoch_num() == 3) std::filesystem::remove(dir + "/hyper.txt");
+  };
+  train::TrainConfig config = tiny_config(2, 4);
+  config.logger_dir = dir;
+  config.callbacks = {std::make_shared<callbacks::HumanHyperParamSetter>("learning_rate"), rewrite, lr_recorder(lrs)};
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_EQ(lrs, (std::vector<float>{0.05f, 0.02f, 0.02f, 0.02f}));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
