@@ -25,6 +25,7 @@
 #include "engine/graph/graph.h"
 #include "engine/graph/initializer.h"
 #include "engine/graph/layers.h"
+#include "engine/graph/linear_wrap.h"
 #include "engine/graph/loss_scale.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/optimizer.h"

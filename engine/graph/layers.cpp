@@ -239,6 +239,12 @@ Tensor regularize_cost(Graph& graph, const std::string& pattern, const std::func
   return total.valid() ? identity(total, "regularize_cost") : scalar(graph, 0.0f);
 }
 
+Tensor regularize_cost_from_collection(Graph& graph, const std::string& name) {
+  Tensor total;
+  for (const Tensor& cost : graph.collection(kRegularizationLosses)) total = total.valid() ? add(total, cost) : cost;
+  return total.valid() ? identity(total, name) : scalar(graph, 0.0f);
+}
+
 std::function<Tensor(Tensor)> l2_regularizer(float scale) {
   return [scale](Tensor w) { return l2_loss(w) * scale; };
 }

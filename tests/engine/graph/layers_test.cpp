@@ -6,13 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "op_check.h"
 #include "vk_test_env.h"
+#include "core/rng.h"
 #include "engine/graph/autodiff.h"
 #include "engine/graph/layers.h"
+#include "engine/graph/linear_wrap.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
@@ -226,6 +229,21 @@ TEST(Ops, PReLUMaxoutAndL1GiveTensorpacksValues) {
   EXPECT_FLOAT_EQ(got[2].data<float>()[0], 0.25f * 4 * 1.5f);
 }
 
+// What regularize_cost added, summed from the collection: 0.25 sum|w| + 0.5 sum(w^2) / 2
+// for w = -1.5 four times is 1.5 + 2.25; 0 before anything is added.
+TEST(Ops, RegularizeCostFromCollectionSumsEveryAddedLoss) {
+  Graph g;
+  const Tensor none = regularize_cost_from_collection(g, "nothing");
+  get_variable(g, "w", {2, 2}, constant(-1.5f));
+  regularize_cost(g, "w", l1_regularizer(0.25f));
+  regularize_cost(g, "w", l2_regularizer(0.5f));
+  const Tensor total = regularize_cost_from_collection(g);
+  Session s(g, device());
+  const std::vector<Array> got = s.run({}, {none, total});
+  EXPECT_EQ(got[0].data<float>()[0], 0.0f);
+  EXPECT_FLOAT_EQ(got[1].data<float>()[0], 1.5f + 2.25f);
+}
+
 // Inputs in [-3, 9): every channel's batch sd (about 3.5) is past rmax = 2 and its mean
 // (about 3) past dmax = 0.5 from the renorm averages' first values (0 and 1), so r and d
 // sit on their clips and finite differences, which cannot see stop_gradient, agree with
@@ -331,6 +349,56 @@ TEST(Ops, FixedUnPoolingIsTheKroneckerProductWithItsMatrix) {
             (std::vector<float>{1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0}));
   EXPECT_THROW(FixedUnPooling("c", x, {2, 2}, Array::from(Shape{3, 2}, std::vector<float>(6, 1.0f))), Error);
   EXPECT_THROW(FixedUnPooling("d", placeholder(g, "flat", f32({kUnknown, 4})), {2, 2}), Error);
+}
+
+// LinearWrap builds what the same layers called one by one build: the same variables (by
+// name and type) with the same initial values, and the same output on the same input.
+TEST(LinearWrap, BuildsWhatTheLayersCalledInTurnBuild) {
+  const auto relu6 = [](Tensor t, float cap) { return minimum(relu(t), scalar(t.graph(), cap)); };
+  const auto chained = [&](Tensor x) {
+    return LinearWrap(x)
+        .Conv2D("conv0", 4, {3, 3})
+        .BNReLU("bn0")
+        .MaxPooling("pool0", {2, 2})
+        .apply(relu6, 6.0f)
+        .PReLU("prelu")
+        .FullyConnected("fc0", 6)
+        .Maxout(2)
+        .FullyConnected("fc1", 5)();
+  };
+  const auto in_turn = [&](Tensor x) {
+    Tensor t = Conv2D("conv0", x, 4, {3, 3});
+    t = BNReLU("bn0", t);
+    t = MaxPooling("pool0", t, {2, 2});
+    t = relu6(t, 6.0f);
+    t = PReLU("prelu", t);
+    t = FullyConnected("fc0", t, 6);
+    t = Maxout(t, 2);
+    return FullyConnected("fc1", t, 5);
+  };
+  Array input(DType::f32, Shape{2, 6, 6, 3});
+  Rng rng(3);
+  for (float& v : input.data<float>()) v = rng.normal();
+  std::vector<Array> outputs;
+  std::vector<std::vector<std::string>> names(2);
+  for (int way = 0; way < 2; ++way) {
+    Graph g(11);
+    const Tensor x = placeholder(g, "x", f32({2, 6, 6, 3}));
+    Tensor y;
+    {
+      TowerContext training(g, "", 0, true);
+      y = way == 0 ? chained(x) : in_turn(x);
+    }
+    for (const Tensor& v : g.variables())
+      names[static_cast<std::size_t>(way)].push_back(std::get<VariableAttrs>(v.node().attrs).var_name + " " +
+                                                     to_string(v.type()));
+    Session s(g, device());
+    outputs.push_back(s.run({{x, input}}, {y})[0]);
+  }
+  EXPECT_EQ(names[0], names[1]);
+  EXPECT_EQ(outputs[0].shape().dims(), (std::vector<std::int64_t>{2, 5}));
+  ASSERT_EQ(outputs[0].shape(), outputs[1].shape());
+  EXPECT_EQ(0, std::memcmp(outputs[0].bytes().data(), outputs[1].bytes().data(), outputs[0].nbytes()));
 }
 
 }  // namespace
