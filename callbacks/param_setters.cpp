@@ -127,32 +127,40 @@ std::optional<float> StatMonitorParamSetter::value_to_set(int coming_epoch) {
 HumanHyperParamSetter::HumanHyperParamSetter(std::string param, std::string file)
     : HyperParamSetter(std::move(param)), file_(std::move(file)) {}
 
+void HumanHyperParamSetter::on_setup_graph() {
+  if (std::filesystem::path(file_).is_relative() && trainer().logger_dir().empty())
+    throw Error(ErrorCode::invalid_argument, "HumanHyperParamSetter reads " + file_ +
+                                                 " in the log directory, and this run has none: give it one, or an "
+                                                 "absolute path");
+}
+
 std::optional<float> HumanHyperParamSetter::value_to_set(int) {
   std::filesystem::path path(file_);
-  if (path.is_relative()) {
-    if (trainer().logger_dir().empty()) return std::nullopt;  // no log directory to look in
-    path = std::filesystem::path(trainer().logger_dir()) / path;
-  }
+  if (path.is_relative()) path = std::filesystem::path(trainer().logger_dir()) / path;
   std::ifstream in(path);
   if (!in) return std::nullopt;
-  std::string line;
+  std::string line, last;
+  int last_number = 0;
   for (int number = 1; std::getline(in, line); ++number) {
+    const std::size_t start = line.find_first_not_of(" \t");
     const std::size_t colon = line.find(':');
-    if (colon == std::string::npos || line.substr(0, colon) != param()) continue;
-    const std::string text = line.substr(colon + 1);
-    char* end = nullptr;
-    const float value = std::strtof(text.c_str(), &end);
-    const bool whole = end != text.c_str() && std::all_of(static_cast<const char*>(end), text.c_str() + text.size(), [](char c) {
-      return c == ' ' || c == '\t' || c == '\r';
-    });
-    if (!whole || !std::isfinite(value)) {
-      log_warn("HumanHyperParamSetter: {} line {}: '{}' is not a finite number for {}; it stays {}", path.string(),
-               number, text, param(), current());
-      return std::nullopt;
-    }
-    return value;
+    if (start == std::string::npos || colon == std::string::npos || colon < start ||
+        line.substr(start, colon - start) != param())
+      continue;
+    last = line.substr(colon + 1);  // the last line for it decides, as tensorpack's dict
+    last_number = number;
   }
-  return std::nullopt;
+  if (last_number == 0) return std::nullopt;
+  char* end = nullptr;
+  const float value = std::strtof(last.c_str(), &end);
+  const bool whole = end != last.c_str() && std::all_of(static_cast<const char*>(end), last.c_str() + last.size(),
+                                                        [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+  if (!whole || !std::isfinite(value)) {
+    log_warn("HumanHyperParamSetter: {} line {}: '{}' is not a finite number for {}; it stays {}", path.string(),
+             last_number, last, param(), current());
+    return std::nullopt;
+  }
+  return value;
 }
 
 }  // namespace vkp::callbacks

@@ -122,16 +122,18 @@ class StatMonitorParamSetter : public HyperParamSetter {
 };
 
 // tensorpack's HumanHyperParamSetter: the value a person writes into a file while training
-// runs, read when each epoch begins: a line "<param>:<value>" of `file` (relative paths
-// under the log directory; default hyper.txt). No file, or no line for the
-// hyperparameter: the value stays. A line for it that is not a finite number is named in
-// a warning and the value stays (a typo in a hand-edited file does not stop training).
+// runs, read when each epoch begins: the last line "<param>:<value>" of `file` (a relative
+// path is under the log directory, and then training needs one: Error at setup; default
+// hyper.txt). No file, or no line for the hyperparameter: the value stays. A line for it
+// that is not a finite number is named in a warning and the value stays (a typo in a
+// hand-edited file does not stop training).
 class HumanHyperParamSetter : public HyperParamSetter {
  public:
   explicit HumanHyperParamSetter(std::string param, std::string file = "hyper.txt");
 
  protected:
   std::optional<float> value_to_set(int coming_epoch) override;
+  void on_setup_graph() override;
 
  private:
   std::string file_;

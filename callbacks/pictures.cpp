@@ -60,20 +60,21 @@ void DumpTensorAsImage::on_trigger() {
 
 using graph::root_mean_square;
 
-void ActivationSummaries::on_setup_graph() {
-  tensors_ = activation_summaries(trainer().graph());
-  activations_ = tensors_.size();
-  for (const graph::Tensor& t : trainer().graph().collection(graph::kGradientSummaries)) tensors_.push_back(t);
-}
+void ActivationSummaries::on_setup_graph() { tensors_ = activation_summaries(trainer().graph()); }
 
-void ActivationSummaries::on_after_epoch_run(std::span<const Array> values) {
-  for (std::size_t i = activations_; i < tensors_.size(); ++i) {
+void GradientSummaries::on_setup_graph() { tensors_ = trainer().graph().collection(graph::kGradientSummaries); }
+
+void GradientSummaries::on_after_epoch_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const std::string& name = tensors_[i].name();  // "<variable>-grad"
     const std::string variable = name.ends_with("-grad") ? name.substr(0, name.size() - 5) : name;
     trainer().monitors().put_histogram(name, values[i].data<float>());
     trainer().monitors().put_scalar(variable + "/rms", root_mean_square(values[i].data<float>()));
   }
-  for (std::size_t i = 0; i < activations_; ++i) {
+}
+
+void ActivationSummaries::on_after_epoch_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const std::span<const float> v = values[i].data<float>();
     const auto zeros = static_cast<double>(std::count(v.begin(), v.end(), 0.0f));
     const std::string prefix = "activation-summary/" + tensors_[i].name();

@@ -5,6 +5,7 @@
 //                      scalars (tensorpack's add_param_summary with 'histogram', 'rms')
 //   ActivationSummaries  what add_activation_summary registered: a histogram, the zero
 //                      fraction and the rms of each activation, once an epoch
+//   GradientSummaries  the same for SummaryGradient's gradients (histogram and rms)
 // The first two act at their trigger: every epoch, or as PeriodicTrigger says.
 #pragma once
 
@@ -57,12 +58,10 @@ class ParamHistograms : public Callback {
   std::vector<std::string> names_;  // the variables matched
 };
 
-// Summarises the activations of add_activation_summary (summary.h) and the gradients of
-// SummaryGradient (engine/graph/grad_proc.h: "<variable>-grad" histograms and
-// "<variable>/rms") with the last training step of every epoch, as tensorpack's
-// MergeAllSummaries does: the values that step computed, fetched with it only (other
-// steps fetch nothing for it). One of the default callbacks; with nothing registered it
-// does nothing.
+// Summarises the activations of add_activation_summary (summary.h) with the last training
+// step of every epoch, as tensorpack's MergeAllSummaries does: the values that step
+// computed, fetched with it only (other steps fetch nothing for it). One of the default
+// callbacks; with no activation registered it does nothing.
 class ActivationSummaries : public Callback {
  public:
   ActivationSummaries() { chief_only_ = true; }
@@ -74,7 +73,23 @@ class ActivationSummaries : public Callback {
 
  private:
   std::vector<graph::Tensor> tensors_;
-  std::size_t activations_ = 0;  // tensors_ holds the activations, then the gradients
+};
+
+// SummaryGradient's graph form (engine/graph/grad_proc.h): each registered gradient's
+// histogram "<variable>-grad" and root mean square "<variable>/rms", from the last
+// training step of every epoch, fetched with it only. The trainer adds it whenever the
+// graph has such gradients, whatever callbacks the user chose.
+class GradientSummaries : public Callback {
+ public:
+  GradientSummaries() { chief_only_ = true; }
+
+ protected:
+  void on_setup_graph() override;
+  std::vector<graph::Tensor> on_epoch_fetches() override { return tensors_; }
+  void on_after_epoch_run(std::span<const Array> values) override;
+
+ private:
+  std::vector<graph::Tensor> tensors_;
 };
 
 }  // namespace vkp::callbacks

@@ -31,11 +31,11 @@ std::string ProgressBar::shown() const {
 
 void ProgressBar::on_trigger_step() {
   const std::int64_t done = trainer().local_step() + 1;
-  if (done < trainer().steps_per_epoch()) printer_->update(done, shown());  // the last line: after_epoch
+  if (printer_ && done < trainer().steps_per_epoch()) printer_->update(done, shown());  // the last: after_epoch
 }
 
 void ProgressBar::on_after_epoch() {
-  printer_->finish(std::min(trainer().local_step() + 1, trainer().steps_per_epoch()), shown());
+  if (printer_) printer_->finish(std::min(trainer().local_step() + 1, trainer().steps_per_epoch()), shown());
 }
 
 }  // namespace vkp::callbacks

@@ -1,5 +1,7 @@
 #include "callbacks/proxy.h"
 
+#include <exception>
+
 #include "core/error.h"
 
 namespace vkp::callbacks {
@@ -85,7 +87,16 @@ void Callbacks::on_trigger() {
   each([](Callback& c) { c.trigger(); });
 }
 void Callbacks::on_after_train() {
-  each([](Callback& c) { c.after_train(); });
+  // Every member's, as the trainer promises each callback; the first error after them.
+  std::exception_ptr first;
+  each([&first](Callback& c) {
+    try {
+      c.after_train();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  });
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace vkp::callbacks

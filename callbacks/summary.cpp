@@ -101,7 +101,8 @@ void SimpleMovingAverage::on_after_run(std::span<const Array> values) {
   }
 }
 
-void SimpleMovingAverage::on_trigger() {
+void SimpleMovingAverage::on_trigger_step() {
+  if (trainer().global_step() % static_cast<std::int64_t>(window_) != 0) return;
   for (std::size_t i = 0; i < names_.size(); ++i) {
     if (recent_[i].empty()) continue;
     double sum = 0;

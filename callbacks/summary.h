@@ -52,8 +52,8 @@ class MovingAverageSummary : public Callback {
 };
 
 // tensorpack's SimpleMovingAverage: the mean of each named scalar tensor over the last
-// `window_size` steps (fewer at the start), fetched every step and put into the monitors
-// as "<name>/SMA" at every trigger (every epoch's end).
+// `window_size` steps, fetched every step and put into the monitors as "<name>/SMA" after
+// every step whose global step is a multiple of window_size (as tensorpack's).
 class SimpleMovingAverage : public Callback {
  public:
   explicit SimpleMovingAverage(std::vector<std::string> names, std::size_t window_size = 100);
@@ -61,7 +61,7 @@ class SimpleMovingAverage : public Callback {
  protected:
   std::vector<graph::Tensor> on_fetches() override;
   void on_after_run(std::span<const Array> values) override;
-  void on_trigger() override;
+  void on_trigger_step() override;
 
  private:
   std::vector<std::string> names_;

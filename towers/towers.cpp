@@ -126,7 +126,7 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
   // only the master (tower 0) otherwise.
   if (options_.reduction == Reduction::replicated || k == 0) {
     // A host master leaves tower 0's apply ops unused; they make its slot variables.
-    // Gradient processors run on the host, once, on the averages (process_averages).
+    // Gradient processors run on the host, once, on the averages (process_on_host).
     const graph::Optimizer given = optimizer(g);
     const graph::Optimizer o = given.without_processors();
     if (k == 0) {

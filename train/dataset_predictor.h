@@ -3,7 +3,8 @@
 // outputs in the dataflow's order, with a progress bar (core/progress.h).
 // tensorpack's MultiProcessDatasetPredictor is a SimpleDatasetPredictor over a
 // DataParallelOfflinePredictor (multi_predictor.h) here: threads and devices instead of
-// processes, the order kept.
+// processes, the order kept; each datapoint (a batch) is cut over the devices by rows, so
+// datapoints of one row keep one device busy.
 #pragma once
 
 #include <cstdio>

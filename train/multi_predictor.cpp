@@ -79,19 +79,26 @@ std::vector<Array> DataParallelOfflinePredictor::operator()(const std::vector<Ar
 
 MultiThreadAsyncPredictor::MultiThreadAsyncPredictor(std::vector<PredictorBase*> predictors) {
   if (predictors.empty()) throw Error(ErrorCode::invalid_argument, "MultiThreadAsyncPredictor: no predictors");
-  for (PredictorBase* p : predictors) {
+  for (PredictorBase* p : predictors)
     if (p == nullptr) throw Error(ErrorCode::invalid_argument, "MultiThreadAsyncPredictor: a predictor is null");
-    threads_.emplace_back([this, p] { work(*p); });
+  try {
+    for (PredictorBase* p : predictors) threads_.emplace_back([this, p] { work(*p); });
+  } catch (...) {
+    stop();  // the threads started, before the error leaves (a joinable thread must not be destroyed)
+    throw;
   }
 }
 
-MultiThreadAsyncPredictor::~MultiThreadAsyncPredictor() {
+MultiThreadAsyncPredictor::~MultiThreadAsyncPredictor() { stop(); }
+
+void MultiThreadAsyncPredictor::stop() noexcept {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   ready_.notify_all();
-  for (std::thread& t : threads_) t.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 std::future<std::vector<Array>> MultiThreadAsyncPredictor::put_task(std::vector<Array> inputs) {

@@ -66,6 +66,7 @@ class MultiThreadAsyncPredictor {
     std::promise<std::vector<Array>> result;
   };
   void work(PredictorBase& predictor);
+  void stop() noexcept;  // finishes the tasks put, then joins the threads
 
   std::mutex mutex_;
   std::condition_variable ready_;

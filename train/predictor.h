@@ -54,7 +54,8 @@ class OfflinePredictor : public PredictorBase {
 
   std::vector<Array> operator()(const std::vector<Array>& inputs) override;
   // Consecutive inputs of the same shapes run through one program with two sets of input
-  // buffers: the next batch is written while the device computes this one.
+  // buffers: the next batch is written while the device computes this one. The program of
+  // each shape seen stays for the predictor's life (a dataset of many shapes holds many).
   std::vector<std::vector<Array>> predict(std::span<const std::vector<Array>> many) override;
   const std::vector<std::string>& input_names() const override { return config_.input_names; }
   const std::vector<std::string>& output_names() const override { return config_.output_names; }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "callbacks/pictures.h"
 #include "callbacks/tensor_callbacks.h"
 #include "core/crash_point.h"
 #include "core/error.h"
@@ -81,9 +82,12 @@ void Trainer::setup(TrainOptions& o) {
     source_->setup(specs);
     for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
   }
-  // CheckGradient's counts are checked whichever callbacks the user chose.
+  // CheckGradient's counts are checked, and SummaryGradient's gradients summarised,
+  // whichever callbacks the user chose.
   if (!graph().collection(graph::kGradientChecks).empty())
     o.callbacks.push_back(std::make_shared<callbacks::GradientChecks>());
+  if (!graph().collection(graph::kGradientSummaries).empty())
+    o.callbacks.push_back(std::make_shared<callbacks::GradientSummaries>());
   steps_per_epoch_ = o.steps_per_epoch;
   if (steps_per_epoch_ <= 0) {
     if (!source_ || !source_->size())

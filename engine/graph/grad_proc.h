@@ -61,7 +61,7 @@ class GradientProcessor {
   virtual std::vector<GradAndVar> process(std::vector<GradAndVar> grads) const = 0;
   // The host form: the same rule, in place. Called by one thread at a time per trainer,
   // except with asynchronous towers, where every tower's thread calls it (the processors
-  // here are safe for that).
+  // here are safe for that; a MapGradient's host function must be too).
   virtual void process_host(std::span<const HostGradient> grads) const = 0;
   // Whether process_host does anything more than refuse (MapGradient without a host rule).
   virtual bool has_host_form() const { return true; }
@@ -91,7 +91,10 @@ class GlobalNormClip : public GradientProcessor {
 };
 
 // Each gradient whose variable matches a pattern is multiplied by that pattern's factor;
-// the first pattern that matches decides, other gradients pass unchanged.
+// the first pattern that matches decides, other gradients pass unchanged. A factor of 0
+// multiplies too, in both forms, so every trainer does the same: an optimizer with slots
+// (momentum, Adam) still moves such a variable by them, where tensorpack drops the
+// gradient and the update with it (use FreezeVariables, or trainable = false, to freeze).
 class ScaleGradient : public GradientProcessor {
  public:
   explicit ScaleGradient(std::vector<std::pair<std::string, float>> multipliers);
@@ -125,7 +128,9 @@ class MapGradient : public GradientProcessor {
 
 // Graph form: "CheckGradient/<variable>", the count of the gradient's inf and NaN
 // elements, joins the collection kGradientChecks; the trainer fetches it every step and
-// stops with an Error naming the variable and the step (callbacks::GradientChecks).
+// stops with an Error naming the variable and the step (callbacks::GradientChecks), after
+// that step's update (tensorpack's check_numerics stops before it; the checkpoint on
+// disk is the last good one either way).
 // Host form: the same Error at once. With dynamic loss scaling an overflow, which the
 // scaler would have skipped, stops training too.
 class CheckGradient : public GradientProcessor {
@@ -137,9 +142,9 @@ class CheckGradient : public GradientProcessor {
 
 // For each variable matching `pattern`: a histogram "<variable>-grad" and the root mean
 // square "<variable>/rms" of its gradient, from the last training step of every epoch
-// (graph form: the gradient joins kGradientSummaries, which ActivationSummaries fetches
-// with that step; host form: kept from the latest step and taken by the trainer at the
-// epoch's end).
+// (graph form: the gradient joins kGradientSummaries, which callbacks::GradientSummaries,
+// added by the trainer, fetches with that step; host form: a copy of every step's,
+// taken by the trainer at the epoch's end).
 class SummaryGradient : public GradientProcessor {
  public:
   explicit SummaryGradient(std::string pattern = ".*");

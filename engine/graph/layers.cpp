@@ -240,6 +240,7 @@ Tensor regularize_cost(Graph& graph, const std::string& pattern, const std::func
 }
 
 Tensor regularize_cost_from_collection(Graph& graph, const std::string& name) {
+  if (!graph.tower().is_training) return identity(scalar(graph, 0.0f), "empty_" + name);  // as tensorpack's
   Tensor total;
   for (const Tensor& cost : graph.collection(kRegularizationLosses)) total = total.valid() ? add(total, cost) : cost;
   return total.valid() ? identity(total, name) : scalar(graph, 0.0f);

@@ -114,7 +114,7 @@ Tensor InstanceNorm(const std::string& name, Tensor x, float epsilon = 1e-5f, bo
 Tensor regularize_cost(Graph& graph, const std::string& pattern, const std::function<Tensor(Tensor)>& regularizer);
 // tensorpack's regularize_cost_from_collection: the sum of every loss in the
 // regularization-losses collection (what regularize_cost added), named `name`; 0 when
-// the collection is empty.
+// the collection is empty, and ("empty_<name>") outside a training tower.
 Tensor regularize_cost_from_collection(Graph& graph, const std::string& name = "regularize_cost");
 // scale * l2_loss(w), as tf.contrib.layers.l2_regularizer.
 std::function<Tensor(Tensor)> l2_regularizer(float scale);

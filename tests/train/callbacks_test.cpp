@@ -430,19 +430,25 @@ TEST(Callbacks, AGroupHandsEachMemberItsOwnValues) {
   EXPECT_THROW(callbacks::ProxyCallback(nullptr), Error);
 }
 
-// The mean of the last `window` steps' costs (2 of an epoch's 3) at each epoch's end.
+// The mean of the last `window` (3) steps' costs, after steps 3 and 6 of 7 (epochs of 7
+// steps, which a window does not divide: the windows run across them).
 TEST(SimpleMovingAverage, IsTheMeanOfTheLastWindowOfSteps) {
   std::vector<double> costs, expected;
-  train::TrainConfig config = tiny_config(3, 2);
+  train::TrainConfig config = tiny_config(7, 1);
   train::SimpleTrainer trainer(device());
   auto record = std::make_shared<Hooks>();
-  record->trigger_step = [&](TrainerView&) { costs.push_back(static_cast<float>(trainer.last_cost())); };
-  record->trigger_epoch = [&](TrainerView&) { expected.push_back((costs.end()[-1] + costs.end()[-2]) / 2); };
-  config.callbacks = {record, std::make_shared<callbacks::SimpleMovingAverage>(std::vector<std::string>{"cost"}, 2)};
+  record->trigger_step = [&](TrainerView& t) {
+    costs.push_back(static_cast<float>(trainer.last_cost()));
+    if (t.global_step() % 3 == 0) expected.push_back((costs.end()[-1] + costs.end()[-2] + costs.end()[-3]) / 3);
+  };
+  config.callbacks = {record, std::make_shared<callbacks::SimpleMovingAverage>(std::vector<std::string>{"cost"}, 3)};
   train::launch_train_with_config(std::move(config), trainer);
   const auto& history = trainer.monitors().get_history("cost/SMA");
   ASSERT_EQ(history.size(), 2u);
-  for (std::size_t e = 0; e < 2; ++e) EXPECT_NEAR(history[e].second, expected[e], 1e-6) << "epoch " << e + 1;
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(history[i].first, static_cast<std::int64_t>(3 * (i + 1)));
+    EXPECT_NEAR(history[i].second, expected[i], 1e-6) << "after step " << 3 * (i + 1);
+  }
   EXPECT_THROW(callbacks::SimpleMovingAverage({"cost"}, 0), Error);
 }
 
@@ -491,7 +497,7 @@ TEST(Trackers, HostMemoryTrackerPutsThisProcesssMemory) {
 TEST(HyperParamSetters, HumanHyperParamSetterReadsTheFileAtEachEpoch) {
   const std::string dir = temp_dir("human-setter");
   const auto write = [&dir](const std::string& text) { std::ofstream(dir + "/hyper.txt") << text; };
-  write("momentum:0.5\nlearning_rate:0.05\n");
+  write("momentum:0.5\nlearning_rate:0.01\n  learning_rate:0.05\n");  // the last line for it decides
   std::vector<float> lrs;
   auto rewrite = std::make_shared<Hooks>();
   rewrite->trigger_epoch = [&](TrainerView& t) {

@@ -88,7 +88,7 @@ train::TrainConfig config_of(std::vector<GradProcPtr> processors, std::vector<da
   c.steps_per_epoch = static_cast<std::int64_t>(batches.size()) / towers;
   c.model = std::make_shared<LinearModel>(std::move(processors), learning_rate);
   c.data = std::make_shared<train::FeedInput>(std::make_unique<dataflow::DataFromList>(std::move(batches), false));
-  c.extra_callbacks = capture ? train::default_callbacks() : std::vector<callbacks::CallbackPtr>{};
+  c.extra_callbacks = std::vector<callbacks::CallbackPtr>{};  // SummaryGradient needs none of the defaults
   c.monitors = std::vector<callbacks::MonitorPtr>{};
   if (capture) c.monitors->push_back(capture);
   c.max_epoch = 1;
@@ -128,24 +128,33 @@ TEST(GradientProcessors, SeveralTowersClipTheAveragedGradientAsOneTowerClipsTheW
   const char* modes[] = {"replicated", "parameter server (host master)", "parameter server (device master)"};
   for (int mode = 0; mode < 3; ++mode)
     EXPECT_LT(max_difference(weights_after({tight_clip()}, 6, 2, mode), one), 2e-6) << modes[mode];
+  // Applied once: a halving (which a second application would make a quartering) on two
+  // towers is one tower's halving, in each mode.
+  const GradProcPtr half =
+      std::make_shared<graph::ScaleGradient>(std::vector<std::pair<std::string, float>>{{".*", 0.5f}});
+  const Array one_half = weights_after({half}, 6, 1);
+  ASSERT_GT(max_difference(one_half, weights_after({half, half}, 6, 1)), 1e-3);
+  for (int mode = 0; mode < 3; ++mode)
+    EXPECT_LT(max_difference(weights_after({half}, 6, 2, mode), one_half), 2e-6) << modes[mode] << ", halved";
 }
 
 TEST(GradientProcessors, ScaleGradientTakesTheFirstPatternThatMatches) {
-  // fc/b's gradient is scaled by 0: the bias never moves; fc/W matches the second pattern.
+  // fc/b's gradient is scaled by 0: the bias never moves (plain SGD); fc/W matches the
+  // second and the third pattern, and the second decides (3, not 3 x 2).
   std::vector<GradProcPtr> frozen_bias{std::make_shared<graph::ScaleGradient>(
-      std::vector<std::pair<std::string, float>>{{"fc/b", 0.0f}, {"fc/.*", 2.0f}})};
+      std::vector<std::pair<std::string, float>>{{"fc/b", 0.0f}, {"fc/W", 3.0f}, {"fc/.*", 2.0f}})};
   train::SimpleTrainer a(device(), 7), b(device(), 7);
   train::launch_train_with_config(config_of(frozen_bias, wholes(3)), a);
   train::launch_train_with_config(config_of({}, wholes(3), nullptr, 0.0f), b);  // the initial values
   EXPECT_EQ(max_difference(a.session().variable("fc/b"), b.session().variable("fc/b")), 0.0);
-  // Twice the gradient at half the rate, and with only the weights moving: against a run
-  // scaling nothing that freezes the bias the same way through MapGradient.
+  // Three times the gradient at rate 0.5, with only the weights moving: against a run at
+  // rate 1.5 that freezes the bias the same way through MapGradient.
   auto zero_bias =
       std::make_shared<graph::MapGradient>([](graph::Tensor g, graph::Tensor) { return g * 0.0f; }, "fc/b");
   train::SimpleTrainer c(device(), 7);
-  train::TrainConfig half_rate = config_of({zero_bias}, wholes(3));
-  half_rate.model = std::make_shared<LinearModel>(std::vector<GradProcPtr>{zero_bias}, 1.0f);
-  train::launch_train_with_config(std::move(half_rate), c);
+  train::TrainConfig rate = config_of({zero_bias}, wholes(3));
+  rate.model = std::make_shared<LinearModel>(std::vector<GradProcPtr>{zero_bias}, 1.5f);
+  train::launch_train_with_config(std::move(rate), c);
   EXPECT_LT(max_difference(a.session().variable("fc/W"), c.session().variable("fc/W")), 1e-6);
 }
 

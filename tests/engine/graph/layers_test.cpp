@@ -230,7 +230,7 @@ TEST(Ops, PReLUMaxoutAndL1GiveTensorpacksValues) {
 }
 
 // What regularize_cost added, summed from the collection: 0.25 sum|w| + 0.5 sum(w^2) / 2
-// for w = -1.5 four times is 1.5 + 2.25; 0 before anything is added.
+// for w = -1.5 four times is 1.5 + 2.25; 0 before anything is added, and in inference.
 TEST(Ops, RegularizeCostFromCollectionSumsEveryAddedLoss) {
   Graph g;
   const Tensor none = regularize_cost_from_collection(g, "nothing");
@@ -238,10 +238,16 @@ TEST(Ops, RegularizeCostFromCollectionSumsEveryAddedLoss) {
   regularize_cost(g, "w", l1_regularizer(0.25f));
   regularize_cost(g, "w", l2_regularizer(0.5f));
   const Tensor total = regularize_cost_from_collection(g);
+  Tensor inference;
+  {
+    TowerContext predicting(g, "InferenceTower", 0, false);
+    inference = regularize_cost_from_collection(g);  // 0 outside training, as tensorpack's
+  }
   Session s(g, device());
-  const std::vector<Array> got = s.run({}, {none, total});
+  const std::vector<Array> got = s.run({}, {none, total, inference});
   EXPECT_EQ(got[0].data<float>()[0], 0.0f);
   EXPECT_FLOAT_EQ(got[1].data<float>()[0], 1.5f + 2.25f);
+  EXPECT_EQ(got[2].data<float>()[0], 0.0f);
 }
 
 // Inputs in [-3, 9): every channel's batch sd (about 3.5) is past rmax = 2 and its mean
