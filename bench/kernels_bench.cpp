@@ -104,7 +104,8 @@ void gemm(benchmark::State& state) {
 }
 
 // One kernel of the GPU path (vk::GemmVariant: 0 automatic, 1 tiled_64, 2 tiled_128,
-// 3 tiled_128x64, 4 cooperative_matrix, 5 cooperative_matrix_wide, 6 cooperative_matrix_64)
+// 3 tiled_128x64, 4 cooperative_matrix, 5 cooperative_matrix_wide, 6 cooperative_matrix_64,
+// 7 tiled_128_k16, 8 cooperative_matrix_k64, 9 cooperative_matrix_4sg)
 // on S x S x S, A and B float16 where f16 is 1.
 void gemm_gpu(benchmark::State& state) {
   const auto s = static_cast<std::uint32_t>(state.range(0));
@@ -297,8 +298,8 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(vkp::bench::gemm)->Apply(vkp::bench::gemm_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::gemm_gpu)
     ->ArgNames({"S", "variant", "f16"})  // variant: as vk::GemmVariant, in order (0 automatic)
-    ->ArgsProduct({{1024, 4096}, {0, 1, 2, 3}, {0}})
-    ->ArgsProduct({{1024, 4096}, {0, 1, 4, 5, 6}, {1}})
+    ->ArgsProduct({{1024, 4096}, {0, 1, 2, 3, 7}, {0}})
+    ->ArgsProduct({{1024, 4096}, {0, 1, 4, 5, 6, 8, 9}, {1}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(vkp::bench::conv)->Apply(vkp::bench::conv_shapes)->UseManualTime()->Unit(benchmark::kMillisecond);

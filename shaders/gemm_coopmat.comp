@@ -158,19 +158,21 @@ void main() {
       }
     }
     [[unroll]] for (uint ks = 0; ks < kTileK; ks += kFrag) {
-      Half16 fa[kFragsM], fb[kFragsN];
       // Offsets and strides in uvec4s: element (r, c) of op(A) at r * row + c (row-major) or
-      // c * row + r (column-major, A transposed), 8 halves a uvec4.
+      // c * row + r (column-major, A transposed), 8 halves a uvec4. A's fragments are held
+      // for the step; B's are loaded one at a time, each used kFragsM times at once, so
+      // fewer registers hold operands while the accumulators keep theirs.
+      Half16 fa[kFragsM];
       [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
         const uint r = block_row + i * kFrag;
         coopMatLoadNV(fa[i], tile_a, kTransA ? ks * kRowA + r / 8 : r * kRowA + ks / 8, kRowA, kTransA);
       }
       [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
         const uint c = block_col + j * kFrag;
-        coopMatLoadNV(fb[j], tile_b, kTransB ? c * kRowB + ks / 8 : ks * kRowB + c / 8, kRowB, kTransB);
+        Half16 fb;
+        coopMatLoadNV(fb, tile_b, kTransB ? c * kRowB + ks / 8 : ks * kRowB + c / 8, kRowB, kTransB);
+        [[unroll]] for (uint i = 0; i < kFragsM; ++i) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
       }
-      [[unroll]] for (uint i = 0; i < kFragsM; ++i)
-        [[unroll]] for (uint j = 0; j < kFragsN; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
     barrier();
     if (k1 >= p.k) break;

@@ -88,6 +88,9 @@ enum class GemmVariant {
                            // 128 x 128 tiles, K by 32, 8 subgroups of 4 x 2 fragments
   cooperative_matrix_wide, // gemm_coopmat: 128 x 256 tiles, K by 32, 8 subgroups of 4 x 4 fragments
   cooperative_matrix_64,   // gemm_coopmat: 64 x 64 tiles, K by 32, 4 subgroups of 2 x 2 fragments
+  tiled_128_k16,           // gemm_tiled: 128 x 128 tiles, K by 16 (half the barriers of tiled_128)
+  cooperative_matrix_k64,  // gemm_coopmat: 128 x 128 tiles, K by 64 (half the barriers), 8 x (4 x 2)
+  cooperative_matrix_4sg,  // gemm_coopmat: 128 x 128 tiles, K by 32, 4 subgroups of 4 x 4 fragments
 };
 // Whether `variant` runs on the matrix units (float16 products).
 bool on_matrix_units(GemmVariant variant);

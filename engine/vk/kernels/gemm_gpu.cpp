@@ -31,12 +31,19 @@ struct CoopTiling {
   std::uint32_t tile_m() const { return subgroups_m * frags_m * 16; }
   std::uint32_t tile_n() const { return subgroups_n * frags_n * 16; }
   std::uint32_t subgroups() const { return subgroups_m * subgroups_n; }
+  // gemm_coopmat's shared arrays, for either transpose: each operand's tile in rows of
+  // 16-byte runs with one run of padding, and a 16 x 16 float scratch per subgroup.
+  std::uint32_t shared_bytes() const {
+    const auto tile = [&](std::uint32_t outer) { return std::max(outer * (tile_k / 8 + 1), tile_k * (outer / 8 + 1)); };
+    return 16 * (tile(tile_m()) + tile(tile_n())) + subgroups() * 16 * 16 * 4;
+  }
 };
 
 Tiling tiling_of(GemmVariant variant) {
   switch (variant) {
     case GemmVariant::tiled_128: return {128, 128, 8, 8, 8, 4};
     case GemmVariant::tiled_128x64: return {128, 64, 16, 8, 4, 1};
+    case GemmVariant::tiled_128_k16: return {128, 128, 16, 8, 8, 4};
     default: return {64, 64, 16, 4, 4, 4};
   }
 }
@@ -45,13 +52,18 @@ CoopTiling coop_tiling_of(GemmVariant variant) {
   switch (variant) {
     case GemmVariant::cooperative_matrix_wide: return {2, 4, 4, 4, 32};
     case GemmVariant::cooperative_matrix_64: return {2, 2, 2, 2, 32};
+    case GemmVariant::cooperative_matrix_k64: return {2, 4, 4, 2, 64};
+    case GemmVariant::cooperative_matrix_4sg: return {2, 2, 4, 4, 32};
     default: return {2, 4, 4, 2, 32};
   }
 }
 
-constexpr GemmVariant kAllGpuVariants[] = {GemmVariant::tiled_64,           GemmVariant::tiled_128,
-                                           GemmVariant::tiled_128x64,       GemmVariant::cooperative_matrix,
-                                           GemmVariant::cooperative_matrix_wide, GemmVariant::cooperative_matrix_64};
+constexpr GemmVariant kAllGpuVariants[] = {
+    GemmVariant::tiled_64,           GemmVariant::tiled_128,
+    GemmVariant::tiled_128x64,       GemmVariant::tiled_128_k16,
+    GemmVariant::cooperative_matrix, GemmVariant::cooperative_matrix_wide,
+    GemmVariant::cooperative_matrix_64, GemmVariant::cooperative_matrix_k64,
+    GemmVariant::cooperative_matrix_4sg};
 
 bool subgroup_size_fixed(const Device& device) {
   const DeviceLimits& l = device.limits();
@@ -187,13 +199,17 @@ std::string_view to_string(GemmVariant variant) {
     case GemmVariant::cooperative_matrix: return "cooperative_matrix";
     case GemmVariant::cooperative_matrix_wide: return "cooperative_matrix_wide";
     case GemmVariant::cooperative_matrix_64: return "cooperative_matrix_64";
+    case GemmVariant::tiled_128_k16: return "tiled_128_k16";
+    case GemmVariant::cooperative_matrix_k64: return "cooperative_matrix_k64";
+    case GemmVariant::cooperative_matrix_4sg: return "cooperative_matrix_4sg";
   }
   return "?";
 }
 
 bool on_matrix_units(GemmVariant variant) {
   return variant == GemmVariant::cooperative_matrix || variant == GemmVariant::cooperative_matrix_wide ||
-         variant == GemmVariant::cooperative_matrix_64;
+         variant == GemmVariant::cooperative_matrix_64 || variant == GemmVariant::cooperative_matrix_k64 ||
+         variant == GemmVariant::cooperative_matrix_4sg;
 }
 
 std::vector<GemmVariant> gemm_gpu_variants(const Device& device) {
@@ -202,7 +218,8 @@ std::vector<GemmVariant> gemm_gpu_variants(const Device& device) {
   for (GemmVariant v : kAllGpuVariants) {
     if (!on_matrix_units(v)) variants.push_back(v);
     else if (units && coop_tiling_of(v).subgroups() * device.limits().subgroup_size <=
-                          device.limits().max_workgroup_invocations)
+                          device.limits().max_workgroup_invocations &&
+             coop_tiling_of(v).shared_bytes() <= device.limits().max_shared_memory_bytes)
       variants.push_back(v);
   }
   return variants;
