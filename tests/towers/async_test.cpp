@@ -128,6 +128,8 @@ TEST_F(AsyncTowers, ASlowTowerDoesNotHoldTheFastOneBack) {
   const SlowRun run = run_with_a_slow_tower(-1);
   const towers::AsyncStats& s = run.stats;
   ASSERT_EQ(s.updates.size(), 2u);
+  RecordProperty("fast_updates", static_cast<int>(s.updates[0]));  // in --gtest_output's file
+  RecordProperty("slow_updates", static_cast<int>(s.updates[1]));
   EXPECT_EQ(s.updates[0] + s.updates[1], 48u) << "every batch fed is applied once";
   // Lock step would give each tower 24; free-running, the fast tower takes most.
   EXPECT_GE(s.updates[0], 3 * s.updates[1]) << "fast " << s.updates[0] << ", slow " << s.updates[1];

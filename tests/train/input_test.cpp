@@ -57,6 +57,23 @@ TEST(InputSources, StagingInputUploadsOnTheTransferQueue) {
   EXPECT_GE(dev.transfer_submissions(), 10u) << "one upload a step";
 }
 
+// The same on a device's own transfer-only queue family (TransferQueue::automatic, as a
+// discrete GPU opens by default): the copies and the step on two families, ordered only
+// by the timeline semaphores (the staging buffers are shared by both families).
+TEST(InputSources, StagingInputUploadsOnATransferOnlyFamily) {
+  vk::DeviceOptions o = device_options();
+  o.memory = vk::MemoryMode::staged;
+  o.transfer_queue = vk::TransferQueue::automatic;
+  vk::Device dev(instance(), device_index(), o);
+  if (!dev.has_transfer_queue()) GTEST_SKIP() << dev.label() << " has no transfer-only queue family";
+  ASSERT_TRUE(dev.transfer_queue_is_separate());
+  const std::vector<Array> fed = train_variables(std::make_shared<train::FeedInput>(tiny_flow(5)), 2, &dev);
+  const std::vector<Array> staged =
+      train_variables(std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5))), 2, &dev);
+  expect_same(fed, staged);
+  EXPECT_GE(dev.transfer_submissions(), 10u) << "one upload a step";
+}
+
 // Gives `good` datapoints, then fails.
 class FailingFlow : public dataflow::DataFlow {
  public:
