@@ -97,7 +97,8 @@ void check_png_chunks(std::span<const std::byte> bytes, const std::string& what)
 // checking that they add up to at most 256 symbols, and writes past its 257-entry size
 // array when they do (found by tests/fuzz, UBSan; stb 2.28 checks it). Every DHT table
 // is checked here first, walking the markers as stb does: fill bytes 0xFF before each
-// marker, segments by their length, entropy-coded data after SOS up to the next marker.
+// marker, segments by their length, entropy-coded data after SOS up to the next marker,
+// and any other byte between segments skipped (a fuzzed file hid its table behind them).
 void check_jpeg_huffman_tables(std::span<const std::byte> bytes, const std::string& what) {
   const auto at = [&](std::size_t i) { return i < bytes.size() ? static_cast<std::uint8_t>(bytes[i]) : 0u; };
   std::size_t i = 0;
@@ -109,8 +110,14 @@ void check_jpeg_huffman_tables(std::span<const std::byte> bytes, const std::stri
   };
   if (marker() != 0xd8) return;  // not a JPEG (stb wants SOI first)
   while (i < bytes.size()) {
+    // Bytes between segments: stb skips them one by one before the frame header (and
+    // stops at them after it; walking on past them checks more than stb reads, never less).
+    if (at(i) != 0xff) {
+      ++i;
+      continue;
+    }
     const unsigned m = marker();
-    if (m == 0 || m == 0xd9) return;                   // not a marker (stb stops too), or EOI
+    if (m == 0 || m == 0xd9) return;                   // 0xFF to the end, or EOI
     if ((m >= 0xd0 && m <= 0xd7) || m == 0x01) continue;  // no segment
     const std::size_t length = (std::size_t{at(i)} << 8) | at(i + 1);
     if (length < 2) return;

@@ -302,6 +302,15 @@ TEST(ImageLimits, AJpegHuffmanTableOfMoreThan256CodesIsRefused) {
   expect_refused(fair, "fair.jpg", 3, ErrorCode::bad_data, "not a readable image (");
 }
 
+// Found by tests/fuzz (image, ASan, after the check above): stb skips bytes that are no
+// marker between segments before the frame header, so a table behind such bytes reached
+// it unchecked. SOI, an APP0 of 2 bytes, 4 stray bytes, then the table of 272 codes.
+TEST(ImageLimits, AJpegHuffmanTableBehindStrayBytesIsRefused) {
+  std::string jpeg("\xff\xd8\xff\xe0\x00\x04\xaa\xbb\xf4\xf4\x09\x00\xff\xc4\x00\x13\x00", 17);
+  jpeg += std::string(16, '\x11');
+  expect_refused(jpeg, "stray.jpg", 3, ErrorCode::bad_data, "a JPEG Huffman table at byte 16 declares 272 codes");
+}
+
 // Found by tests/fuzz (image): stb 2.27 overflows an int reading a PNM header number of
 // 10 digits or more (undefined behaviour), and a heap buffer converting 16-bit PNM
 // samples; such headers are refused before stb sees them.
