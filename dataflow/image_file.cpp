@@ -117,7 +117,7 @@ void check_jpeg_huffman_tables(std::span<const std::byte> bytes, const std::stri
       continue;
     }
     const unsigned m = marker();
-    if (m == 0 || m == 0xd9) return;                   // 0xFF to the end, or EOI
+    if (m == 0 || m == 0xd9) return;                      // 0xFF to the end, or EOI
     if ((m >= 0xd0 && m <= 0xd7) || m == 0x01) continue;  // no segment
     const std::size_t length = (std::size_t{at(i)} << 8) | at(i + 1);
     if (length < 2) return;

@@ -68,8 +68,8 @@ TEST(InputSources, StagingInputUploadsOnATransferOnlyFamily) {
   if (!dev.has_transfer_queue()) GTEST_SKIP() << dev.label() << " has no transfer-only queue family";
   ASSERT_TRUE(dev.transfer_queue_is_separate());
   const std::vector<Array> fed = train_variables(std::make_shared<train::FeedInput>(tiny_flow(5)), 2, &dev);
-  const std::vector<Array> staged =
-      train_variables(std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5))), 2, &dev);
+  const std::vector<Array> staged = train_variables(
+      std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5))), 2, &dev);
   expect_same(fed, staged);
   EXPECT_GE(dev.transfer_submissions(), 10u) << "one upload a step";
 }

@@ -80,17 +80,17 @@ struct GemmEpilogue {
 // The GPU path's kernels and their tilings. The tests run each one a device can run
 // (gemm_gpu_variants); vkpack_bench_kernels times them.
 enum class GemmVariant {
-  automatic,               // gemm_variant_for(): the matrix units for float16 operands, else tiled_64
-  tiled_64,                // gemm_tiled: 64 x 64 tiles, K by 16, 4 x 4 adjacent elements per invocation
-  tiled_128,               // gemm_tiled: 128 x 128 tiles, K by 8, 8 x 8 per invocation in runs of 4
-  tiled_128x64,            // gemm_tiled: 128 x 64 tiles, K by 16, 8 x 4 per invocation, all strided
-  cooperative_matrix,      // gemm_coopmat on the matrix units (float16 products, float32 sums):
-                           // 128 x 128 tiles, K by 32, 8 subgroups of 4 x 2 fragments
-  cooperative_matrix_wide, // gemm_coopmat: 128 x 256 tiles, K by 32, 8 subgroups of 4 x 4 fragments
-  cooperative_matrix_64,   // gemm_coopmat: 64 x 64 tiles, K by 32, 4 subgroups of 2 x 2 fragments
-  tiled_128_k16,           // gemm_tiled: 128 x 128 tiles, K by 16 (half the barriers of tiled_128)
-  cooperative_matrix_k64,  // gemm_coopmat: 128 x 128 tiles, K by 64 (half the barriers), 8 x (4 x 2)
-  cooperative_matrix_4sg,  // gemm_coopmat: 128 x 128 tiles, K by 32, 4 subgroups of 4 x 4 fragments
+  automatic,                // gemm_variant_for(): the matrix units for float16 operands, else tiled_64
+  tiled_64,                 // gemm_tiled: 64 x 64 tiles, K by 16, 4 x 4 adjacent elements per invocation
+  tiled_128,                // gemm_tiled: 128 x 128 tiles, K by 8, 8 x 8 per invocation in runs of 4
+  tiled_128x64,             // gemm_tiled: 128 x 64 tiles, K by 16, 8 x 4 per invocation, all strided
+  cooperative_matrix,       // gemm_coopmat on the matrix units (float16 products, float32 sums):
+                            // 128 x 128 tiles, K by 32, 8 subgroups of 4 x 2 fragments
+  cooperative_matrix_wide,  // gemm_coopmat: 128 x 256 tiles, K by 32, 8 subgroups of 4 x 4 fragments
+  cooperative_matrix_64,    // gemm_coopmat: 64 x 64 tiles, K by 32, 4 subgroups of 2 x 2 fragments
+  tiled_128_k16,            // gemm_tiled: 128 x 128 tiles, K by 16 (half the barriers of tiled_128)
+  cooperative_matrix_k64,   // gemm_coopmat: 128 x 128 tiles, K by 64 (half the barriers), 8 x (4 x 2)
+  cooperative_matrix_4sg,   // gemm_coopmat: 128 x 128 tiles, K by 32, 4 subgroups of 4 x 4 fragments
 };
 // Whether `variant` runs on the matrix units (float16 products).
 bool on_matrix_units(GemmVariant variant);

@@ -58,12 +58,15 @@ CoopTiling coop_tiling_of(GemmVariant variant) {
   }
 }
 
-constexpr GemmVariant kAllGpuVariants[] = {
-    GemmVariant::tiled_64,           GemmVariant::tiled_128,
-    GemmVariant::tiled_128x64,       GemmVariant::tiled_128_k16,
-    GemmVariant::cooperative_matrix, GemmVariant::cooperative_matrix_wide,
-    GemmVariant::cooperative_matrix_64, GemmVariant::cooperative_matrix_k64,
-    GemmVariant::cooperative_matrix_4sg};
+constexpr GemmVariant kAllGpuVariants[] = {GemmVariant::tiled_64,
+                                           GemmVariant::tiled_128,
+                                           GemmVariant::tiled_128x64,
+                                           GemmVariant::tiled_128_k16,
+                                           GemmVariant::cooperative_matrix,
+                                           GemmVariant::cooperative_matrix_wide,
+                                           GemmVariant::cooperative_matrix_64,
+                                           GemmVariant::cooperative_matrix_k64,
+                                           GemmVariant::cooperative_matrix_4sg};
 
 bool subgroup_size_fixed(const Device& device) {
   const DeviceLimits& l = device.limits();
@@ -217,8 +220,9 @@ std::vector<GemmVariant> gemm_gpu_variants(const Device& device) {
   std::vector<GemmVariant> variants;
   for (GemmVariant v : kAllGpuVariants) {
     if (!on_matrix_units(v)) variants.push_back(v);
-    else if (units && coop_tiling_of(v).subgroups() * device.limits().subgroup_size <=
-                          device.limits().max_workgroup_invocations &&
+    else if (units &&
+             coop_tiling_of(v).subgroups() * device.limits().subgroup_size <=
+                 device.limits().max_workgroup_invocations &&
              coop_tiling_of(v).shared_bytes() <= device.limits().max_shared_memory_bytes)
       variants.push_back(v);
   }

@@ -173,11 +173,10 @@ std::string variant_name(const ::testing::TestParamInfo<GemmVariant>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GemmVariantTest,
-                         ::testing::Values(GemmVariant::tiled_64, GemmVariant::tiled_128,
-                                           GemmVariant::tiled_128x64, GemmVariant::cooperative_matrix,
-                                           GemmVariant::cooperative_matrix_wide, GemmVariant::cooperative_matrix_64,
-                                           GemmVariant::tiled_128_k16, GemmVariant::cooperative_matrix_k64,
-                                           GemmVariant::cooperative_matrix_4sg),
+                         ::testing::Values(GemmVariant::tiled_64, GemmVariant::tiled_128, GemmVariant::tiled_128x64,
+                                           GemmVariant::cooperative_matrix, GemmVariant::cooperative_matrix_wide,
+                                           GemmVariant::cooperative_matrix_64, GemmVariant::tiled_128_k16,
+                                           GemmVariant::cooperative_matrix_k64, GemmVariant::cooperative_matrix_4sg),
                          variant_name);
 
 class GemmVariantChoice : public VkTest {};
