@@ -1,4 +1,4 @@
-// TrainerView: all a callback sees of the trainer that runs it (DESIGN.md section 7:
+// TrainerView: all a callback sees of the trainer that runs it (docs/design.md section 7:
 // callbacks know the trainer only through this narrow interface, which the trainers in
 // train/ implement).
 #pragma once

@@ -1,4 +1,4 @@
-// vkpack's one error path (DESIGN.md section 2).
+// vkpack's one error path (docs/design.md section 2).
 //
 // Environmental failures (a Vulkan call that failed, a device that was lost, memory that
 // ran out, a file that is missing or malformed, a shape a user got wrong) throw vkp::Error.

@@ -1,4 +1,4 @@
-// DataFlow: a source of datapoints, read epoch by epoch (DESIGN.md section 6).
+// DataFlow: a source of datapoints, read epoch by epoch (docs/design.md section 6).
 //
 // Lifecycle, as in tensorpack:
 //   df.reset_state();                      // once, before anything else is read

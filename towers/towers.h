@@ -1,5 +1,5 @@
 // Towers: one tower function replicated over several Vulkan devices for data-parallel
-// training (tensorpack's multi-GPU trainers, DESIGN.md section 5). Tower k is the tower
+// training (tensorpack's multi-GPU trainers, docs/design.md section 5). Tower k is the tower
 // function's graph built in a Graph of its own on devices[k] (which may be another
 // VkDevice on the same physical device) and run by a Session there; every tower takes its
 // own batch. A synchronous step computes each tower's gradients, copies them to the host,

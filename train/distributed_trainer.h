@@ -1,5 +1,5 @@
 // DistributedTrainer: data-parallel training over processes and machines under mpirun
-// (tensorpack's HorovodTrainer, DESIGN.md section 5). Each process trains towers on its
+// (tensorpack's HorovodTrainer, docs/design.md section 5). Each process trains towers on its
 // own devices like SyncMultiDeviceTrainerReplicated, reduces them on the host, then
 // reduces across processes with MPI_Allreduce, every process weighted by its samples; all
 // apply the same update. Going distributed is again a one-line change:

@@ -23,7 +23,7 @@ struct FeedSpec {
 };
 
 // Fetches wanted as soon as they are computed, before the rest of the program has run
-// (Towers reduces gradients this way while backward goes on, DESIGN.md section 5).
+// (Towers reduces gradients this way while backward goes on, docs/design.md section 5).
 // `fetches` (indices into compile's fetches) are packed, in the order the schedule
 // computes them, into buckets of at least `bucket_bytes` (the last may hold less); the
 // recording is cut into one command buffer per bucket, each ending right after the

@@ -1,5 +1,5 @@
 // Recording: kernel dispatches and copies recorded into a command buffer once and
-// replayed many times (DESIGN.md section 3).
+// replayed many times (docs/design.md section 3).
 //
 // Per replay the host only submits and waits: per-step values (learning rate, step
 // counter, seeds) must live in device buffers, never in the push constants recorded
