@@ -19,6 +19,7 @@
 #include "dataflow/geometric_augmentors.h"
 #include "dataflow/image_file.h"
 #include "dataflow/image_from_file.h"
+#include "dataflow/image_transform.h"
 #include "dataflow/join_data.h"
 #include "dataflow/jpeg_noise.h"
 #include "dataflow/locally_shuffle_data.h"

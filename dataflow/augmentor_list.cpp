@@ -99,4 +99,24 @@ Array RandomOrderAug::apply_with_points(Array image, Array& points, Rng& rng) co
   return image;
 }
 
+Array Identity::apply_with_points(Array image, Array& points, Rng&) const {
+  image_dims(image, "Identity");
+  move_points(points, {1, 0, 0, 0, 1, 0}, "Identity");  // checks the points' shape
+  return image;
+}
+
+MapImage::MapImage(std::function<Array(Array)> image, std::function<void(Array&)> points)
+    : image_(std::move(image)), points_(std::move(points)) {
+  require(static_cast<bool>(image_), ErrorCode::invalid_argument, "MapImage: the image function is empty");
+}
+
+Array MapImage::apply(Array image, Rng&) const { return image_(std::move(image)); }
+
+Array MapImage::apply_with_points(Array image, Array& points, Rng&) const {
+  if (!points_)
+    throw Error(ErrorCode::unsupported, "MapImage: made without a function for points, it cannot move them");
+  points_(points);
+  return image_(std::move(image));
+}
+
 }  // namespace vkp::dataflow

@@ -1,6 +1,8 @@
 // Augmentors made of augmentors: a sequence, a random application, a random choice, a
-// random order.
+// random order; and the plainest ones: none, and a function of the image.
 #pragma once
+
+#include <functional>
 
 #include "dataflow/image_augmentor.h"
 
@@ -55,6 +57,27 @@ class RandomOrderAug : public ImageAugmentor {
   std::vector<std::size_t> order(Rng& rng) const;
 
   std::vector<AugmentorPtr> augmentors_;
+};
+
+// tensorpack's Identity: the image and its points as they are. For a slot of
+// RandomChooseAug that leaves the image alone.
+class Identity : public PointAugmentor {
+ public:
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+};
+
+// tensorpack's MapImage: `image` applied to every image, draws nothing. Points move by
+// `points` when given; without it apply_with_points is Error(unsupported) (the function
+// may move pixels).
+class MapImage : public ImageAugmentor {
+ public:
+  explicit MapImage(std::function<Array(Array)> image, std::function<void(Array&)> points = {});
+  Array apply(Array image, Rng& rng) const override;
+  Array apply_with_points(Array image, Array& points, Rng& rng) const override;
+
+ private:
+  std::function<Array(Array)> image_;
+  std::function<void(Array&)> points_;
 };
 
 }  // namespace vkp::dataflow

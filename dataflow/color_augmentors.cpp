@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "dataflow/photometric_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -95,6 +96,69 @@ Array Lighting::apply(Array image, Rng& rng) const {
     for (std::size_t c = 0; c < 3; ++c) p[c] += delta[c];
     return p;
   });
+}
+
+std::array<float, 3> rgb_to_hsv(std::array<float, 3> rgb) {
+  const float r = rgb[0], g = rgb[1], b = rgb[2];
+  const float v = std::max({r, g, b}), delta = v - std::min({r, g, b});
+  const float s = v > 0 ? delta / v : 0.0f;
+  float h = 0;
+  if (delta > 0) {
+    if (v == r)
+      h = 60 * (g - b) / delta;
+    else if (v == g)
+      h = 120 + 60 * (b - r) / delta;
+    else
+      h = 240 + 60 * (r - g) / delta;
+    if (h < 0) h += 360;
+  }
+  return {h, s, v};
+}
+
+std::array<float, 3> hsv_to_rgb(std::array<float, 3> hsv) {
+  const float h = std::fmod(std::fmod(hsv[0], 360.0f) + 360.0f, 360.0f) / 60.0f, s = hsv[1], v = hsv[2];
+  const float c = v * s, x = c * (1 - std::abs(std::fmod(h, 2.0f) - 1)), m = v - c;
+  const int sector = std::min(static_cast<int>(h), 5);
+  static constexpr int kOrder[6][3] = {{0, 1, 2}, {1, 0, 2}, {2, 0, 1}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}};
+  const float parts[3] = {c, x, 0};  // the largest, the middle, the smallest part
+  std::array<float, 3> rgb{};
+  for (int i = 0; i < 3; ++i) rgb[static_cast<std::size_t>(i)] = parts[kOrder[sector][i]] + m;
+  return rgb;
+}
+
+ColorSpace::ColorSpace(ColorConversion conversion, bool keepdims) : conversion_(conversion), keepdims_(keepdims) {}
+
+Array ColorSpace::apply(Array image, Rng& rng) const {
+  using C = ColorConversion;
+  const bool u8 = image.dtype() == DType::u8;
+  const auto swap = [](std::array<float, 3> p) { return std::array<float, 3>{p[2], p[1], p[0]}; };
+  // HSV as stored: u8 halves the degrees and scales S to 255.
+  const auto stored = [u8](std::array<float, 3> hsv) {
+    if (!u8) return hsv;
+    const float h = std::round(hsv[0] / 2);
+    return std::array<float, 3>{h >= 180 ? h - 180 : h, hsv[1] * 255, hsv[2]};
+  };
+  const auto read = [u8](std::array<float, 3> hsv) {
+    return u8 ? std::array<float, 3>{hsv[0] * 2, hsv[1] / 255, hsv[2]} : hsv;
+  };
+  switch (conversion_) {
+    case C::rgb_to_bgr:
+    case C::bgr_to_rgb: return each_pixel(std::move(image), "ColorSpace", swap);
+    case C::rgb_to_hsv:
+      return each_pixel(std::move(image), "ColorSpace", [&](auto p) { return stored(rgb_to_hsv(p)); });
+    case C::bgr_to_hsv:
+      return each_pixel(std::move(image), "ColorSpace", [&](auto p) { return stored(rgb_to_hsv(swap(p))); });
+    case C::hsv_to_rgb: return each_pixel(std::move(image), "ColorSpace", [&](auto p) { return hsv_to_rgb(read(p)); });
+    case C::hsv_to_bgr:
+      return each_pixel(std::move(image), "ColorSpace", [&](auto p) { return swap(hsv_to_rgb(read(p))); });
+    case C::rgb_to_gray:
+    case C::bgr_to_gray: {
+      const ImageDims d = image_dims(image, "ColorSpace");
+      Array grey = Grayscale(false, conversion_ == C::rgb_to_gray).apply(std::move(image), rng);
+      return keepdims_ ? grey : std::move(grey).reshaped(Shape{d.height, d.width});
+    }
+  }
+  return image;
 }
 
 }  // namespace vkp::dataflow

@@ -1,5 +1,5 @@
-// Augmentors of colour (tensorpack's imgaug Hue, Saturation, Lighting). They take RGB
-// images [H, W, 3], u8 (rounded, clamped to [0, 255]) or f32 (not clamped).
+// Augmentors of colour (tensorpack's imgaug Hue, Saturation, Lighting, ColorSpace). They
+// take RGB images [H, W, 3], u8 (rounded, clamped to [0, 255]) or f32 (not clamped).
 #pragma once
 
 #include <array>
@@ -43,6 +43,36 @@ class Lighting : public ValueAugmentor {
   std::array<float, 3> eigval_;
   std::array<std::array<float, 3>, 3> eigvec_;
 };
+
+// The conversions of ColorSpace. HSV as OpenCV stores it: in u8 images H is degrees / 2
+// (0-179), S and V 0-255; in f32 images H is degrees (0-360), S 0-1 and V in the scale
+// of the RGB values. Grey is 0.299 R + 0.587 G + 0.114 B (as Grayscale).
+enum class ColorConversion {
+  rgb_to_bgr,
+  bgr_to_rgb,
+  rgb_to_hsv,
+  bgr_to_hsv,
+  hsv_to_rgb,
+  hsv_to_bgr,
+  rgb_to_gray,
+  bgr_to_gray
+};
+
+// tensorpack's ColorSpace (cv2.cvtColor with one of the modes above): every image
+// converted, nothing drawn. Grey images are [H, W], or [H, W, 1] with keepdims.
+class ColorSpace : public ValueAugmentor {
+ public:
+  explicit ColorSpace(ColorConversion conversion, bool keepdims = false);
+  Array apply(Array image, Rng& rng) const override;
+
+ private:
+  ColorConversion conversion_;
+  bool keepdims_;
+};
+
+// One pixel's HSV (H in degrees, S 0-1, V in the scale of RGB) and back.
+std::array<float, 3> rgb_to_hsv(std::array<float, 3> rgb);
+std::array<float, 3> hsv_to_rgb(std::array<float, 3> hsv);
 
 // RGB with its hue rotated by `degrees` (what Hue applies), for any scale of values.
 std::array<float, 3> rotate_hue(std::array<float, 3> rgb, float degrees);

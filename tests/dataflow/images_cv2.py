@@ -9,6 +9,9 @@
   images_cv2.py check PNG   reads a PNG vkpack wrote and checks it holds the pattern
   images_cv2.py decode JPG  writes OpenCV's decoding of a JPEG vkpack wrote, raw RGB
                             bytes, to JPG.opencv
+  images_cv2.py convert CODE IN OUT DTYPE H W
+                            cv2.cvtColor(image, cv2.CODE) of the raw H x W x 3 image IN
+                            (DTYPE uint8 or float32), its raw result to OUT
 
 The pattern: channel c of pixel (y, x) is (37 y + 11 x + 71 c + seed) mod 256; RGB(A)
 order (OpenCV's BGR(A) is converted both ways). Gray images use channel 0.
@@ -52,6 +55,11 @@ def main():
         save(f"{target}/folder/dog/c.png", pattern(2, 3, 3, 3))
         open(f"{target}/folder/notes.txt", "w").write("not an image")
         open(f"{target}/folder/dog/readme.md", "w").write("not an image")
+        return 0
+    if mode == "convert":
+        code, source, out, dtype, h, w = sys.argv[2:8]
+        image = np.fromfile(source, dtype=dtype).reshape(int(h), int(w), 3)
+        np.ascontiguousarray(cv2.cvtColor(image, getattr(cv2, code))).tofile(out)
         return 0
     if mode == "decode":
         cv2.cvtColor(cv2.imread(target), cv2.COLOR_BGR2RGB).tofile(f"{target}.opencv")
