@@ -47,7 +47,11 @@ std::vector<std::pair<std::int64_t, fs::path>> checkpoints_in(const fs::path& di
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     std::smatch m;
     const std::string file = e.path().filename().string();
-    if (std::regex_match(file, m, name)) found.emplace_back(std::stoll(m[1].str()), e.path());
+    std::int64_t step = 0;
+    const std::string digits = std::regex_match(file, m, name) ? m[1].str() : "";
+    // A step past int64 (a file not of ours) is not a checkpoint, rather than an exception.
+    if (!digits.empty() && std::from_chars(digits.data(), digits.data() + digits.size(), step).ec == std::errc{})
+      found.emplace_back(step, e.path());
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -133,6 +137,25 @@ std::string latest_checkpoint(const std::string& dir) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const std::string name = parse_checkpoint_index(text, index.string());
   return name.empty() ? name : (fs::path(dir) / name).string();
+}
+
+std::vector<std::pair<std::string, std::int64_t>> all_checkpoints(const std::string& dir) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& [step, path] : checkpoints_in(dir)) out.emplace_back(path.string(), step);
+  return out;
+}
+
+std::string checkpoint_path(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  if (fs::is_directory(path, ec)) {
+    if (std::string named = latest_checkpoint(path); !named.empty()) return named;
+    const auto found = checkpoints_in(path);
+    if (!found.empty()) return found.back().second.string();
+    throw Error(ErrorCode::not_found, path + " holds no checkpoint: no index file '" + kCheckpointIndex +
+                                          "' and no model-<step>.safetensors");
+  }
+  throw Error(ErrorCode::not_found, "no checkpoint at " + path + ": neither a file nor a directory");
 }
 
 std::string resume_checkpoint(const std::string& dir, std::optional<std::int64_t> through_epoch) {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/array.h"
@@ -53,6 +54,15 @@ std::string parse_checkpoint_index(std::string_view text, const std::string& ind
 // ever names a file of its own directory, so a downloaded one cannot point a resumed run
 // at files elsewhere.
 std::string latest_checkpoint(const std::string& dir);
+
+// tensorpack's get_all_checkpoints: the model-<step>.safetensors files of `dir` with
+// their steps, the lowest step first; none when `dir` does not exist.
+std::vector<std::pair<std::string, std::int64_t>> all_checkpoints(const std::string& dir);
+
+// tensorpack's get_checkpoint_path: `path` itself when it is a file, and for a directory
+// the checkpoint its index names (else its newest model-*.safetensors); Error(not_found)
+// naming `path` when there is none.
+std::string checkpoint_path(const std::string& path);
 
 // The checkpoint a resumed run starts from, or empty when `dir` holds none. With an
 // index, the file it names: an index that does not parse, or names a missing or damaged

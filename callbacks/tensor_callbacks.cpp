@@ -1,14 +1,15 @@
 #include "callbacks/tensor_callbacks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
-#include <fmt/format.h>
-
 #include "core/error.h"
 #include "core/log.h"
 #include "core/safetensors.h"
+#include "engine/graph/collections.h"
 #include "engine/graph/grad_proc.h"
 
 namespace vkp::callbacks {
@@ -62,6 +63,22 @@ void GradientChecks::on_after_run(std::span<const Array> values) {
       throw Error(ErrorCode::bad_data, fmt::format("CheckGradient: the gradient of '{}' has {} NaN or infinite "
                                                    "value(s) at global step {}",
                                                    variables_[i], bad, trainer().global_step()));
+}
+
+std::vector<graph::Tensor> PrintStats::on_fetches() {
+  const std::vector<graph::Tensor>& stats = trainer().graph().collection(graph::kPrintStats);
+  labels_.clear();
+  for (const graph::Tensor& t : stats) {
+    const std::string& name = t.name();
+    const std::size_t at = name.rfind("print_stat/");
+    labels_.push_back(at == std::string::npos ? name : name.substr(0, at) + name.substr(at + 11));
+  }
+  return stats;
+}
+
+void PrintStats::on_after_run(std::span<const Array> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    log_info("{}: mean {:.6g}, rms {:.6g}", labels_[i], values[i].data<float>()[0], values[i].data<float>()[1]);
 }
 
 void CheckNumerics::check_variables() const {

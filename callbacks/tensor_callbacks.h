@@ -78,6 +78,17 @@ class TensorPrinter : public Callback {
   std::vector<std::string> names_;
 };
 
+// Logs the tensors of graph::print_stat (the collection kPrintStats) after every step:
+// "<message>: mean ..., rms ...". The trainer adds it whenever that collection holds one.
+class PrintStats : public Callback {
+ protected:
+  std::vector<graph::Tensor> on_fetches() override;
+  void on_after_run(std::span<const Array> values) override;
+
+ private:
+  std::vector<std::string> labels_;
+};
+
 // "v" of an array for a log line: the value of one element, else its shape and up to
 // eight first values ("[3, 4] 0.1 0.2 ... (12 values)").
 std::string describe_values(const Array& a);

@@ -1,15 +1,16 @@
 #include "train/trainer.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "callbacks/pictures.h"
 #include "callbacks/tensor_callbacks.h"
 #include "core/crash_point.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/graph/collections.h"
 #include "engine/graph/grad_proc.h"
 #include "engine/vk/device.h"
 
@@ -82,12 +83,13 @@ void Trainer::setup(TrainOptions& o) {
     source_->setup(specs);
     for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
   }
-  // CheckGradient's counts are checked, and SummaryGradient's gradients summarised,
-  // whichever callbacks the user chose.
+  // CheckGradient's counts are checked, SummaryGradient's gradients summarised and
+  // print_stat's statistics logged, whichever callbacks the user chose.
   if (!graph().collection(graph::kGradientChecks).empty())
     o.callbacks.push_back(std::make_shared<callbacks::GradientChecks>());
   if (!graph().collection(graph::kGradientSummaries).empty())
     o.callbacks.push_back(std::make_shared<callbacks::GradientSummaries>());
+  if (!graph().collection(graph::kPrintStats).empty()) o.callbacks.push_back(std::make_shared<callbacks::PrintStats>());
   steps_per_epoch_ = o.steps_per_epoch;
   if (steps_per_epoch_ <= 0) {
     if (!source_ || !source_->size())

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/graph/collections.h"
 #include "engine/graph/ops.h"
 
 namespace vkp::graph {
@@ -154,6 +155,24 @@ std::vector<GradAndVar> SummaryGradient::process(std::vector<GradAndVar> grads) 
     if (gv.first.valid() && gv.first.dtype() == DType::f32 && matches(pattern_, var_name(gv.second)))
       gv.first.graph().add_to_collection(kGradientSummaries, identity(gv.first, var_name(gv.second) + "-grad"));
   return grads;
+}
+
+PrintGradient::PrintGradient(std::string pattern) : pattern_(compile_pattern(pattern, "PrintGradient")) {}
+
+std::vector<GradAndVar> PrintGradient::process(std::vector<GradAndVar> grads) const {
+  for (const GradAndVar& gv : grads)
+    if (gv.first.valid() && matches(pattern_, var_name(gv.second))) print_stat(gv.first, var_name(gv.second) + "/grad");
+  return grads;
+}
+
+void PrintGradient::process_host(std::span<const HostGradient> grads) const {
+  for (const HostGradient& g : grads) {
+    if (!matches(pattern_, g.variable)) continue;
+    double sum = 0;
+    for (float x : g.values) sum += x;
+    const double mean = g.values.empty() ? 0.0 : sum / static_cast<double>(g.values.size());
+    log_info("{}/grad: mean {:.6g}, rms {:.6g}", g.variable, mean, root_mean_square(g.values));
+  }
 }
 
 void SummaryGradient::process_host(std::span<const HostGradient> grads) const {

@@ -6,6 +6,7 @@
 //   MapGradient      any rule of one gradient, for variables matching a pattern
 //   CheckGradient    stops training, naming the variable, when a gradient is not finite
 //   SummaryGradient  each gradient's histogram and root mean square to the monitors
+//   PrintGradient    each gradient's mean and root mean square to the log, every step
 //   FilterNoneGrad   drops variables the cost does not depend on
 // Each processor has two forms of the same rule. The graph form adds ops to the graph
 // that applies the update (one device, a GAN, a replicated tower). The host form runs on
@@ -157,6 +158,20 @@ class SummaryGradient : public GradientProcessor {
   std::regex pattern_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, ProcessorSummary> latest_;  // by name: a GAN's objectives each add theirs
+};
+
+// For each variable matching `pattern`: the mean and root mean square of its gradient,
+// logged after every step as "<variable>/grad: mean ..., rms ..." (graph form: print_stat,
+// collections.h; host form: logged where the host holds the gradient).
+class PrintGradient : public GradientProcessor {
+ public:
+  explicit PrintGradient(std::string pattern = ".*");
+  std::string name() const override { return "PrintGradient"; }
+  std::vector<GradAndVar> process(std::vector<GradAndVar> grads) const override;
+  void process_host(std::span<const HostGradient> grads) const override;
+
+ private:
+  std::regex pattern_;
 };
 
 // Drops pairs without a gradient, naming their variables in a warning (verbose).

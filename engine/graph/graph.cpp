@@ -67,6 +67,19 @@ const std::vector<Tensor>& Graph::collection(const std::string& key) const {
   return it == collections_.end() ? empty : it->second;
 }
 
+void Graph::set_collection(const std::string& key, std::vector<Tensor> tensors) {
+  if (tensors.empty())
+    collections_.erase(key);
+  else
+    collections_[key] = std::move(tensors);
+}
+
+std::vector<std::string> Graph::collection_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, tensors] : collections_) keys.push_back(key);
+  return keys;
+}
+
 void Graph::push_scope(std::string name, Reuse reuse, bool names_ops, bool names_variables) {
   scopes_.push_back({std::move(name), reuse, names_ops, names_variables});
 }

@@ -100,6 +100,9 @@ class Graph {
 
   void add_to_collection(const std::string& key, Tensor t) { collections_[key].push_back(t); }
   const std::vector<Tensor>& collection(const std::string& key) const;
+  // Replaces a collection (empty: removes it); see collections.h for backups.
+  void set_collection(const std::string& key, std::vector<Tensor> tensors);
+  std::vector<std::string> collection_keys() const;
 
   // Scopes. Prefer the RAII guards of variables.h (VariableScope, NameScope, TowerContext).
   void push_scope(std::string name, Reuse reuse, bool names_ops, bool names_variables);

@@ -79,6 +79,8 @@ Tensor count_nonfinite(Tensor x);
 Tensor argmax(Tensor x, int axis = -1);  // i32
 // sum(x^2) / 2
 Tensor l2_loss(Tensor x);
+// sqrt(mean(x^2)) over every element, a scalar (tensorpack's rms).
+Tensor rms(Tensor x);
 
 // --- shapes ---
 Tensor reshape(Tensor x, std::vector<std::int64_t> dims);  // one extent may be -1

@@ -123,6 +123,36 @@ TEST_F(Checkpoints, KeepsTheNewestMaxToKeep) {
   EXPECT_EQ(callbacks::load_checkpoint(callbacks::latest_checkpoint(dir_)).info.epoch, 4);
 }
 
+// tensorpack's get_all_checkpoints and get_checkpoint_path.
+TEST_F(Checkpoints, AllOfADirectoryByStepAndAPathFromAFileOrADirectory) {
+  graph::Session& s = trainer_->session();
+  for (int step : {200, 30, 1000}) {
+    s.set_global_step(static_cast<std::uint64_t>(step));
+    callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 1), 0);
+  }
+  std::ofstream(dir_ + "/model-99999999999999999999.safetensors") << "not ours: its step is past int64";
+  std::ofstream(dir_ + "/model-7.safetensors.tmp") << "not a checkpoint";
+  using Found = std::vector<std::pair<std::string, std::int64_t>>;
+  EXPECT_EQ(callbacks::all_checkpoints(dir_), (Found{{dir_ + "/model-30.safetensors", 30},
+                                                     {dir_ + "/model-200.safetensors", 200},
+                                                     {dir_ + "/model-1000.safetensors", 1000}}));
+  EXPECT_TRUE(callbacks::all_checkpoints(dir_ + "/missing").empty());
+  EXPECT_EQ(callbacks::checkpoint_path(dir_), dir_ + "/model-1000.safetensors") << "the index's";
+  EXPECT_EQ(callbacks::checkpoint_path(dir_ + "/model-30.safetensors"), dir_ + "/model-30.safetensors");
+  fs::remove(fs::path(dir_) / "checkpoint");
+  EXPECT_EQ(callbacks::checkpoint_path(dir_), dir_ + "/model-1000.safetensors") << "no index: the newest";
+  const std::string empty = temp_dir("no-checkpoints");
+  try {
+    callbacks::checkpoint_path(empty);
+    ADD_FAILURE() << "an empty directory has no checkpoint";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::not_found);
+    EXPECT_NE(std::string(e.what()).find(empty + " holds no checkpoint"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(callbacks::checkpoint_path(empty + "/nothing"), Error);
+  fs::remove_all(empty);
+}
+
 TEST_F(Checkpoints, PruningLeavesALaterRunsFilesAndTheIndexNeverNamesADeletedOne) {
   // A directory kept from a longer run holds model-100 and model-200; this run saves 10,
   // 20, 30 keeping 2: its own oldest goes, the other run's stay, the index names 30.

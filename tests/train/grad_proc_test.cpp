@@ -10,13 +10,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
 #include "callbacks/monitors.h"
 #include "callbacks/tensor_callbacks.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "dataflow/data_from_list.h"
+#include "engine/graph/collections.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
 #include "gan_fixtures.h"
@@ -247,6 +250,74 @@ TEST(GradientProcessors, SummaryGradientReportsTheGradientOnOneDeviceAndOnTowers
       EXPECT_NEAR(got[i], dw[i], 1e-5) << i << " on " << towers << " tower(s)";
     EXPECT_NEAR(capture->scalars.at("fc/W/rms"), std::sqrt(squares / 18.0), 1e-6) << towers << " tower(s)";
   }
+}
+
+// The mean and rms a log line of PrintGradient or print_stat gives for `label`, from the
+// last such line.
+std::pair<double, double> logged_stats(const std::vector<std::string>& lines, const std::string& label) {
+  std::pair<double, double> found{NAN, NAN};
+  for (const std::string& line : lines)
+    if (const std::size_t at = line.find(label + ": mean "); at != std::string::npos)
+      std::sscanf(line.c_str() + at + label.size(), ": mean %lf, rms %lf", &found.first, &found.second);
+  return found;
+}
+
+// PrintGradient logs each matching gradient's mean and rms every step, through the graph
+// on one device and on the host for towers; print_stat logs any tensor's. Checked against
+// the gradient of the first step computed on the host.
+TEST(GradientProcessors, PrintGradientAndPrintStatLogEveryStep) {
+  train::SimpleTrainer initial(device(), 7);
+  train::launch_train_with_config(config_of({}, wholes(1), nullptr, 0.0f), initial);
+  const std::vector<dataflow::Datapoint> batch = wholes(1);
+  const std::vector<double> dw = reference_gradient(batch[0][0], batch[0][1], initial.session().variable("fc/W"),
+                                                    initial.session().variable("fc/b"));
+  double sum = 0, squares = 0;
+  for (double g : dw) sum += g, squares += g * g;
+  for (int towers = 1; towers <= 2; ++towers) {
+    std::vector<std::string> lines;
+    const int sink = logger().add_sink([&lines](LogLevel, std::string_view line) { lines.emplace_back(line); });
+    std::unique_ptr<train::TowerTrainer> t;
+    if (towers == 1)
+      t = std::make_unique<train::SimpleTrainer>(device(), 7);
+    else
+      t = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(
+          instance(), std::vector<int>{device_index(), device_index()}, 7, device_options());
+    train::launch_train_with_config(config_of({std::make_shared<graph::PrintGradient>("fc/W")},
+                                              towers == 1 ? wholes(1) : halves(1), nullptr, 0.5f, towers),
+                                    *t);
+    logger().remove_sink(sink);
+    const auto [mean, rms] = logged_stats(lines, "fc/W/grad");
+    EXPECT_NEAR(mean, sum / 18.0, 1e-6) << towers << " tower(s)";
+    EXPECT_NEAR(rms, std::sqrt(squares / 18.0), 1e-6) << towers << " tower(s)";
+    EXPECT_TRUE(std::isnan(logged_stats(lines, "fc/b/grad").first)) << "fc/b does not match the pattern";
+  }
+}
+
+TEST(GradientProcessors, PrintStatLogsATensorsMeanAndRmsAfterEachStep) {
+  class Model : public LinearModel {
+   public:
+    Model() : LinearModel({}) {}
+    graph::Tensor build_graph(const std::vector<graph::Tensor>& in) override {
+      return LinearModel::build_graph({graph::print_stat(in[0], "input x"), in[1]});
+    }
+  };
+  const std::vector<dataflow::Datapoint> batches = wholes(2);
+  train::TrainConfig c = config_of({}, batches);
+  c.model = std::make_shared<Model>();
+  std::vector<std::string> lines;
+  const int sink = logger().add_sink([&lines](LogLevel, std::string_view line) { lines.emplace_back(line); });
+  train::SimpleTrainer t(device(), 7);
+  train::launch_train_with_config(std::move(c), t);
+  logger().remove_sink(sink);
+  const std::span<const float> x = batches.back()[0].data<float>();  // the last step's
+  double sum = 0, squares = 0;
+  for (float v : x) sum += v, squares += double(v) * v;
+  const auto [mean, rms] = logged_stats(lines, "input x");
+  EXPECT_NEAR(mean, sum / static_cast<double>(x.size()), 1e-5);
+  EXPECT_NEAR(rms, std::sqrt(squares / static_cast<double>(x.size())), 1e-5);
+  int count = 0;
+  for (const std::string& line : lines) count += line.find("input x: mean") != std::string::npos;
+  EXPECT_EQ(count, 2) << "one line a step";
 }
 
 // With loss scaling the processors see the true gradients: a clipped mixed-precision run

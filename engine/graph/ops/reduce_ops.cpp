@@ -213,4 +213,6 @@ Tensor count_nonfinite(Tensor x) { return reduce_axes(ReduceFn::count_nonfinite,
 Tensor argmax(Tensor x, int axis) { return x.graph().add(OpKind::argmax, {x}, AxisAttrs{axis}); }
 Tensor l2_loss(Tensor x) { return reduce_sum(square(x)) * 0.5f; }
 
+Tensor rms(Tensor x) { return sqrt(reduce_mean(square(x))); }
+
 }  // namespace vkp::graph

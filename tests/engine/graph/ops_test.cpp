@@ -125,6 +125,7 @@ TEST(Ops, Reductions) {
             .build = [](Inputs& in) { return reduce_mean(in[0], {0, 2}); }});
   check_op({.name = "max axis", .inputs = {f32({5, 7, 3})}, .build = [](Inputs& in) { return reduce_max(in[0], {-1}); }});
   check_op({.name = "l2_loss", .inputs = {f32({9, 4})}, .build = [](Inputs& in) { return l2_loss(in[0]); }});
+  check_op({.name = "rms", .inputs = {f32({9, 4})}, .build = [](Inputs& in) { return rms(in[0]); }});
   check_op({.name = "argmax",
             .inputs = {f32({6, 11})},
             .build = [](Inputs& in) { return cast(argmax(in[0], 1), DType::f32); },
