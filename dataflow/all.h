@@ -32,6 +32,7 @@
 #include "dataflow/photometric_augmentors.h"
 #include "dataflow/prefetch_data.h"
 #include "dataflow/print_data.h"
+#include "dataflow/proxy_data.h"
 #include "dataflow/random_choose_data.h"
 #include "dataflow/random_mix_data.h"
 #include "dataflow/record_file.h"

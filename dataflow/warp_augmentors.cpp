@@ -257,16 +257,23 @@ Array GoogleNetRandomCropAndResize::apply_with_points(Array image, Array& points
 }
 
 RandomCutout::RandomCutout(std::int64_t min_size, std::int64_t max_size, float fill)
-    : min_(min_size), max_(max_size), fill_(fill) {
-  if (min_size < 1 || max_size < min_size)
-    throw Error(ErrorCode::invalid_argument, "RandomCutout: sizes must satisfy 1 <= min <= max");
+    : RandomCutout({min_size, max_size}, {min_size, max_size}, fill) {}
+
+RandomCutout::RandomCutout(std::array<std::int64_t, 2> h_range, std::array<std::int64_t, 2> w_range, float fill)
+    : h_range_(h_range), w_range_(w_range), fill_(fill) {
+  for (const auto& [lo, hi] : {h_range_, w_range_})
+    if (lo < 1 || hi < lo)
+      throw Error(ErrorCode::invalid_argument, "RandomCutout: sizes must satisfy 1 <= min <= max, got [" +
+                                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
 Array RandomCutout::apply(Array image, Rng& rng) const {
   const ImageDims d = image_dims(image, "RandomCutout");
   require_u8_or_f32(image, "RandomCutout");
-  const auto size = [&] { return min_ + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_ - min_ + 1))); };
-  const std::int64_t h = size(), w = size();
+  const auto size = [&](const std::array<std::int64_t, 2>& range) {
+    return range[0] + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(range[1] - range[0] + 1)));
+  };
+  const std::int64_t h = size(h_range_), w = size(w_range_);
   // The centre anywhere in the image, so the rectangle may cross the border.
   const auto cy = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.height)));
   const auto cx = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.width)));

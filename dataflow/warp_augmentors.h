@@ -113,15 +113,17 @@ class GaussianDeform : public ImageAugmentor {
   std::vector<float> weights_;  // [H, W, K]
 };
 
-// Cutout: a rectangle of height and width uniform in [min, max] pixels, at a uniform
-// position (it may cross the border), set to `fill`.
+// Cutout: a rectangle of height uniform in h_range and width uniform in w_range (pixels,
+// inclusive; tensorpack's h_range and w_range), at a uniform position (it may cross the
+// border), set to `fill`. The first form draws both sides from [min_size, max_size].
 class RandomCutout : public ValueAugmentor {
  public:
   RandomCutout(std::int64_t min_size, std::int64_t max_size, float fill = 0);
+  RandomCutout(std::array<std::int64_t, 2> h_range, std::array<std::int64_t, 2> w_range, float fill = 0);
   Array apply(Array image, Rng& rng) const override;
 
  private:
-  std::int64_t min_, max_;
+  std::array<std::int64_t, 2> h_range_, w_range_;
   float fill_;
 };
 

@@ -1,12 +1,14 @@
-// The DataFlow lifecycle and the sources: DataFromList, DataFromGenerator, FakeData.
+// The DataFlow lifecycle and the sources: DataFromList, DataFromGenerator, FakeData; and
+// ProxyDataFlow, the base of a flow that reads one other.
 #include "dataflow/dataflow.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "test_flows.h"
 #include "dataflow/fake_data.h"
+#include "dataflow/proxy_data.h"
+#include "test_flows.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -137,6 +139,36 @@ TEST(FakeData, RejectsAnIntegerDomainWithoutIntegers) {
   const std::string message = error_message(
       [] { FakeData({Shape{1}}, {.dtypes = {DType::i32}, .low = 0.2, .high = 0.7}); }, ErrorCode::invalid_argument);
   EXPECT_NE(message.find("no i32 value lies in"), std::string::npos) << message;
+}
+
+// Forwards everything unchanged; a subclass that overrides on_next alone keeps the
+// size, the lifecycle and the pipeline walk (inputs, replay) of the flow it reads.
+TEST(ProxyDataFlow, ForwardsUntilASubclassChangesWhatPasses) {
+  ProxyDataFlow plain(range_flow(4, 10));
+  EXPECT_EQ(plain.size(), 4u);
+  plain.reset_state();
+  EXPECT_EQ(epoch_values(plain), (std::vector<int>{10, 11, 12, 13}));
+  EXPECT_EQ(epoch_values(plain), (std::vector<int>{10, 11, 12, 13})) << "a second epoch";
+  ASSERT_EQ(plain.inputs().size(), 1u);
+
+  class Negate : public ProxyDataFlow {
+   public:
+    using ProxyDataFlow::ProxyDataFlow;
+
+   protected:
+    std::optional<Datapoint> on_next() override {
+      std::optional<Datapoint> dp = df().next();
+      if (dp) (*dp)[0] = scalar(-value_of((*dp)[0]));
+      return dp;
+    }
+  };
+  Negate negate(range_flow(3, 1));
+  EXPECT_EQ(negate.size(), 3u);
+  EXPECT_THROW(negate.next(), Error) << "the lifecycle is checked as for any flow";
+  negate.reset_state();
+  EXPECT_EQ(epoch_values(negate), (std::vector<int>{-1, -2, -3}));
+  EXPECT_EQ(negate.replay_obstacle(), "");
+  EXPECT_THROW(ProxyDataFlow(nullptr), Error);
 }
 
 }  // namespace

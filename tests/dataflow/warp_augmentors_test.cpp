@@ -3,15 +3,17 @@
 // pixels (written out by hand), Rotation equals bilinear sampling of the rotated grid
 // computed here; cutout, shortest-edge resizing and GoogLeNet's crop keep their promises;
 // GaussianDeform against its formula; RotationAndCropValid's rectangle fits and is largest.
+#include "dataflow/warp_augmentors.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <set>
 
 #include "core/error.h"
 #include "dataflow/geometric_augmentors.h"
-#include "dataflow/warp_augmentors.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -104,6 +106,31 @@ TEST(RandomCutout, FillsOneRectangleAndLeavesTheRest) {
     EXPECT_GE(filled, 1) << seed;
     EXPECT_LE(filled, 36) << seed;
   }
+}
+
+// tensorpack's h_range and w_range: a 2 x 5 rectangle wherever it lies wholly inside,
+// and never taller than 2 or wider than 5 where it crosses the border.
+TEST(RandomCutout, DrawsHeightAndWidthFromTheirOwnRanges) {
+  Array in(DType::u8, Shape{32, 32, 1});
+  for (auto& v : in.data<std::uint8_t>()) v = 200;
+  int inside = 0;
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    Rng rng(seed);
+    const Array out = RandomCutout({2, 2}, {5, 5}, 7).apply(in, rng);
+    std::int64_t top = 32, bottom = -1, left = 32, right = -1, filled = 0;
+    for (std::int64_t i = 0; i < 32 * 32; ++i)
+      if (out.data<std::uint8_t>()[static_cast<std::size_t>(i)] == 7) {
+        top = std::min(top, i / 32), bottom = std::max(bottom, i / 32);
+        left = std::min(left, i % 32), right = std::max(right, i % 32), ++filled;
+      }
+    ASSERT_GE(filled, 1) << seed;
+    EXPECT_EQ(filled, (bottom - top + 1) * (right - left + 1)) << "one rectangle, seed " << seed;
+    EXPECT_LE(bottom - top + 1, 2) << seed;
+    EXPECT_LE(right - left + 1, 5) << seed;
+    inside += filled == 10;
+  }
+  EXPECT_GE(inside, 20) << "most draws lie wholly inside a 32 x 32 image";
+  EXPECT_THROW(RandomCutout({3, 2}, {1, 1}), Error);
 }
 
 TEST(ResizeShortestEdge, KeepsTheAspectRatio) {
