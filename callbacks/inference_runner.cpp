@@ -54,6 +54,49 @@ std::map<std::string, double> ClassificationError::after_inference() {
   return {{summary_name_, count_ > 0 ? wrong_count_ / static_cast<double>(count_) : 0.0}};
 }
 
+BinaryClassificationStats::BinaryClassificationStats(std::string prediction, std::string label, std::string prefix)
+    : prediction_(std::move(prediction)), label_(std::move(label)), prefix_(std::move(prefix)) {}
+
+void BinaryClassificationStats::before_inference() { true_positives_ = predicted_positives_ = positives_ = 0; }
+
+namespace {
+
+// Element i of a number array, as positive (nonzero) or not.
+bool positive_at(const Array& a, std::size_t i) {
+  switch (a.dtype()) {
+    case DType::f32: return a.data<float>()[i] != 0.0f;
+    case DType::i32: return a.data<std::int32_t>()[i] != 0;
+    case DType::i64: return a.data<std::int64_t>()[i] != 0;
+    case DType::u8: return a.data<std::uint8_t>()[i] != 0;
+    case DType::f16: return (reinterpret_cast<const std::uint16_t*>(a.bytes().data())[i] & 0x7fffu) != 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+void BinaryClassificationStats::on_batch(std::span<const Array> values, std::int64_t) {
+  const Array &prediction = values[0], &label = values[1];
+  if (prediction.numel() != label.numel())
+    throw Error(ErrorCode::invalid_argument, "BinaryClassificationStats: '" + prediction_ + "' is " +
+                                                 describe(prediction) + " and '" + label_ + "' " + describe(label) +
+                                                 ": one value of each per example");
+  for (std::size_t i = 0; i < static_cast<std::size_t>(label.numel()); ++i) {
+    const bool predicted = positive_at(prediction, i), actual = positive_at(label, i);
+    true_positives_ += predicted && actual;
+    predicted_positives_ += predicted;
+    positives_ += actual;
+  }
+}
+
+std::map<std::string, double> BinaryClassificationStats::after_inference() {
+  const auto ratio = [](std::int64_t a, std::int64_t b) {
+    return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+  };
+  return {{prefix_ + "_precision", ratio(true_positives_, predicted_positives_)},
+          {prefix_ + "_recall", ratio(true_positives_, positives_)}};
+}
+
 InferenceRunner::InferenceRunner(dataflow::DataFlowPtr flow, std::vector<InferencerPtr> inferencers)
     : flow_(std::move(flow)), inferencers_(std::move(inferencers)) {}
 

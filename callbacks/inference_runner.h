@@ -1,6 +1,7 @@
 // InferenceRunner: at the end of every epoch, runs the inference tower (BatchNorm moving
 // averages, no dropout) over a dataflow and puts what its Inferencers compute into the
-// monitors (tensorpack's InferenceRunner, ScalarStats, ClassificationError).
+// monitors (tensorpack's InferenceRunner, ScalarStats, ClassificationError,
+// BinaryClassificationStats).
 #pragma once
 
 #include <map>
@@ -58,6 +59,24 @@ class ClassificationError : public Inferencer {
   std::string wrong_, summary_name_;
   double wrong_count_ = 0;
   std::int64_t count_ = 0;
+};
+
+// Precision and recall of a binary classifier (tensorpack's BinaryClassificationStats):
+// `prediction` and `label` are per-example tensors of the same element count, any
+// number type, nonzero meaning positive. Put as "<prefix>_precision" (true positives over
+// predicted positives) and "<prefix>_recall" (true positives over positives), each 0
+// when its denominator is.
+class BinaryClassificationStats : public Inferencer {
+ public:
+  BinaryClassificationStats(std::string prediction, std::string label, std::string prefix = "val");
+  std::vector<std::string> names() const override { return {prediction_, label_}; }
+  void before_inference() override;
+  void on_batch(std::span<const Array> values, std::int64_t batch_size) override;
+  std::map<std::string, double> after_inference() override;
+
+ private:
+  std::string prediction_, label_, prefix_;
+  std::int64_t true_positives_ = 0, predicted_positives_ = 0, positives_ = 0;
 };
 
 class InferenceRunner : public Callback {

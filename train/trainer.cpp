@@ -169,6 +169,10 @@ void Trainer::train(TrainOptions options) {
   run_after_train(failure);
 }
 
+void NoOpTrainer::run_step() {
+  if (!hooked_fetches().empty()) run_hooked({}, {}, {});
+}
+
 void Trainer::run_epochs() {
   for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
     each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });

@@ -184,4 +184,14 @@ class Trainer : public callbacks::TrainerView {
   std::string stop_reason_;  // a StopTraining noted this step (stops_together())
 };
 
+// tensorpack's NoOpTrainer: a step runs nothing but the callbacks' fetches (if any: with
+// no train op and no input), so that callbacks run on the trainer's loop, counters and
+// monitors alone (an evaluation, a schedule, a sweep of one's own callbacks). Give
+// steps_per_epoch: there is no input to size an epoch.
+class NoOpTrainer : public Trainer {
+ public:
+  using Trainer::Trainer;
+  void run_step() override;
+};
+
 }  // namespace vkp::train

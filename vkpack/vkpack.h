@@ -21,6 +21,7 @@
 
 // engine: devices, graphs, ops, layers, optimizers, sessions
 #include "engine/graph/autodiff.h"
+#include "engine/graph/collections.h"
 #include "engine/graph/grad_proc.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/initializer.h"
@@ -42,6 +43,7 @@
 // callbacks and monitors
 #include "callbacks/callback.h"
 #include "callbacks/checkpoint.h"
+#include "callbacks/concurrency.h"
 #include "callbacks/data_parallel_inference.h"
 #include "callbacks/inference_runner.h"
 #include "callbacks/monitors.h"

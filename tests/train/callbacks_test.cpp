@@ -3,19 +3,22 @@
 // InferenceRunner agrees with a predictor, MinSaver keeps the best checkpoint, and
 // tensor callbacks see the step's values.
 #include <gtest/gtest.h>
-
-#include <limits>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <limits>
+#include <thread>
 
-#include "train_fixtures.h"
-#include "vk_test_env.h"
 #include "callbacks/checkpoint.h"
+#include "callbacks/concurrency.h"
 #include "callbacks/inference_runner.h"
 #include "callbacks/monitors.h"
 #include "callbacks/param_setters.h"
@@ -30,6 +33,8 @@
 #include "dataflow/data_from_list.h"
 #include "engine/graph/ops.h"
 #include "train/tower_trainer.h"
+#include "train_fixtures.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -285,6 +290,30 @@ TEST(InferenceRunner, AgreesWithThePredictor) {
   EXPECT_EQ(m.get_history("validation_cost").size(), 2u);
 }
 
+// Counted by hand: over two batches, 3 true positives, 5 predicted positives, 4 positives.
+TEST(InferenceRunner, BinaryClassificationStatsGivesPrecisionAndRecall) {
+  callbacks::BinaryClassificationStats stats("prediction", "label", "test");
+  EXPECT_EQ(stats.names(), (std::vector<std::string>{"prediction", "label"}));
+  stats.before_inference();
+  const Array p1 = Array::from(Shape{4}, std::vector<std::int32_t>{1, 1, 0, 1}),
+              l1 = Array::from(Shape{4}, std::vector<float>{1, 0, 0, 1});
+  const Array p2 = Array::from(Shape{3}, std::vector<float>{0.5f, 1, 0}),
+              l2 = Array::from(Shape{3}, std::vector<std::int32_t>{1, 0, 1});
+  stats.on_batch(std::vector<Array>{p1, l1}, 4);
+  stats.on_batch(std::vector<Array>{p2, l2}, 3);
+  std::map<std::string, double> got = stats.after_inference();
+  EXPECT_DOUBLE_EQ(got.at("test_precision"), 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(got.at("test_recall"), 3.0 / 4.0);
+  stats.before_inference();  // the next epoch starts from nothing: no positives at all
+  stats.on_batch(std::vector<Array>{Array::from(Shape{2}, std::vector<float>{0, 0}),
+                                    Array::from(Shape{2}, std::vector<float>{0, 0})},
+                 2);
+  got = stats.after_inference();
+  EXPECT_EQ(got.at("test_precision"), 0.0);
+  EXPECT_EQ(got.at("test_recall"), 0.0);
+  EXPECT_THROW(stats.on_batch(std::vector<Array>{p1, l2}, 4), Error) << "4 predictions, 3 labels";
+}
+
 TEST(Savers, MinSaverKeepsTheBestEpoch) {
   const std::string dir = temp_dir("minsaver");
   const double stat[] = {0.5, 0.3, 0.4};
@@ -405,6 +434,75 @@ TEST(Trackers, PutThroughputAndPeakMemory) {
 }
 
 // A group runs its members as one: each gets the values of its own fetches.
+// tensorpack's NoOpTrainer: the loop, counters and callbacks (fetches included) with no
+// training step and no input.
+TEST(Callbacks, ANoOpTrainerRunsOnlyTheCallbacks) {
+  train::NoOpTrainer trainer(device());
+  const Array three = Array::from(Shape{2}, std::vector<float>{3, 4});
+  graph::identity(graph::constant(trainer.graph(), three), "three");
+  auto hooks = std::make_shared<Hooks>();
+  int steps = 0, epochs = 0;
+  hooks->trigger_step = [&steps](TrainerView&) { ++steps; };
+  hooks->trigger_epoch = [&epochs](TrainerView&) { ++epochs; };
+  std::vector<float> fetched;
+  auto fetch = std::make_shared<callbacks::ProcessTensors>(
+      std::vector<std::string>{"three"},
+      [&fetched](std::span<const Array> v) { fetched.push_back(v[0].data<float>()[1]); });
+  train::TrainOptions options;
+  options.callbacks = {hooks, fetch};
+  options.steps_per_epoch = 3;
+  options.max_epoch = 2;
+  trainer.train(options);
+  EXPECT_EQ(steps, 6);
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(trainer.global_step(), 6);
+  EXPECT_EQ(fetched, std::vector<float>(6, 4.0f)) << "the callbacks' fetches run every step";
+}
+
+// Threads and programs that run beside training and end with it.
+TEST(Callbacks, StartProcOrThreadStopsWhatItStartedWhenTrainingEnds) {
+  std::atomic<int> ticks{0};
+  std::atomic<bool> running_during_training{false};
+  auto started = std::make_shared<callbacks::StartProcOrThread>(
+      std::vector<callbacks::StartProcOrThread::ThreadFn>{[&ticks](std::stop_token stop) {
+        while (!stop.stop_requested()) {
+          ++ticks;
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }},
+      std::vector<std::vector<std::string>>{{"sleep", "30"}});
+  auto hooks = std::make_shared<Hooks>();
+  hooks->trigger_epoch = [&](TrainerView&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    running_during_training = ticks > 0 && kill(started->pids().at(0), 0) == 0;
+  };
+  train::NoOpTrainer trainer(device());
+  train::TrainOptions options;
+  options.callbacks = {started, hooks};
+  options.steps_per_epoch = 2;
+  options.max_epoch = 1;
+  trainer.train(options);
+  EXPECT_TRUE(running_during_training) << "the thread ticked and the program ran while training did";
+  const int after = ticks;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(ticks, after) << "the thread was stopped and joined";
+  ASSERT_EQ(started->exit_statuses().size(), 1u);
+  EXPECT_TRUE(WIFSIGNALED(started->exit_statuses()[0]) && WTERMSIG(started->exit_statuses()[0]) == SIGTERM)
+      << "sleep 30 was terminated, not left running";
+
+  auto missing =
+      std::make_shared<callbacks::StartProcOrThread>(std::vector<callbacks::StartProcOrThread::ThreadFn>{},
+                                                     std::vector<std::vector<std::string>>{{"vkpack-no-such-program"}});
+  options.callbacks = {missing};
+  train::NoOpTrainer again(device());
+  try {
+    again.train(options);
+    FAIL() << "a program that does not exist started";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot start 'vkpack-no-such-program'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Callbacks, AGroupHandsEachMemberItsOwnValues) {
   std::vector<float> costs, accuracies, seen_costs;
   train::TrainConfig config = tiny_config(3, 2);
