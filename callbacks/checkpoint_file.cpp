@@ -152,8 +152,11 @@ std::string checkpoint_path(const std::string& path) {
     if (std::string named = latest_checkpoint(path); !named.empty()) return named;
     const auto found = checkpoints_in(path);
     if (!found.empty()) return found.back().second.string();
-    throw Error(ErrorCode::not_found, path + " holds no checkpoint: no index file '" + kCheckpointIndex +
-                                          "' and no model-<step>.safetensors");
+    const bool indexed = fs::exists(fs::path(path) / kCheckpointIndex, ec);
+    throw Error(ErrorCode::not_found, path + " holds no checkpoint: " +
+                                          (indexed ? std::string("its index '") + kCheckpointIndex + "' names none"
+                                                   : std::string("no index file '") + kCheckpointIndex + "'") +
+                                          " and there is no model-<step>.safetensors");
   }
   throw Error(ErrorCode::not_found, "no checkpoint at " + path + ": neither a file nor a directory");
 }

@@ -2,6 +2,7 @@
 // and ends with it, as threads of this process or as other programs.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <stop_token>
 #include <string>
@@ -13,16 +14,18 @@
 namespace vkp::callbacks {
 
 // Starts `threads` (each given a std::stop_token) and the programs `processes` (argv
-// lists; the first word is looked up on PATH) before training. When training ends, with
-// stop_at_last: each thread is asked to stop and joined, and each program still running
-// gets SIGTERM and is waited for; without it they are left to finish, and joined or
-// waited for when the callback is destroyed. A program that cannot start is an Error
-// naming it; a thread's exception is logged, not rethrown (training goes on).
+// lists; the first word is looked up on PATH; started with no signal blocked and SIGTERM
+// at its default action) before training. When training ends, with stop_at_last: each
+// thread is asked to stop and joined, and each program still running gets SIGTERM and,
+// if it has not ended `grace` later, SIGKILL. Without stop_at_last they are left to
+// finish: the destructor asks the threads to stop and blocks until they and the
+// programs have ended by themselves. A program that cannot start is an Error naming it;
+// a thread's exception is logged, not rethrown (training goes on).
 class StartProcOrThread : public Callback {
  public:
   using ThreadFn = std::function<void(std::stop_token)>;
   explicit StartProcOrThread(std::vector<ThreadFn> threads, std::vector<std::vector<std::string>> processes = {},
-                             bool stop_at_last = true);
+                             bool stop_at_last = true, std::chrono::milliseconds grace = std::chrono::seconds(5));
   ~StartProcOrThread() override;
   StartProcOrThread(const StartProcOrThread&) = delete;
   StartProcOrThread& operator=(const StartProcOrThread&) = delete;
@@ -42,6 +45,7 @@ class StartProcOrThread : public Callback {
   std::vector<ThreadFn> thread_fns_;
   std::vector<std::vector<std::string>> processes_;
   bool stop_at_last_;
+  std::chrono::milliseconds grace_;
   std::vector<std::jthread> threads_;
   std::vector<int> pids_, statuses_;
 };

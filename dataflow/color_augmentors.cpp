@@ -116,7 +116,9 @@ std::array<float, 3> rgb_to_hsv(std::array<float, 3> rgb) {
 }
 
 std::array<float, 3> hsv_to_rgb(std::array<float, 3> hsv) {
-  const float h = std::fmod(std::fmod(hsv[0], 360.0f) + 360.0f, 360.0f) / 60.0f, s = hsv[1], v = hsv[2];
+  // A hue that is no number (NaN, inf in an f32 image) is taken as 0 rather than cast.
+  const float h = std::isfinite(hsv[0]) ? std::fmod(std::fmod(hsv[0], 360.0f) + 360.0f, 360.0f) / 60.0f : 0.0f;
+  const float s = hsv[1], v = hsv[2];
   const float c = v * s, x = c * (1 - std::abs(std::fmod(h, 2.0f) - 1)), m = v - c;
   const int sector = std::min(static_cast<int>(h), 5);
   static constexpr int kOrder[6][3] = {{0, 1, 2}, {1, 0, 2}, {2, 0, 1}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}};

@@ -117,7 +117,8 @@ void check_jpeg_huffman_tables(std::span<const std::byte> bytes, const std::stri
       continue;
     }
     const unsigned m = marker();
-    if (m == 0 || m == 0xd9) return;                      // 0xFF to the end, or EOI
+    if (m == 0xd9) return;                                // EOI
+    if (m == 0) continue;                                 // 0xFF 0x00 outside a scan, or 0xFF to the end
     if ((m >= 0xd0 && m <= 0xd7) || m == 0x01) continue;  // no segment
     const std::size_t length = (std::size_t{at(i)} << 8) | at(i + 1);
     if (length < 2) return;
@@ -137,8 +138,22 @@ void check_jpeg_huffman_tables(std::span<const std::byte> bytes, const std::stri
       if (left != 0) return;  // stb refuses the segment itself
     }
     i += length;
-    if (m == 0xda)  // entropy-coded data: 0xFF is followed by 0 (a stuffed byte) or a restart marker
-      while (i + 1 < bytes.size() && !(at(i) == 0xff && at(i + 1) != 0 && (at(i + 1) < 0xd0 || at(i + 1) > 0xd7))) ++i;
+    if (m == 0xda) {
+      // Entropy-coded data: a run of 0xFF followed by 0 is a stuffed byte and by D0-D7 a
+      // restart marker, both part of it (stb skips the fill bytes of the run as it
+      // decodes); followed by anything else, the run begins the next marker.
+      while (i < bytes.size()) {
+        if (at(i) != 0xff) {
+          ++i;
+          continue;
+        }
+        std::size_t after = i;
+        while (after < bytes.size() && at(after) == 0xff) ++after;
+        const unsigned c = at(after);
+        if (after < bytes.size() && c != 0 && (c < 0xd0 || c > 0xd7)) break;  // the next marker, at i
+        i = after + 1;
+      }
+    }
   }
 }
 

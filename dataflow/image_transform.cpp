@@ -50,7 +50,7 @@ CropTransform::CropTransform(std::int64_t top, std::int64_t left, std::int64_t h
 
 Array CropTransform::apply_image(Array image) const {
   const ImageDims d = image_dims(image, "CropTransform");
-  if (top_ + height_ > d.height || left_ + width_ > d.width)
+  if (top_ > d.height - height_ || left_ > d.width - width_)  // no sum to overflow
     throw Error(ErrorCode::invalid_argument, "CropTransform: the window of " + std::to_string(height_) + " x " +
                                                  std::to_string(width_) + " at (" + std::to_string(top_) + ", " +
                                                  std::to_string(left_) + ") does not lie inside " + describe(image));

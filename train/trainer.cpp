@@ -170,7 +170,8 @@ void Trainer::train(TrainOptions options) {
 }
 
 void NoOpTrainer::run_step() {
-  if (!hooked_fetches().empty()) run_hooked({}, {}, {});
+  // step_fetches(): the epoch's fetches with its last step too (ParamHistograms, ...).
+  if (!step_fetches().empty()) run_hooked({}, {}, {});
 }
 
 void Trainer::run_epochs() {

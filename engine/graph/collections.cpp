@@ -21,6 +21,11 @@ FreezeCollection::FreezeCollection(Graph& graph, const std::vector<std::string>&
   require(!keys.empty(), ErrorCode::invalid_argument, "FreezeCollection: name the collections to freeze");
 }
 
+FreezeCollection::~FreezeCollection() {
+  // Moved back, not copied: nothing to allocate but a collection's map entry.
+  for (auto& [key, tensors] : backup_) graph_.set_collection(key, std::move(tensors));
+}
+
 bool dependency_of_targets(const std::vector<Tensor>& targets, const Tensor& t) {
   require(t.valid(), ErrorCode::invalid_argument, "dependency_of_targets: the tensor is empty");
   std::vector<char> seen;
@@ -46,6 +51,9 @@ bool dependency_of_targets(const std::vector<Tensor>& targets, const Tensor& t) 
 Tensor print_stat(Tensor x, const std::string& message) {
   require(x.valid(), ErrorCode::invalid_argument, "print_stat '" + message + "': the tensor is empty");
   Graph& g = x.graph();
+  // An inference tower built in the same graph (a predictor's, an InferenceRunner's) has
+  // placeholders the training step never feeds: only training towers print.
+  if (!g.tower().is_training) return x;
   NameScope scope(g, "print_stat");
   const Tensor values = cast(x, DType::f32);
   g.add_to_collection(kPrintStats, identity(stack({reduce_mean(values), rms(values)}), message));

@@ -27,7 +27,7 @@ void restore_collection(Graph& graph, const CollectionBackup& backup);
 class FreezeCollection {
  public:
   FreezeCollection(Graph& graph, const std::vector<std::string>& keys);
-  ~FreezeCollection() { restore_collection(graph_, backup_); }
+  ~FreezeCollection();
   FreezeCollection(const FreezeCollection&) = delete;
   FreezeCollection& operator=(const FreezeCollection&) = delete;
 
@@ -47,7 +47,8 @@ inline constexpr const char* kPrintStats = "print_stats";
 // tensorpack's print_stat: returns x, and has the trainer log x's mean and root mean
 // square after every step ("<message>: mean ..., rms ..."; callbacks::PrintStats, which
 // the trainer adds whenever the collection holds something). Trainers of several towers
-// print the first tower's.
+// print the first tower's. Inside an inference tower (TowerContext with is_training
+// false) it registers nothing.
 Tensor print_stat(Tensor x, const std::string& message);
 
 }  // namespace vkp::graph

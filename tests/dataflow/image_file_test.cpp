@@ -311,6 +311,18 @@ TEST(ImageLimits, AJpegHuffmanTableBehindStrayBytesIsRefused) {
   expect_refused(jpeg, "stray.jpg", 3, ErrorCode::bad_data, "a JPEG Huffman table at byte 16 declares 272 codes");
 }
 
+// stb decodes a scan's 0xFF 0xFF 0x00 as a stuffed byte after a fill byte, and 0xFF 0xFF
+// 0xD0 as a restart marker, and goes on to the segments after the scan: the check must
+// walk past them too. SOI, SOS (length 8, 1 component), scan data with both, then the
+// table of 272 codes.
+TEST(ImageLimits, AJpegHuffmanTableAfterFillBytesInAScanIsRefused) {
+  std::string jpeg("\xff\xd8\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00", 12);
+  jpeg += std::string("\x12\xff\xff\x00\x34\xff\xff\xd0\x56\xff\x00\x78", 12);  // bytes 12-23
+  jpeg += std::string("\xff\xc4\x00\x13\x00", 5);                               // DHT at 24
+  jpeg += std::string(16, '\x11');
+  expect_refused(jpeg, "fill.jpg", 3, ErrorCode::bad_data, "a JPEG Huffman table at byte 28 declares 272 codes");
+}
+
 // Found by tests/fuzz (image): stb 2.27 overflows an int reading a PNM header number of
 // 10 digits or more (undefined behaviour), and a heap buffer converting 16-bit PNM
 // samples; such headers are refused before stb sees them.

@@ -28,7 +28,10 @@ EXAMPLES = ("fashion_mnist", "resnet", "gan", "char_rnn")
 
 
 def slug(heading):
-    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    # GitHub's anchors keep underscores inside words (examples/char_rnn); an underscore
+    # that opens or closes emphasis goes, as do backquotes, asterisks and link targets.
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    text = re.sub(r"[`*]|(?<!\w)_|_(?!\w)", "", text)
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
 

@@ -460,6 +460,28 @@ TEST(Callbacks, ANoOpTrainerRunsOnlyTheCallbacks) {
 }
 
 // Threads and programs that run beside training and end with it.
+// A callback with epoch fetches only (ParamHistograms-like) gets them with each epoch's
+// last step of a NoOpTrainer too.
+TEST(Callbacks, ANoOpTrainerRunsTheEpochFetches) {
+  class EpochFetch : public callbacks::Callback {
+   public:
+    int seen = 0;
+
+   protected:
+    std::vector<graph::Tensor> on_epoch_fetches() override { return {trainer().graph().find("three")}; }
+    void on_after_epoch_run(std::span<const Array> values) override { seen += values[0].data<float>()[0] == 3.0f; }
+  };
+  train::NoOpTrainer trainer(device());
+  graph::identity(graph::constant(trainer.graph(), Array::from(Shape{1}, std::vector<float>{3})), "three");
+  auto fetch = std::make_shared<EpochFetch>();
+  train::TrainOptions options;
+  options.callbacks = {fetch};
+  options.steps_per_epoch = 2;
+  options.max_epoch = 3;
+  trainer.train(options);
+  EXPECT_EQ(fetch->seen, 3) << "once an epoch";
+}
+
 TEST(Callbacks, StartProcOrThreadStopsWhatItStartedWhenTrainingEnds) {
   std::atomic<int> ticks{0};
   std::atomic<bool> running_during_training{false};
@@ -489,6 +511,33 @@ TEST(Callbacks, StartProcOrThreadStopsWhatItStartedWhenTrainingEnds) {
   ASSERT_EQ(started->exit_statuses().size(), 1u);
   EXPECT_TRUE(WIFSIGNALED(started->exit_statuses()[0]) && WTERMSIG(started->exit_statuses()[0]) == SIGTERM)
       << "sleep 30 was terminated, not left running";
+
+  // A program that ignores SIGTERM is killed after the grace period; a callback left to
+  // finish asks its threads to stop when it goes, rather than waiting for ever.
+  const std::string ready = temp_dir("stubborn") + "/ready";  // the program ignores SIGTERM from then on
+  auto stubborn = std::make_shared<callbacks::StartProcOrThread>(
+      std::vector<callbacks::StartProcOrThread::ThreadFn>{},
+      std::vector<std::vector<std::string>>{{"sh", "-c", "trap '' TERM; touch " + ready + "; exec sleep 30"}}, true,
+      std::chrono::milliseconds(200));
+  auto wait_ready = std::make_shared<Hooks>();
+  wait_ready->before_epoch = [&ready](TrainerView&) {
+    for (int i = 0; i < 500 && !std::filesystem::exists(ready); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  auto left = std::make_shared<callbacks::StartProcOrThread>(
+      std::vector<callbacks::StartProcOrThread::ThreadFn>{[](std::stop_token stop) {
+        while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }},
+      std::vector<std::vector<std::string>>{}, false);
+  options.callbacks = {stubborn, left, wait_ready};
+  train::NoOpTrainer second(device());
+  const auto begun = std::chrono::steady_clock::now();
+  second.train(options);
+  EXPECT_LT(std::chrono::steady_clock::now() - begun, std::chrono::seconds(10)) << "not the program's 30 s";
+  EXPECT_TRUE(WIFSIGNALED(stubborn->exit_statuses()[0]) && WTERMSIG(stubborn->exit_statuses()[0]) == SIGKILL);
+  options.callbacks.clear();
+  left.reset();  // returns: its thread was asked to stop
+  std::filesystem::remove_all(std::filesystem::path(ready).parent_path());
 
   auto missing =
       std::make_shared<callbacks::StartProcOrThread>(std::vector<callbacks::StartProcOrThread::ThreadFn>{},

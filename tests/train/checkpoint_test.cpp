@@ -126,7 +126,7 @@ TEST_F(Checkpoints, KeepsTheNewestMaxToKeep) {
 // tensorpack's get_all_checkpoints and get_checkpoint_path.
 TEST_F(Checkpoints, AllOfADirectoryByStepAndAPathFromAFileOrADirectory) {
   graph::Session& s = trainer_->session();
-  for (int step : {200, 30, 1000}) {
+  for (int step : {200, 1000, 30}) {  // the index names the last saved, not the highest step
     s.set_global_step(static_cast<std::uint64_t>(step));
     callbacks::save_checkpoint(s, dir_, callbacks::session_info(s, 1), 0);
   }
@@ -137,7 +137,7 @@ TEST_F(Checkpoints, AllOfADirectoryByStepAndAPathFromAFileOrADirectory) {
                                                      {dir_ + "/model-200.safetensors", 200},
                                                      {dir_ + "/model-1000.safetensors", 1000}}));
   EXPECT_TRUE(callbacks::all_checkpoints(dir_ + "/missing").empty());
-  EXPECT_EQ(callbacks::checkpoint_path(dir_), dir_ + "/model-1000.safetensors") << "the index's";
+  EXPECT_EQ(callbacks::checkpoint_path(dir_), dir_ + "/model-30.safetensors") << "the index's";
   EXPECT_EQ(callbacks::checkpoint_path(dir_ + "/model-30.safetensors"), dir_ + "/model-30.safetensors");
   fs::remove(fs::path(dir_) / "checkpoint");
   EXPECT_EQ(callbacks::checkpoint_path(dir_), dir_ + "/model-1000.safetensors") << "no index: the newest";

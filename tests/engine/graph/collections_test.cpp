@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/session.h"
+#include "engine/graph/variables.h"
 #include "vk_test_env.h"
 
 namespace vkp::test {
@@ -63,6 +64,19 @@ TEST(Dependency, FollowsInputsBackFromTheTargetsOnly) {
   EXPECT_FALSE(dependency_of_targets({}, x));
   Graph elsewhere;
   EXPECT_FALSE(dependency_of_targets({placeholder(elsewhere, "x", f32({3}))}, x));
+}
+
+TEST(PrintStat, RegistersTrainingTowersOnly) {
+  Graph g;
+  const Tensor x = placeholder(g, "x", f32({3}));
+  EXPECT_EQ(print_stat(x, "x"), x) << "returns its input";
+  ASSERT_EQ(g.collection(kPrintStats).size(), 1u);
+  EXPECT_EQ(g.collection(kPrintStats)[0].dims(), (std::vector<std::int64_t>{2})) << "mean and rms";
+  {
+    TowerContext inference(g, "InferenceTower", 0, false);
+    print_stat(exp(x), "x");
+  }
+  EXPECT_EQ(g.collection(kPrintStats).size(), 1u) << "a step never feeds an inference tower's placeholders";
 }
 
 TEST(Rms, IsTheRootOfTheMeanSquareOverEveryElement) {
