@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/source_path.h"
+
 namespace vkp {
 
 std::string_view to_string(ErrorCode code) {
@@ -21,9 +23,10 @@ std::string_view to_string(ErrorCode code) {
 }
 
 void fail_check(const char* condition, std::string_view message, SourceLocation where) {
-  std::fprintf(stderr, "vkpack: internal check failed at %s:%u in %s\n  %s\n  %.*s\n",
-               where.file_name(), static_cast<unsigned>(where.line()), where.function_name(),
-               condition, static_cast<int>(message.size()), message.data());
+  const std::string_view file = project_path(where.file_name());
+  std::fprintf(stderr, "vkpack: internal check failed at %.*s:%u in %s\n  %s\n  %.*s\n", static_cast<int>(file.size()),
+               file.data(), static_cast<unsigned>(where.line()), where.function_name(), condition,
+               static_cast<int>(message.size()), message.data());
   std::fflush(stderr);
   std::abort();
 }

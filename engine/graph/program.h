@@ -106,7 +106,7 @@ class Program {
   std::vector<vk::KernelTime> kernel_times() const;
 
  private:
-  friend class ProgramBuilder;  // compile()'s stages, in program.cpp
+  friend class ProgramBuilder;  // compile()'s stages, in compile.cpp
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
   void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/source_path.h"
 
 namespace vkp::vk {
 
@@ -47,9 +48,7 @@ void throw_vk_error(VkResult result, std::string_view call, SourceLocation where
     case VK_ERROR_FORMAT_NOT_SUPPORTED: code = ErrorCode::unsupported; break;
     default: break;
   }
-  std::string file = where.file_name();
-  // Keep the path from the project's top folder on ("engine/vk/memory.cpp").
-  if (const auto at = file.rfind("engine/"); at != std::string::npos) file = file.substr(at);
+  const std::string file(project_path(where.file_name()));  // "engine/vk/memory.cpp", "towers/towers.cpp"
   std::string text(call);
   text += " failed: ";
   text += to_string(result);
