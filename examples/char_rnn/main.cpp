@@ -55,54 +55,44 @@ constexpr const char* kHelp =
     "  --prime TEXT         text the sample starts from (default \"The \")\n"
     "  --help               this text\n";
 
-struct Options {
+struct Options : examples::RunOptions {
+  Options() {
+    epochs = 4;
+    data = dataflow::kFortunesDirectory.string();
+  }
   examples::CharModelConfig model;
-  int epochs = 4, device = 0;
-  std::int64_t steps = 0, sample = 0, save_every = 0;
+  std::int64_t sample = 0;
   float temperature = 1.0f;
-  std::uint64_t seed = 1;
-  bool resume = false, layers_given = false;
-  std::vector<int> devices;
-  std::string trainer = "replicated", logdir, data = dataflow::kFortunesDirectory.string(), prime = "The ";
+  bool layers_given = false;
+  std::string prime = "The ";
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
+    if (o.take(flags)) continue;
     if (flags.is("--model")) o.model.kind = examples::parse_char_model(flags.value());
     else if (flags.is("--hidden")) o.model.hidden = flags.to_i64();
     else if (flags.is("--layers")) o.model.layers = flags.to_int(), o.layers_given = true;
     else if (flags.is("--heads")) o.model.heads = flags.to_i64();
-    else if (flags.is("--length")) o.model.length = flags.to_i64();
-    else if (flags.is("--epochs")) o.epochs = flags.to_int();
-    else if (flags.is("--batch")) o.model.batch = flags.to_i64();
-    else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
+    else if (flags.is("--length"))
+      o.model.length = flags.to_i64();
+    else if (flags.is("--batch"))
+      o.model.batch = flags.to_i64();
     else if (flags.is("--lr")) o.model.learning_rate = flags.to_float();
-    else if (flags.is("--clip-norm")) o.model.clip_norm = flags.to_float();
-    else if (flags.is("--data")) o.data = flags.value();
-    else if (flags.is("--device")) o.device = flags.to_int();
-    else if (flags.is("--devices")) o.devices = flags.to_indices();
-    else if (flags.is("--trainer")) o.trainer = flags.value();
-    else if (flags.is("--logdir")) o.logdir = flags.value();
-    else if (flags.is("--resume")) o.resume = true;
-    else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else if (flags.is("--clip-norm"))
+      o.model.clip_norm = flags.to_float();
     else if (flags.is("--sample")) o.sample = flags.to_i64();
     else if (flags.is("--temperature")) o.temperature = flags.to_float();
     else if (flags.is("--prime")) o.prime = flags.value();
     else flags.unknown();
   }
   if (!o.layers_given && o.model.kind == examples::CharModelKind::transformer) o.model.layers = 2;
-  if (o.epochs < 1 || o.model.batch < 1 || o.model.length < 2 || o.model.hidden < 1 || o.model.layers < 1 ||
-      o.model.heads < 1)
-    throw Error(ErrorCode::invalid_argument,
-                "--epochs, --batch, --hidden, --layers and --heads must be >= 1, --length >= 2");
-  if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the training text)");
-  if (o.save_every < 0)
-    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
+  o.check("the training text");
+  if (o.model.batch < 1 || o.model.length < 2 || o.model.hidden < 1 || o.model.layers < 1 || o.model.heads < 1)
+    throw Error(ErrorCode::invalid_argument, "--batch, --hidden, --layers and --heads must be >= 1, --length >= 2");
   if (o.sample < 0) throw Error(ErrorCode::invalid_argument, "--sample must be >= 0");
-  if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
   if (!std::isfinite(o.model.learning_rate) || o.model.learning_rate <= 0)
     throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   if (!std::isfinite(o.model.clip_norm) || o.model.clip_norm < 0)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "core/error.h"
@@ -85,6 +86,41 @@ std::vector<int> Flags::to_indices() {
     indices.push_back(index);
   }
   return indices;
+}
+
+bool RunOptions::take(Flags& flags) {
+  if (flags.is("--epochs"))
+    epochs = flags.to_int();
+  else if (flags.is("--steps"))
+    steps = flags.to_i64();
+  else if (flags.is("--save-every"))
+    save_every = flags.to_i64();
+  else if (flags.is("--device"))
+    device = flags.to_int();
+  else if (flags.is("--devices"))
+    devices = flags.to_indices();
+  else if (flags.is("--trainer"))
+    trainer = flags.value();
+  else if (flags.is("--logdir"))
+    logdir = flags.value();
+  else if (flags.is("--data"))
+    data = flags.value();
+  else if (flags.is("--seed"))
+    seed = flags.to_u64();
+  else if (flags.is("--resume"))
+    resume = true;
+  else
+    return false;
+  return true;
+}
+
+void RunOptions::check(const char* pass) const {
+  if (epochs < 1) throw Error(ErrorCode::invalid_argument, "--epochs must be >= 1");
+  if (steps < 0)
+    throw Error(ErrorCode::invalid_argument, std::string("--steps must be >= 0 (0: a pass over ") + pass + ")");
+  if (save_every < 0)
+    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
+  if (device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
 }
 
 void Flags::unknown() const { throw Error(ErrorCode::invalid_argument, "unknown option " + option_ + "; see --help"); }

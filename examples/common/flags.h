@@ -44,4 +44,26 @@ class Flags {
   std::string option_;
 };
 
+// The options of a run that every bundled example takes, parsed and checked here once:
+// --epochs, --steps, --save-every, --device, --devices, --trainer, --logdir, --data,
+// --seed, --resume. An example's options derive from it and set their own defaults; its
+// parse loop offers each option to take() first.
+struct RunOptions {
+  int epochs = 10;
+  std::int64_t steps = 0;       // 0: a pass over the data
+  std::int64_t save_every = 0;  // 0: a checkpoint at each epoch's end only
+  int device = 0;
+  std::vector<int> devices;  // several towers; empty: one, on `device`
+  std::string trainer = "replicated";
+  std::string logdir, data;  // empty: the example's own default
+  std::uint64_t seed = 1;
+  bool resume = false;
+
+  // Reads the option `flags` is at, when it is one of the above: true; false otherwise.
+  bool take(Flags& flags);
+  // Error(invalid_argument) naming the option whose value is out of range; `pass` is
+  // what an epoch of 0 steps passes over ("the train split").
+  void check(const char* pass) const;
+};
+
 }  // namespace vkp::examples

@@ -90,37 +90,29 @@ constexpr const char* kHelp =
     "                       inference mode) to PATH as ONNX, for other engines\n"
     "  --help               this text\n";
 
-struct Options {
-  std::string model = "mlp", logdir, data, trainer = "replicated", split = "equal", export_path, load;
+struct Options : vkp::examples::RunOptions {
+  std::string model = "mlp", split = "equal", export_path, load;
   std::vector<std::string> memory, profiles;  // per device, or one for all
-  std::vector<int> devices;
-  int epochs = 10, device = 0;
-  std::int64_t batch = 128, steps = 0, save_every = 0;
+  std::int64_t batch = 128;
   float lr = 1e-3f;
-  std::uint64_t seed = 1;
-  bool resume = false, distributed = false, freeze_conv = false, mixed_precision = false, evaluate = false;
+  bool distributed = false, freeze_conv = false, mixed_precision = false, evaluate = false;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   vkp::examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (flags.is("--model")) o.model = flags.value();
-    else if (flags.is("--epochs")) o.epochs = flags.to_int();
-    else if (flags.is("--batch")) o.batch = flags.to_i64();
-    else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
-    else if (flags.is("--lr")) o.lr = flags.to_float();
-    else if (flags.is("--device")) o.device = flags.to_int();
-    else if (flags.is("--devices")) o.devices = flags.to_indices();
-    else if (flags.is("--trainer")) o.trainer = flags.value();
+    if (o.take(flags)) continue;
+    if (flags.is("--model"))
+      o.model = flags.value();
+    else if (flags.is("--batch"))
+      o.batch = flags.to_i64();
+    else if (flags.is("--lr"))
+      o.lr = flags.to_float();
     else if (flags.is("--split")) o.split = flags.value();
     else if (flags.is("--memory")) o.memory = flags.to_list();
-    else if (flags.is("--limits-profile")) o.profiles = flags.to_list();
-    else if (flags.is("--logdir")) o.logdir = flags.value();
-    else if (flags.is("--data")) o.data = flags.value();
-    else if (flags.is("--seed")) o.seed = flags.to_u64();
-    else if (flags.is("--resume")) o.resume = true;
+    else if (flags.is("--limits-profile"))
+      o.profiles = flags.to_list();
     else if (flags.is("--distributed")) o.distributed = true;
     else if (flags.is("--export")) o.export_path = flags.value();
     else if (flags.is("--evaluate")) o.evaluate = true;
@@ -129,11 +121,8 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--mixed-precision")) o.mixed_precision = true;
     else flags.unknown();
   }
-  if (o.epochs < 1 || o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
-  if (o.steps < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
-  if (o.save_every < 0)
-    throw vkp::Error(vkp::ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
-  if (o.device < 0) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--device must be a device index, >= 0");
+  o.check("the train split");
+  if (o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--batch must be >= 1");
   if (!std::isfinite(o.lr) || o.lr <= 0)
     throw vkp::Error(vkp::ErrorCode::invalid_argument,
                      "--lr must be a positive finite number, not " + std::to_string(o.lr));

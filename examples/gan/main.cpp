@@ -53,40 +53,28 @@ constexpr const char* kHelp =
     "                       (onehot [B, 10], z [B, 100] -> gen/image [B, 28, 28, 1]) as ONNX\n"
     "  --help               this text\n";
 
-struct Options {
-  int epochs = 10, device = 0;
-  std::int64_t batch = 64, steps = 0, save_every = 0;
+struct Options : examples::RunOptions {
+  Options() { logdir = "train_log/gan"; }
+  std::int64_t batch = 64;
   float lr = 2e-4f;
-  std::uint64_t seed = 1;
-  bool resume = false;
-  std::vector<int> devices;
-  std::string logdir = "train_log/gan", data, evaluate, export_path, trainer = "replicated";
+  std::string evaluate, export_path;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (flags.is("--epochs")) o.epochs = flags.to_int();
-    else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
-    else if (flags.is("--batch")) o.batch = flags.to_i64();
-    else if (flags.is("--lr")) o.lr = flags.to_float();
-    else if (flags.is("--device")) o.device = flags.to_int();
-    else if (flags.is("--devices")) o.devices = flags.to_indices();
-    else if (flags.is("--trainer")) o.trainer = flags.value();
-    else if (flags.is("--logdir")) o.logdir = flags.value();
-    else if (flags.is("--data")) o.data = flags.value();
-    else if (flags.is("--seed")) o.seed = flags.to_u64();
-    else if (flags.is("--resume")) o.resume = true;
+    if (o.take(flags)) continue;
+    if (flags.is("--batch"))
+      o.batch = flags.to_i64();
+    else if (flags.is("--lr"))
+      o.lr = flags.to_float();
     else if (flags.is("--evaluate")) o.evaluate = flags.value();
     else if (flags.is("--export")) o.export_path = flags.value();
     else flags.unknown();
   }
-  if (o.epochs < 1 || o.batch < 1) throw Error(ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
-  if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
-  if (o.save_every < 0)
-    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
+  o.check("the train split");
+  if (o.batch < 1) throw Error(ErrorCode::invalid_argument, "--batch must be >= 1");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   return o;
 }

@@ -54,35 +54,28 @@ constexpr const char* kHelp =
     "                       inference mode) to PATH as ONNX\n"
     "  --help               this text\n";
 
-struct Options {
-  int depth = 14, epochs = 12, device = 0;
-  std::int64_t batch = 128, steps = 0, save_every = 0;
+struct Options : examples::RunOptions {
+  Options() { epochs = 12; }
+  int depth = 14;
+  std::int64_t batch = 128;
   float lr = 0.1f;
-  std::uint64_t seed = 1;
-  bool resume = false, augment = true, mixed_precision = false;
-  std::vector<int> devices;
-  std::string trainer = "replicated", schedule = "step", logdir, data, export_path;
+  bool augment = true, mixed_precision = false;
+  std::string schedule = "step", export_path;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (flags.is("--depth")) o.depth = flags.to_int();
-    else if (flags.is("--epochs")) o.epochs = flags.to_int();
-    else if (flags.is("--batch")) o.batch = flags.to_i64();
-    else if (flags.is("--steps")) o.steps = flags.to_i64();
-    else if (flags.is("--save-every")) o.save_every = flags.to_i64();
+    if (o.take(flags)) continue;
+    if (flags.is("--depth"))
+      o.depth = flags.to_int();
+    else if (flags.is("--batch"))
+      o.batch = flags.to_i64();
     else if (flags.is("--lr")) o.lr = flags.to_float();
     else if (flags.is("--schedule")) o.schedule = flags.value();
-    else if (flags.is("--no-augment")) o.augment = false;
-    else if (flags.is("--device")) o.device = flags.to_int();
-    else if (flags.is("--devices")) o.devices = flags.to_indices();
-    else if (flags.is("--trainer")) o.trainer = flags.value();
-    else if (flags.is("--logdir")) o.logdir = flags.value();
-    else if (flags.is("--resume")) o.resume = true;
-    else if (flags.is("--data")) o.data = flags.value();
-    else if (flags.is("--seed")) o.seed = flags.to_u64();
+    else if (flags.is("--no-augment"))
+      o.augment = false;
     else if (flags.is("--mixed-precision")) o.mixed_precision = true;
     else if (flags.is("--export")) o.export_path = flags.value();
     else flags.unknown();
@@ -90,11 +83,8 @@ Options parse(int argc, char** argv) {
   if (o.depth < 8 || (o.depth - 2) % 6 != 0)
     throw Error(ErrorCode::invalid_argument, "--depth must be 6n + 2 with n >= 1 (8, 14, 20, 32, 56, ...), not " +
                                                  std::to_string(o.depth));
-  if (o.epochs < 1 || o.batch < 1) throw Error(ErrorCode::invalid_argument, "--epochs and --batch must be >= 1");
-  if (o.steps < 0) throw Error(ErrorCode::invalid_argument, "--steps must be >= 0 (0: a pass over the train split)");
-  if (o.save_every < 0)
-    throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
-  if (o.device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
+  o.check("the train split");
+  if (o.batch < 1) throw Error(ErrorCode::invalid_argument, "--batch must be >= 1");
   if (!std::isfinite(o.lr) || o.lr <= 0) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   if (o.schedule != "step" && o.schedule != "cosine")
     throw Error(ErrorCode::invalid_argument, "--schedule must be step or cosine, not '" + o.schedule + "'");
