@@ -220,26 +220,33 @@ std::vector<double> reference_gradient(const Array& x, const Array& label, const
   return dw;
 }
 
+// fc/W's gradient of the first step over wholes(1), on the host, at the initial weights.
+std::vector<double> first_step_gradient() {
+  train::SimpleTrainer initial(device(), 7);
+  train::launch_train_with_config(config_of({}, wholes(1), nullptr, 0.0f), initial);
+  const std::vector<dataflow::Datapoint> batch = wholes(1);
+  return reference_gradient(batch[0][0], batch[0][1], initial.session().variable("fc/W"),
+                            initial.session().variable("fc/b"));
+}
+
+// One device, or two towers of a parameter server (the host forms) on it.
+std::unique_ptr<train::TowerTrainer> one_or_two_towers(int towers) {
+  if (towers == 1) return std::make_unique<train::SimpleTrainer>(device(), 7);
+  return std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(
+      instance(), std::vector<int>{device_index(), device_index()}, 7, device_options());
+}
+
 // SummaryGradient reports fc/W's gradient of the epoch's last step (here its only one):
 // the histogram holds the gradient a CPU reference computes, the RMS is its RMS, the
 // same on one device (graph form) and on two towers (host form, the average).
 TEST(GradientProcessors, SummaryGradientReportsTheGradientOnOneDeviceAndOnTowers) {
-  train::SimpleTrainer initial(device(), 7);
-  train::launch_train_with_config(config_of({}, wholes(1), nullptr, 0.0f), initial);
-  const std::vector<dataflow::Datapoint> batch = wholes(1);
-  const std::vector<double> dw = reference_gradient(batch[0][0], batch[0][1], initial.session().variable("fc/W"),
-                                                    initial.session().variable("fc/b"));
+  const std::vector<double> dw = first_step_gradient();
   double squares = 0;
   for (double g : dw) squares += g * g;
   for (int towers = 1; towers <= 2; ++towers) {
     auto capture = std::make_shared<Capture>();
     const std::vector<GradProcPtr> processors{std::make_shared<graph::SummaryGradient>("fc/W")};
-    std::unique_ptr<train::TowerTrainer> t;
-    if (towers == 1)
-      t = std::make_unique<train::SimpleTrainer>(device(), 7);
-    else
-      t = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(
-          instance(), std::vector<int>{device_index(), device_index()}, 7, device_options());
+    const std::unique_ptr<train::TowerTrainer> t = one_or_two_towers(towers);
     train::launch_train_with_config(config_of(processors, towers == 1 ? wholes(1) : halves(1), capture, 0.5f, towers),
                                     *t);
     ASSERT_TRUE(capture->histograms.count("fc/W-grad")) << towers << " tower(s)";
@@ -268,22 +275,13 @@ std::vector<std::pair<double, double>> logged_stats(const std::vector<std::strin
 // on one device and on the host for towers; print_stat logs any tensor's. Checked against
 // the gradient of the first step computed on the host.
 TEST(GradientProcessors, PrintGradientAndPrintStatLogEveryStep) {
-  train::SimpleTrainer initial(device(), 7);
-  train::launch_train_with_config(config_of({}, wholes(1), nullptr, 0.0f), initial);
-  const std::vector<dataflow::Datapoint> batch = wholes(1);
-  const std::vector<double> dw = reference_gradient(batch[0][0], batch[0][1], initial.session().variable("fc/W"),
-                                                    initial.session().variable("fc/b"));
+  const std::vector<double> dw = first_step_gradient();
   double sum = 0, squares = 0;
   for (double g : dw) sum += g, squares += g * g;
   for (int towers = 1; towers <= 2; ++towers) {
     std::vector<std::string> lines;
     const int sink = logger().add_sink([&lines](LogLevel, std::string_view line) { lines.emplace_back(line); });
-    std::unique_ptr<train::TowerTrainer> t;
-    if (towers == 1)
-      t = std::make_unique<train::SimpleTrainer>(device(), 7);
-    else
-      t = std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(
-          instance(), std::vector<int>{device_index(), device_index()}, 7, device_options());
+    const std::unique_ptr<train::TowerTrainer> t = one_or_two_towers(towers);
     train::launch_train_with_config(config_of({std::make_shared<graph::PrintGradient>("fc/W")},
                                               towers == 1 ? wholes(2) : halves(2), nullptr, 0.5f, towers),
                                     *t);
