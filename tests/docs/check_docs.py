@@ -123,7 +123,7 @@ class Checker:
     def commands(self, path, text):
         for number, code in code_lines(text):
             where = f"{self.name(path)}:{number}"
-            words = code.split()
+            words = re.sub(r"(^|\s)#.*$", "", code).split()  # a shell comment is prose
             for i, word in enumerate(words):
                 word = word.strip("\"'(),;:")
                 rest = [w for w in words[i + 1:]]
