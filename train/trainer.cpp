@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "callbacks/pictures.h"
 #include "callbacks/tensor_callbacks.h"
@@ -70,6 +71,13 @@ std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_a
 
 void Trainer::setup(TrainOptions& o) {
   logger_dir_ = o.logger_dir;
+  // The monitors and savers write there from the first step: made here, as a user who
+  // names train_log/mine expects, whether or not a LoggerDir (train/logger_dir.h) made it.
+  if (!logger_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(logger_dir_, ec);
+    if (ec) throw Error(ErrorCode::io, "cannot create the log directory " + logger_dir_ + ": " + ec.message());
+  }
   starting_epoch_ = o.starting_epoch;
   max_epoch_ = o.max_epoch;
   epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done

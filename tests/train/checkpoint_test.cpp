@@ -123,6 +123,20 @@ TEST_F(Checkpoints, KeepsTheNewestMaxToKeep) {
   EXPECT_EQ(callbacks::load_checkpoint(callbacks::latest_checkpoint(dir_)).info.epoch, 4);
 }
 
+// A TrainConfig naming a log directory that does not exist yet (README.md's
+// "train_log/mine" on a first run): the trainer makes it, and the monitors write there.
+TEST(LogDirectory, ATrainConfigsDirectoryIsMadeWhenMissing) {
+  const std::string root = temp_dir("made-logdir");
+  const std::string dir = root + "/train_log/mine";
+  train::TrainConfig config = tiny_config(2, 1);
+  config.logger_dir = dir;
+  config.monitors = train::default_monitors();
+  train::SimpleTrainer trainer(device());
+  train::launch_train_with_config(std::move(config), trainer);
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "stats.json"));
+  fs::remove_all(root);
+}
+
 // tensorpack's get_all_checkpoints and get_checkpoint_path.
 TEST_F(Checkpoints, AllOfADirectoryByStepAndAPathFromAFileOrADirectory) {
   graph::Session& s = trainer_->session();
