@@ -76,10 +76,13 @@ void check_pnm_header(std::span<const std::byte> bytes, const std::string& what)
 // stb sizes a PNG's compressed-data buffer by each chunk's declared length before it
 // reads the chunk (a 2 x 2 image declaring a 1.2 GB IDAT allocated 1.2 GB; found by
 // tests/fuzz). Every chunk must fit in the bytes that follow it, checked here first.
+// And an empty IDAT before any data has stb copy 0 bytes into its buffer while it is
+// still null (memcpy(NULL, ...): undefined; found by tests/fuzz, UBSan): refused.
 void check_png_chunks(std::span<const std::byte> bytes, const std::string& what) {
   static constexpr unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kSignature, 8) != 0) return;
   std::size_t at = 8;
+  bool image_data = false;  // an IDAT of at least one byte seen
   while (at + 8 <= bytes.size()) {
     std::uint64_t length = 0;
     for (int i = 0; i < 4; ++i) length = (length << 8) | static_cast<std::uint8_t>(bytes[at + i]);
@@ -89,6 +92,12 @@ void check_png_chunks(std::span<const std::byte> bytes, const std::string& what)
                                            " declares " + std::to_string(length) + " bytes, the file has " +
                                            std::to_string(left) + " after its header)");
     if (std::memcmp(bytes.data() + at + 4, "IEND", 4) == 0) return;
+    if (std::memcmp(bytes.data() + at + 4, "IDAT", 4) == 0) {
+      if (length == 0 && !image_data)
+        throw Error(ErrorCode::bad_data, what + ": not a readable image (the PNG's first IDAT chunk, at byte " +
+                                             std::to_string(at) + ", is empty)");
+      image_data = true;
+    }
     at += 8 + length + 4;
   }
 }

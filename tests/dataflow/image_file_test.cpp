@@ -345,6 +345,20 @@ TEST(ImageLimits, APngChunkLongerThanTheFileIsRefused) {
   expect_refused(png, "long.png", 1, ErrorCode::bad_data, "long.png: not a readable image (a PNG chunk at byte");
 }
 
+// Found by tests/fuzz (image, UBSan): an empty IDAT chunk before any image data had stb
+// memcpy 0 bytes into its still null buffer; refused. An empty IDAT after data stays valid.
+TEST(ImageLimits, APngWhoseFirstIdatIsEmptyIsRefused) {
+  const std::string png = encode_png(Array(DType::u8, Shape{2, 2, 1}));
+  const std::size_t idat = png.find("IDAT") - 4;                             // the chunk's length field
+  const std::string empty_idat("\x00\x00\x00\x00IDAT\x35\xaf\x06\x1e", 12);  // with its CRC-32
+  expect_refused(png.substr(0, idat) + empty_idat + png.substr(idat), "first.png", 1, ErrorCode::bad_data,
+                 "the PNG's first IDAT chunk, at byte 33, is empty");
+  const std::size_t end = png.find("IEND") - 4;
+  const std::string after = png.substr(0, end) + empty_idat + png.substr(end);
+  EXPECT_EQ(decode_image(std::as_bytes(std::span(after.data(), after.size())), "after.png", 1).shape(),
+            (Shape{2, 2, 1}));
+}
+
 // A header that declares no pixels is refused from the header, before stb decodes (a PNM
 // whose width stb cannot read, once a null memcpy inside stb).
 TEST(ImageLimits, AnImageOfNoPixelsIsRefused) {
