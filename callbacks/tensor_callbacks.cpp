@@ -68,10 +68,11 @@ void GradientChecks::on_after_run(std::span<const Array> values) {
 std::vector<graph::Tensor> PrintStats::on_fetches() {
   const std::vector<graph::Tensor>& stats = trainer().graph().collection(graph::kPrintStats);
   labels_.clear();
+  constexpr std::string_view kScope = "print_stat/";  // print_stat's name scope, dropped from the label
   for (const graph::Tensor& t : stats) {
     const std::string& name = t.name();
-    const std::size_t at = name.rfind("print_stat/");
-    labels_.push_back(at == std::string::npos ? name : name.substr(0, at) + name.substr(at + 11));
+    const std::size_t at = name.rfind(kScope);
+    labels_.push_back(at == std::string::npos ? name : name.substr(0, at) + name.substr(at + kScope.size()));
   }
   return stats;
 }
