@@ -10,15 +10,18 @@
 //   4. the bundled examples' models: a step of examples/resnet's ResNet (--depth=D,
 //      default 14, batch 128) and of examples/gan's DCGAN (batch 64), likewise;
 //   5. examples/char_rnn's LSTM and transformer at the example's defaults (batch 32 of
-//      64 characters, 128 wide; one LSTM layer, two transformer blocks), in tokens/s.
+//      64 characters, 128 wide; one LSTM layer, two transformer blocks), in tokens/s;
+//   6. what profiling costs: the MLP and convnet steps untimed (no profiler), timed (a
+//      timestamp after every kernel, as with GraphProfiler or DeviceUtilizationTracker),
+//      and traced (timed, then its kernel times read and GraphProfiler's trace made).
 // bench/compare_torch runs parts 3 and 4 beside the same models in PyTorch.
 // Run: build/bench/vkpack_bench_graph [--device=N] [--steps=N] [--top=N] [--depth=D]
-//      [--only=overhead,memory,mlp,convnet,resnet,dcgan,lstm,transformer]
+//      [--only=overhead,memory,mlp,convnet,resnet,dcgan,lstm,transformer,profiler]
 // (VKPACK_MEMORY and VKPACK_LIMITS_PROFILE apply to the device of parts 1 and 3.)
-#include <Eigen/Core>
-
 #include <time.h>
 
+#include <Eigen/Core>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -27,16 +30,17 @@
 
 #include "bench_device.h"
 #include "bench_models.h"
+#include "callbacks/profiler.h"
 #include "char_model.h"
-#include "gan_model.h"
-#include "resnet_model.h"
+#include "core/error.h"
 #include "core/rng.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/loss_scale.h"
 #include "engine/graph/optimizer.h"
 #include "engine/graph/session.h"
-#include "core/error.h"
 #include "engine/vk/kernels/elementwise.h"
+#include "gan_model.h"
+#include "resnet_model.h"
 
 namespace vkp::bench {
 namespace {
@@ -482,6 +486,59 @@ void char_model_throughput(int steps, examples::CharModelKind kind) {
               static_cast<long long>(config.batch * config.length));
 }
 
+// --- 6. profiling ---
+
+// A step untimed, timed and traced, in turns, best of 3 rounds (noise hits all three).
+void profiler_cost(const char* name, Graph& g, const std::vector<FeedSpec>& specs, Tensor loss,
+                   const std::vector<Tensor>& train, const std::vector<Array>& feeds, int steps) {
+  Session session(g, device());
+  Program& untimed = session.program(specs, {loss}, train);
+  session.set_timestamps(true);
+  Program& timed = session.program(specs, {loss}, train);
+  std::vector<Array> out;
+  double best[3] = {1e30, 1e30, 1e30};
+  std::size_t trace_bytes = 0;
+  for (int round = 0; round < 3; ++round)
+    for (int mode = 0; mode < 3; ++mode) {
+      Program& p = mode == 0 ? untimed : timed;
+      for (int i = 0; i < 2; ++i) session.run_program(p, feeds, out);
+      const auto start = Clock::now();
+      for (int i = 0; i < steps; ++i) {
+        const auto step_begin = Clock::now();
+        session.run_program(p, feeds, out);
+        if (mode < 2) continue;
+        callbacks::StepProfile profile{i, step_begin, Clock::now(), {}};
+        std::vector<HostSpan> host = p.host_spans(step_begin);
+        const auto submit =
+            std::find_if(host.begin(), host.end(), [](const HostSpan& h) { return h.kind == HostSpan::Kind::submit; });
+        profile.runs.push_back({0, device().label(), host, p.kernel_times(), submit->begin});
+        trace_bytes = callbacks::chrome_trace({profile}, start).size();
+      }
+      best[mode] = std::min(best[mode], seconds_since(start) / steps);
+    }
+  std::printf("  %-36s %9.2f ms %9.2f ms %9.2f ms %8.3f %8.3f  (%zu kernels, trace %zu kB)\n", name, best[0] * 1e3,
+              best[1] * 1e3, best[2] * 1e3, best[1] / best[0], best[2] / best[0], timed.dispatch_count(),
+              trace_bytes / 1024);
+}
+
+void profiler_overhead(int steps) {
+  std::printf("what profiling costs a training step, batch 128 (best of 3 rounds, in turns)\n");
+  std::printf("  %-36s %12s %12s %12s %8s %8s\n", "", "untimed", "timed", "traced", "timed/", "traced/");
+  {
+    Graph g(2);
+    const auto [x, labels, loss] = mlp_model(g, 128);
+    const std::vector<Tensor> train = sgd(g, 0.01f).minimize(loss);
+    profiler_cost("MLP 784-256-256-10", g, {{x, f32({128, 784})}, {labels, i32({128})}}, loss, train,
+                  {random_array(DType::f32, Shape{128, 784}, 3), random_array(DType::i32, Shape{128}, 4)}, steps);
+  }
+  Graph g(3);
+  const auto [x, labels, loss] = convnet_model(g, 128);
+  const std::vector<Tensor> train = momentum(g, 0.01f).minimize(loss);
+  profiler_cost("convnet (part 3's)", g, {{x, f32({128, 28, 28, 1})}, {labels, i32({128})}}, loss, train,
+                {random_array(DType::f32, Shape{128, 28, 28, 1}, 5), random_array(DType::i32, Shape{128}, 6)}, steps);
+  std::printf("\n");
+}
+
 }  // namespace
 }  // namespace vkp::bench
 
@@ -507,5 +564,6 @@ int main(int argc, char** argv) {
   if (run("lstm")) vkp::bench::char_model_throughput(std::max(2, steps / 4), vkp::examples::CharModelKind::lstm);
   if (run("transformer"))
     vkp::bench::char_model_throughput(std::max(2, steps / 4), vkp::examples::CharModelKind::transformer);
+  if (run("profiler")) vkp::bench::profiler_overhead(steps);
   return 0;
 }

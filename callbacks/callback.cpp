@@ -9,6 +9,10 @@
 
 namespace vkp::callbacks {
 
+void TrainerView::time_kernels() {
+  throw Error(ErrorCode::unsupported, "this trainer does not time its kernels, which a profiler needs");
+}
+
 void Callback::setup_graph(TrainerView& trainer) {
   trainer_ = &trainer;
   on_setup_graph();

@@ -11,9 +11,22 @@
 #include "core/array.h"
 #include "engine/graph/graph.h"
 
+namespace vkp::graph {
+class Program;
+}
+namespace vkp::vk {
+class Device;
+}
+
 namespace vkp::callbacks {
 
 class Monitors;
+
+// A program a trainer's steps run and the device it runs on (for profilers).
+struct StepProgram {
+  const graph::Program* program = nullptr;
+  const vk::Device* device = nullptr;
+};
 
 // A callable on the inference tower: inputs in the order asked for, outputs likewise.
 using PredictFn = std::function<std::vector<Array>(const std::vector<Array>& inputs)>;
@@ -69,6 +82,14 @@ class TrainerView {
   // tower (an invalid Tensor when the trainer has none).
   virtual std::vector<std::string> input_names() const = 0;
   virtual graph::Tensor cost() const = 0;
+
+  // Profilers (callbacks/profiler.h): programs the steps compile from now on time every
+  // kernel and copy on the device (vk::Recording's timestamps). Error(unsupported) where
+  // the trainer cannot.
+  virtual void time_kernels();
+  // Every program the trainer's steps may run, with its device; those that ran in a
+  // step carry that step's host spans (graph::Program::host_spans).
+  virtual std::vector<StepProgram> step_programs() const { return {}; }
 };
 
 // Thrown by a callback (or a run_step) to end training cleanly after the current step:

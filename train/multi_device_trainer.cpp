@@ -90,6 +90,22 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
 
 graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : Trainer::graph(); }
 // Tower 0's: the Trainer base's own session is never made here.
+void MultiDeviceTrainer::time_kernels() {
+  if (is_async())
+    throw Error(ErrorCode::unsupported,
+                "async towers run their programs on threads of their own: profile them with a "
+                "synchronous trainer");
+  for (int k = 0; k < towers().size(); ++k) towers().session(k).set_timestamps(true);
+}
+
+std::vector<callbacks::StepProgram> MultiDeviceTrainer::step_programs() const {
+  std::vector<callbacks::StepProgram> all;
+  if (!towers_ || is_async()) return all;
+  for (int k = 0; k < towers_->size(); ++k)
+    for (const graph::Program* p : towers_->session(k).programs()) all.push_back({p, &towers_->session(k).device()});
+  return all;
+}
+
 graph::Session& MultiDeviceTrainer::session() {
   if (is_async()) towers().drain();
   return towers().session(0);

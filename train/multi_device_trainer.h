@@ -98,6 +98,10 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void sync_state() override;
   std::uint64_t device_memory_bytes() const override;
   std::uint64_t peak_device_memory_bytes() const override;
+  // Every tower's programs, each on its device; Error(unsupported) for async towers,
+  // whose threads run programs while a profiler would read them.
+  void time_kernels() override;
+  std::vector<callbacks::StepProgram> step_programs() const override;
   int tower_count() const { return static_cast<int>(opened.size()); }
   std::int64_t batches_per_step() const override { return tower_count(); }
   // Exists once setup_graph has run.

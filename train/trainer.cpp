@@ -69,6 +69,20 @@ std::vector<std::string> Trainer::input_names() const {
 std::uint64_t Trainer::device_memory_bytes() const { return device_->allocated_bytes(); }
 std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_allocated_bytes(); }
 
+void Trainer::time_kernels() {
+  session_options_.timestamps = true;
+  if (session_) session_->set_timestamps(true);
+  program_ = last_step_program_ = nullptr;  // compiled again, timed
+  stager_.reset();
+}
+
+std::vector<callbacks::StepProgram> Trainer::step_programs() const {
+  std::vector<callbacks::StepProgram> all;
+  if (session_)
+    for (const graph::Program* p : session_->programs()) all.push_back({p, device_});
+  return all;
+}
+
 void Trainer::setup(TrainOptions& o) {
   logger_dir_ = o.logger_dir;
   // The monitors and savers write there from the first step: made here, as a user who

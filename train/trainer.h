@@ -90,6 +90,8 @@ class Trainer : public callbacks::TrainerView {
   std::vector<std::string> input_names() const override;
   graph::Tensor cost() const override { return cost_; }
   vk::Device& device() { return *device_; }
+  void time_kernels() override;
+  std::vector<callbacks::StepProgram> step_programs() const override;
 
   // The session of the training graph (tower 0's with several towers). Callbacks see the
   // state through the TrainerView functions above instead, which sync first.

@@ -221,6 +221,8 @@ class ProgramBuilder {
   }
 
   void schedule() {
+    p_->timed_ = options_.timestamps && device_.limits().timestamps;
+    p_->host_spans_.reserve(2 * Program::kKeptHostSpans);  // a steady loop allocates nothing
     p_->schedule_ = schedule_nodes(graph_, fetches_, targets_);
     types_ = concrete_types(graph_, p_->schedule_, feeds_);
     absorbed_.assign(at(graph_.size()), 0);
@@ -432,7 +434,8 @@ class ProgramBuilder {
         hosts.push_back(dst.host);
       } else {
         const vk::BufferSlice stage = p_->upload_->allocate(dst.size, feeds_[i].placeholder.name());
-        copies->copy(stage, dst);
+        copies->set_node(feeds_[i].placeholder.name());
+        copies->copy(stage, dst, "feed");
         hosts.push_back(stage.host);
       }
     }
@@ -442,11 +445,13 @@ class ProgramBuilder {
 
   void lower_node(int id, int variant, vk::Recording& rec) {
     if (const auto it = runs_fused_.find(id); it != runs_fused_.end()) {
+      rec.set_node(graph_.node(it->second).name);  // a fusion is named by its last node
       lower_fused(it->second, fusions_.at(it->second), variant, rec);
       return;
     }
     if (absorbed_[at(id)]) return;
     const Node& node = graph_.node(id);
+    rec.set_node(node.name);
     const OpDef& def = op_def(node.op);
     if (def.lower == nullptr) return;
     std::vector<TensorType> in_types;
@@ -520,7 +525,9 @@ class ProgramBuilder {
     };
     vk::Recording* rec = start_recording();
     auto copy_out = [&](std::size_t i) {
-      if (fetch_stage_[i].buffer != VK_NULL_HANDLE) rec->copy(slice_of(fetches_[i].id(), variant), fetch_stage_[i]);
+      if (fetch_stage_[i].buffer == VK_NULL_HANDLE) return;
+      rec->set_node(fetches_[i].name());
+      rec->copy(slice_of(fetches_[i].id(), variant), fetch_stage_[i], "fetch");
     };
     record_feed_copies(variant, *rec);
     std::size_t bucket = 0;

@@ -21,7 +21,31 @@ void Program::send_feeds(int variant) {
   feeds_sent_[v] = 1;
 }
 
+const char* to_string(HostSpan::Kind kind) {
+  switch (kind) {
+    case HostSpan::Kind::feed: return "feed";
+    case HostSpan::Kind::submit: return "submit";
+    case HostSpan::Kind::wait: return "wait";
+  }
+  return "?";
+}
+
+void Program::note_host(HostSpan::Kind kind, int variant, std::chrono::steady_clock::time_point begin) {
+  // Trimmed by halves: amortised, no allocation in a steady loop.
+  if (host_spans_.size() >= 2 * kKeptHostSpans)
+    host_spans_.erase(host_spans_.begin(), host_spans_.begin() + kKeptHostSpans);
+  host_spans_.push_back({kind, variant, begin, std::chrono::steady_clock::now()});
+}
+
+std::vector<HostSpan> Program::host_spans(std::chrono::steady_clock::time_point since) const {
+  std::vector<HostSpan> spans;
+  for (const HostSpan& s : host_spans_)
+    if (s.begin >= since) spans.push_back(s);
+  return spans;
+}
+
 void Program::write_feeds(std::span<const Array> feeds, int variant) {
+  const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
   if (feeds.size() != feeds_.size())
@@ -29,6 +53,7 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
                 fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
   if (!feed_uploads_.empty()) send_feeds(variant);
+  note_host(HostSpan::Kind::feed, variant, begin);
 }
 
 void FeedStager::stage(Program& program, std::span<const Array> next, const std::string& what) {
@@ -86,6 +111,7 @@ void Program::await_device() {
 }
 
 void Program::submit(int variant) {
+  const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
   auto& recordings = recordings_[static_cast<std::size_t>(variant)];
@@ -102,6 +128,7 @@ void Program::submit(int variant) {
   std::fill(delivered_.begin(), delivered_.end(), 0);
   pending_ = variant;
   last_variant_ = variant;
+  note_host(HostSpan::Kind::submit, variant, begin);
 }
 
 void Program::copy_fetch(std::size_t i, std::vector<Array>& outputs) const {
@@ -123,6 +150,8 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
 }
 
 void Program::wait(std::vector<Array>& outputs) {
+  const auto begin = std::chrono::steady_clock::now();
+  const int variant = pending_;
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
   pending_ = -1;
   if (readback_) readback_->invalidate();
@@ -130,6 +159,7 @@ void Program::wait(std::vector<Array>& outputs) {
   for (std::size_t i = 0; i < fetch_types_.size(); ++i)
     if (delivered_.empty() || !delivered_[i]) copy_fetch(i, outputs);
   std::fill(delivered_.begin(), delivered_.end(), 0);
+  if (variant >= 0) note_host(HostSpan::Kind::wait, variant, begin);
 }
 
 bool Program::finished() const {
@@ -144,8 +174,13 @@ std::size_t Program::dispatch_count() const {
 
 std::vector<vk::KernelTime> Program::kernel_times() const {
   std::vector<vk::KernelTime> times;
-  for (const auto& r : recordings_[static_cast<std::size_t>(last_variant_)]) {
+  const auto& recordings = recordings_[static_cast<std::size_t>(last_variant_)];
+  // Segments: one queue, one clock (each read of a query pool costs a driver call: only then).
+  const double start = recordings.size() > 1 ? recordings[0]->start_ns() : 0;
+  for (const auto& r : recordings) {
     std::vector<vk::KernelTime> part = r->kernel_times();
+    const double offset = r == recordings[0] ? 0 : r->start_ns() - start;
+    for (vk::KernelTime& t : part) t.begin_ns += offset;
     times.insert(times.end(), part.begin(), part.end());
   }
   return times;

@@ -3,6 +3,7 @@
 // run(). Per run the host only writes feeds, submits, waits and reads fetches.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <span>
@@ -50,6 +51,16 @@ struct CompileOptions {
   // halves to a 32-bit word (shaders/f16_storage.glsl), the same bytes.
   bool f16_storage = false;
 };
+
+// A host call of a run, for profilers (GraphProfiler): writing a variant's feeds,
+// submitting it, or waiting for it and reading its fetches.
+struct HostSpan {
+  enum class Kind { feed, submit, wait };
+  Kind kind = Kind::feed;
+  int variant = 0;
+  std::chrono::steady_clock::time_point begin, end;
+};
+const char* to_string(HostSpan::Kind kind);
 
 class Program {
  public:
@@ -102,14 +113,22 @@ class Program {
   const std::vector<int>& schedule() const { return schedule_; }
   bool updates_variables() const { return updates_variables_; }
   std::size_t dispatch_count() const;
-  // Device time per kernel of the last run; needs CompileOptions::timestamps.
+  // Device time per kernel and copy of the last run, each named by the graph node it
+  // computes (a fused chain by its last node; feeds and fetches by their tensors), with
+  // begin_ns counted from the run's first timestamp; needs CompileOptions::timestamps.
   std::vector<vk::KernelTime> kernel_times() const;
+  bool timed() const { return timed_; }
+  // The host calls of the recent runs (at least the last kKeptHostSpans), oldest first,
+  // that began at or after `since`. Two clock reads a call: always on.
+  std::vector<HostSpan> host_spans(std::chrono::steady_clock::time_point since) const;
+  static constexpr std::size_t kKeptHostSpans = 32;
 
  private:
   friend class ProgramBuilder;  // compile()'s stages, in compile.cpp
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
   void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue
+  void note_host(HostSpan::Kind kind, int variant, std::chrono::steady_clock::time_point begin);
   // index_limits_ from the gathers of the schedule whose indices are a feed (through
   // views); `feed_index`: placeholder id -> feed, `types`: concrete types by node id.
   void limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
@@ -132,6 +151,8 @@ class Program {
   int f16_tensors_ = 0;
   std::uint64_t f16_bytes_ = 0;
   bool updates_variables_ = false;
+  bool timed_ = false;
+  std::vector<HostSpan> host_spans_;
   int pending_ = -1;       // the submitted variant not yet waited for
   int last_variant_ = 0;
   std::vector<std::vector<int>> segments_;  // fetch indices by bucket

@@ -15,8 +15,9 @@ namespace {
 constexpr std::uint32_t kScalarWords = 256;
 
 std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                        const std::vector<Tensor>& targets, int variants, const FetchSegments& segments) {
-  std::string key = "v" + std::to_string(variants);
+                        const std::vector<Tensor>& targets, int variants, const FetchSegments& segments,
+                        bool timestamps) {
+  std::string key = (timestamps ? "T" : "") + std::string("v") + std::to_string(variants);
   if (!segments.empty()) {
     key += "b" + std::to_string(segments.bucket_bytes);
     for (int i : segments.fetches) key += "s" + std::to_string(i);
@@ -39,10 +40,16 @@ Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
   std::memset(scalars_.host, 0, kScalarWords * 4);
 }
 
+std::vector<const Program*> Session::programs() const {
+  std::vector<const Program*> all;
+  for (const auto& [key, entry] : programs_) all.push_back(entry.program.get());
+  return all;
+}
+
 Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
                                                  const std::vector<Tensor>& targets, int variants,
                                                  const FetchSegments& segments) {
-  const std::string key = program_key(feeds, fetches, targets, variants, segments);
+  const std::string key = program_key(feeds, fetches, targets, variants, segments, options_.timestamps);
   auto [it, fresh] = programs_.try_emplace(key);
   if (fresh) {
     try {

@@ -59,8 +59,13 @@ class Session {
   // written, then wait for it.
   void submit_program(Program& program, int variant);
   void wait_program(Program& program, std::vector<Array>& outputs);
+  // Whether programs compiled from now on time every kernel and copy (SessionOptions::
+  // timestamps; a profiler turns it on); programs compiled before stay as they are.
+  void set_timestamps(bool on) { options_.timestamps = on; }
+  bool timestamps() const { return options_.timestamps; }
   // Programs alive: those program() handed out and those run() keeps cached.
   std::size_t program_count() const { return programs_.size(); }
+  std::vector<const Program*> programs() const;
 
   // By name (see Graph::hyperparameter); Error(not_found) for unknown names. A
   // hyperparameter starts at the value the graph gave it.

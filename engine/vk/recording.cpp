@@ -251,17 +251,22 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
         else
           fn.vkCmdDispatchBase(commands_, x, y, z, nx, ny, nz);
       }
-  labels_.emplace_back(label.empty() ? kernel.name() : std::string(label));
+  note_timed(label.empty() ? std::string_view(kernel.name()) : label, false);
+}
+
+void Recording::note_timed(std::string_view label, bool copy) {
+  timed_.push_back({std::string(label), node_, copy});
+  if (!copy) ++dispatches_;
   if (options_.timestamps) {
-    const auto query = static_cast<std::uint32_t>(labels_.size());
+    const auto query = static_cast<std::uint32_t>(timed_.size());
     if (query >= query_capacity_)
-      throw Error(ErrorCode::unsupported, fmt::format("recording '{}' times at most {} dispatches", options_.name,
-                                                      query_capacity_ - 1));
-    fn.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
+      throw Error(ErrorCode::unsupported, fmt::format("recording '{}' times at most {} dispatches and copies",
+                                                      options_.name, query_capacity_ - 1));
+    device_->fn().vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
   }
 }
 
-void Recording::copy(const BufferSlice& src, const BufferSlice& dst) {
+void Recording::copy(const BufferSlice& src, const BufferSlice& dst, std::string_view label) {
   VKP_CHECK(!finished_, "copy after finish() in recording '" + options_.name + "'");
   if (dst.size < src.size)
     throw Error(ErrorCode::invalid_argument,
@@ -272,6 +277,7 @@ void Recording::copy(const BufferSlice& src, const BufferSlice& dst) {
   before_access({&read, 1}, {&write, 1});
   const VkBufferCopy region{src.offset, dst.offset, src.size};
   device_->fn().vkCmdCopyBuffer(commands_, src.buffer, dst.buffer, 1, &region);
+  note_timed(label, true);
 }
 
 void Recording::finish() {
@@ -324,19 +330,31 @@ bool Recording::done() const {
   return options_.transfer ? device_->transfer_reached(last_submit_) : device_->reached(last_submit_);
 }
 
-std::vector<KernelTime> Recording::kernel_times() const {
-  std::vector<KernelTime> times;
-  if (!options_.timestamps || last_submit_ == 0 || labels_.empty()) return times;
-  std::vector<std::uint64_t> ticks(labels_.size() + 1);
+std::vector<std::uint64_t> Recording::read_ticks() const {
+  if (!options_.timestamps || last_submit_ == 0) return {};
+  std::vector<std::uint64_t> ticks(timed_.size() + 1);
   check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0,
                                             static_cast<std::uint32_t>(ticks.size()), ticks.size() * sizeof(std::uint64_t),
                                             ticks.data(), sizeof(std::uint64_t),
                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "vkGetQueryPoolResults");
+  return ticks;
+}
+
+std::vector<KernelTime> Recording::kernel_times() const {
+  std::vector<KernelTime> times;
+  const std::vector<std::uint64_t> ticks = read_ticks();
+  if (ticks.empty()) return times;
   const double period = device_->limits().timestamp_period_ns;
-  for (std::size_t i = 0; i < labels_.size(); ++i)
-    times.push_back({labels_[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period});
+  for (std::size_t i = 0; i < timed_.size(); ++i)
+    times.push_back({timed_[i].label, static_cast<double>(ticks[i + 1] - ticks[i]) * period, timed_[i].node,
+                     static_cast<double>(ticks[i] - ticks[0]) * period, timed_[i].copy});
   return times;
+}
+
+double Recording::start_ns() const {
+  const std::vector<std::uint64_t> ticks = read_ticks();
+  return ticks.empty() ? 0 : static_cast<double>(ticks[0]) * device_->limits().timestamp_period_ns;
 }
 
 double Recording::total_ns() const {

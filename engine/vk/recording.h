@@ -5,7 +5,7 @@
 // counter, seeds) must live in device buffers, never in the push constants recorded
 // here. Barriers are placed automatically: a command that reads or writes a byte range
 // written since the last barrier (or writes one read since it) gets a barrier first.
-// With timestamps on, each dispatch's device time can be read after a replay.
+// With timestamps on, each dispatch's and copy's device time can be read after a replay.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +30,11 @@ struct Groups {
 };
 
 struct KernelTime {
-  std::string label;
+  std::string label;  // the kernel's (or "copy")
   double ns = 0;  // device time from the end of the previous command to the end of this one
+  std::string node;     // what set_node named when it was recorded (a graph node); may be empty
+  double begin_ns = 0;  // where that time begins, from the recording's first timestamp
+  bool copy = false;    // a vkCmdCopyBuffer, not a dispatch
 };
 
 struct RecordingOptions {
@@ -91,7 +94,10 @@ class Recording {
     dispatch(kernel, bindings, std::as_bytes(std::span<const Push>(&push, 1)), groups, label);
   }
   // vkCmdCopyBuffer of src.size bytes; dst.size >= src.size.
-  void copy(const BufferSlice& src, const BufferSlice& dst);
+  void copy(const BufferSlice& src, const BufferSlice& dst, std::string_view label = "copy");
+  // Names what the commands recorded from now on compute (a graph node), for
+  // kernel_times(); empty: nothing.
+  void set_node(std::string_view node) { node_ = node; }
   // Ends recording; the recording can then be submitted any number of times.
   void finish();
 
@@ -118,14 +124,21 @@ class Recording {
   Device& device() const { return *device_; }
   // The timeline value of the last submission (0: never submitted).
   std::uint64_t last_submission() const { return last_submit_; }
-  std::size_t dispatch_count() const { return labels_.size(); }
-  // Device time per dispatch of the last completed replay; needs timestamps on.
+  std::size_t dispatch_count() const { return dispatches_; }
+  // Device time per dispatch and copy of the last completed replay, in recorded order;
+  // needs timestamps on. Each begins where the one before ends: they add up to the replay.
   std::vector<KernelTime> kernel_times() const;
   // Sum of kernel_times().
   double total_ns() const;
+  // The device clock at the replay's first timestamp (before its first command), in ns:
+  // comparable between recordings of one queue; 0 without timestamps or a replay.
+  double start_ns() const;
 
  private:
   void before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes);
+  // Notes a dispatch or copy just recorded and, with timestamps, writes one after it.
+  void note_timed(std::string_view label, bool copy);
+  std::vector<std::uint64_t> read_ticks() const;  // the last replay's timestamps
   void wait_for(std::uint64_t value) const;  // on this recording's queue's timeline
   void barrier();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings);
@@ -139,7 +152,13 @@ class Recording {
   std::uint32_t sets_left_ = 0;
   QueryPoolHandle queries_;
   std::uint32_t query_capacity_ = 0;
-  std::vector<std::string> labels_;
+  struct Timed {
+    std::string label, node;
+    bool copy = false;
+  };
+  std::vector<Timed> timed_;  // every dispatch and copy, in order
+  std::size_t dispatches_ = 0;
+  std::string node_;
   Hazards hazards_;  // since the last barrier
   bool finished_ = false;
   std::uint64_t last_submit_ = 0;

@@ -4,18 +4,19 @@
 // updates, variants and timestamps work across the cuts; bad segment options are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "test_models.h"
-#include "vk_test_env.h"
 #include "core/error.h"
 #include "engine/graph/autodiff.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
+#include "test_models.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -198,7 +199,17 @@ TEST(SegmentedProgram, TimestampsCoverEverySegment) {
   std::vector<Array> got;
   cut.run(batch, got);
   if (!device().limits().timestamps) GTEST_SKIP() << "no timestamps on this device";
-  EXPECT_EQ(cut.kernel_times().size(), cut.dispatch_count());
+  const std::vector<vk::KernelTime> times = cut.kernel_times();
+  const auto kernels = std::count_if(times.begin(), times.end(), [](const vk::KernelTime& t) { return !t.copy; });
+  EXPECT_EQ(static_cast<std::size_t>(kernels), cut.dispatch_count());
+  // One clock over the segments: each command begins where the one before it ended or
+  // later (a segment's first after its submission's start), and each names its node.
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    EXPECT_NO_THROW(net.graph->find(times[i].node)) << times[i].label << " of no node: '" << times[i].node << "'";
+    if (i > 0) {
+      EXPECT_GE(times[i].begin_ns, times[i - 1].begin_ns + times[i - 1].ns) << times[i].node;
+    }
+  }
 }
 
 // The message of the Error that compiling `segments` throws, or "" when none.

@@ -2,15 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
-#include "vk_test_env.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/elementwise.h"
 #include "engine/vk/kernels/launch.h"
 #include "shaders/embedded.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -190,6 +191,40 @@ TEST_F(VkTest, TimestampsGiveEachDispatchItsDeviceTime) {
   EXPECT_EQ(times[1].label, "exp");
   EXPECT_GE(times[0].ns, 0.0);
   EXPECT_GT(recording.total_ns(), 0.0);
+}
+
+// Copies are timed too, and every command carries the node named when it was recorded;
+// the spans follow one another from the replay's first timestamp and add up to it.
+TEST_F(VkTest, TimestampsCoverCopiesAndNameTheirNodes) {
+  if (!device().limits().timestamps) GTEST_SKIP() << "no timestamps on this queue";
+  const std::size_t n = 1 << 16;
+  const vk::BufferSlice a = scratch(n), b = scratch(n), c = scratch(n);
+  vk::Recording recording(device(), {.name = "timed", .timestamps = true});
+  recording.set_node("ones");
+  vk::fill(recording, a, n, 1.0f);
+  recording.set_node("moved");
+  recording.copy(a, b, "move");
+  recording.set_node("");
+  vk::unary(recording, vk::UnaryOp::exp, n, b, c);
+  recording.finish();
+  recording.run();
+  EXPECT_EQ(recording.dispatch_count(), 2u) << "dispatches only";
+  const std::vector<vk::KernelTime> times = recording.kernel_times();
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_EQ(times[1].label, "move");
+  EXPECT_TRUE(times[1].copy);
+  EXPECT_FALSE(times[0].copy || times[2].copy);
+  EXPECT_EQ(times[0].node, "ones");
+  EXPECT_EQ(times[1].node, "moved");
+  EXPECT_EQ(times[2].node, "");
+  EXPECT_EQ(times[0].begin_ns, 0.0);
+  double end = 0;
+  for (const vk::KernelTime& t : times) {
+    EXPECT_NEAR(t.begin_ns, end, 1e-6 * end + 1e-3) << t.label;
+    end = t.begin_ns + t.ns;
+  }
+  EXPECT_NEAR(end, recording.total_ns(), 1e-6 * end + 1e-3);
+  EXPECT_NEAR(download(c, 1)[0], std::exp(1.0f), 1e-5f) << "the copy ran between them";
 }
 
 }  // namespace
