@@ -1,5 +1,7 @@
 #include "core/shape.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace vkp {
@@ -47,6 +49,42 @@ std::vector<std::int64_t> Shape::strides() const {
   }
   return s;
 }
+
+namespace {
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + (dims[i] < 0 ? "?" : std::to_string(dims[i]));
+  return text + "]";
+}
+
+}  // namespace
+
+std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  std::vector<std::int64_t> out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == 1) {
+      out[i] = db;
+    } else if (db == 1) {
+      out[i] = da;
+    } else if (da < 0) {
+      out[i] = db;
+    } else if (db < 0 || da == db) {
+      out[i] = da;
+    } else {
+      throw Error(ErrorCode::invalid_argument,
+                  "shapes " + dims_text(a) + " and " + dims_text(b) + " do not broadcast: axis " +
+                      std::to_string(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(rank)) + " has " +
+                      std::to_string(da) + " and " + std::to_string(db));
+    }
+  }
+  return out;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) { return Shape(broadcast_dims(a.dims(), b.dims())); }
 
 std::string to_string(const Shape& shape) {
   std::string text = "[";

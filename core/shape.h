@@ -32,4 +32,13 @@ class Shape {
 // "[2, 3, 4]"; "[]" for a scalar.
 std::string to_string(const Shape& shape);
 
+// numpy broadcasting, the one rule the graph's shape inference and the kernels' launch
+// share: extents are aligned from the last axis; an axis of extent 1 takes the other's.
+// An extent below 0 is unknown (a graph's batch axis): unknown with n is n, with 1 or
+// unknown it stays unknown. Error(invalid_argument) naming both lists and the axis where
+// known extents differ and neither is 1.
+std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b);
+// The same for known shapes.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
 }  // namespace vkp

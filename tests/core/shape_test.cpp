@@ -26,5 +26,29 @@ TEST(Shape, NegativeExtentAndBadAxisAreErrors) {
   EXPECT_THROW(Shape({2, 3})[2], Error);
 }
 
+TEST(Broadcast, AlignsFromTheLastAxisAndStretchesOnes) {
+  EXPECT_EQ(broadcast_shapes(Shape{4, 1, 3}, Shape{5, 1}), (Shape{4, 5, 3}));
+  EXPECT_EQ(broadcast_shapes(Shape{}, Shape{2, 3}), (Shape{2, 3}));
+  EXPECT_EQ(broadcast_shapes(Shape{0, 1}, Shape{1, 7}), (Shape{0, 7}));
+}
+
+// A graph's unknown extents (below 0): unknown with n is n, with 1 or unknown unknown.
+TEST(Broadcast, UnknownExtentsTakeTheKnownOneOrStayUnknown) {
+  EXPECT_EQ(broadcast_dims({-1, 4}, {8, 1}), (std::vector<std::int64_t>{8, 4}));
+  EXPECT_EQ(broadcast_dims({-1, 4}, {1, 4}), (std::vector<std::int64_t>{-1, 4}));
+  EXPECT_EQ(broadcast_dims({-1}, {-1}), (std::vector<std::int64_t>{-1}));
+  EXPECT_EQ(broadcast_dims({3}, {-1, -1}), (std::vector<std::int64_t>{-1, 3}));
+}
+
+TEST(Broadcast, ClashingExtentsNameBothAndTheAxis) {
+  try {
+    broadcast_dims({-1, 3, 4}, {5, 4});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_STREQ(e.what(), "shapes [?, 3, 4] and [5, 4] do not broadcast: axis -2 has 3 and 5");
+  }
+}
+
 }  // namespace
 }  // namespace vkp

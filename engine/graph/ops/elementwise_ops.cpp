@@ -87,7 +87,7 @@ RefTensor reference_unary(const Node& node, std::span<const RefTensor* const> in
 TensorType infer_binary(const Node&, std::span<const TensorType> in) {
   detail::require_f32(in[0], "the first operand");
   detail::require_f32(in[1], "the second operand");
-  return f32(detail::broadcast_dims(in[0].dims, in[1].dims));
+  return f32(broadcast_dims(in[0].dims, in[1].dims));
 }
 
 std::vector<Tensor> grad_binary(const Node& node, std::span<const Tensor> in, Tensor y, Tensor dy) {
@@ -188,7 +188,7 @@ double binary_value(BinaryOp fn, double u, double v, double alpha) {
 RefTensor reference_binary(const Node& node, std::span<const RefTensor* const> in, RefState&) {
   const BinaryAttrs& a = std::get<BinaryAttrs>(node.attrs);
   const RefTensor &x = *in[0], &y = *in[1];
-  RefTensor out = RefTensor::zeros(f32(detail::broadcast_dims(x.type.dims, y.type.dims)));
+  RefTensor out = RefTensor::zeros(f32(broadcast_dims(x.type.dims, y.type.dims)));
   detail::for_each_broadcast(out.type.dims, x.type.dims, y.type.dims, [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
     out.values[static_cast<std::size_t>(i)] =
         binary_value(a.fn, x.values[static_cast<std::size_t>(ia)], y.values[static_cast<std::size_t>(ib)], a.alpha);

@@ -146,7 +146,7 @@ void broadcast_batches(Tensor& a, Tensor& b) {
     if (d < 0) return;
   std::vector<std::int64_t> batch;
   try {
-    batch = detail::broadcast_dims(batch_a, batch_b);
+    batch = broadcast_dims(batch_a, batch_b);
   } catch (const Error&) {
     throw Error(ErrorCode::invalid_argument, "matmul: batch dimensions of " + to_string(a.type()) + " and " +
                                                  to_string(b.type()) + " do not broadcast");

@@ -27,21 +27,6 @@ std::vector<std::int64_t> reshape_target(const std::vector<std::int64_t>& dims, 
 
 bool compatible(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 || a == b; }
 
-std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
-  const std::size_t rank = std::max(a.size(), b.size());
-  std::vector<std::int64_t> out(rank);
-  for (std::size_t i = 0; i < rank; ++i) {
-    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da == 1) out[i] = db;
-    else if (db == 1) out[i] = da;
-    else if (da < 0) out[i] = db;
-    else if (db < 0 || da == db) out[i] = da;
-    else fail("shapes " + dims_string(a) + " and " + dims_string(b) + " do not broadcast");
-  }
-  return out;
-}
-
 Tensor sum_to(Tensor dy, Tensor like) {
   const std::vector<std::int64_t>& from = dy.dims();
   const std::vector<std::int64_t>& dims = like.dims();

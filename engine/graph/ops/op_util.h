@@ -20,9 +20,6 @@ namespace vkp::graph::detail {
 void require_f32(const TensorType& t, const char* what);
 // axis in [-rank, rank) -> [0, rank).
 int normalize_axis(int axis, int rank);
-// numpy broadcasting, tolerating kUnknown extents (unknown with n is n, unknown with 1
-// or unknown stays unknown); Error naming both when known extents clash.
-std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b);
 // `dims` as reshape's target: an unknown extent becomes -1 (reshape infers it); Error
 // naming `op` when more than one is unknown.
 std::vector<std::int64_t> reshape_target(const std::vector<std::int64_t>& dims, const char* op);

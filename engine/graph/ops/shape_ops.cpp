@@ -305,7 +305,7 @@ RefTensor reference_transpose(const Node& node, std::span<const RefTensor* const
 
 TensorType infer_broadcast_to(const Node& node, std::span<const TensorType> in) {
   const std::vector<std::int64_t>& target = in.size() == 2 ? in[1].dims : std::get<DimsAttrs>(node.attrs).dims;
-  const std::vector<std::int64_t> dims = detail::broadcast_dims(in[0].dims, target);
+  const std::vector<std::int64_t> dims = broadcast_dims(in[0].dims, target);
   if (dims.size() != target.size()) fail("cannot broadcast " + to_string(in[0]) + " to " + dims_string(target));
   for (std::size_t i = 0; i < dims.size(); ++i)
     if (!detail::compatible(dims[i], target[i]))

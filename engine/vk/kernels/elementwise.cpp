@@ -50,21 +50,6 @@ std::string_view to_string(BinaryOp op) {
   return names[static_cast<std::size_t>(op)];
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b) {
-  const int rank = std::max(a.rank(), b.rank());
-  std::vector<std::int64_t> out(static_cast<std::size_t>(rank));
-  for (int i = 0; i < rank; ++i) {
-    const std::int64_t da = i < rank - a.rank() ? 1 : a[i - (rank - a.rank())];
-    const std::int64_t db = i < rank - b.rank() ? 1 : b[i - (rank - b.rank())];
-    if (da != db && da != 1 && db != 1)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("shapes {} and {} do not broadcast: axis {} has {} and {}", to_string(a), to_string(b),
-                              i - rank, da, db));
-    out[static_cast<std::size_t>(i)] = da == 1 ? db : da;
-  }
-  return Shape(std::move(out));
-}
-
 BinaryPush binary_push(const Shape& a, const Shape& b) {
   const Shape out = broadcast_shapes(a, b);
   const int rank = out.rank();

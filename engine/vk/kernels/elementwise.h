@@ -63,10 +63,6 @@ static_assert(sizeof(BinaryPush) == 84);
 static_assert(offsetof(BinaryPush, dims) == 8 && offsetof(BinaryPush, stride_a) == 32 &&
               offsetof(BinaryPush, stride_b) == 56 && offsetof(BinaryPush, scalar) == 80);
 
-// numpy broadcasting of two shapes; throws Error(invalid_argument) naming both shapes
-// when an axis differs and neither extent is 1.
-Shape broadcast_shapes(const Shape& a, const Shape& b);
-
 // The push constants of c = a op b for these shapes: axes of extent 1 dropped and
 // neighbours that broadcast alike merged, so that at most 6 dims remain (Error otherwise).
 BinaryPush binary_push(const Shape& a, const Shape& b);
@@ -75,7 +71,7 @@ BinaryPush binary_push(const Shape& a, const Shape& b);
 void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y,
            float alpha = 0.0f);
 
-// c = a op b with broadcasting; c has broadcast_shapes(a_shape, b_shape).
+// c = a op b with broadcasting; c has broadcast_shapes(a_shape, b_shape) (core/shape.h).
 void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
             const BufferSlice& b, const BufferSlice& c, float alpha = 0.0f);
 

@@ -137,7 +137,7 @@ class Binary : public VkTest, public ::testing::WithParamInterface<vk::BinaryOp>
     std::vector<float> b = random_floats(static_cast<std::size_t>(sb.numel()), seed + 1, -3.0f, 3.0f);
     if (op == vk::BinaryOp::div)
       for (float& v : b) v = v < 0 ? v - 0.25f : v + 0.25f;  // away from zero
-    const Shape out = vk::broadcast_shapes(sa, sb);
+    const Shape out = broadcast_shapes(sa, sb);
     const vk::BufferSlice da = upload(a), db = upload(b), dc = scratch(static_cast<std::size_t>(out.numel()));
     vk::Recording recording(device());
     vk::binary(recording, op, sa, da, sb, db, dc);
@@ -209,7 +209,7 @@ TEST_F(VkTest, PowOfNegativeBaseFollowsNumpy) {
 
 TEST(BroadcastShapes, IncompatibleShapesNameBoth) {
   try {
-    vk::broadcast_shapes(Shape{3, 4}, Shape{5, 4});
+    broadcast_shapes(Shape{3, 4}, Shape{5, 4});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("[3, 4] and [5, 4]"), std::string::npos) << e.what();

@@ -68,7 +68,7 @@ double binary_reference(vk::BinaryOp op, double x, double y) {
 
 std::vector<double> broadcast_reference(vk::BinaryOp op, const Shape& a_shape, const std::vector<float>& a,
                                         const Shape& b_shape, const std::vector<float>& b) {
-  const Shape out = vk::broadcast_shapes(a_shape, b_shape);
+  const Shape out = broadcast_shapes(a_shape, b_shape);
   const int rank = out.rank();
   std::vector<double> c(static_cast<std::size_t>(out.numel()));
   std::vector<std::int64_t> index(static_cast<std::size_t>(rank), 0);
