@@ -1,13 +1,12 @@
 // Program: running what compile() recorded (feeds in, submissions, fetches out).
 #include "engine/graph/program.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "core/error.h"
-#include "engine/graph/feed_stager.h"
 #include "engine/graph/op_def.h"
 #include "engine/vk/device.h"
 #include "engine/vk/recording.h"
@@ -54,17 +53,6 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
   if (!feed_uploads_.empty()) send_feeds(variant);
   note_host(HostSpan::Kind::feed, variant, begin);
-}
-
-void FeedStager::stage(Program& program, std::span<const Array> next, const std::string& what) {
-  for (std::size_t i = 0; i < next.size() && i < program.feeds().size(); ++i)
-    if (next[i].shape().dims() != program.feeds()[i].type.dims)
-      throw Error(ErrorCode::invalid_argument,
-                  what + ": StagingInput needs batches of one shape; input '" + program.feeds()[i].placeholder.name() +
-                      "' changed from " + to_string(program.feeds()[i].type) + " to " + to_string(next[i].shape()));
-  program.write_feeds(next, 1 - variant_);
-  variant_ = 1 - variant_;
-  staged_ = true;
 }
 
 void Program::limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
