@@ -101,7 +101,7 @@ std::optional<Datapoint> MultiThreadMapData::on_next() {
     current_ = std::move(it->second.results);
     ready_.erase(it);
     consumed_ += current_.size();
-    wake(lock, false, true);
+    wake(lock, /*reader=*/false, /*worker=*/true);
   }
 }
 
@@ -195,7 +195,7 @@ MultiThreadMapData::Chunk MultiThreadMapData::take_from_source(std::unique_lock<
   }
   // Another worker may read the source now; the reader may wait for the source
   // (start_epoch), for the end of the epoch or for the error.
-  wake(lock, true, true);
+  wake(lock, /*reader=*/true, /*worker=*/true);
   return chunk;
 }
 
@@ -221,7 +221,7 @@ void MultiThreadMapData::deliver(std::unique_lock<std::mutex>& lock, Chunk chunk
   } else {
     ready_.emplace(chunk.first, std::move(chunk));
   }
-  wake(lock, true, false);
+  wake(lock, /*reader=*/true, /*worker=*/false);
 }
 
 }  // namespace vkp::dataflow

@@ -425,7 +425,8 @@ class ProgramBuilder {
     vk::Recording* copies = &first;
     if (feeds_on_transfer_) {
       p_->feed_uploads_.push_back(std::make_unique<vk::Recording>(
-          device_, vk::RecordingOptions{options_.name + " feeds variant " + std::to_string(variant), false, true}));
+          device_,
+          vk::RecordingOptions{.name = options_.name + " feeds variant " + std::to_string(variant), .transfer = true}));
       copies = p_->feed_uploads_.back().get();
     }
     for (std::size_t i = 0; i < feeds_.size(); ++i) {

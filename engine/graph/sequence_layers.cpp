@@ -151,7 +151,8 @@ Tensor CausalSelfAttention(const std::string& name, Tensor x, std::int64_t heads
   // [batch, time, 3, heads, d] -> [3, batch, heads, time, d]
   const Tensor split_heads = transpose(reshape(qkv, {-1, time, 3, heads, d}), {2, 0, 3, 1, 4});
   const std::vector<Tensor> parts = unstack(split_heads, 0);
-  const Tensor scores = matmul(parts[0], parts[1], false, true) * static_cast<float>(1.0 / std::sqrt(double(d)));
+  const Tensor scores = matmul(parts[0], parts[1], /*transpose_a=*/false, /*transpose_b=*/true) *
+                        static_cast<float>(1.0 / std::sqrt(double(d)));
   const Tensor masked = graph::where(causal_mask(g, time), scores, scalar(g, -std::numeric_limits<float>::infinity()));
   const Tensor attended = matmul(softmax(masked), parts[2]);  // [batch, heads, time, d]
   const Tensor merged = reshape(transpose(attended, {0, 2, 1, 3}), {-1, c});

@@ -33,16 +33,16 @@ Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int6
 }
 
 VariableScope::VariableScope(Graph& graph, std::string name, Reuse reuse) : graph_(graph) {
-  graph.push_scope(std::move(name), reuse, true, true);
+  graph.push_scope(std::move(name), reuse, /*names_ops=*/true, /*names_variables=*/true);
 }
 
 NameScope::NameScope(Graph& graph, std::string name) : graph_(graph) {
-  graph.push_scope(std::move(name), Reuse::inherit, true, false);
+  graph.push_scope(std::move(name), Reuse::inherit, /*names_ops=*/true, /*names_variables=*/false);
 }
 
 TowerContext::TowerContext(Graph& graph, std::string name, int index, bool is_training)
     : graph_(graph), saved_(graph.tower()) {
-  graph.push_scope(name, Reuse::inherit, true, false);
+  graph.push_scope(name, Reuse::inherit, /*names_ops=*/true, /*names_variables=*/false);
   graph.set_tower({std::move(name), index, is_training});
 }
 

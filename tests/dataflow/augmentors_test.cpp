@@ -314,7 +314,7 @@ TEST(Grayscale, WeighsRedGreenAndBlue) {
   EXPECT_EQ(grey.shape(), (Shape{1, 2, 1}));
   EXPECT_NEAR(grey.data<float>()[0], 0.299 * 100 + 0.587 * 50 + 0.114 * 20, 1e-3);
   EXPECT_NEAR(grey.data<float>()[1], 0.114 * 255, 1e-3);
-  const Array bgr = Grayscale(true, false).apply(image, rng);  // the first channel read as blue
+  const Array bgr = Grayscale(/*keep_shape=*/true, /*rgb=*/false).apply(image, rng);  // the first channel read as blue
   EXPECT_EQ(bgr.shape(), (Shape{1, 2, 3}));
   for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(bgr.data<float>()[k], 0.114 * 100 + 0.587 * 50 + 0.299 * 20, 1e-3);
   EXPECT_THROW(Grayscale().apply(Array(DType::f32, Shape{2, 2, 1}), rng), Error);

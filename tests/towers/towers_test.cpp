@@ -168,11 +168,11 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
 }
 
 TEST_F(TowersTest, TwoReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
-  compare(towers::Reduction::replicated, {8, 8}, false, false);
+  compare(towers::Reduction::replicated, {8, 8}, /*batch_norm=*/false, /*reference_splits=*/false);
 }
 
 TEST_F(TowersTest, ThreeReplicatedTowersEqualOneTowerOnTheConcatenatedBatch) {
-  compare(towers::Reduction::replicated, {5, 5, 5}, false, false);
+  compare(towers::Reduction::replicated, {5, 5, 5}, /*batch_norm=*/false, /*reference_splits=*/false);
 }
 
 // Three towers that look like three vendors' GPUs: staged memory under the NVIDIA
@@ -204,7 +204,8 @@ TEST_F(TowersTest, TowersOnDevicesOfDifferentVendorsEqualOneTower) {
     EXPECT_FALSE(mixed[0]->device_memory_mappable());
     EXPECT_EQ(mixed[1]->limits_profile(), "arm-mali");
     EXPECT_FALSE(mixed[1]->coherent_readback());
-    compare(reduction, {4, 6, 5}, false, false, towers::Master::host, {mixed[0].get(), mixed[1].get(), mixed[2].get()});
+    compare(reduction, {4, 6, 5}, /*batch_norm=*/false, /*reference_splits=*/false, towers::Master::host,
+            {mixed[0].get(), mixed[1].get(), mixed[2].get()});
   }
 }
 
@@ -236,21 +237,26 @@ TEST_F(TowersTest, TowersOnTwoDriversOfDifferentVendorsEqualOneTower) {
     GTEST_SKIP() << kTwoDriversNeeded;
   vk::Device& own = *tower_devices(1)[0];
   SCOPED_TRACE(own.label() + " and " + other->label());
-  compare(towers::Reduction::replicated, {4, 6}, false, false, towers::Master::host, {&own, other.get()}, 2e-5f);
-  compare(towers::Reduction::parameter_server, {6, 4}, true, true, towers::Master::host, {&own, other.get()});
-  compare(towers::Reduction::parameter_server, {5, 5}, false, false, towers::Master::device, {other.get(), &own});
+  compare(towers::Reduction::replicated, {4, 6}, /*batch_norm=*/false, /*reference_splits=*/false, towers::Master::host,
+          {&own, other.get()}, 2e-5f);
+  compare(towers::Reduction::parameter_server, {6, 4}, /*batch_norm=*/true, /*reference_splits=*/true,
+          towers::Master::host, {&own, other.get()});
+  compare(towers::Reduction::parameter_server, {5, 5}, /*batch_norm=*/false, /*reference_splits=*/false,
+          towers::Master::device, {other.get(), &own});
 }
 
-TEST_F(TowersTest, UnequalBatchesAreWeightedBySize) { compare(towers::Reduction::replicated, {3, 9}, false, false); }
+TEST_F(TowersTest, UnequalBatchesAreWeightedBySize) {
+  compare(towers::Reduction::replicated, {3, 9}, /*batch_norm=*/false, /*reference_splits=*/false);
+}
 
 TEST_F(TowersTest, BatchNormTowersEqualOneGraphOfTowersOnTheSlices) {
-  compare(towers::Reduction::replicated, {6, 10}, true, true);
+  compare(towers::Reduction::replicated, {6, 10}, /*batch_norm=*/true, /*reference_splits=*/true);
 }
 
 TEST_F(TowersTest, ParameterServerEqualsReplicated) {
   for (const towers::Master master : {towers::Master::host, towers::Master::device}) {
-    compare(towers::Reduction::parameter_server, {4, 12}, false, false, master);
-    compare(towers::Reduction::parameter_server, {6, 6, 6}, true, true, master);
+    compare(towers::Reduction::parameter_server, {4, 12}, /*batch_norm=*/false, /*reference_splits=*/false, master);
+    compare(towers::Reduction::parameter_server, {6, 6, 6}, /*batch_norm=*/true, /*reference_splits=*/true, master);
   }
 }
 

@@ -369,20 +369,24 @@ RefTensor reference_backprop_filter(const Node& node, std::span<const RefTensor*
 
 }  // namespace
 
-extern const OpDef conv2d_op{OpKind::conv2d,   "conv2d",         infer_conv2d,     grad_conv2d,
-                             lower_conv2d,     workspace_conv2d, reference_conv2d, false,
-                             false,            conv2d_takes_epilogue, lower_conv2d_with_epilogue};
-extern const OpDef conv2d_backprop_input_op{OpKind::conv2d_backprop_input,
-                                            "conv2d_backprop_input",
-                                            infer_backprop_input,
-                                            grad_backprop_input,
-                                            lower_backprop_input,
-                                            workspace_backprop_input,
-                                            reference_backprop_input,
-                                            false,
-                                            false,
-                                            backprop_input_takes_epilogue,
-                                            lower_backprop_input_with_epilogue};
+extern const OpDef conv2d_op{.kind = OpKind::conv2d,
+                             .name = "conv2d",
+                             .infer = infer_conv2d,
+                             .grad = grad_conv2d,
+                             .lower = lower_conv2d,
+                             .workspace = workspace_conv2d,
+                             .reference = reference_conv2d,
+                             .takes_epilogue = conv2d_takes_epilogue,
+                             .lower_with_epilogue = lower_conv2d_with_epilogue};
+extern const OpDef conv2d_backprop_input_op{.kind = OpKind::conv2d_backprop_input,
+                                            .name = "conv2d_backprop_input",
+                                            .infer = infer_backprop_input,
+                                            .grad = grad_backprop_input,
+                                            .lower = lower_backprop_input,
+                                            .workspace = workspace_backprop_input,
+                                            .reference = reference_backprop_input,
+                                            .takes_epilogue = backprop_input_takes_epilogue,
+                                            .lower_with_epilogue = lower_backprop_input_with_epilogue};
 // Second derivatives through the filter gradient are not implemented (grad nullptr).
 extern const OpDef conv2d_backprop_filter_op{OpKind::conv2d_backprop_filter, "conv2d_backprop_filter",  infer_backprop_filter,
                                              nullptr,                   lower_backprop_filter,

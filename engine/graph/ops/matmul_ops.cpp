@@ -50,17 +50,17 @@ std::vector<Tensor> grad_matmul(const Node& node, std::span<const Tensor> in, Te
   const Tensor a = in[0], b = in[1];
   Tensor da, db;
   if (!t.transpose_a && !t.transpose_b) {
-    da = matmul(dy, b, false, true);
-    db = matmul(a, dy, true, false);
+    da = matmul(dy, b, /*transpose_a=*/false, /*transpose_b=*/true);
+    db = matmul(a, dy, /*transpose_a=*/true, /*transpose_b=*/false);
   } else if (t.transpose_a && !t.transpose_b) {
-    da = matmul(b, dy, false, true);
-    db = matmul(a, dy, false, false);
+    da = matmul(b, dy, /*transpose_a=*/false, /*transpose_b=*/true);
+    db = matmul(a, dy, /*transpose_a=*/false, /*transpose_b=*/false);
   } else if (!t.transpose_a && t.transpose_b) {
-    da = matmul(dy, b, false, false);
-    db = matmul(dy, a, true, false);
+    da = matmul(dy, b, /*transpose_a=*/false, /*transpose_b=*/false);
+    db = matmul(dy, a, /*transpose_a=*/true, /*transpose_b=*/false);
   } else {
-    da = matmul(b, dy, true, true);
-    db = matmul(dy, a, true, true);
+    da = matmul(b, dy, /*transpose_a=*/true, /*transpose_b=*/true);
+    db = matmul(dy, a, /*transpose_a=*/true, /*transpose_b=*/true);
   }
   // A shared (rank 2) operand sums its gradient over the batches.
   return {detail::sum_to(da, a), detail::sum_to(db, b)};
@@ -126,9 +126,15 @@ RefTensor reference_matmul(const Node& node, std::span<const RefTensor* const> i
 
 }  // namespace
 
-extern const OpDef matmul_op{OpKind::matmul,     "matmul",         infer_matmul,          grad_matmul,
-                             lower_matmul,       workspace_matmul, reference_matmul,      false,
-                             false,              matmul_takes_epilogue, lower_matmul_with_epilogue};
+extern const OpDef matmul_op{.kind = OpKind::matmul,
+                             .name = "matmul",
+                             .infer = infer_matmul,
+                             .grad = grad_matmul,
+                             .lower = lower_matmul,
+                             .workspace = workspace_matmul,
+                             .reference = reference_matmul,
+                             .takes_epilogue = matmul_takes_epilogue,
+                             .lower_with_epilogue = lower_matmul_with_epilogue};
 
 namespace {
 

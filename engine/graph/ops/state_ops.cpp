@@ -140,9 +140,22 @@ RefTensor reference_optimizer(const Node& node, std::span<const RefTensor* const
 }  // namespace
 
 // Second derivatives through updates are meaningless (grad nullptr).
-extern const OpDef assign_op{OpKind::assign, "assign", infer_assign, nullptr, lower_assign, nullptr, reference_assign, false, true};
-extern const OpDef apply_optimizer_op{OpKind::apply_optimizer, "apply_optimizer", infer_optimizer, nullptr, lower_optimizer, nullptr,
-                                      reference_optimizer, false, true};
+extern const OpDef assign_op{.kind = OpKind::assign,
+                             .name = "assign",
+                             .infer = infer_assign,
+                             .grad = nullptr,
+                             .lower = lower_assign,
+                             .workspace = nullptr,
+                             .reference = reference_assign,
+                             .side_effect = true};
+extern const OpDef apply_optimizer_op{.kind = OpKind::apply_optimizer,
+                                      .name = "apply_optimizer",
+                                      .infer = infer_optimizer,
+                                      .grad = nullptr,
+                                      .lower = lower_optimizer,
+                                      .workspace = nullptr,
+                                      .reference = reference_optimizer,
+                                      .side_effect = true};
 
 Tensor assign(Tensor variable, Tensor value) {
   if (variable.node().op != OpKind::variable)

@@ -144,7 +144,8 @@ TEST(F16Storage, ADeviceWithoutSixteenBitStorageHalvesTheSameTensorsPacked) {
   vk::Device& packed = packed_f16_device();
   ASSERT_FALSE(packed.f16_storage());
   expect_halved_and_near_float32(packed);
-  const Step native = run_step(true, true, false, device()), packed_step = run_step(true, true, false, packed);
+  const Step native = run_step(/*f16=*/true, /*fuse=*/true, /*images_rounded_to_half=*/false, device()),
+             packed_step = run_step(/*f16=*/true, /*fuse=*/true, /*images_rounded_to_half=*/false, packed);
   EXPECT_EQ(packed_step.f16_tensors, native.f16_tensors);
   EXPECT_EQ(packed_step.arena_bytes, native.arena_bytes);
 }

@@ -97,15 +97,15 @@ TEST(Ops, BinaryOperatorsBroadcast) {
 
 TEST(Ops, Matmul) {
   check_op({.name = "plain", .inputs = {f32({7, 13}), f32({13, 5})}, .build = [](Inputs& in) { return matmul(in[0], in[1]); }});
-  check_op({.name = "transposed a",
-            .inputs = {f32({13, 7}), f32({13, 5})},
-            .build = [](Inputs& in) { return matmul(in[0], in[1], true, false); }});
-  check_op({.name = "transposed b",
-            .inputs = {f32({7, 13}), f32({5, 13})},
-            .build = [](Inputs& in) { return matmul(in[0], in[1], false, true); }});
-  check_op({.name = "both transposed",
-            .inputs = {f32({13, 7}), f32({5, 13})},
-            .build = [](Inputs& in) { return matmul(in[0], in[1], true, true); }});
+  check_op({.name = "transposed a", .inputs = {f32({13, 7}), f32({13, 5})}, .build = [](Inputs& in) {
+              return matmul(in[0], in[1], /*transpose_a=*/true, /*transpose_b=*/false);
+            }});
+  check_op({.name = "transposed b", .inputs = {f32({7, 13}), f32({5, 13})}, .build = [](Inputs& in) {
+              return matmul(in[0], in[1], /*transpose_a=*/false, /*transpose_b=*/true);
+            }});
+  check_op({.name = "both transposed", .inputs = {f32({13, 7}), f32({5, 13})}, .build = [](Inputs& in) {
+              return matmul(in[0], in[1], /*transpose_a=*/true, /*transpose_b=*/true);
+            }});
   check_op({.name = "batched",
             .inputs = {f32({3, 4, 6}), f32({3, 6, 5})},
             .build = [](Inputs& in) { return matmul(in[0], in[1]); }});

@@ -279,7 +279,7 @@ TEST(SequenceOps, BatchedMatmulBroadcastsLeadingAxes) {
             .build = [](Inputs& in) { return matmul(in[0], in[1]); }});
   check_op({.name = "matmul [1, 3, 4, 5] x [2, 1, 6, 5]^T",
             .inputs = {f32({1, 3, 4, 5}), f32({2, 1, 6, 5})},
-            .build = [](Inputs& in) { return matmul(in[0], in[1], false, true); }});
+            .build = [](Inputs& in) { return matmul(in[0], in[1], /*transpose_a=*/false, /*transpose_b=*/true); }});
   Graph g(1);
   EXPECT_THROW(matmul(placeholder(g, "a", f32({2, 3, 4, 5})), placeholder(g, "b", f32({4, 5, 6}))), Error);
 }
