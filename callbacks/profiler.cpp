@@ -99,8 +99,10 @@ std::vector<OpTime> op_times(const StepProfile& step) {
   std::map<std::string, OpTime> by_node;
   for (const ProgramRun& run : step.runs)
     for (const vk::KernelTime& k : run.kernels) {
-      OpTime& op = by_node[k.node.empty() ? k.label : k.node];
-      op.node = k.node.empty() ? k.label : k.node;
+      // A node's feed or fetch copy apart from its kernels.
+      const std::string name = (k.node.empty() ? k.label : k.node) + (k.copy ? " (copy)" : "");
+      OpTime& op = by_node[name];
+      op.node = name;
       ++op.commands;
       op.ns += k.ns;
     }
@@ -147,8 +149,10 @@ void GraphProfiler::report(const StepProfile& step) {
   bool untimed = false;
   for (const ProgramRun& run : step.runs) untimed = untimed || run.kernels.empty();
   if (untimed && !warned_untimed_) {
-    log_warn("GraphProfiler: step {} ran a program compiled before profiling began: its kernels are not in the trace",
-             step.step);
+    log_warn(
+        "GraphProfiler: step {} ran a program without timestamps (compiled before profiling began, or on a "
+        "device whose queue has none): its kernels are not in the trace",
+        step.step);
     warned_untimed_ = true;
   }
   const std::vector<OpTime> ops = op_times(step);

@@ -39,7 +39,8 @@ StepProfile profile_step(TrainerView& trainer, std::chrono::steady_clock::time_p
 
 // The Chrome trace-event JSON of `steps` (the "JSON object format": traceEvents with
 // complete events, ph "X", in microseconds from `origin`): process 1 is the host (the
-// training loop's steps, and each program's feed, submit and wait inside them), process
+// training loop's steps, and each program's feed, submit and wait inside them; with
+// double-buffered inputs a step's feed writes the next step's batch), process
 // 2 + d device d with one thread per queue ("compute"), each kernel and copy named by
 // its graph node, its kernel and the program in args. Device spans are placed from the
 // submit that started them: the device's clock is not the host's.
@@ -47,8 +48,8 @@ std::string chrome_trace(const std::vector<StepProfile>& steps, std::chrono::ste
 
 // Device time by graph node over a step's runs, largest first.
 struct OpTime {
-  std::string node;
-  int commands = 0;  // kernels and copies
+  std::string node;  // a node's feed and fetch copies apart, as "<node> (copy)"
+  int commands = 0;  // kernels, or copies
   double ns = 0;
 };
 std::vector<OpTime> op_times(const StepProfile& step);

@@ -298,6 +298,18 @@ void Towers::discard_staged() {
     for (Part& p : r->parts) p.stager.reset();
 }
 
+void Towers::set_timestamps(bool on) {
+  for (auto& r : towers_) {
+    if (r->session->timestamps() == on) continue;
+    r->session->set_timestamps(on);
+    for (Part& p : r->parts) {
+      p.program = p.apply_program = nullptr;
+      p.stager.reset();
+    }
+    r->receive_program = r->read_program = nullptr;
+  }
+}
+
 void Towers::receive_parameters(int k, std::span<const Array> values) {
   Replica& r = *towers_[static_cast<std::size_t>(k)];
   on_tower(k, [&] {

@@ -202,6 +202,9 @@ class Towers {
   // Forgets the batches written ahead by the last step's `next` (staging_buffers = 2):
   // the next step writes its own. A trainer that cut the staged batches again calls it.
   void discard_staged();
+  // Whether the towers' programs time every kernel and copy (graph::Session::
+  // set_timestamps); a change drops the programs held, to be compiled again.
+  void set_timestamps(bool on);
 
   // --- Asynchronous towers (Reduction::async; Error(invalid_argument) otherwise) ---
   // Threads start with the first batch fed. Tower k's thread takes the next batch (its

@@ -95,7 +95,11 @@ void MultiDeviceTrainer::time_kernels() {
     throw Error(ErrorCode::unsupported,
                 "async towers run their programs on threads of their own: profile them with a "
                 "synchronous trainer");
-  for (int k = 0; k < towers().size(); ++k) towers().session(k).set_timestamps(true);
+  towers().set_timestamps(true);
+}
+
+void MultiDeviceTrainer::set_kernel_timing(bool on) {
+  if (towers_) towers_->set_timestamps(on);
 }
 
 std::vector<callbacks::StepProgram> MultiDeviceTrainer::step_programs() const {

@@ -122,6 +122,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   const std::vector<std::int64_t>& last_rows() const { return rows_; }
 
  protected:
+  void set_kernel_timing(bool on) override;
   // Every tower's session reads the trainer's global step. At the end of training async
   // towers drop what they were not given time to apply (after an error).
   void share_global_step(const std::int64_t* counter) override;

@@ -69,10 +69,10 @@ std::vector<std::string> Trainer::input_names() const {
 std::uint64_t Trainer::device_memory_bytes() const { return device_->allocated_bytes(); }
 std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_allocated_bytes(); }
 
-void Trainer::time_kernels() {
-  session_options_.timestamps = true;
-  if (session_) session_->set_timestamps(true);
-  program_ = last_step_program_ = nullptr;  // compiled again, timed
+void Trainer::set_kernel_timing(bool on) {
+  session_options_.timestamps = on;
+  if (session_) session_->set_timestamps(on);
+  program_ = last_step_program_ = nullptr;  // compiled again (found in the session's cache)
   stager_.reset();
 }
 
@@ -131,6 +131,7 @@ void Trainer::setup(TrainOptions& o) {
     if (!cb->chief_only() || is_chief()) callbacks_.push_back(cb);
   callbacks_.push_back(monitors_);  // last, so that its epoch trigger sees every epoch scalar
   monitors_->setup_graph(*this);
+  set_kernel_timing(false);  // a profiler's setup_graph turns it on
   hooked_fetches_.clear();
   epoch_fetches_.clear();
   for (const callbacks::CallbackPtr& cb : callbacks_) {

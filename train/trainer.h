@@ -90,7 +90,7 @@ class Trainer : public callbacks::TrainerView {
   std::vector<std::string> input_names() const override;
   graph::Tensor cost() const override { return cost_; }
   vk::Device& device() { return *device_; }
-  void time_kernels() override;
+  void time_kernels() override { set_kernel_timing(true); }
   std::vector<callbacks::StepProgram> step_programs() const override;
 
   // The session of the training graph (tower 0's with several towers). Callbacks see the
@@ -102,6 +102,10 @@ class Trainer : public callbacks::TrainerView {
   virtual void sync_state() {}
 
  protected:
+  // Whether the step programs compiled from now on are timed (time_kernels); train()
+  // turns it off before the callbacks' setup_graph, so a run without profilers times
+  // nothing whatever an earlier run did.
+  virtual void set_kernel_timing(bool on);
   // The options session() makes the session with, on first use.
   graph::SessionOptions session_options_;
   // At the end of every epoch, after sync_state and before the callbacks' after_epoch:

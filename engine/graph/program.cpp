@@ -126,6 +126,7 @@ void Program::copy_fetch(std::size_t i, std::vector<Array>& outputs) const {
 }
 
 void Program::wait_segment(int s, std::vector<Array>& outputs) {
+  const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(s >= 0 && s < segment_count(), fmt::format("segment {} of a program of {} segments", s, segment_count()));
   VKP_CHECK(pending_ >= 0, "wait_segment without a submitted run");
   recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(s)]->wait();
@@ -135,6 +136,7 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
     copy_fetch(static_cast<std::size_t>(i), outputs);
     delivered_[static_cast<std::size_t>(i)] = 1;
   }
+  note_host(HostSpan::Kind::wait, pending_, begin);
 }
 
 void Program::wait(std::vector<Array>& outputs) {
@@ -164,10 +166,12 @@ std::vector<vk::KernelTime> Program::kernel_times() const {
   std::vector<vk::KernelTime> times;
   const auto& recordings = recordings_[static_cast<std::size_t>(last_variant_)];
   // Segments: one queue, one clock (each read of a query pool costs a driver call: only then).
-  const double start = recordings.size() > 1 ? recordings[0]->start_ns() : 0;
+  const std::uint64_t start = recordings.size() > 1 ? recordings[0]->start_ticks() : 0;
+  const double period = recordings.empty() ? 0 : recordings[0]->device().limits().timestamp_period_ns;
   for (const auto& r : recordings) {
     std::vector<vk::KernelTime> part = r->kernel_times();
-    const double offset = r == recordings[0] ? 0 : r->start_ns() - start;
+    // In ticks first: a clock's absolute count can be too large for a double's ns.
+    const double offset = r == recordings[0] ? 0 : static_cast<double>(r->start_ticks() - start) * period;
     for (vk::KernelTime& t : part) t.begin_ns += offset;
     times.insert(times.end(), part.begin(), part.end());
   }

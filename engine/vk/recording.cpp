@@ -257,13 +257,15 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
 void Recording::note_timed(std::string_view label, bool copy) {
   timed_.push_back({std::string(label), node_, copy});
   if (!copy) ++dispatches_;
-  if (options_.timestamps) {
-    const auto query = static_cast<std::uint32_t>(timed_.size());
-    if (query >= query_capacity_)
-      throw Error(ErrorCode::unsupported, fmt::format("recording '{}' times at most {} dispatches and copies",
-                                                      options_.name, query_capacity_ - 1));
-    device_->fn().vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
+  if (!options_.timestamps) return;
+  const auto query = static_cast<std::uint32_t>(timed_.size());
+  if (query >= query_capacity_) {  // the rest goes untimed rather than failing the program
+    if (query == query_capacity_)
+      log_warn("recording '{}' times its first {} dispatches and copies only", options_.name, query_capacity_ - 1);
+    return;
   }
+  device_->fn().vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
+  stamped_ = timed_.size();
 }
 
 void Recording::copy(const BufferSlice& src, const BufferSlice& dst, std::string_view label) {
@@ -332,7 +334,7 @@ bool Recording::done() const {
 
 std::vector<std::uint64_t> Recording::read_ticks() const {
   if (!options_.timestamps || last_submit_ == 0) return {};
-  std::vector<std::uint64_t> ticks(timed_.size() + 1);
+  std::vector<std::uint64_t> ticks(stamped_ + 1);
   check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0,
                                             static_cast<std::uint32_t>(ticks.size()), ticks.size() * sizeof(std::uint64_t),
                                             ticks.data(), sizeof(std::uint64_t),
@@ -346,15 +348,19 @@ std::vector<KernelTime> Recording::kernel_times() const {
   const std::vector<std::uint64_t> ticks = read_ticks();
   if (ticks.empty()) return times;
   const double period = device_->limits().timestamp_period_ns;
-  for (std::size_t i = 0; i < timed_.size(); ++i)
+  for (std::size_t i = 0; i < stamped_; ++i)
     times.push_back({timed_[i].label, static_cast<double>(ticks[i + 1] - ticks[i]) * period, timed_[i].node,
                      static_cast<double>(ticks[i] - ticks[0]) * period, timed_[i].copy});
   return times;
 }
 
-double Recording::start_ns() const {
-  const std::vector<std::uint64_t> ticks = read_ticks();
-  return ticks.empty() ? 0 : static_cast<double>(ticks[0]) * device_->limits().timestamp_period_ns;
+std::uint64_t Recording::start_ticks() const {
+  if (!options_.timestamps || last_submit_ == 0) return 0;
+  std::uint64_t tick = 0;
+  check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0, 1, sizeof tick, &tick, sizeof tick,
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  return tick;
 }
 
 double Recording::total_ns() const {

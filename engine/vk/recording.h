@@ -127,12 +127,14 @@ class Recording {
   std::size_t dispatch_count() const { return dispatches_; }
   // Device time per dispatch and copy of the last completed replay, in recorded order;
   // needs timestamps on. Each begins where the one before ends: they add up to the replay.
+  // The first 4095 commands only (the timestamp pool's size; a warning names the rest).
   std::vector<KernelTime> kernel_times() const;
   // Sum of kernel_times().
   double total_ns() const;
-  // The device clock at the replay's first timestamp (before its first command), in ns:
-  // comparable between recordings of one queue; 0 without timestamps or a replay.
-  double start_ns() const;
+  // The device clock at the replay's first timestamp (before its first command), in
+  // ticks of DeviceLimits::timestamp_period_ns: comparable between recordings of one
+  // queue; 0 without timestamps or a replay.
+  std::uint64_t start_ticks() const;
 
  private:
   void before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes);
@@ -158,6 +160,7 @@ class Recording {
   };
   std::vector<Timed> timed_;  // every dispatch and copy, in order
   std::size_t dispatches_ = 0;
+  std::size_t stamped_ = 0;  // of timed_, those with a timestamp (all but beyond the pool's size)
   std::string node_;
   Hazards hazards_;  // since the last barrier
   bool finished_ = false;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -161,6 +162,19 @@ TEST(GraphProfiler, NothingIsTimedWithoutAProfiler) {
   const double utilization = timed.monitors().get_latest("DeviceUtilization/0");
   EXPECT_GT(utilization, 0);
   EXPECT_LE(utilization, 100);
+
+  // Trained on without the tracker: what runs is untimed again.
+  const auto again = std::chrono::steady_clock::now();
+  train::TrainOptions on;
+  on.starting_epoch = on.max_epoch = 2;
+  timed.train(on);
+  int ran = 0;
+  for (const callbacks::StepProgram& p : timed.step_programs())
+    if (!p.program->host_spans(again).empty()) {
+      ++ran;
+      EXPECT_FALSE(p.program->timed());
+    }
+  EXPECT_GT(ran, 0);
 }
 
 TEST(GraphProfiler, WantsADirectory) {

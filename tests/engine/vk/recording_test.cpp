@@ -227,5 +227,19 @@ TEST_F(VkTest, TimestampsCoverCopiesAndNameTheirNodes) {
   EXPECT_NEAR(download(c, 1)[0], std::exp(1.0f), 1e-5f) << "the copy ran between them";
 }
 
+// A recording longer than the timestamp pool runs whole and times its first commands
+// (a profiler must not make a large program fail).
+TEST_F(VkTest, CommandsBeyondTheTimestampPoolRunUntimed) {
+  if (!device().limits().timestamps) GTEST_SKIP() << "no timestamps on this queue";
+  const vk::BufferSlice a = scratch(4);
+  vk::Recording recording(device(), {.name = "long", .timestamps = true});
+  for (int i = 0; i < 4100; ++i) vk::fill(recording, a, 4, static_cast<float>(i));
+  recording.finish();
+  recording.run();
+  EXPECT_EQ(recording.dispatch_count(), 4100u);
+  EXPECT_EQ(recording.kernel_times().size(), 4095u);
+  EXPECT_EQ(download(a, 4), std::vector<float>(4, 4099.0f)) << "the untimed ones ran too";
+}
+
 }  // namespace
 }  // namespace vkp::test
