@@ -51,7 +51,12 @@ std::string peak_line() {
                 "peak of %s: %.0f GFLOP/s float32 FMA, %.0f GB/s copying %.0f MiB (%.1f GB/s by a shader's copy)",
                 device().label().c_str(), p.fma_flops * 1e-9, p.bytes_per_second * 1e-9,
                 static_cast<double>(p.copy_bytes) / (1 << 20), p.shader_bytes_per_second * 1e-9);
-  return line;
+  std::string text = line;
+  if (p.matrix_flops > 0) {
+    std::snprintf(line, sizeof line, ", %.0f GFLOP/s float16 on the matrix units", p.matrix_flops * 1e-9);
+    text += line;
+  }
+  return text;
 }
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {

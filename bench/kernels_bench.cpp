@@ -3,6 +3,8 @@
 // printed above the table) and Eigen doing the same work on the host:
 //   GFLOP/s, GB/s   vkpack's rate (GB/s: the fewest bytes the work must read and write)
 //   of_fma_peak     GFLOP/s as a share of the device's float32 FMA peak
+//   of_matrix_peak  the same of its matrix units' float16 peak (gemm_gpu rows that ran on
+//                   them: the ceiling they are held to)
 //   of_bw_peak      GB/s as a share of the device's copy bandwidth
 //   of_shader_bw    GB/s as a share of a shader's copy (peak_copy.comp alone: on CPU
 //                   drivers a shader's stores reach a fraction of memcpy's bandwidth)
@@ -139,8 +141,12 @@ void gemm_gpu(benchmark::State& state) {
   vk::gemm(recording, args, da, db, dc, vk::BufferSlice{});
   recording.finish();
   replay(state, recording);
-  state.counters["ran_" + std::string(vk::to_string(vk::gemm_variant_for(args, da, db, dev)))] = 1;
-  report_rates(state, 2.0 * s * s * static_cast<double>(s), (half ? 4.0 : 8.0) * count + 4.0 * count);
+  const vk::GemmVariant ran = vk::gemm_variant_for(args, da, db, dev);
+  state.counters["ran_" + std::string(vk::to_string(ran))] = 1;
+  const double flops = 2.0 * s * s * static_cast<double>(s);
+  report_rates(state, flops, (half ? 4.0 : 8.0) * count + 4.0 * count);
+  if (vk::on_matrix_units(ran) && peak().matrix_flops > 0)
+    state.counters["of_matrix_peak"] = flops / (state.counters["device_ms"].value * 1e-3) / peak().matrix_flops;
 }
 
 // Implicit-GEMM convolution (vk::implicit_conv), 3x3 SAME stride 1, NHWC: one of its

@@ -14,6 +14,7 @@ namespace vkp::vk {
 namespace {
 
 constexpr float kA = 0.999f, kB = 0.001f;
+constexpr float kMatrixValue = 1.0f / 64;  // both operands' elements: sums stay exact
 constexpr int kRuns = 3;  // the best of these, at the final size
 
 struct FmaPush {
@@ -48,6 +49,25 @@ double fma_rate(Device& device, double min_seconds) {
     const double seconds = best_of_runs(recording);
     if (seconds >= min_seconds || iterations >= (1u << 24))
       return 256.0 * invocations * static_cast<double>(iterations) / seconds;
+  }
+}
+
+double matrix_rate(Device& device, double min_seconds) {
+  // 16 workgroups of 4 subgroups a multiprocessor on the largest GPUs vkpack knows (132 on
+  // an H100): every matrix unit busy, with chains enough in flight to hide their latency.
+  constexpr std::uint32_t groups = 4096;
+  const std::uint32_t subgroups = groups * kPeakMatrixSubgroups;
+  Arena arena(device, MemoryUse::device, "peak matrix");
+  const BufferSlice out = arena.allocate(std::uint64_t{subgroups} * 1024 * 4, "peak matrix result");
+  for (std::uint32_t iterations = 8;; iterations *= 4) {
+    Recording recording(device, {.name = "peak matrix", .timestamps = true});
+    record_peak_matrix(recording, out, groups, iterations);
+    recording.finish();
+    recording.run();  // warm-up
+    const double seconds = best_of_runs(recording);
+    // A round: 4 chains x 2 x 16^3 FLOPs a subgroup.
+    if (seconds >= min_seconds || iterations >= (1u << 20))
+      return 8.0 * 4 * 2 * 4096 * subgroups * static_cast<double>(iterations) / seconds;
   }
 }
 
@@ -115,6 +135,16 @@ void record_peak_fma(Recording& recording, const BufferSlice& out, std::uint32_t
   recording.dispatch(kernel, {out}, FmaPush{iterations, kA, kB}, {invocations / 256, 1, 1}, "peak_fma");
 }
 
+void record_peak_matrix(Recording& recording, const BufferSlice& out, std::uint32_t groups, std::uint32_t iterations) {
+  Device& device = recording.device();
+  if (!device.has_matrix_shape(16, 16, 16))
+    throw Error(ErrorCode::unsupported, "peak_matrix: " + device.label() + " has no 16x16x16 float16 matrix units");
+  require_elements(out, std::uint64_t{groups} * kPeakMatrixSubgroups * 1024, "peak_matrix", "out");
+  const Kernel& kernel =
+      device.kernel(shaders::peak_matrix, {{0, kPeakMatrixSubgroups * device.limits().subgroup_size}});
+  recording.dispatch(kernel, {out}, FmaPush{iterations, kMatrixValue, kMatrixValue}, {groups, 1, 1}, "peak_matrix");
+}
+
 void record_peak_copy(Recording& recording, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
                       std::uint32_t groups) {
   if (bytes % 16 != 0 || bytes / 16 > UINT32_MAX || src.size < bytes || dst.size < bytes)
@@ -136,6 +166,11 @@ float peak_fma_reference(std::uint32_t invocation, std::uint32_t iterations) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
+float peak_matrix_reference(std::uint32_t iterations) {
+  // Each product adds 16 x (1/64)^2 = 1/256 to an element, 8 x iterations times.
+  return static_cast<float>(8.0 * iterations / 256.0);
+}
+
 Peak measure_peak(Device& device, double min_seconds) {
   if (!device.limits().timestamps)
     throw Error(ErrorCode::unsupported, device.label() + " has no timestamps on its compute queue: no peak to time");
@@ -143,6 +178,7 @@ Peak measure_peak(Device& device, double min_seconds) {
   peak.fma_flops = fma_rate(device, min_seconds);
   peak.copy_bytes = copy_bytes_for(device);
   copy_rates(device, min_seconds, peak);
+  if (device.has_matrix_shape(16, 16, 16)) peak.matrix_flops = matrix_rate(device, min_seconds);
   return peak;
 }
 

@@ -1,6 +1,7 @@
 // The peak microbenchmarks (vk::measure_peak) compute what they claim: peak_fma's chains
 // against the host's multiply-adds in the kernel's order, peak_copy's copy
-// element for element, and measure_peak's rates are finite and positive.
+// element for element, peak_matrix's products summed exactly (where the device has matrix
+// units), and measure_peak's rates are finite and positive.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,6 +49,21 @@ TEST_F(Peak, TheCopyCopiesEveryElement) {
   EXPECT_EQ(download(dst, floats), values);
 }
 
+TEST_F(Peak, TheMatrixChainsSumTheirProductsExactly) {
+  if (!device().has_matrix_shape(16, 16, 16))
+    GTEST_SKIP() << device().label() << " has no 16x16x16 float16 matrix units enabled (VK_NV_cooperative_matrix)";
+  const std::uint32_t groups = 3, iterations = 7;  // 56 rounds
+  const std::size_t floats = std::size_t{groups} * vk::kPeakMatrixSubgroups * 1024;
+  const vk::BufferSlice out = scratch(floats);
+  vk::Recording recording(device(), {.name = "peak matrix test"});
+  vk::record_peak_matrix(recording, out, groups, iterations);
+  recording.finish();
+  recording.run();
+  // Every element of every subgroup's chains, and one round more is told apart.
+  EXPECT_EQ(download(out, floats), std::vector<float>(floats, vk::peak_matrix_reference(iterations)));
+  EXPECT_NE(vk::peak_matrix_reference(iterations + 1), vk::peak_matrix_reference(iterations));
+}
+
 TEST_F(Peak, MeasuredRatesArePositive) {
   if (!device().limits().timestamps) GTEST_SKIP() << device().label() << " has no timestamps";
   const vk::Peak peak = vk::measure_peak(device(), 0.002);
@@ -57,6 +73,10 @@ TEST_F(Peak, MeasuredRatesArePositive) {
       << peak.shader_bytes_per_second << " by the shader, " << peak.bytes_per_second << " at best";
   EXPECT_GT(peak.copy_bytes, 0u);
   EXPECT_LE(peak.copy_bytes, device().limits().max_storage_buffer_range);
+  if (device().has_matrix_shape(16, 16, 16))
+    EXPECT_TRUE(std::isfinite(peak.matrix_flops) && peak.matrix_flops > 0) << peak.matrix_flops;
+  else
+    EXPECT_EQ(peak.matrix_flops, 0.0);
 }
 
 TEST_F(Peak, BadSizesAreRefused) {
@@ -65,6 +85,7 @@ TEST_F(Peak, BadSizesAreRefused) {
   EXPECT_THROW(vk::record_peak_fma(recording, out, 100, 1), Error);
   EXPECT_THROW(vk::record_peak_copy(recording, out, out, 10, 1), Error);
   EXPECT_THROW(vk::record_peak_copy(recording, out, out, 4096, 1), Error);  // beyond the slices
+  EXPECT_THROW(vk::record_peak_matrix(recording, out, 1, 1), Error);        // 4096 floats; or no matrix units
 }
 
 }  // namespace
