@@ -5,13 +5,18 @@
 //     kMode 0 (statistics): count, mean and sum of squared deviations (Welford);
 //     kMode 1 (gradient sums): sum dy and sum dy * xhat, xhat = (x - mean) / sqrt(var + eps);
 //       with kRelu, dy counts as 0 where xhat * gamma + beta <= 0 (a ReLU followed);
-//   pass 1, one invocation per channel, merges the chunks in order into out[2][c]:
+//   pass 1, one workgroup per channel, merges the chunks into out[2][c]: invocation t
+//     merges the t-th of 64 runs of consecutive chunks in order, then the 64 results are
+//     merged pairwise in shared memory (t with t + 32, then t with t + 16, ...):
 //     kMode 0: mean and biased variance (Chan et al.'s pairwise update);
 //     kMode 1: sum dy and sum dy * xhat.
+// A pass-0 invocation loads 4 rows before it adds them (in order), so that a GPU has 4
+// loads in flight, not one: the loop is latency-bound there.
 // With kVec4 (c % 4 == 0, x and dy aligned), a pass-0 invocation takes 4 neighbouring
 // channels as one vec4, the same arithmetic per channel in the same order (a CPU device
 // loads a vec4 for the price of a float).
 // x and dy may be float16 (f16_storage.glsl). Push constants mirror vkp::vk::BatchNormPush.
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #if defined(VKP_F16) && !defined(VKP_F16_PACKED)
 #extension GL_EXT_shader_16bit_storage : require
@@ -50,12 +55,16 @@ void partials4(uint index, uint m, uint chunks) {
   vec4 a = vec4(0.0), b = vec4(0.0);
   float count = 0.0;
   if (kMode == 0) {
-    for (uint r = begin; r < end; ++r) {
-      const vec4 v = load4_x(r * c4 + j);
-      count += 1.0;
-      const vec4 delta = v - a;
-      a += delta / count;
-      b += delta * (v - a);
+    for (uint r0 = begin; r0 < end; r0 += 4) {
+      vec4 v[4];
+      [[unroll]] for (uint q = 0; q < 4; ++q) v[q] = r0 + q < end ? load4_x((r0 + q) * c4 + j) : vec4(0.0);
+      [[unroll]] for (uint q = 0; q < 4; ++q) {
+        if (r0 + q >= end) break;
+        count += 1.0;
+        const vec4 delta = v[q] - a;
+        a += delta / count;
+        b += delta * (v[q] - a);
+      }
     }
   } else {
     const uint ch = 4 * j;
@@ -64,12 +73,21 @@ void partials4(uint index, uint m, uint chunks) {
     const vec4 rstd = inversesqrt(var + p.eps);
     const vec4 gam = kRelu ? vec4(gamma[ch], gamma[ch + 1], gamma[ch + 2], gamma[ch + 3]) : vec4(0.0);
     const vec4 bet = kRelu ? vec4(beta[ch], beta[ch + 1], beta[ch + 2], beta[ch + 3]) : vec4(0.0);
-    for (uint r = begin; r < end; ++r) {
-      const vec4 xhat = (load4_x(r * c4 + j) - mean) * rstd;
-      vec4 g = load4_dy(r * c4 + j);
-      if (kRelu) g = mix(vec4(0.0), g, greaterThan(xhat * gam + bet, vec4(0.0)));
-      a += g;
-      b += g * xhat;
+    for (uint r0 = begin; r0 < end; r0 += 4) {
+      vec4 xs[4], gs[4];
+      [[unroll]] for (uint q = 0; q < 4; ++q) {
+        const bool in_chunk = r0 + q < end;
+        xs[q] = in_chunk ? load4_x((r0 + q) * c4 + j) : vec4(0.0);
+        gs[q] = in_chunk ? load4_dy((r0 + q) * c4 + j) : vec4(0.0);
+      }
+      [[unroll]] for (uint q = 0; q < 4; ++q) {
+        if (r0 + q >= end) break;
+        const vec4 xhat = (xs[q] - mean) * rstd;
+        vec4 g = gs[q];
+        if (kRelu) g = mix(vec4(0.0), g, greaterThan(xhat * gam + bet, vec4(0.0)));
+        a += g;
+        b += g * xhat;
+      }
     }
   }
   for (uint e = 0; e < 4; ++e) {
@@ -78,6 +96,25 @@ void partials4(uint index, uint m, uint chunks) {
     partial[at + 1] = a[e];
     partial[at + 2] = b[e];
   }
+}
+
+const uint kGroup = 64;  // local_size_x
+shared vec3 merged[kGroup];  // pass 1: each invocation's (count, a, b)
+
+// Adds the partial (nb, mb, qb) to (count, a, b): kMode 0 by Chan et al.'s update of
+// count, mean and sum of squared deviations (an empty side changes nothing), kMode 1 as
+// two sums.
+void merge(inout float count, inout float a, inout float b, float nb, float mb, float qb) {
+  if (kMode != 0) {
+    a += mb;
+    b += qb;
+    return;
+  }
+  if (nb == 0.0) return;
+  const float total = count + nb, delta = mb - a;
+  b += qb + delta * delta * count * nb / total;
+  a += delta * nb / total;
+  count = total;
 }
 
 void main() {
@@ -93,22 +130,35 @@ void main() {
     const uint begin = s * p.chunk, end = min(m, begin + p.chunk);
     float a = 0.0, b = 0.0, count = 0.0;
     if (kMode == 0) {
-      for (uint r = begin; r < end; ++r) {  // Welford: a = mean, b = sum of squared deviations
-        const float v = load_x(r * p.c + ch);
-        count += 1.0;
-        const float delta = v - a;
-        a += delta / count;
-        b += delta * (v - a);
+      for (uint r0 = begin; r0 < end; r0 += 4) {  // Welford: a = mean, b = sum of squared deviations
+        float v[4];
+        [[unroll]] for (uint q = 0; q < 4; ++q) v[q] = r0 + q < end ? load_x((r0 + q) * p.c + ch) : 0.0;
+        [[unroll]] for (uint q = 0; q < 4; ++q) {
+          if (r0 + q >= end) break;
+          count += 1.0;
+          const float delta = v[q] - a;
+          a += delta / count;
+          b += delta * (v[q] - a);
+        }
       }
     } else {
       const float mean = stats[ch], rstd = inversesqrt(stats[p.c + ch] + p.eps);
-      for (uint r = begin; r < end; ++r) {
-        // As batch_norm.comp computes xhat and the ReLU's input, operation for operation.
-        const float xhat = (load_x(r * p.c + ch) - mean) * rstd;
-        float g = load_dy(r * p.c + ch);
-        if (kRelu && !(xhat * gamma[ch] + beta[ch] > 0.0)) g = 0.0;
-        a += g;
-        b += g * xhat;
+      for (uint r0 = begin; r0 < end; r0 += 4) {
+        float xs[4], gs[4];
+        [[unroll]] for (uint q = 0; q < 4; ++q) {
+          const bool in_chunk = r0 + q < end;
+          xs[q] = in_chunk ? load_x((r0 + q) * p.c + ch) : 0.0;
+          gs[q] = in_chunk ? load_dy((r0 + q) * p.c + ch) : 0.0;
+        }
+        [[unroll]] for (uint q = 0; q < 4; ++q) {
+          if (r0 + q >= end) break;
+          // As batch_norm.comp computes xhat and the ReLU's input, operation for operation.
+          const float xhat = (xs[q] - mean) * rstd;
+          float g = gs[q];
+          if (kRelu && !(xhat * gamma[ch] + beta[ch] > 0.0)) g = 0.0;
+          a += g;
+          b += g * xhat;
+        }
       }
     }
     partial[3 * index] = count;
@@ -116,21 +166,27 @@ void main() {
     partial[3 * index + 2] = b;
     return;
   }
-  if (index >= p.c) return;
+  // Pass 1: workgroup ch merges channel ch's chunks.
+  const uint ch = linear_group(), t = gl_LocalInvocationID.x;
+  if (ch >= p.c) return;  // the whole workgroup: no barrier is skipped by part of one
+  const uint per = (chunks + kGroup - 1) / kGroup, first = min(chunks, t * per), last = min(chunks, first + per);
   float count = 0.0, a = 0.0, b = 0.0;
-  for (uint s = 0; s < chunks; ++s) {
-    const uint at = 3 * (s * p.c + index);
-    if (kMode == 0) {
-      const float nb = partial[at], mb = partial[at + 1], total = count + nb;
-      const float delta = mb - a;
-      b += partial[at + 2] + delta * delta * count * nb / total;
-      a += delta * nb / total;
-      count = total;
-    } else {
-      a += partial[at + 1];
-      b += partial[at + 2];
-    }
+  for (uint s = first; s < last; ++s) {
+    const uint at = 3 * (s * p.c + ch);
+    merge(count, a, b, partial[at], partial[at + 1], partial[at + 2]);
   }
-  out_[index] = a;
-  out_[p.c + index] = kMode == 0 ? b / count : b;
+  merged[t] = vec3(count, a, b);
+  barrier();
+  [[unroll]] for (uint half_ = kGroup / 2; half_ > 0; half_ /= 2) {
+    if (t < half_) {
+      const vec3 other = merged[t + half_];
+      merge(count, a, b, other.x, other.y, other.z);
+      merged[t] = vec3(count, a, b);
+    }
+    barrier();
+  }
+  if (t == 0) {
+    out_[ch] = a;
+    out_[p.c + ch] = kMode == 0 ? b / count : b;
+  }
 }
