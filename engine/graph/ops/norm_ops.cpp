@@ -81,7 +81,8 @@ std::size_t workspace_stats(const Node&, std::span<const TensorType> in, const T
 
 void lower_stats(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
-  vk::batch_norm_stats(ctx.recording, static_cast<std::uint64_t>(m), u(c), ctx.in[0], ctx.out, ctx.workspace);
+  vk::batch_norm_stats(ctx.recording, {.m = static_cast<std::uint64_t>(m), .c = u(c), .x = ctx.in[0], .stats = ctx.out},
+                       ctx.workspace);
 }
 
 RefTensor reference_stats(const Node&, std::span<const RefTensor* const> in, RefState&) {
@@ -134,8 +135,15 @@ std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in
 void lower_batch_norm(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
   const BatchNormAttrs& a = ctx.attrs<BatchNormAttrs>();
-  vk::batch_norm_apply(ctx.recording, vk::BatchNormMode::forward, static_cast<std::uint64_t>(m), u(c), a.epsilon,
-                       ctx.in[0], ctx.in[1], ctx.in[2], ctx.in[3], ctx.in[0], ctx.in[1], ctx.out, a.relu);
+  const vk::BatchNormArgs args{.m = static_cast<std::uint64_t>(m),
+                               .c = u(c),
+                               .eps = a.epsilon,
+                               .x = ctx.in[0],
+                               .stats = ctx.in[1],
+                               .gamma = ctx.in[2],
+                               .beta = ctx.in[3],
+                               .relu = a.relu};
+  vk::batch_norm_apply(ctx.recording, vk::BatchNormMode::forward, args, ctx.out);
 }
 
 RefTensor reference_batch_norm(const Node& node, std::span<const RefTensor* const> in, RefState&) {
@@ -184,10 +192,16 @@ std::size_t workspace_grad_sums(const Node& node, std::span<const TensorType> in
 void lower_grad_sums(LowerContext& ctx) {
   const auto [m, c] = rows_channels(ctx.in_types[0]);
   const BatchNormAttrs& a = ctx.attrs<BatchNormAttrs>();
-  std::optional<vk::BatchNormRelu> relu;
-  if (a.relu) relu = vk::BatchNormRelu{ctx.in[3], ctx.in[4]};
-  vk::batch_norm_grad_sums(ctx.recording, static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1],
-                           ctx.in[2], ctx.out, ctx.workspace, relu);
+  vk::BatchNormArgs args{.m = static_cast<std::uint64_t>(m),
+                         .c = u(c),
+                         .eps = a.epsilon,
+                         .x = ctx.in[0],
+                         .stats = ctx.in[1],
+                         .dy = ctx.in[2],
+                         .sums = ctx.out,
+                         .relu = a.relu};
+  if (a.relu) args.gamma = ctx.in[3], args.beta = ctx.in[4];
+  vk::batch_norm_grad_sums(ctx.recording, args, ctx.workspace);
 }
 
 RefTensor reference_grad_sums(const Node& node, std::span<const RefTensor* const> in, RefState&) {
@@ -220,10 +234,19 @@ TensorType infer_grad_input(const Node& node, std::span<const TensorType> in) {
 void lower_grad_input(LowerContext& ctx) {
   const BatchNormAttrs& a = ctx.attrs<BatchNormAttrs>();
   const auto [m, c] = rows_channels(ctx.in_types[0]);
-  vk::batch_norm_apply(ctx.recording,
-                       a.batch_stats ? vk::BatchNormMode::grad_batch_statistics : vk::BatchNormMode::grad_fixed_statistics,
-                       static_cast<std::uint64_t>(m), u(c), a.epsilon, ctx.in[0], ctx.in[1], ctx.in[2],
-                       a.relu ? ctx.in[5] : ctx.in[2], ctx.in[3], ctx.in[4], ctx.out, a.relu);
+  vk::BatchNormArgs args{.m = static_cast<std::uint64_t>(m),
+                         .c = u(c),
+                         .eps = a.epsilon,
+                         .x = ctx.in[0],
+                         .stats = ctx.in[1],
+                         .gamma = ctx.in[2],
+                         .dy = ctx.in[3],
+                         .sums = ctx.in[4],
+                         .relu = a.relu};
+  if (a.relu) args.beta = ctx.in[5];
+  const vk::BatchNormMode mode =
+      a.batch_stats ? vk::BatchNormMode::grad_batch_statistics : vk::BatchNormMode::grad_fixed_statistics;
+  vk::batch_norm_apply(ctx.recording, mode, args, ctx.out);
 }
 
 RefTensor reference_grad_input(const Node& node, std::span<const RefTensor* const> in, RefState&) {

@@ -42,21 +42,30 @@ std::uint32_t checked_n(std::uint64_t m, std::uint64_t c) {
   return static_cast<std::uint32_t>(m * c);
 }
 
-void reduce(Recording& recording, std::uint32_t mode, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
-            const BufferSlice& dy, const BufferSlice& stats, const BufferSlice& out, const BufferSlice& workspace,
-            const std::optional<BatchNormRelu>& relu = std::nullopt) {
+// An operand a kernel does not read still takes a binding: `fallback` stands in for it.
+BufferSlice or_else(const BufferSlice& slice, const BufferSlice& fallback) {
+  return slice.buffer != VK_NULL_HANDLE ? slice : fallback;
+}
+
+// mode 0: out = stats of x; mode 1: out = gradient sums of dy (masked by the ReLU).
+void reduce(Recording& recording, std::uint32_t mode, const BatchNormArgs& args, const BufferSlice& out,
+            const BufferSlice& workspace) {
+  const std::uint64_t m = args.m;
+  const std::uint32_t c = args.c;
   const std::uint32_t n = checked_n(m, c);
   const std::uint64_t chunk = chunk_rows(m, c), chunks = (m + chunk - 1) / chunk;
-  require_elements(x, n, "batch_norm", "x");
+  require_elements(args.x, n, "batch_norm", "x");
   require_elements(out, 2ull * c, "batch_norm", "output statistics");
   require_elements(workspace, chunks * c * 3, "batch_norm", "workspace");
   if (n == 0) return;
   Device& device = recording.device();
-  const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), eps};
+  const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), args.eps};
   const BufferSlice partial = workspace.sub(0, chunks * c * 12);
-  // Without a ReLU, gamma and beta are not read: the output stands in for them.
-  const BufferSlice gamma = relu ? relu->gamma : out, beta = relu ? relu->beta : out;
-  const std::uint32_t masked = relu ? 1 : 0;
+  // Without a ReLU, gamma and beta are not read (nor dy and the statistics in mode 0):
+  // the input and the output stand in for them.
+  const BufferSlice x = args.x, dy = mode == 0 ? x : args.dy, stats = mode == 0 ? out : args.stats;
+  const BufferSlice gamma = args.relu ? args.gamma : out, beta = args.relu ? args.beta : out;
+  const std::uint32_t masked = args.relu ? 1 : 0;
   const std::uint32_t vec4 = c % 4 == 0 && x.offset % 16 == 0 && (mode == 0 || dy.offset % 16 == 0) ? 1 : 0;
   const std::uint64_t pass0 = chunks * (vec4 ? c / 4 : c);  // invocations
   // x and dy may be float16; the partial sums and the statistics are float32.
@@ -78,47 +87,46 @@ std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c) {
   return std::max<std::uint64_t>((m + chunk - 1) / chunk * c * 12, 16);
 }
 
-void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, const BufferSlice& x,
-                      const BufferSlice& stats, const BufferSlice& workspace) {
-  reduce(recording, 0, m, c, 0.0f, x, x, stats, stats, workspace);  // dy and the statistics are not read
+void batch_norm_stats(Recording& recording, const BatchNormArgs& args, const BufferSlice& workspace) {
+  reduce(recording, 0, args, args.stats, workspace);
 }
 
-void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
-                          const BufferSlice& stats, const BufferSlice& dy, const BufferSlice& sums,
-                          const BufferSlice& workspace, const std::optional<BatchNormRelu>& relu) {
-  require_elements(dy, m * c, "batch_norm", "dy");
-  require_elements(stats, 2ull * c, "batch_norm", "statistics");
-  if (relu) {
-    require_elements(relu->gamma, c, "batch_norm", "gamma");
-    require_elements(relu->beta, c, "batch_norm", "beta");
+void batch_norm_grad_sums(Recording& recording, const BatchNormArgs& args, const BufferSlice& workspace) {
+  require_elements(args.dy, args.m * args.c, "batch_norm", "dy");
+  require_elements(args.stats, 2ull * args.c, "batch_norm", "statistics");
+  if (args.relu) {
+    require_elements(args.gamma, args.c, "batch_norm", "gamma");
+    require_elements(args.beta, args.c, "batch_norm", "beta");
   }
-  reduce(recording, 1, m, c, eps, x, dy, stats, sums, workspace, relu);
+  reduce(recording, 1, args, args.sums, workspace);
 }
 
-void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m, std::uint32_t c, float eps,
-                      const BufferSlice& x, const BufferSlice& stats, const BufferSlice& gamma,
-                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out,
-                      bool relu) {
+void batch_norm_apply(Recording& recording, BatchNormMode mode, const BatchNormArgs& args, const BufferSlice& out) {
+  const std::uint64_t m = args.m;
+  const std::uint32_t c = args.c;
   const std::uint32_t n = checked_n(m, c);
-  require_elements(x, n, "batch_norm", "x");
-  require_elements(stats, 2ull * c, "batch_norm", "statistics");
-  require_elements(gamma, c, "batch_norm", "gamma");
+  require_elements(args.x, n, "batch_norm", "x");
+  require_elements(args.stats, 2ull * c, "batch_norm", "statistics");
+  require_elements(args.gamma, c, "batch_norm", "gamma");
   const bool forward = mode == BatchNormMode::forward;
-  if (forward || relu) require_elements(beta, c, "batch_norm", "beta");
-  if (!forward) require_elements(dy, n, "batch_norm", "dy");
-  if (mode == BatchNormMode::grad_batch_statistics) require_elements(sums, 2ull * c, "batch_norm", "sums");
+  if (forward || args.relu) require_elements(args.beta, c, "batch_norm", "beta");
+  if (!forward) require_elements(args.dy, n, "batch_norm", "dy");
+  if (mode == BatchNormMode::grad_batch_statistics) require_elements(args.sums, 2ull * c, "batch_norm", "sums");
   require_elements(out, n, "batch_norm", "output");
   if (n == 0) return;
+  // Operands the mode does not read: the forward's dy is x (so that both may be texel
+  // buffers), beta and the sums are gamma and the statistics.
+  const BufferSlice x = args.x, dy = forward ? x : args.dy;
+  const BufferSlice beta = or_else(args.beta, args.gamma), sums = or_else(args.sums, args.stats);
   const bool vec4 = c % 4 == 0 && x.offset % 16 == 0 && out.offset % 16 == 0 && dy.offset % 16 == 0;
   Device& device = recording.device();
   // x, dy and out may be float16 (and the bindings they stand in for).
-  // The forward reads no dy: x stands in for it, so that both may be texel buffers.
-  const BufferSlice bindings[] = {x, stats, gamma, beta, forward ? x : dy, sums, out};
+  const BufferSlice bindings[] = {x, args.stats, args.gamma, beta, dy, sums, out};
   const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16,
                                         shaders::batch_norm_texel_f16, 0b0010001, bindings,
-                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, relu}}, 0b1010001);
+                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, args.relu}}, 0b1010001);
   const std::uint64_t per_row = vec4 ? c / 4 : c, stride = apply_row_stride(m, per_row, device.kind());
-  recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), eps},
+  recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), args.eps},
                      grid_1d((stride * per_row + kGroup - 1) / kGroup, device), "batch_norm");
 }
 

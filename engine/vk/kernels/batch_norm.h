@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 
 #include "engine/vk/kernels/launch.h"
 
@@ -24,28 +23,34 @@ static_assert(sizeof(BatchNormPush) == 16);
 // Values are batch_norm.comp's kMode.
 enum class BatchNormMode : std::uint32_t { forward, grad_batch_statistics, grad_fixed_statistics };
 
-// A ReLU after the batch norm, fused: the forward writes max(0, y); the gradients take
-// dy as 0 where xhat * gamma + beta <= 0, recomputed from x as the forward computed it.
-struct BatchNormRelu {
-  BufferSlice gamma, beta;
+// One batch norm over x viewed as [m, c] (channels last): its extents, epsilon and
+// operands. Each function below says which operands it reads and which one it writes;
+// the others may stay empty.
+struct BatchNormArgs {
+  std::uint64_t m = 0;
+  std::uint32_t c = 0;
+  float eps = 0;
+  BufferSlice x;
+  BufferSlice stats;        // [2, c]: mean, biased variance
+  BufferSlice gamma, beta;  // [c] each
+  BufferSlice dy;           // like x
+  BufferSlice sums;         // [2, c]: sum dy, sum dy * xhat
+  // A ReLU after the batch norm, fused: the forward writes max(0, y); the gradients take
+  // dy as 0 where xhat * gamma + beta <= 0, recomputed from x as the forward computed it
+  // (gamma and beta are then read in every mode).
+  bool relu = false;
 };
 
 // Scratch bytes of the two-pass reductions.
 std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c);
 
-// stats [2, c] = (mean, biased variance) of every channel.
-void batch_norm_stats(Recording& recording, std::uint64_t m, std::uint32_t c, const BufferSlice& x,
-                      const BufferSlice& stats, const BufferSlice& workspace);
-// sums [2, c] = (sum dy, sum dy * xhat) of every channel (dy masked by `relu` if given).
-void batch_norm_grad_sums(Recording& recording, std::uint64_t m, std::uint32_t c, float eps, const BufferSlice& x,
-                          const BufferSlice& stats, const BufferSlice& dy, const BufferSlice& sums,
-                          const BufferSlice& workspace, const std::optional<BatchNormRelu>& relu = std::nullopt);
-// out = the mode's elementwise formula (shaders/batch_norm.comp); `relu`: a fused ReLU
-// (BatchNormRelu; beta is then read in every mode). Operands a mode does not read may be
-// any slice.
-void batch_norm_apply(Recording& recording, BatchNormMode mode, std::uint64_t m, std::uint32_t c, float eps,
-                      const BufferSlice& x, const BufferSlice& stats, const BufferSlice& gamma,
-                      const BufferSlice& beta, const BufferSlice& dy, const BufferSlice& sums, const BufferSlice& out,
-                      bool relu = false);
+// Writes args.stats, each channel's (mean, biased variance) of args.x.
+void batch_norm_stats(Recording& recording, const BatchNormArgs& args, const BufferSlice& workspace);
+// Writes args.sums, each channel's (sum dy, sum dy * xhat) from x, stats and dy (and with
+// args.relu, gamma and beta).
+void batch_norm_grad_sums(Recording& recording, const BatchNormArgs& args, const BufferSlice& workspace);
+// out = the mode's elementwise formula (shaders/batch_norm.comp): forward reads x, stats,
+// gamma and beta; the gradients x, stats, gamma, dy, and with batch statistics the sums.
+void batch_norm_apply(Recording& recording, BatchNormMode mode, const BatchNormArgs& args, const BufferSlice& out);
 
 }  // namespace vkp::vk

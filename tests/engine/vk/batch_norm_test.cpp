@@ -74,9 +74,11 @@ TEST_F(BatchNormReduce, StatisticsAndGradientSumsMatchTheHostAtEdgeShapes) {
     const vk::BufferSlice work = arena().allocate(vk::batch_norm_workspace_bytes(s.m, s.c), "workspace");
     const vk::BufferSlice stats = scratch(2 * s.c), sums = scratch(2 * s.c), masked = scratch(2 * s.c);
     vk::Recording recording(device(), {.name = "batch norm reduce test"});
-    vk::batch_norm_stats(recording, s.m, s.c, dx, stats, work);
-    vk::batch_norm_grad_sums(recording, s.m, s.c, eps, dx, stats, ddy, sums, work);
-    vk::batch_norm_grad_sums(recording, s.m, s.c, eps, dx, stats, ddy, masked, work, vk::BatchNormRelu{dgamma, dbeta});
+    vk::BatchNormArgs args{.m = s.m, .c = s.c, .eps = eps, .x = dx, .stats = stats, .dy = ddy, .sums = sums};
+    vk::batch_norm_stats(recording, args, work);
+    vk::batch_norm_grad_sums(recording, args, work);
+    args.gamma = dgamma, args.beta = dbeta, args.sums = masked, args.relu = true;
+    vk::batch_norm_grad_sums(recording, args, work);
     recording.finish();
     recording.run();
 

@@ -219,19 +219,41 @@ TEST_P(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
     const vk::BufferSlice gamma = upload(random_floats(c, 302 + c, 0.5f, 1.5f)), beta = upload(random_floats(c, 303 + c));
     const vk::BufferSlice work = arena().allocate(vk::batch_norm_workspace_bytes(m, c), "w");
     const vk::BufferSlice stats = result(2 * c, false);
-    run([&](vk::Recording& r) { vk::batch_norm_stats(r, m, c, upload(x), stats, work); });
+    run([&](vk::Recording& r) { vk::batch_norm_stats(r, {.m = m, .c = c, .x = upload(x), .stats = stats}, work); });
     both_widths(2 * c, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
-      vk::batch_norm_stats(r, m, c, put(x, half), out, work);
+      vk::batch_norm_stats(r, {.m = m, .c = c, .x = put(x, half), .stats = out}, work);
     });
     both_widths(2 * c, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
-      vk::batch_norm_grad_sums(r, m, c, 1e-3f, put(x, half), stats, put(dy, half), out, work,
-                               vk::BatchNormRelu{gamma, beta});
+      const vk::BatchNormArgs args{.m = m,
+                                   .c = c,
+                                   .eps = 1e-3f,
+                                   .x = put(x, half),
+                                   .stats = stats,
+                                   .gamma = gamma,
+                                   .beta = beta,
+                                   .dy = put(dy, half),
+                                   .sums = out,
+                                   .relu = true};
+      vk::batch_norm_grad_sums(r, args, work);
     });
     const vk::BufferSlice sums = result(2 * c, false);
-    run([&](vk::Recording& r) { vk::batch_norm_grad_sums(r, m, c, 1e-3f, upload(x), stats, upload(dy), sums, work); });
+    run([&](vk::Recording& r) {
+      vk::batch_norm_grad_sums(
+          r, {.m = m, .c = c, .eps = 1e-3f, .x = upload(x), .stats = stats, .dy = upload(dy), .sums = sums}, work);
+    });
     for (const vk::BatchNormMode mode : {vk::BatchNormMode::forward, vk::BatchNormMode::grad_batch_statistics})
       both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
-        vk::batch_norm_apply(r, mode, m, c, 1e-3f, put(x, half), stats, gamma, beta, put(dy, half), sums, out, true);
+        const vk::BatchNormArgs args{.m = m,
+                                     .c = c,
+                                     .eps = 1e-3f,
+                                     .x = put(x, half),
+                                     .stats = stats,
+                                     .gamma = gamma,
+                                     .beta = beta,
+                                     .dy = put(dy, half),
+                                     .sums = sums,
+                                     .relu = true};
+        vk::batch_norm_apply(r, mode, args, out);
       });
   }
 }
