@@ -5,13 +5,14 @@
 //     kMode 0 (statistics): count, mean and sum of squared deviations (Welford);
 //     kMode 1 (gradient sums): sum dy and sum dy * xhat, xhat = (x - mean) / sqrt(var + eps);
 //       with kRelu, dy counts as 0 where xhat * gamma + beta <= 0 (a ReLU followed);
-//   pass 1, one workgroup per channel, merges the chunks into out[2][c]: invocation t
-//     merges the t-th of 64 runs of consecutive chunks in order, then the 64 results are
-//     merged pairwise in shared memory (t with t + 32, then t with t + 16, ...):
+//   pass 1 merges each channel's chunks into out[2][c]: with kTree (GPUs), one workgroup
+//     per channel, invocation t merging the t-th of 64 runs of consecutive chunks in
+//     order, then the 64 results merged pairwise in shared memory (t with t + 32, then t
+//     with t + 16, ...); without (CPU devices), one invocation per channel, in order:
 //     kMode 0: mean and biased variance (Chan et al.'s pairwise update);
 //     kMode 1: sum dy and sum dy * xhat.
-// A pass-0 invocation loads 4 rows before it adds them (in order), so that a GPU has 4
-// loads in flight, not one: the loop is latency-bound there.
+// With kTree a pass-0 invocation loads 4 rows before it adds them (in order), so that a
+// GPU has 4 loads in flight, not one: the loop is latency-bound there.
 // With kVec4 (c % 4 == 0, x and dy aligned), a pass-0 invocation takes 4 neighbouring
 // channels as one vec4, the same arithmetic per channel in the same order (a CPU device
 // loads a vec4 for the price of a float).
@@ -28,6 +29,8 @@ layout(constant_id = 0) const uint kMode = 0;
 layout(constant_id = 1) const uint kPass = 0;
 layout(constant_id = 2) const bool kRelu = false;
 layout(constant_id = 3) const bool kVec4 = false;
+layout(constant_id = 4) const bool kTree = true;
+const uint kRows = kTree ? 4 : 1;  // rows a pass-0 invocation loads at once (up to 4)
 
 #include "f16_storage.glsl"
 #include "texel_input.glsl"
@@ -55,10 +58,10 @@ void partials4(uint index, uint m, uint chunks) {
   vec4 a = vec4(0.0), b = vec4(0.0);
   float count = 0.0;
   if (kMode == 0) {
-    for (uint r0 = begin; r0 < end; r0 += 4) {
+    for (uint r0 = begin; r0 < end; r0 += kRows) {
       vec4 v[4];
-      [[unroll]] for (uint q = 0; q < 4; ++q) v[q] = r0 + q < end ? load4_x((r0 + q) * c4 + j) : vec4(0.0);
-      [[unroll]] for (uint q = 0; q < 4; ++q) {
+      [[unroll]] for (uint q = 0; q < kRows; ++q) v[q] = r0 + q < end ? load4_x((r0 + q) * c4 + j) : vec4(0.0);
+      [[unroll]] for (uint q = 0; q < kRows; ++q) {
         if (r0 + q >= end) break;
         count += 1.0;
         const vec4 delta = v[q] - a;
@@ -73,14 +76,14 @@ void partials4(uint index, uint m, uint chunks) {
     const vec4 rstd = inversesqrt(var + p.eps);
     const vec4 gam = kRelu ? vec4(gamma[ch], gamma[ch + 1], gamma[ch + 2], gamma[ch + 3]) : vec4(0.0);
     const vec4 bet = kRelu ? vec4(beta[ch], beta[ch + 1], beta[ch + 2], beta[ch + 3]) : vec4(0.0);
-    for (uint r0 = begin; r0 < end; r0 += 4) {
+    for (uint r0 = begin; r0 < end; r0 += kRows) {
       vec4 xs[4], gs[4];
-      [[unroll]] for (uint q = 0; q < 4; ++q) {
+      [[unroll]] for (uint q = 0; q < kRows; ++q) {
         const bool in_chunk = r0 + q < end;
         xs[q] = in_chunk ? load4_x((r0 + q) * c4 + j) : vec4(0.0);
         gs[q] = in_chunk ? load4_dy((r0 + q) * c4 + j) : vec4(0.0);
       }
-      [[unroll]] for (uint q = 0; q < 4; ++q) {
+      [[unroll]] for (uint q = 0; q < kRows; ++q) {
         if (r0 + q >= end) break;
         const vec4 xhat = (xs[q] - mean) * rstd;
         vec4 g = gs[q];
@@ -130,10 +133,10 @@ void main() {
     const uint begin = s * p.chunk, end = min(m, begin + p.chunk);
     float a = 0.0, b = 0.0, count = 0.0;
     if (kMode == 0) {
-      for (uint r0 = begin; r0 < end; r0 += 4) {  // Welford: a = mean, b = sum of squared deviations
+      for (uint r0 = begin; r0 < end; r0 += kRows) {  // Welford: a = mean, b = sum of squared deviations
         float v[4];
-        [[unroll]] for (uint q = 0; q < 4; ++q) v[q] = r0 + q < end ? load_x((r0 + q) * p.c + ch) : 0.0;
-        [[unroll]] for (uint q = 0; q < 4; ++q) {
+        [[unroll]] for (uint q = 0; q < kRows; ++q) v[q] = r0 + q < end ? load_x((r0 + q) * p.c + ch) : 0.0;
+        [[unroll]] for (uint q = 0; q < kRows; ++q) {
           if (r0 + q >= end) break;
           count += 1.0;
           const float delta = v[q] - a;
@@ -143,14 +146,14 @@ void main() {
       }
     } else {
       const float mean = stats[ch], rstd = inversesqrt(stats[p.c + ch] + p.eps);
-      for (uint r0 = begin; r0 < end; r0 += 4) {
+      for (uint r0 = begin; r0 < end; r0 += kRows) {
         float xs[4], gs[4];
-        [[unroll]] for (uint q = 0; q < 4; ++q) {
+        [[unroll]] for (uint q = 0; q < kRows; ++q) {
           const bool in_chunk = r0 + q < end;
           xs[q] = in_chunk ? load_x((r0 + q) * p.c + ch) : 0.0;
           gs[q] = in_chunk ? load_dy((r0 + q) * p.c + ch) : 0.0;
         }
-        [[unroll]] for (uint q = 0; q < 4; ++q) {
+        [[unroll]] for (uint q = 0; q < kRows; ++q) {
           if (r0 + q >= end) break;
           // As batch_norm.comp computes xhat and the ReLU's input, operation for operation.
           const float xhat = (xs[q] - mean) * rstd;
@@ -166,7 +169,18 @@ void main() {
     partial[3 * index + 2] = b;
     return;
   }
-  // Pass 1: workgroup ch merges channel ch's chunks.
+  if (!kTree) {  // Pass 1, invocation `index` merges channel `index`'s chunks in order.
+    if (index >= p.c) return;
+    float count = 0.0, a = 0.0, b = 0.0;
+    for (uint s = 0; s < chunks; ++s) {
+      const uint at = 3 * (s * p.c + index);
+      merge(count, a, b, partial[at], partial[at + 1], partial[at + 2]);
+    }
+    out_[index] = a;
+    out_[p.c + index] = kMode == 0 ? b / count : b;
+    return;
+  }
+  // Pass 1 with kTree: workgroup ch merges channel ch's chunks.
   const uint ch = linear_group(), t = gl_LocalInvocationID.x;
   if (ch >= p.c) return;  // the whole workgroup: no barrier is skipped by part of one
   const uint per = (chunks + kGroup - 1) / kGroup, first = min(chunks, t * per), last = min(chunks, first + per);

@@ -10,15 +10,23 @@
 namespace vkp::vk {
 namespace {
 
-// Partial reductions worth running at once: pass 0's invocations each add up a chunk of
-// rows in a loop whose loads wait on memory, so a GPU needs tens of thousands of them
-// (4096 left an H100's batch-norm reductions of ResNet-20, 16 channels, on 16 workgroups
-// of 512-row loops); pass 1 merges a channel's chunks in a workgroup of 64.
-constexpr std::uint64_t kParallel = 65536;
+// Partial reductions worth running at once. A pass-0 invocation adds up a chunk of rows
+// in a loop whose loads wait on memory, so a GPU needs tens of thousands of them (4096
+// left an H100's batch-norm reductions of ResNet-20, 16 channels, on 16 workgroups of
+// 512-row loops), its pass 1 merging a channel's chunks in a workgroup of 64 (the tree
+// merge); a CPU device runs 4096 with one pass-1 invocation a channel (the serial
+// merge): more partial sums and the tree's barriers cost it up to 2.6x (lavapipe).
+constexpr std::uint64_t kTreeParallel = 65536, kSerialParallel = 4096;
 
-std::uint64_t chunk_rows(std::uint64_t m, std::uint64_t c) {
-  const std::uint64_t chunks = std::clamp<std::uint64_t>(kParallel / std::max<std::uint64_t>(c, 1), 1, std::max<std::uint64_t>(m, 1));
+std::uint64_t chunk_rows(std::uint64_t m, std::uint64_t c, std::uint64_t parallel) {
+  const std::uint64_t chunks =
+      std::clamp<std::uint64_t>(parallel / std::max<std::uint64_t>(c, 1), 1, std::max<std::uint64_t>(m, 1));
   return (m + chunks - 1) / chunks;
+}
+
+bool tree_merge(const BatchNormArgs& args, const Device& device) {
+  return args.merge == BatchNormMerge::automatic ? device.kind() != DeviceKind::cpu
+                                                 : args.merge == BatchNormMerge::tree;
 }
 
 constexpr std::uint64_t kGroup = 64;  // the shaders' local_size_x
@@ -53,12 +61,14 @@ void reduce(Recording& recording, std::uint32_t mode, const BatchNormArgs& args,
   const std::uint64_t m = args.m;
   const std::uint32_t c = args.c;
   const std::uint32_t n = checked_n(m, c);
-  const std::uint64_t chunk = chunk_rows(m, c), chunks = (m + chunk - 1) / chunk;
+  Device& device = recording.device();
+  const bool tree = tree_merge(args, device);
+  const std::uint64_t chunk = chunk_rows(m, c, tree ? kTreeParallel : kSerialParallel);
+  const std::uint64_t chunks = (m + chunk - 1) / chunk;
   require_elements(args.x, n, "batch_norm", "x");
   require_elements(out, 2ull * c, "batch_norm", "output statistics");
   require_elements(workspace, chunks * c * 3, "batch_norm", "workspace");
   if (n == 0) return;
-  Device& device = recording.device();
   const BatchNormPush push{n, c, static_cast<std::uint32_t>(chunk), args.eps};
   const BufferSlice partial = workspace.sub(0, chunks * c * 12);
   // Without a ReLU, gamma and beta are not read (nor dy and the statistics in mode 0):
@@ -73,17 +83,17 @@ void reduce(Recording& recording, std::uint32_t mode, const BatchNormArgs& args,
   constexpr std::uint32_t kF16 = 0b0000011;
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_texel,
                                     shaders::batch_norm_reduce_f16, shaders::batch_norm_reduce_texel_f16, 0b11,
-                                    bindings, {{0, mode}, {1, 0}, {2, masked}, {3, vec4}}, kF16),
+                                    bindings, {{0, mode}, {1, 0}, {2, masked}, {3, vec4}, {4, tree}}, kF16),
                      bindings, push, grid_1d((pass0 + kGroup - 1) / kGroup, device), "batch_norm_reduce");
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
-                                    {{0, mode}, {1, 1}, {2, masked}}, kF16),
-                     bindings, push, grid_1d(c, device), "batch_norm_reduce");  // a workgroup a channel
+                                    {{0, mode}, {1, 1}, {2, masked}, {4, tree}}, kF16),
+                     bindings, push, grid_1d(tree ? c : (c + kGroup - 1) / kGroup, device), "batch_norm_reduce");
 }
 
 }  // namespace
 
 std::size_t batch_norm_workspace_bytes(std::uint64_t m, std::uint64_t c) {
-  const std::uint64_t chunk = chunk_rows(m, c);
+  const std::uint64_t chunk = chunk_rows(m, c, kTreeParallel);  // the more chunks of the two
   return std::max<std::uint64_t>((m + chunk - 1) / chunk * c * 12, 16);
 }
 

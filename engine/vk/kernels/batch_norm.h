@@ -23,6 +23,12 @@ static_assert(sizeof(BatchNormPush) == 16);
 // Values are batch_norm.comp's kMode.
 enum class BatchNormMode : std::uint32_t { forward, grad_batch_statistics, grad_fixed_statistics };
 
+// How the reductions' second pass merges a channel's partial sums (both in a fixed order,
+// so results repeat run to run): `tree`, a workgroup a channel over many short chunks,
+// for GPUs; `serial`, an invocation a channel over fewer long ones, for CPU devices;
+// `automatic` picks by the device's kind. Results differ between the two in the last bits.
+enum class BatchNormMerge { automatic, serial, tree };
+
 // One batch norm over x viewed as [m, c] (channels last): its extents, epsilon and
 // operands. Each function below says which operands it reads and which one it writes;
 // the others may stay empty.
@@ -39,6 +45,7 @@ struct BatchNormArgs {
   // dy as 0 where xhat * gamma + beta <= 0, recomputed from x as the forward computed it
   // (gamma and beta are then read in every mode).
   bool relu = false;
+  BatchNormMerge merge = BatchNormMerge::automatic;  // the reductions' (stats, grad sums)
 };
 
 // Scratch bytes of the two-pass reductions.
