@@ -35,21 +35,32 @@ double best_of_runs(Recording& recording) {
   return best;
 }
 
+// FLOPs per second of what `record(recording, iterations)` records, `flops_per_iteration`
+// a trip of its loop: the trip count grows 4x from 8 until the best of kRuns replays
+// takes `min_seconds` (or the count reaches `max_iterations`).
+template <class Record>
+double flop_rate(Device& device, const char* name, double min_seconds, std::uint32_t max_iterations,
+                 double flops_per_iteration, Record record) {
+  for (std::uint32_t iterations = 8;; iterations *= 4) {
+    Recording recording(device, {.name = name, .timestamps = true});
+    record(recording, iterations);
+    recording.finish();
+    recording.run();  // warm-up
+    const double seconds = best_of_runs(recording);
+    if (seconds >= min_seconds || iterations >= max_iterations)
+      return flops_per_iteration * static_cast<double>(iterations) / seconds;
+  }
+}
+
 double fma_rate(Device& device, double min_seconds) {
   // Enough invocations to fill any GPU (132 multiprocessors x 2048 on an H100); on a CPU
   // device a few workgroups a core.
   const std::uint32_t invocations = device.kind() == DeviceKind::cpu ? 256 * 64 : 256 * 2048;
   Arena arena(device, MemoryUse::device, "peak fma");
   const BufferSlice out = arena.allocate(std::uint64_t{invocations} * 4, "peak fma result");
-  for (std::uint32_t iterations = 8;; iterations *= 4) {
-    Recording recording(device, {.name = "peak fma", .timestamps = true});
-    record_peak_fma(recording, out, invocations, iterations);
-    recording.finish();
-    recording.run();  // warm-up
-    const double seconds = best_of_runs(recording);
-    if (seconds >= min_seconds || iterations >= (1u << 24))
-      return 256.0 * invocations * static_cast<double>(iterations) / seconds;
-  }
+  // A trip: 8 rounds of 32 FLOPs an invocation.
+  return flop_rate(device, "peak fma", min_seconds, 1u << 24, 256.0 * invocations,
+                   [&](Recording& r, std::uint32_t iterations) { record_peak_fma(r, out, invocations, iterations); });
 }
 
 double matrix_rate(Device& device, double min_seconds) {
@@ -59,16 +70,9 @@ double matrix_rate(Device& device, double min_seconds) {
   const std::uint32_t subgroups = groups * kPeakMatrixSubgroups;
   Arena arena(device, MemoryUse::device, "peak matrix");
   const BufferSlice out = arena.allocate(std::uint64_t{subgroups} * 1024 * 4, "peak matrix result");
-  for (std::uint32_t iterations = 8;; iterations *= 4) {
-    Recording recording(device, {.name = "peak matrix", .timestamps = true});
-    record_peak_matrix(recording, out, groups, iterations);
-    recording.finish();
-    recording.run();  // warm-up
-    const double seconds = best_of_runs(recording);
-    // A round: 4 chains x 2 x 16^3 FLOPs a subgroup.
-    if (seconds >= min_seconds || iterations >= (1u << 20))
-      return 8.0 * 4 * 2 * 4096 * subgroups * static_cast<double>(iterations) / seconds;
-  }
+  // A trip: 8 rounds of 4 chains x 2 x 16^3 FLOPs a subgroup.
+  return flop_rate(device, "peak matrix", min_seconds, 1u << 20, 8.0 * 4 * 2 * 4096 * subgroups,
+                   [&](Recording& r, std::uint32_t iterations) { record_peak_matrix(r, out, groups, iterations); });
 }
 
 std::uint64_t copy_bytes_for(const Device& device) {

@@ -223,18 +223,21 @@ TEST_P(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
     both_widths(2 * c, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
       vk::batch_norm_stats(r, {.m = m, .c = c, .x = put(x, half), .stats = out}, work);
     });
+    // x and dy in the given width; the statistics, gamma, beta and sums float32.
+    const auto args = [&](bool half, const vk::BufferSlice& sums) {
+      return vk::BatchNormArgs{.m = m,
+                               .c = c,
+                               .eps = 1e-3f,
+                               .x = put(x, half),
+                               .stats = stats,
+                               .gamma = gamma,
+                               .beta = beta,
+                               .dy = put(dy, half),
+                               .sums = sums,
+                               .relu = true};
+    };
     both_widths(2 * c, false, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
-      const vk::BatchNormArgs args{.m = m,
-                                   .c = c,
-                                   .eps = 1e-3f,
-                                   .x = put(x, half),
-                                   .stats = stats,
-                                   .gamma = gamma,
-                                   .beta = beta,
-                                   .dy = put(dy, half),
-                                   .sums = out,
-                                   .relu = true};
-      vk::batch_norm_grad_sums(r, args, work);
+      vk::batch_norm_grad_sums(r, args(half, out), work);
     });
     const vk::BufferSlice sums = result(2 * c, false);
     run([&](vk::Recording& r) {
@@ -243,17 +246,7 @@ TEST_P(F16StorageKernels, BatchNormStatisticsApplyAndGradients) {
     });
     for (const vk::BatchNormMode mode : {vk::BatchNormMode::forward, vk::BatchNormMode::grad_batch_statistics})
       both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& out) {
-        const vk::BatchNormArgs args{.m = m,
-                                     .c = c,
-                                     .eps = 1e-3f,
-                                     .x = put(x, half),
-                                     .stats = stats,
-                                     .gamma = gamma,
-                                     .beta = beta,
-                                     .dy = put(dy, half),
-                                     .sums = sums,
-                                     .relu = true};
-        vk::batch_norm_apply(r, mode, args, out);
+        vk::batch_norm_apply(r, mode, args(half, sums), out);
       });
   }
 }
