@@ -149,7 +149,15 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
     }
     count *= e;
   }
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) count = 0;
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) {
+    // No elements, but the other extents still multiply into the strides: refused where
+    // their product overflows ([0, 2^60, 4000] came from fuzzing).
+    std::int64_t product = 1;
+    for (std::int64_t e : dims)
+      if (e != 0 && __builtin_mul_overflow(product, e, &product))
+        bad(what, "its shape " + field(header, "shape", what) + " has more than 2^63 elements");
+    count = 0;
+  }
   if (count < 0)
     bad(what, "its shape " + field(header, "shape", what) + " declares more elements of " + std::to_string(d.bytes) +
                   " bytes than the " + std::to_string(data.size()) + " bytes of data hold");

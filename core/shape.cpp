@@ -7,15 +7,26 @@
 namespace vkp {
 namespace {
 
+// "[2, ?, 3]": unknown (negative) extents as "?".
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + (dims[i] < 0 ? "?" : std::to_string(dims[i]));
+  return text + "]";
+}
+
+// Extents are >= 0, and the product of the nonzero ones fits in 64 bits, so that numel()
+// and strides() never overflow (a zero extent makes numel() 0 but not the strides before
+// it: a file's header may declare [0, 2^60, 4000]).
 void check_dims(const std::vector<std::int64_t>& dims) {
+  std::int64_t product = 1;
   for (std::int64_t d : dims) {
     if (d < 0) {
       std::string text = "[";
-      for (std::size_t i = 0; i < dims.size(); ++i)
-        text += (i ? ", " : "") + std::to_string(dims[i]);
-      throw Error(ErrorCode::invalid_argument,
-                  "shape " + text + "] has a negative extent; extents must be >= 0");
+      for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+      throw Error(ErrorCode::invalid_argument, "shape " + text + "] has a negative extent; extents must be >= 0");
     }
+    if (d != 0 && __builtin_mul_overflow(product, d, &product))
+      throw Error(ErrorCode::invalid_argument, "shape " + dims_text(dims) + " has more than 2^63 elements");
   }
 }
 
@@ -49,16 +60,6 @@ std::vector<std::int64_t> Shape::strides() const {
   }
   return s;
 }
-
-namespace {
-
-std::string dims_text(const std::vector<std::int64_t>& dims) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + (dims[i] < 0 ? "?" : std::to_string(dims[i]));
-  return text + "]";
-}
-
-}  // namespace
 
 std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
   const std::size_t rank = std::max(a.size(), b.size());

@@ -122,6 +122,23 @@ TEST(NpyParse, AnArrayWithoutElementsParses) {
   EXPECT_THROW(parse_npy(std::as_bytes(std::span(file.data(), file.size())), "empty.npy"), Error);
 }
 
+// Found by tests/fuzz (npy): a zero extent let the overflow check pass extents whose
+// product overflows, and Shape's element count then overflowed (UBSan).
+TEST(NpyParse, AZeroExtentDoesNotHideAnOverflowingShape) {
+  for (const char* shape : {"(800000000000000001, 4000, 0, 0)", "(0, 1099511627776, 1099511627776)"}) {
+    std::string header = std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + shape + ", }";
+    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+    const std::string file = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+    try {
+      parse_npy(std::as_bytes(std::span(file.data(), file.size())), "overflow.npy");
+      ADD_FAILURE() << shape << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::bad_data) << e.what();
+      EXPECT_NE(std::string(e.what()).find("more than 2^63 elements"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // What vkpack writes (npy_bytes, write_npz) reads back the same, every dtype and rank
 // (NumPy reads it too: tests/dataflow/npz_data_test.cpp).
 TEST(NpyWrite, EveryDtypeAndRankReadsBack) {

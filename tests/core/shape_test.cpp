@@ -26,6 +26,16 @@ TEST(Shape, NegativeExtentAndBadAxisAreErrors) {
   EXPECT_THROW(Shape({2, 3})[2], Error);
 }
 
+TEST(Shape, ExtentsWhoseProductOverflowsAreErrorsEvenBesideAZero) {
+  // A zero extent makes no elements, but the strides before it multiply the others: a
+  // file's header declared [800000000000000001, 4000, 0, 0] (found by fuzzing .npy).
+  EXPECT_THROW(Shape({800000000000000001, 4000, 0, 0}), Error);
+  EXPECT_THROW(Shape({0, std::int64_t{1} << 40, std::int64_t{1} << 40}), Error);
+  const Shape empty({0, std::int64_t{1} << 40, 4});
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_EQ(empty.strides(), (std::vector<std::int64_t>{std::int64_t{4} << 40, 4, 1}));
+}
+
 TEST(Broadcast, AlignsFromTheLastAxisAndStretchesOnes) {
   EXPECT_EQ(broadcast_shapes(Shape{4, 1, 3}, Shape{5, 1}), (Shape{4, 5, 3}));
   EXPECT_EQ(broadcast_shapes(Shape{}, Shape{2, 3}), (Shape{2, 3}));
