@@ -104,20 +104,30 @@ void partials4(uint index, uint m, uint chunks) {
 const uint kGroup = 64;  // local_size_x
 shared vec3 merged[kGroup];  // pass 1: each invocation's (count, a, b)
 
-// Adds the partial (nb, mb, qb) to (count, a, b): kMode 0 by Chan et al.'s update of
-// count, mean and sum of squared deviations (an empty side changes nothing), kMode 1 as
-// two sums.
-void merge(inout float count, inout float a, inout float b, float nb, float mb, float qb) {
-  if (kMode != 0) {
-    a += mb;
-    b += qb;
-    return;
+// (count, a, b) with the partial `q` of the same layout added: kMode 0 by Chan et al.'s
+// update of count, mean and sum of squared deviations (an empty side changes nothing),
+// kMode 1 as two sums.
+vec3 merge(vec3 s, vec3 q) {
+  if (kMode != 0) return vec3(s.x, s.y + q.y, s.z + q.z);
+  if (q.x == 0.0) return s;
+  const float total = s.x + q.x, delta = q.y - s.y;
+  return vec3(total, s.y + delta * q.x / total, s.z + (q.z + delta * delta * s.x * q.x / total));
+}
+
+// Channel ch's chunks [first, last) merged in order.
+vec3 merged_chunks(uint ch, uint first, uint last) {
+  vec3 s = vec3(0.0);
+  for (uint k = first; k < last; ++k) {
+    const uint at = 3 * (k * p.c + ch);
+    s = merge(s, vec3(partial[at], partial[at + 1], partial[at + 2]));
   }
-  if (nb == 0.0) return;
-  const float total = count + nb, delta = mb - a;
-  b += qb + delta * delta * count * nb / total;
-  a += delta * nb / total;
-  count = total;
+  return s;
+}
+
+// out[.][ch] from a channel's merged (count, a, b): mean and biased variance, or the sums.
+void store(uint ch, vec3 s) {
+  out_[ch] = s.y;
+  out_[p.c + ch] = kMode == 0 ? s.z / s.x : s.z;
 }
 
 void main() {
@@ -169,38 +179,24 @@ void main() {
     partial[3 * index + 2] = b;
     return;
   }
-  if (!kTree) {  // Pass 1, invocation `index` merges channel `index`'s chunks in order.
-    if (index >= p.c) return;
-    float count = 0.0, a = 0.0, b = 0.0;
-    for (uint s = 0; s < chunks; ++s) {
-      const uint at = 3 * (s * p.c + index);
-      merge(count, a, b, partial[at], partial[at + 1], partial[at + 2]);
-    }
-    out_[index] = a;
-    out_[p.c + index] = kMode == 0 ? b / count : b;
+  // Pass 1: serially, invocation `index` merges channel `index`'s chunks; with kTree,
+  // workgroup ch does, its invocations a run of chunks each, then each other's results.
+  if (!kTree) {
+    if (index < p.c) store(index, merged_chunks(index, 0, chunks));
     return;
   }
-  // Pass 1 with kTree: workgroup ch merges channel ch's chunks.
   const uint ch = linear_group(), t = gl_LocalInvocationID.x;
   if (ch >= p.c) return;  // the whole workgroup: no barrier is skipped by part of one
-  const uint per = (chunks + kGroup - 1) / kGroup, first = min(chunks, t * per), last = min(chunks, first + per);
-  float count = 0.0, a = 0.0, b = 0.0;
-  for (uint s = first; s < last; ++s) {
-    const uint at = 3 * (s * p.c + ch);
-    merge(count, a, b, partial[at], partial[at + 1], partial[at + 2]);
-  }
-  merged[t] = vec3(count, a, b);
+  const uint per = (chunks + kGroup - 1) / kGroup, first = min(chunks, t * per);
+  vec3 own = merged_chunks(ch, first, min(chunks, first + per));
+  merged[t] = own;
   barrier();
   [[unroll]] for (uint half_ = kGroup / 2; half_ > 0; half_ /= 2) {
     if (t < half_) {
-      const vec3 other = merged[t + half_];
-      merge(count, a, b, other.x, other.y, other.z);
-      merged[t] = vec3(count, a, b);
+      own = merge(own, merged[t + half_]);
+      merged[t] = own;
     }
     barrier();
   }
-  if (t == 0) {
-    out_[ch] = a;
-    out_[p.c + ch] = kMode == 0 ? b / count : b;
-  }
+  if (t == 0) store(ch, own);
 }

@@ -70,6 +70,7 @@ std::uint64_t Trainer::device_memory_bytes() const { return device_->allocated_b
 std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_allocated_bytes(); }
 
 void Trainer::set_kernel_timing(bool on) {
+  if (session_options_.timestamps == on) return;  // the programs held are already so
   session_options_.timestamps = on;
   if (session_) session_->set_timestamps(on);
   program_ = last_step_program_ = nullptr;  // compiled again (found in the session's cache)

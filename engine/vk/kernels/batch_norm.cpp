@@ -76,7 +76,7 @@ void reduce(Recording& recording, std::uint32_t mode, const BatchNormArgs& args,
   const BufferSlice x = args.x, dy = mode == 0 ? x : args.dy, stats = mode == 0 ? out : args.stats;
   const BufferSlice gamma = args.relu ? args.gamma : out, beta = args.relu ? args.beta : out;
   const std::uint32_t masked = args.relu ? 1 : 0;
-  const std::uint32_t vec4 = c % 4 == 0 && x.offset % 16 == 0 && (mode == 0 || dy.offset % 16 == 0) ? 1 : 0;
+  const std::uint32_t vec4 = c % 4 == 0 && x.offset % 16 == 0 && dy.offset % 16 == 0 ? 1 : 0;
   const std::uint64_t pass0 = chunks * (vec4 ? c / 4 : c);  // invocations
   // x and dy may be float16; the partial sums and the statistics are float32.
   const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};

@@ -1,6 +1,7 @@
 // The device's own ceilings, measured: float32 multiply-add throughput, the matrix units'
-// float16 rate where there are some, and memory bandwidth, so that a kernel's rate can be given as a share of what this
-// device can do (vkpack_bench_kernels, vkpack_bench_graph) and compared across devices.
+// float16 rate where there are some, and memory bandwidth, so that a kernel's rate can be
+// given as a share of what this device can do (vkpack_bench_kernels, vkpack_bench_graph)
+// and compared across devices.
 #pragma once
 
 #include <cstdint>
