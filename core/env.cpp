@@ -10,11 +10,17 @@ namespace vkp::env {
 namespace {
 
 constexpr Variable kVariables[] = {
-    {"VKPACK_CACHE_DIR", "a directory", "where compiled pipelines and tuning results are kept (default ~/.cache/vkpack)"},
+    {"VKPACK_CACHE_DIR", "a directory",
+     "where compiled pipelines and tuning results are kept (default ~/.cache/vkpack)"},
     {"VKPACK_CRASH_AT", "a crash point, optionally #n", "SIGKILL at the n-th pass of a crash point (crash tests)"},
+    {"VKPACK_KERNEL_STATS", "0 or 1",
+     "1: log each kernel's statistics from the driver as it is built (registers, local and shared memory), where "
+     "it offers VK_KHR_pipeline_executable_properties; those pipelines skip the pipeline cache (default 0)",
+     "0 1"},
     {"VKPACK_LIMITS_PROFILE", "a profile of `vkpack devices --profiles`, or none",
      "believe no limit above that GPU's (default none)"},
-    {"VKPACK_LOG_LEVEL", "debug, info, warn or error", "the least level logged (default info)", "debug info warn error"},
+    {"VKPACK_LOG_LEVEL", "debug, info, warn or error", "the least level logged (default info)",
+     "debug info warn error"},
     {"VKPACK_MEMORY", "mapped, staged or auto", "how devices reach their memory (default auto)", "mapped staged auto"},
     {"VKPACK_MPI_TIMEOUT", "a number of seconds >= 0 (0: wait forever)",
      "how long a rank waits for a collective before failing (default 300)"},

@@ -161,6 +161,16 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
 
+  // The driver's statistics of each kernel, for VKPACK_KERNEL_STATS=1 (Kernel logs them).
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  kernel_statistics_ = env::flag("VKPACK_KERNEL_STATS").value_or(false) && info.pipeline_statistics;
+  if (kernel_statistics_) {
+    executables.pipelineExecutableInfo = VK_TRUE;
+    executables.pNext = features.pNext;
+    features.pNext = &executables;
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
   VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   create.pNext = &features;
   create.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
@@ -171,7 +181,7 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   check(ifn.vkCreateDevice(info.handle, &create, nullptr, &device), "vkCreateDevice");
   // vkDestroyDevice comes from the instance table, so it is known before loading the rest.
   device_ = DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
-  fn_ = load_device_fns(ifn, device);
+  fn_ = load_device_fns(ifn, device, kernel_statistics_);
   fn_.vkGetDeviceQueue(device, queue_family_, 0, &queue_);
   timeline_ = make_timeline(fn_, device);
   if (transfer) {

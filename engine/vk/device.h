@@ -113,6 +113,9 @@ class Device {
   // storageBuffer16BitAccess, shaderFloat16 and vulkanMemoryModel: float16 products on
   // the matrix units, in the shapes info().matrix_shapes lists.
   bool cooperative_matrix() const { return cooperative_matrix_; }
+  // Whether each kernel carries the driver's statistics (Kernel::statistics): asked for with
+  // VKPACK_KERNEL_STATS=1 and offered by the driver (VK_KHR_pipeline_executable_properties).
+  bool kernel_statistics() const { return kernel_statistics_; }
   // The subgroup-scope float16 x float16 -> float32 shape m x n x k among them.
   bool has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const;
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
@@ -189,6 +192,7 @@ class Device {
   bool texel_buffers_ = true;
   bool half_texels_ = false;
   bool cooperative_matrix_ = false;
+  bool kernel_statistics_ = false;
   DeviceFns fn_;
   DeviceOwner device_;
   VkQueue queue_ = VK_NULL_HANDLE;

@@ -175,6 +175,16 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     if (std::strcmp(e.extensionName, "VK_KHR_portability_subset") == 0) info.portability_subset = true;
     if (std::strcmp(e.extensionName, "VK_EXT_subgroup_size_control") == 0) size_control = true;
     if (std::strcmp(e.extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0) info.cooperative_matrix = true;
+    if (std::strcmp(e.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0)
+      info.pipeline_statistics = true;
+  }
+  if (info.pipeline_statistics) {
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 more{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    more.pNext = &exec;
+    f.vkGetPhysicalDeviceFeatures2(pd, &more);
+    info.pipeline_statistics = exec.pipelineExecutableInfo == VK_TRUE;
   }
   if (info.cooperative_matrix) {
     VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};

@@ -69,6 +69,7 @@ struct PhysicalDeviceInfo {
   bool vulkan_memory_model = false;               // what cooperative-matrix shaders need besides
   bool cooperative_matrix = false;                // VK_NV_cooperative_matrix and its feature
   std::vector<MatrixShape> matrix_shapes;         // the shapes it offers (empty without it)
+  bool pipeline_statistics = false;               // VK_KHR_pipeline_executable_properties and its feature
 };
 
 std::string_view to_string(VkPhysicalDeviceType type);

@@ -1,11 +1,12 @@
 #include "engine/vk/kernel.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "core/log.h"
 #include "engine/vk/check.h"
 #include "engine/vk/instance.h"
 
@@ -17,6 +18,43 @@ std::string kernel_name(const shaders::Spirv& spirv, const std::vector<SpecConst
   std::vector<std::string> parts;
   for (const SpecConstant& s : spec) parts.push_back(fmt::format("{}={}", s.id, s.value));
   return fmt::format("{}{{{}}}", spirv.name, fmt::join(parts, ","));
+}
+
+std::string statistic_value(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: return std::to_string(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: return std::to_string(s.value.u64);
+    default: return fmt::format("{:g}", s.value.f64);
+  }
+}
+
+// Every statistic of every executable of `pipeline` (a compute pipeline has one; others'
+// names are prefixed with the executable's).
+std::vector<KernelStatistic> read_statistics(const DeviceFns& fn, VkDevice device, VkPipeline pipeline) {
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = pipeline;
+  std::uint32_t count = 0;
+  check(fn.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, nullptr),
+        "vkGetPipelineExecutablePropertiesKHR");
+  std::vector<VkPipelineExecutablePropertiesKHR> executables(count,
+                                                             {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  check(fn.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, executables.data()),
+        "vkGetPipelineExecutablePropertiesKHR");
+  std::vector<KernelStatistic> out;
+  for (std::uint32_t e = 0; e < count; ++e) {
+    VkPipelineExecutableInfoKHR which{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    which.pipeline = pipeline;
+    which.executableIndex = e;
+    std::uint32_t n = 0;
+    check(fn.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, nullptr), "vkGetPipelineExecutableStatisticsKHR");
+    std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    check(fn.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, stats.data()),
+          "vkGetPipelineExecutableStatisticsKHR");
+    const std::string prefix = count > 1 ? std::string(executables[e].name) + " " : "";
+    for (const VkPipelineExecutableStatisticKHR& s : stats) out.push_back({prefix + s.name, statistic_value(s)});
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,9 +148,22 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
   info.layout = layout;
   // Lets Recording::dispatch split a grid beyond maxComputeWorkGroupCount.
   info.flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT;
+  // Statistics are asked for at creation, from a compile of this process: a pipeline the
+  // cache holds might come without them.
+  const bool statistics = fn.vkGetPipelineExecutableStatisticsKHR != nullptr;
+  if (statistics) {
+    info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    cache = VK_NULL_HANDLE;
+  }
   VkPipeline pipeline = VK_NULL_HANDLE;
   check(fn.vkCreateComputePipelines(device, cache, 1, &info, nullptr, &pipeline), "vkCreateComputePipelines");
   pipeline_ = {device, pipeline, fn.vkDestroyPipeline};
+  if (statistics) {
+    statistics_ = read_statistics(fn, device, pipeline);
+    std::vector<std::string> parts;
+    for (const KernelStatistic& s : statistics_) parts.push_back(s.name + " " + s.value);
+    log_info("kernel {}: {}", name_, fmt::join(parts, ", "));
+  }
 }
 
 }  // namespace vkp::vk

@@ -27,6 +27,13 @@ struct SpecConstant {
   bool operator==(const SpecConstant&) const = default;
 };
 
+// One statistic the driver reports of a kernel's pipeline, where Device::kernel_statistics():
+// {"Register Count", "136"}. Names and meanings are the driver's own.
+struct KernelStatistic {
+  std::string name;
+  std::string value;
+};
+
 class Kernel {
  public:
   // Builds the pipeline through `cache`. Throws Error(unsupported) when the workgroup or
@@ -46,6 +53,9 @@ class Kernel {
   // Bit b set where binding b reads or writes float16 values (the specialization
   // constant kF16BindingsId); 0 for every other kernel.
   std::uint32_t f16_bindings() const { return f16_bindings_; }
+  // The driver's statistics of the pipeline (VKPACK_KERNEL_STATS=1, where the driver
+  // offers them; logged at info as the kernel is built); empty otherwise.
+  const std::vector<KernelStatistic>& statistics() const { return statistics_; }
 
   VkPipeline pipeline() const { return pipeline_.get(); }
   VkPipelineLayout layout() const { return layout_.get(); }
@@ -57,6 +67,7 @@ class Kernel {
   std::array<std::uint32_t, 3> local_size_{};
   std::uint64_t shared_memory_bytes_ = 0;
   std::uint32_t f16_bindings_ = 0;
+  std::vector<KernelStatistic> statistics_;
   DescriptorSetLayoutHandle set_layout_;
   PipelineLayoutHandle layout_;
   PipelineHandle pipeline_;

@@ -86,7 +86,7 @@ InstanceFns load_instance_fns(const GlobalFns& global, VkInstance instance) {
   return f;
 }
 
-DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device) {
+DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device, bool pipeline_statistics) {
   DeviceFns f;
   auto get = [&](const char* name) { return instance_fns.vkGetDeviceProcAddr(device, name); };
   load(f.vkDestroyDevice, get("vkDestroyDevice"), "vkDestroyDevice", true);
@@ -145,6 +145,12 @@ DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device) {
   load(f.vkDestroySemaphore, get("vkDestroySemaphore"), "vkDestroySemaphore", true);
   load(f.vkWaitSemaphores, get("vkWaitSemaphores"), "vkWaitSemaphores", true);
   load(f.vkGetSemaphoreCounterValue, get("vkGetSemaphoreCounterValue"), "vkGetSemaphoreCounterValue", true);
+  if (pipeline_statistics) {
+    load(f.vkGetPipelineExecutablePropertiesKHR, get("vkGetPipelineExecutablePropertiesKHR"),
+         "vkGetPipelineExecutablePropertiesKHR", true);
+    load(f.vkGetPipelineExecutableStatisticsKHR, get("vkGetPipelineExecutableStatisticsKHR"),
+         "vkGetPipelineExecutableStatisticsKHR", true);
+  }
   return f;
 }
 

@@ -92,6 +92,10 @@ struct DeviceFns {
   PFN_vkDestroySemaphore vkDestroySemaphore = nullptr;
   PFN_vkWaitSemaphores vkWaitSemaphores = nullptr;
   PFN_vkGetSemaphoreCounterValue vkGetSemaphoreCounterValue = nullptr;
+  // Loaded only where Device enabled VK_KHR_pipeline_executable_properties
+  // (VKPACK_KERNEL_STATS=1); null otherwise.
+  PFN_vkGetPipelineExecutablePropertiesKHR vkGetPipelineExecutablePropertiesKHR = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR vkGetPipelineExecutableStatisticsKHR = nullptr;
 };
 
 // Owns the dlopen handle of the loader library.
@@ -114,6 +118,7 @@ class Loader {
 };
 
 InstanceFns load_instance_fns(const GlobalFns& global, VkInstance instance);
-DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device);
+// `pipeline_statistics`: the device enabled VK_KHR_pipeline_executable_properties.
+DeviceFns load_device_fns(const InstanceFns& instance_fns, VkDevice device, bool pipeline_statistics);
 
 }  // namespace vkp::vk
