@@ -35,7 +35,7 @@ set(VKPACK_PRIVATE_HEADERS
   engine/graph/f16_storage.h engine/graph/lower.h engine/graph/op_def.h engine/graph/reference.h engine/graph/ops/conv_geometry.h
   engine/graph/ops/op_util.h
   towers/host_average.h towers/internal.h train/onnx_exporter.h
-  callbacks/monitors/crc32c.h callbacks/monitors/event_proto.h)
+  callbacks/monitors/event_proto.h)
 
 # Warnings for vkpack's own code; third-party headers come in as SYSTEM includes.
 function(vkpack_warnings target)

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "callbacks/monitors.h"
-#include "callbacks/monitors/tfrecord_writer.h"
+#include "core/tfrecord.h"
 
 namespace vkp::callbacks {
 
