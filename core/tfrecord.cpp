@@ -27,6 +27,19 @@ std::uint32_t masked_crc32c(std::string_view data) {
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
 
+std::string frame_record(std::string_view data) {
+  const std::uint64_t length = data.size();
+  const std::uint32_t length_crc = masked_crc32c(bytes_of(length));
+  const std::uint32_t data_crc = masked_crc32c(data);
+  std::string out;
+  out.reserve(8 + 4 + data.size() + 4);
+  out.append(bytes_of(length));
+  out.append(reinterpret_cast<const char*>(&length_crc), 4);
+  out.append(data);
+  out.append(reinterpret_cast<const char*>(&data_crc), 4);
+  return out;
+}
+
 TFRecordWriter::TFRecordWriter(std::string path) : path_(std::move(path)) {
   // "x": fail rather than overwrite an existing file (C11, glibc).
   file_ = std::fopen(path_.c_str(), "wbx");
@@ -43,13 +56,8 @@ void TFRecordWriter::write_bytes(const void* bytes, std::size_t count) {
 }
 
 void TFRecordWriter::write(std::string_view data) {
-  const std::uint64_t length = data.size();
-  const std::uint32_t length_crc = masked_crc32c(bytes_of(length));
-  const std::uint32_t data_crc = masked_crc32c(data);
-  write_bytes(&length, sizeof length);
-  write_bytes(&length_crc, sizeof length_crc);
-  write_bytes(data.data(), data.size());
-  write_bytes(&data_crc, sizeof data_crc);
+  const std::string record = frame_record(data);
+  write_bytes(record.data(), record.size());
 }
 
 void TFRecordWriter::flush() {

@@ -25,6 +25,9 @@ namespace vkp {
 // degenerate.
 std::uint32_t masked_crc32c(std::string_view data);
 
+// `data` as one framed record: length, its CRC, the data, its CRC.
+std::string frame_record(std::string_view data);
+
 // Every failure throws Error(io) naming the file.
 class TFRecordWriter {
  public:

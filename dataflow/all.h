@@ -40,4 +40,6 @@
 #include "dataflow/select_component.h"
 #include "dataflow/size_augmentors.h"
 #include "dataflow/test_data_speed.h"
+#include "dataflow/tf_example.h"
+#include "dataflow/tfrecord_data.h"
 #include "dataflow/warp_augmentors.h"

@@ -137,3 +137,40 @@ driver = struct.pack("<4I", 32, 1, 0x10005, 0) + bytes(range(16)) + b"compiled p
 put("pipeline_cache", "wrapped_driver_data", b"\x01" + driver)
 put("pipeline_cache", "whole_file",
     b"\x00" + b"VKPKPIPE" + struct.pack("<IIQ", 1, crc32c(driver), len(driver)) + driver)
+
+
+def tfrecord(records):  # TFRecord framing: length, masked CRC-32C of it, data, masked CRC of the data
+    def masked(data):
+        crc = crc32c(data)
+        return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+    out = b""
+    for data in records:
+        length = struct.pack("<Q", len(data))
+        out += length + struct.pack("<I", masked(length)) + data + struct.pack("<I", masked(data))
+    return out
+
+
+def field(number, wire, body):  # protobuf: a key varint then, for wire type 2, a length
+    def varint(v):
+        out = b""
+        while v >= 0x80:
+            out += bytes([(v & 0x7F) | 0x80])
+            v >>= 7
+        return out + bytes([v])
+    return varint(number << 3 | wire) + (varint(len(body)) + body if wire == 2 else body)
+
+
+def example(features):  # tf.train.Example of (key, kind 1 bytes / 2 floats / 3 int64s, list body)
+    entries = b"".join(field(1, 2, field(1, 2, k.encode()) + field(2, 2, field(kind, 2, body)))
+                       for k, kind, body in features)
+    return field(1, 2, entries)
+
+
+# The fuzz target reads features "0" and "image" and the serializer's components.
+put("tfrecord", "serialized.tfrecord",
+    tfrecord([example([("0", 1, field(1, 2, struct.pack("<2f", 1.5, -2.0))), ("0/shape", 3, field(1, 2, b"\x02")),
+                       ("0/dtype", 1, field(1, 2, b"f32")), ("image", 1, field(1, 2, b"\x89PNG"))]),
+              example([("0", 1, field(1, 2, b"\x07")), ("0/shape", 3, b""), ("0/dtype", 1, field(1, 2, b"u8")),
+                       ("image", 2, field(1, 2, struct.pack("<f", 0.5)))])]))
+put("tfrecord", "unpacked.tfrecord",
+    tfrecord([example([("0", 3, field(1, 0, b"\x05") + field(1, 0, b"\xac\x02")), ("image", 3, b"")])]))
