@@ -22,6 +22,7 @@
 #include "dataflow/image_transform.h"
 #include "dataflow/join_data.h"
 #include "dataflow/jpeg_noise.h"
+#include "dataflow/lmdb_data.h"
 #include "dataflow/locally_shuffle_data.h"
 #include "dataflow/map_data.h"
 #include "dataflow/mnist.h"

@@ -1,16 +1,17 @@
 #include "dataflow/record_file.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <array>
-#include <optional>
-#include <utility>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
+#include <optional>
+#include <utility>
 
 #include "core/little_endian.h"
+#include "dataflow/datapoint_codec.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -20,23 +21,6 @@ constexpr std::size_t kHeaderBytes = 32, kRecordHeadBytes = 16;
 
 std::uint32_t crc_of(const void* data, std::size_t n) {
   return static_cast<std::uint32_t>(crc32_z(0L, static_cast<const Bytef*>(data), n));
-}
-
-// Element types as the file stores them: fixed here, whatever order DType has.
-constexpr std::pair<DType, std::uint8_t> kDTypeCodes[] = {
-    {DType::f32, 1}, {DType::f16, 2}, {DType::i32, 3}, {DType::i64, 4}, {DType::u8, 5}};
-
-std::uint8_t dtype_code(DType dtype) {
-  for (const auto& [d, code] : kDTypeCodes)
-    if (d == dtype) return code;
-  VKP_CHECK(false, "a DType without a record file code");
-  return 0;
-}
-
-std::optional<DType> dtype_from_code(std::uint8_t code) {
-  for (const auto& [d, c] : kDTypeCodes)
-    if (c == code) return d;
-  return std::nullopt;
 }
 
 struct FileCloser {
@@ -56,15 +40,7 @@ std::vector<std::uint8_t> header_bytes(std::uint64_t count) {
 // The record of `dp`: head (length, crcs) and payload.
 void encode(const Datapoint& dp, std::vector<std::uint8_t>& out) {
   out.assign(kRecordHeadBytes, 0);
-  append_le<std::uint32_t>(out, static_cast<std::uint32_t>(dp.size()));
-  for (const Array& a : dp) {
-    append_le<std::uint8_t>(out, dtype_code(a.dtype()));
-    append_le<std::uint8_t>(out, static_cast<std::uint8_t>(a.shape().rank()));
-    append_le<std::uint16_t>(out, 0);
-    for (std::int64_t d : a.shape().dims()) append_le<std::int64_t>(out, d);
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(a.bytes().data());
-    out.insert(out.end(), bytes, bytes + a.nbytes());
-  }
+  encode_datapoint(dp, out);
   const std::uint64_t length = out.size() - kRecordHeadBytes;
   std::vector<std::uint8_t> head;
   append_le<std::uint64_t>(head, length);
@@ -84,42 +60,6 @@ void finish(std::FILE* f, std::uint64_t count, const std::filesystem::path& path
   write_all(f, header_bytes(count), path);
   if (std::fflush(f) != 0 || fsync(fileno(f)) != 0)
     throw Error(ErrorCode::io, "cannot flush " + path.string() + ": " + std::strerror(errno));
-}
-
-// Parses one payload into a datapoint; `fail` reports what is malformed.
-template <class Fail>
-Datapoint decode(const std::vector<std::uint8_t>& payload, Fail&& fail) {
-  std::size_t at = 0;
-  const auto need = [&](std::size_t n, const char* what) {
-    if (payload.size() - at < n) fail(fmt::format("payload ends inside {}", what));
-  };
-  need(4, "the component count");
-  const auto count = load_le<std::uint32_t>(payload.data());
-  at = 4;
-  Datapoint dp;
-  for (std::uint32_t c = 0; c < count; ++c) {
-    need(4, "a component header");
-    const std::optional<DType> dtype = dtype_from_code(payload[at]);
-    if (!dtype) fail(fmt::format("component {} has unknown dtype code {}", c, payload[at]));
-    const int rank = payload[at + 1];
-    at += 4;
-    need(8 * static_cast<std::size_t>(rank), "a shape");
-    std::vector<std::int64_t> dims;
-    std::uint64_t numel = 1;
-    for (int i = 0; i < rank; ++i, at += 8) {
-      dims.push_back(load_le<std::int64_t>(payload.data() + at));
-      if (dims.back() < 0 || (dims.back() > 0 && numel > payload.size() / static_cast<std::uint64_t>(dims.back())))
-        fail(fmt::format("component {} has an impossible extent {}", c, dims.back()));
-      numel *= static_cast<std::uint64_t>(dims.back());
-    }
-    Array a = Array::uninitialized(*dtype, Shape(std::move(dims)));
-    need(a.nbytes(), "the element bytes");
-    if (a.nbytes() > 0) std::memcpy(a.bytes().data(), payload.data() + at, a.nbytes());
-    at += a.nbytes();
-    dp.push_back(std::move(a));
-  }
-  if (at != payload.size()) fail(fmt::format("{} bytes after the last component", payload.size() - at));
-  return dp;
 }
 
 }  // namespace
@@ -198,10 +138,16 @@ std::optional<Datapoint> RecordFileData::on_next() {
   if (length > left) corrupt(fmt::format("truncated: {} needs {} bytes, the file has {} left", where, length, left));
   payload_.resize(static_cast<std::size_t>(length));
   read_exact(payload_.data(), payload_.size(), "a record");
-  const std::uint32_t stored = load_le<std::uint32_t>(head.data() + 8), computed = crc_of(payload_.data(), payload_.size());
+  const std::uint32_t stored = load_le<std::uint32_t>(head.data() + 8),
+                      computed = crc_of(payload_.data(), payload_.size());
   if (stored != computed)
     corrupt(fmt::format("{}: checksum mismatch (stored 0x{:08x}, computed 0x{:08x})", where, stored, computed));
-  Datapoint dp = decode(payload_, [&](const std::string& what) { corrupt(where + ": malformed payload: " + what); });
+  Datapoint dp;
+  try {
+    dp = decode_datapoint(payload_);
+  } catch (const Error& e) {
+    corrupt(where + ": " + e.what());
+  }
   offset_ += kRecordHeadBytes + length;
   ++index_;
   return dp;

@@ -5,7 +5,7 @@
 // reads a file of tf.train.Example records (dataflow/tf_example.h) as a TensorFlow
 // dataset stores them: each datapoint holds the named features in that order, a
 // float_list as an f32 array [n], an int64_list as i64 [n], a bytes_list holding one
-// value as u8 [bytes] (an encoded image for DecodeImage, a string). Records are checked
+// value as u8 [bytes] (an encoded image for decode_image, a string). Records are checked
 // as they are read (core/tfrecord.h): a damaged one is reported with its index and byte
 // offset, never yielded. Uncompressed files only.
 //
