@@ -117,7 +117,7 @@ std::optional<Datapoint> LMDBData::on_next() {
 
 Datapoint LMDBData::decode(const std::string& key, std::span<const std::uint8_t> value) const {
   Array k = Array::uninitialized(DType::u8, Shape{static_cast<std::int64_t>(key.size())});
-  std::memcpy(k.bytes().data(), key.data(), key.size());
+  if (!key.empty()) std::memcpy(k.bytes().data(), key.data(), key.size());
   Array v = Array::uninitialized(DType::u8, Shape{static_cast<std::int64_t>(value.size())});
   if (!value.empty()) std::memcpy(v.bytes().data(), value.data(), value.size());
   return {std::move(k), std::move(v)};

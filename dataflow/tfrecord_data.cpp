@@ -20,7 +20,7 @@ Array feature_array(const TFFeature& f, const std::string& name) {
         bad_feature("feature '" + name + "' is a bytes_list of " + std::to_string(f.bytes.size()) +
                     " values; one is read");
       Array a = Array::uninitialized(DType::u8, Shape{static_cast<std::int64_t>(f.bytes[0].size())});
-      std::memcpy(a.bytes().data(), f.bytes[0].data(), f.bytes[0].size());
+      if (!f.bytes[0].empty()) std::memcpy(a.bytes().data(), f.bytes[0].data(), f.bytes[0].size());
       return a;
     }
     case TFFeature::Kind::none: break;
@@ -63,7 +63,7 @@ class SerializedTFRecordData : public TFRecordData {
           static_cast<std::uint64_t>(s.numel()) != data.size() / size_of(t))
         bad_record("component " + name + " holds " + std::to_string(data.size()) + " bytes, not its shape's");
       Array a = Array::uninitialized(t, std::move(s));
-      std::memcpy(a.bytes().data(), data.data(), data.size());
+      if (!data.empty()) std::memcpy(a.bytes().data(), data.data(), data.size());
       dp.push_back(std::move(a));
     }
     return dp;
