@@ -202,23 +202,21 @@ Array GaussianDeform::apply(Array image, Rng& rng) const {
   return out;
 }
 
-Affine::Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
-               Border border, float fill)
-    : scale_min_(scale_min), scale_max_(scale_max), translate_(translate_frac), rotate_(rotate_max_deg),
-      shear_(shear_max_deg), border_(border), fill_(fill) {
-  if (!(scale_min > 0 && scale_max >= scale_min))
+Affine::Affine(const AffineOptions& options) : o_(options) {
+  if (!(o_.scale_min > 0 && o_.scale_max >= o_.scale_min))
     throw Error(ErrorCode::invalid_argument, "Affine: the scale range must be positive and ordered");
 }
 
 Array Affine::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Affine");
   const auto draw = [&](double lo, double hi) { return static_cast<double>(rng.uniform(static_cast<float>(lo), static_cast<float>(hi))); };
-  const double s = draw(scale_min_, scale_max_), deg = draw(-rotate_, rotate_), shear = draw(-shear_, shear_);
-  const double tx = draw(-translate_, translate_) * static_cast<double>(d.width),
-               ty = draw(-translate_, translate_) * static_cast<double>(d.height);
+  const double s = draw(o_.scale_min, o_.scale_max), deg = draw(-o_.rotate_max_deg, o_.rotate_max_deg),
+               shear = draw(-o_.shear_max_deg, o_.shear_max_deg);
+  const double tx = draw(-o_.translate_frac, o_.translate_frac) * static_cast<double>(d.width),
+               ty = draw(-o_.translate_frac, o_.translate_frac) * static_cast<double>(d.height);
   const PointMap m = inverse_about_centre(d, s, deg, shear, tx, ty);
   move_points(points, inverse(m), "Affine");
-  return warp_affine(image, m, d.height, d.width, border_, fill_);
+  return warp_affine(image, m, d.height, d.width, o_.border, o_.fill);
 }
 
 ResizeShortestEdge::ResizeShortestEdge(std::int64_t size) : size_(size) {

@@ -55,17 +55,24 @@ std::array<std::int64_t, 2> largest_rotated_rect(std::int64_t w, std::int64_t h,
 // tensorpack's Affine: about the centre, a scale uniform in [scale_min, scale_max], a
 // rotation uniform in [-rotate_max_deg, rotate_max_deg], a horizontal shear uniform in
 // [-shear_max_deg, shear_max_deg], then a shift uniform in [-translate_frac, translate_frac]
-// times the width (and the height); same size.
+// times the width (and the height); same size. The defaults change nothing.
+struct AffineOptions {
+  double scale_min = 1, scale_max = 1;
+  double translate_frac = 0;
+  double rotate_max_deg = 0;
+  double shear_max_deg = 0;
+  Border border = Border::constant;
+  float fill = 0;  // what Border::constant fills with
+};
+
 class Affine : public PointAugmentor {
  public:
-  Affine(double scale_min, double scale_max, double translate_frac, double rotate_max_deg, double shear_max_deg,
-         Border border = Border::constant, float fill = 0);
+  // Error(invalid_argument) unless 0 < scale_min <= scale_max.
+  explicit Affine(const AffineOptions& options);
   Array apply_with_points(Array image, Array& points, Rng& rng) const override;
 
  private:
-  double scale_min_, scale_max_, translate_, rotate_, shear_;
-  Border border_;
-  float fill_;
+  AffineOptions o_;
 };
 
 // Bilinear resize so that the shorter edge is `size`, keeping the aspect ratio (the

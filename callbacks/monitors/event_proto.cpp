@@ -122,15 +122,14 @@ std::string encode_scalar_event(double wall_time, std::int64_t step, std::string
   return summary_event(wall_time, step, tag, fields);
 }
 
-std::string encode_image_event(double wall_time, std::int64_t step, std::string_view tag, int height, int width,
-                               int channels, std::string_view encoded) {
-  std::string image;
-  put_int(image, kImageHeight, height);
-  put_int(image, kImageWidth, width);
-  put_int(image, kImageColorspace, channels);
-  put_bytes(image, kImageEncoded, encoded);
+std::string encode_image_event(double wall_time, std::int64_t step, std::string_view tag, const EncodedImage& image) {
+  std::string message;
+  put_int(message, kImageHeight, image.height);
+  put_int(message, kImageWidth, image.width);
+  put_int(message, kImageColorspace, image.channels);
+  put_bytes(message, kImageEncoded, image.bytes);
   std::string fields;
-  put_bytes(fields, kValueImage, image);
+  put_bytes(fields, kValueImage, message);
   return summary_event(wall_time, step, tag, fields);
 }
 

@@ -36,10 +36,17 @@ std::string encode_file_version_event(double wall_time, std::string_view version
 // One scalar summary: tag, value as float, at a global step.
 std::string encode_scalar_event(double wall_time, std::int64_t step, std::string_view tag, float value);
 
-// One image summary: a PNG (or JPEG) of height x width with `channels` channels
-// (TensorBoard's colorspace: 1 gray, 2 gray and alpha, 3 RGB, 4 RGBA).
-std::string encode_image_event(double wall_time, std::int64_t step, std::string_view tag, int height, int width,
-                               int channels, std::string_view encoded);
+// A picture for an image summary: a PNG (or JPEG) of height x width with `channels`
+// channels (TensorBoard's colorspace: 1 gray, 2 gray and alpha, 3 RGB, 4 RGBA).
+struct EncodedImage {
+  int height = 0;
+  int width = 0;
+  int channels = 0;
+  std::string_view bytes;
+};
+
+// One image summary.
+std::string encode_image_event(double wall_time, std::int64_t step, std::string_view tag, const EncodedImage& image);
 
 // A histogram as TensorFlow summarises one (core/lib/histogram): counts over its default
 // bucket limits (+-1e-12 growing by 1.1 up to 1e20, then DBL_MAX), the empty buckets

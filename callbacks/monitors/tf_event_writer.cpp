@@ -66,7 +66,7 @@ void TFEventWriter::process_scalar(const std::string& name, double value, std::i
 void TFEventWriter::process_image(const std::string& name, int height, int width, int channels, const std::string& png,
                                   std::int64_t step) {
   if (!writer_) return;
-  writer_->write(encode_image_event(wall_time_now(), step, name, height, width, channels, png));
+  writer_->write(encode_image_event(wall_time_now(), step, name, {height, width, channels, png}));
 }
 
 void TFEventWriter::process_histogram(const std::string& name, std::span<const float> values, std::int64_t step) {

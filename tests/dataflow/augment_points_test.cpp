@@ -118,8 +118,10 @@ TEST(AugmentPoints, ResizesMovePointsWithTheBlob) {
 
 TEST(AugmentPoints, WarpsMovePointsWithTheBlob) {
   EXPECT_GT(check_moves_with_image(Rotation(40), false, 0.05, 61, 73), 20);
-  EXPECT_GT(check_moves_with_image(Affine(0.9, 1.3, 0.1, 30, 15), false, 0.05, 61, 73), 15);
-  EXPECT_GT(check_moves_with_image(Affine(1.0, 1.0, 0, 0, 20, Border::reflect), false, 0.05, 61, 73), 20);
+  const AffineOptions all{
+      .scale_min = 0.9, .scale_max = 1.3, .translate_frac = 0.1, .rotate_max_deg = 30, .shear_max_deg = 15};
+  EXPECT_GT(check_moves_with_image(Affine(all), false, 0.05, 61, 73), 15);
+  EXPECT_GT(check_moves_with_image(Affine({.shear_max_deg = 20, .border = Border::reflect}), false, 0.05, 61, 73), 20);
   // Up to 2.5 times larger: the tolerance in input pixels stays 0.05.
   EXPECT_GT(check_moves_with_image(GoogleNetRandomCropAndResize(64, 64, {0.5, 1.0}), false, 0.125), 5);
 }
@@ -193,7 +195,9 @@ TEST(AugmentImageCoordinates, MovesEachDatapointsPointsWithItsImage) {
 }
 
 TEST(AugmentImageCoordinates, OnWorkerThreadsYieldsWhatItYieldsOnOne) {
-  const std::vector<AugmentorPtr> augs{std::make_shared<Affine>(0.8, 1.2, 0.1, 20, 5), std::make_shared<Shift>(3, 37, 45)};
+  const AffineOptions affine{
+      .scale_min = 0.8, .scale_max = 1.2, .translate_frac = 0.1, .rotate_max_deg = 20, .shear_max_deg = 5};
+  const std::vector<AugmentorPtr> augs{std::make_shared<Affine>(affine), std::make_shared<Shift>(3, 37, 45)};
   AugmentImageCoordinates one(std::make_unique<DataFromList>(images_with_points(40), false), augs, 0, 1, 11);
   MultiThreadMapData many(std::make_unique<DataFromList>(images_with_points(40), false), augment_coordinates(augs, 0, 1),
                           {.num_threads = 3, .chunk = 4, .seed = 11});

@@ -88,7 +88,7 @@ TEST(Rotation, EqualsSamplingTheGridRotatedCounterClockwise) {
 TEST(Affine, WithNothingToDrawIsTheIdentity) {
   const Array in = ramp(6, 7, 1);
   Rng rng(3);
-  const Array out = Affine(1, 1, 0, 0, 0).apply(in, rng);
+  const Array out = Affine({}).apply(in, rng);
   for (std::size_t i = 0; i < in.data<float>().size(); ++i) EXPECT_NEAR(out.data<float>()[i], in.data<float>()[i], 1e-5);
 }
 
