@@ -35,6 +35,9 @@ std::optional<DType> dtype_from_code(std::uint8_t code) {
 void encode_datapoint(const Datapoint& dp, std::vector<std::uint8_t>& out) {
   append_le<std::uint32_t>(out, static_cast<std::uint32_t>(dp.size()));
   for (const Array& a : dp) {
+    if (a.shape().rank() > 255)
+      throw Error(ErrorCode::invalid_argument,
+                  "a component of rank " + std::to_string(a.shape().rank()) + ": datapoint bytes hold ranks up to 255");
     append_le<std::uint8_t>(out, dtype_code(a.dtype()));
     append_le<std::uint8_t>(out, static_cast<std::uint8_t>(a.shape().rank()));
     append_le<std::uint16_t>(out, 0);
@@ -69,8 +72,8 @@ Datapoint decode_datapoint(std::span<const std::uint8_t> payload) {
         fail(fmt::format("component {} has an impossible extent {}", c, dims.back()));
       numel *= static_cast<std::uint64_t>(dims.back());
     }
+    need(numel * size_of(*dtype), "the element bytes");  // numel <= the payload's size: no overflow
     Array a = Array::uninitialized(*dtype, Shape(std::move(dims)));
-    need(a.nbytes(), "the element bytes");
     if (a.nbytes() > 0) std::memcpy(a.bytes().data(), payload.data() + at, a.nbytes());
     at += a.nbytes();
     dp.push_back(std::move(a));

@@ -14,7 +14,7 @@
 
 namespace vkp::dataflow {
 
-// Appends `dp`'s bytes to `out`.
+// Appends `dp`'s bytes to `out`; Error(invalid_argument) for a component of rank over 255.
 void encode_datapoint(const Datapoint& dp, std::vector<std::uint8_t>& out);
 // Error(bad_data) "malformed payload: <what>" (a dtype code unknown, an extent negative
 // or more than the bytes hold, bytes missing or left over), checked before allocating.

@@ -31,8 +31,8 @@ namespace vkp::dataflow {
 class TFRecordData : public DataFlow {
  public:
   // Error(io) when the file cannot be opened. Error(invalid_argument) when `features` is
-  // empty. `size`: the records per epoch where known (tensorpack's argument; not
-  // checked until the epoch ends, where fewer or more records are Error(bad_data)).
+  // empty. `size`: the records per epoch where known (tensorpack's argument): a record
+  // beyond it is Error(bad_data) when read, fewer records at the epoch's end.
   TFRecordData(std::filesystem::path path, std::vector<std::string> features,
                std::optional<std::size_t> size = std::nullopt);
 

@@ -76,6 +76,20 @@ TEST(RecordFile, EmptyFlowGivesAnEmptyFile) {
   EXPECT_FALSE(back.next());
 }
 
+TEST(RecordFile, ARankTheFormatCannotHoldIsRefusedAndNoFileIsLeft) {
+  TempDir dir;
+  Datapoint deep{Array(DType::u8, Shape(std::vector<std::int64_t>(256, 1)))};
+  DataFromList flow({deep}, /*shuffle=*/false);
+  try {
+    write_record_file(flow, dir.path() / "deep");
+    FAIL() << "a rank of 256 was written as a byte";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("rank 256"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "deep"));
+}
+
 TEST(RecordFile, ACorruptedRecordIsReportedWithItsIndex) {
   TempDir dir;
   const std::filesystem::path path = dir.path() / "data";
