@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,6 @@ class LMDBData : public DataFlow {
   ~LMDBData() override;
 
   std::optional<std::size_t> size() const override { return keys_.size(); }
-  const std::vector<std::string>& keys() const { return keys_; }
 
  protected:
   void on_reset_state() override;
