@@ -44,4 +44,18 @@ double host_seconds(Fn&& fn, double min_seconds = 0.3) {
   return runs[runs.size() / 2];
 }
 
+// Runs fn() at least `min_runs` times and for at least `min_seconds`, before a timing. A
+// GPU's clock follows its load: an H100 (2026-11-28) that idled while kernels were built
+// ran the next ones at 345 MHz instead of 1980 and stayed low for over a second of
+// light work, so a benchmark timed straight after a build measured ResNet-20's step at
+// 23 ms instead of 8 (docs/benchmarks.md).
+template <class Fn>
+void warm_up(Fn&& fn, double min_seconds, int min_runs = 1) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int runs = 0;
+       runs < min_runs || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_seconds;
+       ++runs)
+    fn();
+}
+
 }  // namespace vkp::bench

@@ -246,8 +246,11 @@ std::string family_of(const std::string& label) {
 // A step is `programs` run in order (a GAN's is two), each fed `feeds`.
 StepStats measure(Session& session, const std::vector<Program*>& programs, const std::vector<Array>& feeds, int steps) {
   std::vector<Array> out;
-  for (int i = 0; i < 3; ++i)
-    for (Program* p : programs) session.run_program(*p, feeds, out);
+  warm_up(  // at least 3 steps and a second of them (bench_device.h: a GPU's clock)
+      [&] {
+        for (Program* p : programs) session.run_program(*p, feeds, out);
+      },
+      1.0, 3);
   StepStats s;
   const auto start = Clock::now();
   for (int i = 0; i < steps; ++i)

@@ -36,7 +36,9 @@ using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 
 // Replays `recording` state.iterations() times, reporting device time per replay.
 void replay(benchmark::State& state, vk::Recording& recording) {
-  recording.run();  // warm-up: first-use costs stay out of the figures
+  // Warm-up: first-use costs stay out of the figures, and a GPU's clock climbs back from
+  // idle (shaders were just built): at least 0.3 s of replays (bench_device.h).
+  warm_up([&] { recording.run(); }, 0.3);
   double total = 0;
   for (auto _ : state) {
     recording.run();
@@ -150,20 +152,30 @@ void gemm_gpu(benchmark::State& state) {
 }
 
 // Implicit-GEMM convolution (vk::implicit_conv), 3x3 SAME stride 1, NHWC: one of its
-// three products. The reference is Eigen multiplying matrices of the im2col shapes
+// three products, x, w and dy float16 where f16 is 1 (on GPUs with matrix units,
+// conv_coopmat's inputs). The reference is Eigen multiplying matrices of the im2col shapes
 // (pixels x 9C by 9C x Cout), without building them: the same multiply-adds.
 void conv(benchmark::State& state) {
   const auto n = static_cast<std::uint32_t>(state.range(0)), hw = static_cast<std::uint32_t>(state.range(1)),
              c = static_cast<std::uint32_t>(state.range(2)), cout = static_cast<std::uint32_t>(state.range(3));
   const auto product = static_cast<vk::ConvProduct>(state.range(4));
+  const bool half = state.range(5) != 0;
   const vk::ConvPush g{n, hw, hw, c, hw, hw, 3, 3, 1, 1, 1, 1, 1, 1, 1};
   vk::Device& dev = device();
+  if (half && !dev.f16_storage()) return state.SkipWithError("no 16-bit storage");
   vk::Arena arena(dev, vk::MemoryUse::device, "bench conv");
   const std::size_t pixels = std::size_t{n} * hw * hw, x_size = pixels * c, y_size = pixels * cout, w_size = 9 * c * cout;
   auto filled = [&](std::size_t count, std::uint64_t seed) {
-    const std::vector<float> v = random_floats(count, seed);
-    const vk::BufferSlice slice = arena.allocate(count * 4, "operand");
+    std::vector<float> v = random_floats(count, seed);
+    if (half) {  // as float16 bits, two a float
+      std::vector<std::uint16_t> bits(count + count % 2);
+      for (std::size_t i = 0; i < count; ++i) bits[i] = to_half(v[i]).bits;
+      v.assign(bits.size() / 2, 0.0f);
+      std::memcpy(v.data(), bits.data(), bits.size() * 2);
+    }
+    vk::BufferSlice slice = arena.allocate(std::max<std::size_t>(v.size() * 4, 16), "operand");
     vk::upload(dev, slice, std::as_bytes(std::span(v)));
+    slice.f16 = half;
     return slice;
   };
   const vk::BufferSlice x = filled(x_size, 1), w = filled(w_size, 2), dy = filled(y_size, 3);
@@ -184,16 +196,17 @@ void conv(benchmark::State& state) {
   });
   report_reference(state, eigen);
   report_rates(state, 2.0 * static_cast<double>(pixels) * 9 * c * cout,
-               4.0 * static_cast<double>(x_size + w_size + y_size));
+               (half ? 2.0 : 4.0) * static_cast<double>(x_size + w_size + y_size));
 }
 
 void conv_shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"N", "HW", "C", "Cout", "product"});  // product: 0 forward, 1 filter gradient, 2 input gradient
-  for (int p = 0; p < 3; ++p) {
-    b->Args({128, 14, 32, 64, p});  // the convnet's second convolution at batch 128
-    b->Args({128, 28, 16, 16, p});  // examples/resnet's first stage
-    b->Args({128, 7, 64, 64, p});   // and its last
-  }
+  b->ArgNames({"N", "HW", "C", "Cout", "product", "f16"});  // product: 0 forward, 1 filter gradient, 2 input gradient
+  for (int f16 = 0; f16 < 2; ++f16)
+    for (int p = 0; p < 3; ++p) {
+      b->Args({128, 14, 32, 64, p, f16});  // the convnet's second convolution at batch 128
+      b->Args({128, 28, 16, 16, p, f16});  // examples/resnet's first stage
+      b->Args({128, 7, 64, 64, p, f16});   // and its last
+    }
 }
 
 void add(benchmark::State& state) {

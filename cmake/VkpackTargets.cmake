@@ -31,7 +31,7 @@ endfunction()
 set(VKPACK_PRIVATE_HEADERS
   core/atomic_file.h core/crash_point.h core/crc32c.h
   dataflow/datapoint_codec.h dataflow/file_bytes.h dataflow/idx_file.h dataflow/permutation.h
-  engine/vk/check.h
+  engine/vk/check.h engine/vk/kernels/conv_plan.h
   engine/graph/f16_storage.h engine/graph/lower.h engine/graph/op_def.h engine/graph/reference.h engine/graph/ops/conv_geometry.h
   engine/graph/ops/op_util.h
   towers/host_average.h towers/internal.h train/onnx_exporter.h

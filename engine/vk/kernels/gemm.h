@@ -115,6 +115,10 @@ struct GemmArgs {
 // where Device::cooperative_matrix() offers 16 x 16 x 16 float16 products into float32,
 // the subgroup size is fixed and the workgroup fits.
 std::vector<GemmVariant> gemm_gpu_variants(const Device& device);
+// Whether `device` runs kernels on its matrix units: Device::cooperative_matrix() offers
+// 16 x 16 x 16 float16 products into float32 and the subgroup size is fixed (the
+// kernels size their loops by it).
+bool has_matrix_units(const Device& device);
 // The fixed rule for GemmVariant::automatic (what runs where tuning is off, below):
 // cooperative_matrix when A and B both hold float16 (BufferSlice::f16: the products are
 // then exact in float32, so nothing is rounded that was not already) and the device

@@ -1,16 +1,16 @@
 // GEMM's GPU path: gemm_tiled's tilings and gemm_coopmat's on the matrix units
 // (vk::GemmVariant), and the variant measured fastest per device and shape class
 // (TuningCache). gemm.cpp holds the checks, the CPU path and the dispatch between them.
-#include "engine/vk/kernels/gemm.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
-
-#include <fmt/format.h>
+#include <memory>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/vk/kernels/copy.h"
+#include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/gemm_layout.h"
 #include "engine/vk/memory.h"
 #include "shaders/embedded.h"
@@ -78,17 +78,16 @@ bool subgroup_size_fixed(const Device& device) {
 // Operands larger than this are not copied for a measurement: the fixed rule decides.
 constexpr std::uint64_t kMaxTuningBytes = std::uint64_t{1} << 30;
 
-// Device time of `runs` back-to-back products of this variant, on scratch operands of
-// the caller's shapes, strides and widths (zeros, so nothing is denormal): timestamps
-// where the queue has them, the host's clock otherwise; the best of two replays.
-double time_variant(Device& device, GemmArgs args, GemmVariant variant, const BufferSlice& a, const BufferSlice& b,
-                    const BufferSlice& c) {
-  constexpr int kRuns = 3;
+// `runs` back-to-back products of this variant, on scratch operands of the caller's
+// shapes, strides and widths (zeros, so nothing is denormal), recorded for timing.
+constexpr int kRuns = 3;
+std::unique_ptr<Recording> record_variant(Device& device, GemmArgs args, GemmVariant variant, const BufferSlice& a,
+                                          const BufferSlice& b, const BufferSlice& c) {
   args.variant = variant;
-  Recording recording(device, {.name = "gemm tuning", .timestamps = true});
-  for (int i = 0; i < kRuns; ++i) gemm(recording, args, a, b, c, BufferSlice{});
-  recording.finish();
-  return best_replay_ns(recording) / kRuns;
+  auto recording = std::make_unique<Recording>(device, RecordingOptions{.name = "gemm tuning", .timestamps = true});
+  for (int i = 0; i < kRuns; ++i) gemm(*recording, args, a, b, c, BufferSlice{});
+  recording->finish();
+  return recording;
 }
 
 GemmVariant measure_variant(Device& device, const GemmArgs& args, const GemmLayout& l, const BufferSlice& a,
@@ -113,13 +112,19 @@ GemmVariant measure_variant(Device& device, const GemmArgs& args, const GemmLayo
   }
   ta.f16 = a.f16;
   tb.f16 = b.f16;
+  std::vector<std::unique_ptr<Recording>> recordings;
+  std::vector<Recording*> timed;
+  for (GemmVariant v : candidates) {
+    recordings.push_back(record_variant(device, args, v, ta, tb, tc));
+    timed.push_back(recordings.back().get());
+  }
+  const std::vector<double> ns = interleaved_replay_ns(timed);
   GemmVariant best = fixed;
   double best_ns = 0;
-  for (GemmVariant v : candidates) {
-    const double ns = time_variant(device, args, v, ta, tb, tc);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
     log_debug("{}: gemm {}x{}x{} (batch {}) with {}: {:.1f} us", device.label(), args.m, args.n, args.k, args.batch,
-              to_string(v), ns / 1000);
-    if (best_ns == 0 || ns < best_ns) best = v, best_ns = ns;
+              to_string(candidates[i]), ns[i] / kRuns / 1000);
+    if (best_ns == 0 || ns[i] < best_ns) best = candidates[i], best_ns = ns[i];
   }
   return best;
 }
@@ -215,8 +220,12 @@ bool on_matrix_units(GemmVariant variant) {
          variant == GemmVariant::cooperative_matrix_4sg;
 }
 
+bool has_matrix_units(const Device& device) {
+  return device.has_matrix_shape(16, 16, 16) && subgroup_size_fixed(device);
+}
+
 std::vector<GemmVariant> gemm_gpu_variants(const Device& device) {
-  const bool units = device.has_matrix_shape(16, 16, 16) && subgroup_size_fixed(device);
+  const bool units = has_matrix_units(device);
   std::vector<GemmVariant> variants;
   for (GemmVariant v : kAllGpuVariants) {
     if (!on_matrix_units(v)) variants.push_back(v);

@@ -4,11 +4,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/vk/kernels/conv_plan.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/reduce.h"
@@ -19,11 +24,13 @@ namespace {
 
 std::uint32_t div_up(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
 
-constexpr std::uint64_t kAlign = 256;  // where each part of the workspace starts
-std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
 
-// The map conv_pack and conv_tiled walk: the convolution's own, or for the input
-// gradient the adjoint's, whose image is dy and whose output pixels are x's.
+std::uint64_t workspace_aligned(std::uint64_t bytes) {
+  constexpr std::uint64_t kAlign = 256;
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
 ConvPackPush map_of(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
   auto i = [](std::uint32_t v) { return static_cast<std::int32_t>(v); };
   ConvPackPush m{};
@@ -40,20 +47,44 @@ std::uint64_t dw_elements(const ConvPush& g, std::uint32_t cout) {
   return std::uint64_t{g.kh} * g.kw * (g.c / g.groups) * cout;
 }
 
+PixelSplits pixel_splits(std::uint32_t k, std::uint64_t tiles, std::uint64_t workgroups, std::uint32_t granule,
+                         std::uint64_t dw_size, const Device& device) {
+  PixelSplits q;
+  q.k_split = k;
+  const std::uint64_t want = std::min<std::uint64_t>(div_up(workgroups, std::max<std::uint64_t>(tiles, 1)), k / 256);
+  if (want <= 1) return q;
+  q.k_split = div_up(div_up(k, want), granule) * granule;
+  q.splits = div_up(k, q.k_split);
+  if (q.splits == 1) return {.k_split = k};
+  q.partial_bytes = workspace_aligned(q.splits * dw_size * 4);
+  q.sums.axis = q.splits;
+  q.sums.inner = static_cast<std::uint32_t>(dw_size);
+  q.reduce_bytes = workspace_aligned(reduce_workspace_bytes(q.sums, device));
+  return q;
+}
+
+namespace {
+
 // w rearranged in the workspace: on CPU devices as gemm_regblock's X with rows along k
 // (forward: w^T [cout][taps * cg]; input gradient: [c][taps * cout]), which it reads as
 // vec4s; on GPUs, for the input gradient, w' [taps][cout][c] as conv_tiled's B.
 std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct product, bool cpu) {
   const bool swapped = cpu ? product != ConvProduct::filter_gradient : product == ConvProduct::input_gradient;
-  return swapped ? aligned(dw_elements(g, cout) * 4) : 0;
+  return swapped ? workspace_aligned(dw_elements(g, cout) * 4) : 0;
 }
 
 void swap_w(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool cpu,
             const BufferSlice& w, const BufferSlice& to) {
   const std::uint32_t taps = g.kh * g.kw, cg = g.c / g.groups;
   StridedCopy copy_args;
-  if (!cpu) {  // w' [taps][cout][c]
+  if (!cpu && !w.f16) {  // w' [taps][cout][c]
     transpose(recording, taps, g.c, cout, w, to);
+    return;
+  }
+  if (!cpu) {  // the same, float16 kept (transpose reads float32 only)
+    copy_args.dims = {taps, cout, g.c};
+    copy_args.src_strides = {g.c * cout, 1, cout};
+    copy(recording, copy_args, w, to);
     return;
   }
   if (product == ConvProduct::forward) {  // w^T [cout][taps * cg]
@@ -173,13 +204,13 @@ CpuPlan cpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, con
     for (std::uint32_t i = 0; i < plan.chunks; ++i) plan.partials += chunk_of(plan, i, 0).splits;
   }
   for (std::uint32_t i : {0u, plan.chunks - 1})
-    plan.packed_bytes = std::max(plan.packed_bytes, aligned(chunk_of(plan, i, 0).panels.bytes()));
+    plan.packed_bytes = std::max(plan.packed_bytes, workspace_aligned(chunk_of(plan, i, 0).panels.bytes()));
   if (plan.partials > 1) {
-    plan.partial_bytes = aligned(std::uint64_t{plan.partials} * dw_elements(g, cout) * 4);
+    plan.partial_bytes = workspace_aligned(std::uint64_t{plan.partials} * dw_elements(g, cout) * 4);
     ReduceArgs sums;
     sums.axis = plan.partials;
     sums.inner = static_cast<std::uint32_t>(dw_elements(g, cout));
-    plan.reduce_bytes = aligned(reduce_workspace_bytes(sums, device));
+    plan.reduce_bytes = workspace_aligned(reduce_workspace_bytes(sums, device));
   }
   return plan;
 }
@@ -240,33 +271,6 @@ bool strided_input_gradient(const CpuPlan& plan) {
 bool in_place_shape(const CpuPlan& plan, const Device& device) {
   const bool dy_in_fours = plan.along_k() || strided_input_gradient(plan);
   return device.kind() == DeviceKind::cpu && plan.g.groups == 1 && (!dy_in_fours || plan.cout % 4 == 0);
-}
-
-// A filter gradient read in place (conv_regblock, conv_tiled) with its K, the pixels,
-// cut into splits whose partial sums of dw `reduce` adds in a fixed order at the end:
-// enough splits for about `workgroups` in all over `tiles` workgroups a split, each of
-// at least 256 pixels and of whole `granule`s (the last may be shorter; none is empty).
-struct PixelSplits {
-  std::uint32_t splits = 1, k_split = 0;  // k_split: pixels of one split (k unsplit)
-  ReduceArgs sums;                        // splits > 1: the partial sums' reduction
-  std::uint64_t partial_bytes = 0, reduce_bytes = 0;
-  std::uint64_t bytes() const { return partial_bytes + reduce_bytes; }
-};
-
-PixelSplits pixel_splits(std::uint32_t k, std::uint64_t tiles, std::uint64_t workgroups, std::uint32_t granule,
-                         std::uint64_t dw_size, const Device& device) {
-  PixelSplits q;
-  q.k_split = k;
-  const std::uint64_t want = std::min<std::uint64_t>(div_up(workgroups, std::max<std::uint64_t>(tiles, 1)), k / 256);
-  if (want <= 1) return q;
-  q.k_split = div_up(div_up(k, want), granule) * granule;
-  q.splits = div_up(k, q.k_split);
-  if (q.splits == 1) return {.k_split = k};
-  q.partial_bytes = aligned(q.splits * dw_size * 4);
-  q.sums.axis = q.splits;
-  q.sums.inner = static_cast<std::uint32_t>(dw_size);
-  q.reduce_bytes = aligned(reduce_workspace_bytes(q.sums, device));
-  return q;
 }
 
 // conv_regblock's product: C = X . P^T (m x n, K = k) and its blocking; the filter
@@ -358,166 +362,7 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
     reduce(recording, split.sums, partials, result, workspace.sub(at + split.partial_bytes, split.reduce_bytes));
 }
 
-// --- GPUs: conv_tiled ---
-
-// conv_tiled's blockings, each K 16 at a time with 256 invocations. The fixed rule
-// (conv_tiling) takes a 64 x 64 tile, or for the few columns of a small-channel layer (a
-// ResNet's 16) a taller, narrower one, so that no column of the tile is idle; where
-// tuning is on the device measures all three for each shape class instead.
-struct ConvTiling {
-  std::uint32_t tile_m, tile_n, micro_m, micro_n;
-  std::uint32_t threads() const { return (tile_m / micro_m) * (tile_n / micro_n); }
-  std::string name() const { return fmt::format("{}x{}", tile_m, tile_n); }
-};
-constexpr ConvTiling kConvTilings[] = {{128, 16, 4, 2}, {128, 32, 4, 4}, {64, 64, 4, 4}};
-constexpr std::uint32_t kGpuTileK = 16;
-ConvTiling conv_tiling(std::uint32_t cols) { return kConvTilings[cols <= 16 ? 0 : cols <= 32 ? 1 : 2]; }
-
-// conv_tiled's filter gradient dw = P^T . dy is (taps * cg) x coutg per group with K the
-// pixels: a ResNet's 3x3x16 -> 16 layer at batch 128 is 2 tiles over 100352 pixels,
-// which would leave a GPU all but idle (it took 99% of the step on an H100). Its pixels
-// are split for about 512 workgroups (a few per multiprocessor of a large GPU), in whole
-// K tiles, counted with the fixed rule's tiling (the workspace must not depend on a
-// measurement). Other products: one split.
-PixelSplits gpu_splits(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
-  if (product != ConvProduct::filter_gradient) return {};
-  const ConvTiling t = conv_tiling(cout / g.groups);
-  const std::uint64_t tiles = std::uint64_t{div_up(g.kh * g.kw * (g.c / g.groups), t.tile_m)} *
-                              div_up(cout / g.groups, t.tile_n) * g.groups;
-  return pixel_splits(g.n * g.oh * g.ow, tiles, 512, kGpuTileK, dw_elements(g, cout), device);
-}
-
-// The GEMM each product is on a GPU: rows m, columns, and K.
-struct ProductShape {
-  std::uint32_t m, cols, k;
-};
-ProductShape product_shape(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
-  const std::uint32_t pixels = g.n * g.oh * g.ow, cg = g.c / g.groups, coutg = cout / g.groups;
-  switch (product) {
-    case ConvProduct::forward: return {pixels, coutg, g.kh * g.kw * cg};              // out = P . w
-    case ConvProduct::filter_gradient: return {g.kh * g.kw * cg, coutg, pixels};      // dw = P^T . dy
-    case ConvProduct::input_gradient: return {g.n * g.h * g.w, g.c, g.kh * g.kw * cout};  // dx = P' . w'
-  }
-  return {};
-}
-
-void conv_tiled(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-                const BufferSlice& image, const BufferSlice& b, const BufferSlice& result, const BufferSlice& workspace,
-                std::uint64_t at, const GemmEpilogue& epilogue, const ConvTiling& t) {
-  Device& device = recording.device();
-  const PixelSplits q = gpu_splits(g, cout, product, device);
-  const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
-  const ConvPackPush map = map_of(g, cout, product);
-  const ProductShape shape = product_shape(g, cout, product);
-  ConvTiledPush push{};
-  std::memcpy(&push, &map, 15 * 4);  // the geometry
-  push.m = shape.m, push.cols = shape.cols, push.k = shape.k;
-  if (product == ConvProduct::input_gradient)
-    push.ldb = g.c, push.ldc = g.c;
-  else
-    push.ldb = cout, push.stride_b = shape.cols, push.ldc = cout, push.stride_c = shape.cols;
-  push.bias_row = 0;
-  push.bias_col = 1;
-  push.act_alpha = epilogue.activation_alpha;
-  push.gate_alpha = epilogue.gate_alpha;
-  push.k_split = q.splits > 1 ? q.k_split : push.k;
-  push.split_stride = q.splits > 1 ? q.sums.inner : 0;  // dw's elements
-  std::vector<SpecConstant> constants = {{0, t.threads()},  {1, t.tile_m},  {2, t.tile_n},
-                                         {3, kGpuTileK},    {4, t.micro_m}, {5, t.micro_n},
-                                         {6, product == ConvProduct::filter_gradient}};
-  add_gemm_epilogue_constants(constants, epilogue);
-  const BufferSlice bindings[] = {image, b, partials, epilogue_bias_binding(epilogue, image),
-                                  epilogue_extra_binding(epilogue, image)};
-  const Kernel& kernel = storage_kernel(device, shaders::conv_tiled, shaders::conv_tiled_f16, bindings, std::move(constants));
-  recording.dispatch(kernel, bindings, push,
-                     {div_up(push.cols, t.tile_n), div_up(push.m, t.tile_m), map.groups * q.splits}, "conv_tiled");
-  if (q.splits > 1) reduce(recording, q.sums, partials, result, workspace.sub(at + q.partial_bytes, q.reduce_bytes));
-}
-
-// Operands larger than this are not copied for a measurement: the fixed rule decides.
-constexpr std::uint64_t kMaxTuningBytes = std::uint64_t{1} << 30;
-
-// The fastest tiling for this product's shape class on this device, measured on zeros of
-// the caller's shapes and widths (three back-to-back runs of each, the better of two
-// replays); the fixed rule where the operands exceed kMaxTuningBytes.
-ConvTiling measure_tiling(Device& device, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool f16_image,
-                          bool f16_operand) {
-  const ProductShape shape = product_shape(g, cout, product);
-  const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
-  const std::uint64_t w_size = dw_elements(g, cout);
-  const bool backward_input = product == ConvProduct::input_gradient, filter = product == ConvProduct::filter_gradient;
-  const std::uint64_t image_bytes = (backward_input ? dy_size : x_size) * (f16_image ? 2 : 4);
-  const std::uint64_t operand_bytes = (filter ? dy_size : w_size) * (f16_operand ? 2 : 4);
-  const std::uint64_t result_bytes = (product == ConvProduct::forward ? dy_size : backward_input ? x_size : w_size) * 4;
-  const std::uint64_t work_bytes = gpu_splits(g, cout, product, device).bytes();
-  if (image_bytes + operand_bytes + result_bytes + work_bytes > kMaxTuningBytes) return conv_tiling(shape.cols);
-  Arena arena(device, MemoryUse::device, "conv tuning");
-  BufferSlice image = arena.allocate(std::max<std::uint64_t>(image_bytes, 16), "image");
-  BufferSlice operand = arena.allocate(std::max<std::uint64_t>(operand_bytes, 16), "operand");
-  const BufferSlice result = arena.allocate(std::max<std::uint64_t>(result_bytes, 16), "result");
-  const BufferSlice work = arena.allocate(std::max<std::uint64_t>(work_bytes, 16), "workspace");
-  {
-    Recording zero(device, {.name = "conv tuning operands"});
-    for (const BufferSlice& s : {image, operand, result, work}) fill(zero, s, s.size / 4, 0.0f);
-    zero.finish();
-    zero.run();
-  }
-  image.f16 = f16_image;
-  operand.f16 = f16_operand;
-  ConvTiling best = conv_tiling(shape.cols);
-  double best_ns = 0;
-  for (const ConvTiling& t : kConvTilings) {
-    constexpr int kRuns = 3;
-    Recording recording(device, {.name = "conv tuning", .timestamps = true});
-    for (int i = 0; i < kRuns; ++i) conv_tiled(recording, g, cout, product, image, operand, result, work, 0, {}, t);
-    recording.finish();
-    const double ns = best_replay_ns(recording) / kRuns;
-    log_debug("{}: conv_tiled {}x{}x{} with {}: {:.1f} us", device.label(), shape.m, shape.cols, shape.k, t.name(),
-              ns / 1000);
-    if (best_ns == 0 || ns < best_ns) best = t, best_ns = ns;
-  }
-  return best;
-}
-
-// The fixed rule where tuning is off, else the tiling kept for this shape class, measured
-// now if no earlier run has.
-ConvTiling chosen_tiling(Device& device, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool f16_image,
-                         bool f16_operand) {
-  TuningCache& cache = device.tuning();
-  if (!cache.enabled()) return conv_tiling(product_shape(g, cout, product).cols);
-  const std::string key = conv_tuning_key(g, cout, product, f16_image || f16_operand);
-  const std::unique_lock lock = cache.lock_measurement();
-  if (const std::optional<std::string> kept = cache.get(key))
-    for (const ConvTiling& t : kConvTilings)
-      if (t.name() == *kept) return t;
-  const ConvTiling best = measure_tiling(device, g, cout, product, f16_image, f16_operand);
-  cache.put(key, best.name());
-  log_info("{}: {} runs {} (measured; {})", device.label(), key, best.name(),
-           cache.path().empty() ? "kept in memory" : cache.path());
-  return best;
-}
-
-void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
-                       const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue) {
-  const ConvTiling t = chosen_tiling(recording.device(), g, cout, product, image.f16, b.f16);
-  conv_tiled(recording, g, cout, product, image, b, result, workspace, at, epilogue, t);
-}
-
 }  // namespace
-
-std::string conv_tuning_key(const ConvPush& g, std::uint32_t cout, ConvProduct product, bool f16) {
-  const ProductShape shape = product_shape(g, cout, product);
-  const char* names[] = {"forward", "filter_gradient", "input_gradient"};
-  return fmt::format("conv_tiled {} m{} n{} k{}{}", names[static_cast<int>(product)], shape_bucket(shape.m),
-                     shape_bucket(shape.cols), shape_bucket(shape.k), f16 ? " f16" : "");
-}
-
-std::vector<std::string> conv_tiling_names() {
-  std::vector<std::string> names;
-  for (const ConvTiling& t : kConvTilings) names.push_back(t.name());
-  return names;
-}
 
 bool implicit_conv_supports(const ConvPush& g, ConvProduct product) {
   return product != ConvProduct::input_gradient || (g.groups == 1 && g.stride_h == 1 && g.stride_w == 1);
@@ -533,7 +378,7 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
                                             const Device& device, KernelChoice choice) {
   const bool cpu = resolve(choice, device) == DeviceKind::cpu;
   const std::uint64_t swapped = swapped_w_bytes(geometry, cout, product, cpu);
-  if (!cpu) return swapped + gpu_splits(geometry, cout, product, device).bytes();
+  if (!cpu) return swapped + implicit_conv_gpu_workspace_bytes(geometry, cout, product, device);
   // conv_regblock's room (its partial sums) where it runs; else conv_pack's packed patches.
   const CpuPlan plan = cpu_plan(geometry, cout, product, device);
   return swapped + (in_place_shape(plan, device) ? in_place_plan(plan, device).split.bytes() : plan.packing_bytes());
@@ -571,6 +416,7 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
   const std::uint64_t swapped = swapped_w_bytes(g, cout, product, cpu);
   if (swapped > 0) {
     x_operand = workspace.sub(0, w_size * 4);
+    x_operand.f16 = !cpu && operand.f16;  // w' keeps w's width on GPUs (conv_coopmat reads it)
     swap_w(recording, g, cout, product, cpu, operand, x_operand);
   }
   if (cpu) {

@@ -20,8 +20,10 @@
 // stages P through the index map in gemm_tiled's shared-memory tiles; its filter
 // gradient (few tiles, K the pixels) is cut along K the same way, so that enough
 // workgroups run at once; its tiling is measured per device where tuning is on.
-// Kernels: conv_regblock, conv_pack, gemm_regblock, reduce (CPU); conv_tiled (GPU);
-// transpose.
+// conv_coopmat computes the same products on the matrix units where both operands
+// hold float16 (below).
+// Kernels: conv_regblock, conv_pack, gemm_regblock, reduce (CPU); conv_tiled,
+// conv_coopmat (GPU); transpose.
 #pragma once
 
 #include <cstddef>
@@ -77,8 +79,8 @@ static_assert(sizeof(ConvRegblockPush) == 112 && offsetof(ConvRegblockPush, dila
               offsetof(ConvRegblockPush, bias_row) == 60 && offsetof(ConvRegblockPush, k_split) == 76 &&
               offsetof(ConvRegblockPush, a_row) == 108);
 
-// Mirrors the push-constant block of shaders/conv_tiled.comp: conv_pack's geometry and
-// the GEMM's shape and strides.
+// Mirrors the push-constant block of shaders/conv_tiled.comp and conv_coopmat.comp:
+// conv_pack's geometry and the GEMM's shape and strides.
 struct ConvTiledPush {
   std::uint32_t n, h, w, c, oh, ow, kh, kw, stride_h, stride_w;
   std::int32_t dilation_h, dilation_w, pad_top, pad_left;
@@ -118,11 +120,20 @@ void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t
                    const BufferSlice& workspace, KernelChoice choice = KernelChoice::automatic,
                    const GemmEpilogue& epilogue = {});
 
-// On GPUs conv_tiled's tiling (128x16, 128x32 or 64x64: conv_tiling_names()) comes from a
-// fixed rule by the product's columns, or where the device tunes (vk::TuningCache) is
-// measured once per shape class: the key below (product, rows, columns and K rounded up
-// to powers of two, float16 operands), its value a tiling's name.
-std::string conv_tuning_key(const ConvPush& geometry, std::uint32_t cout, ConvProduct product, bool f16);
+// On GPUs the kernel and its tiling come from a fixed rule, or where the device tunes
+// (vk::TuningCache) are measured once per shape class: the key below (product, rows,
+// columns and K rounded up to powers of two, the operands' widths), its value a
+// tiling's name. conv_tiled's tilings (128x16, 128x32, 64x64: conv_tiling_names()) run
+// everywhere; conv_coopmat's (conv_coopmat_tiling_names()) on the matrix units, where
+// the device has them (gemm's has_matrix_units) and image and operand both hold float16
+// (their products are then exact in float32). The fixed rule: conv_coopmat where it may
+// run, else conv_tiled, each with the tiling for the product's columns.
+struct ConvWidths {
+  bool image_f16 = false, operand_f16 = false;
+};
+std::string conv_tuning_key(const ConvPush& geometry, std::uint32_t cout, ConvProduct product, ConvWidths widths);
 std::vector<std::string> conv_tiling_names();
+// conv_coopmat's tilings on `device`: none without matrix units.
+std::vector<std::string> conv_coopmat_tiling_names(const Device& device);
 
 }  // namespace vkp::vk

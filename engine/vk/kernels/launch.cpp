@@ -115,15 +115,17 @@ const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const sh
                        std::move(specialization));
 }
 
-double best_replay_ns(Recording& recording) {
-  double best = 0;
-  for (int replay = 0; replay < 2; ++replay) {
-    const auto start = std::chrono::steady_clock::now();
-    recording.run();
-    const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-    const double ns = recording.device().limits().timestamps ? recording.total_ns() : wall;
-    best = replay == 0 ? ns : std::min(best, ns);
-  }
+std::vector<double> interleaved_replay_ns(std::span<Recording* const> recordings, int rounds) {
+  std::vector<double> best(recordings.size(), 0.0);
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t i = 0; i < recordings.size(); ++i) {
+      Recording& recording = *recordings[i];
+      const auto start = std::chrono::steady_clock::now();
+      recording.run();
+      const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+      const double ns = recording.device().limits().timestamps ? recording.total_ns() : wall;
+      best[i] = round == 0 ? ns : std::min(best[i], ns);
+    }
   return best;
 }
 

@@ -62,9 +62,13 @@ const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const sh
                            std::uint32_t texel_inputs, std::span<const BufferSlice> bindings,
                            std::vector<SpecConstant> specialization);
 
-// Nanoseconds of one replay of the finished `recording`, the better of two (measured
-// choices, vk::TuningCache): device time where the queue has timestamps, else the host's
-// clock around the submission and wait.
-double best_replay_ns(Recording& recording);
+// Nanoseconds of one replay of each finished recording (the candidates of a measured
+// choice, vk::TuningCache), the best of `rounds` replays taken in turn (a, b, c, a, b,
+// c, ...), so that a GPU's clock, which follows its load, weighs on every candidate
+// alike: an H100 (2026-11-28) idles at 345 MHz and took over a second of light load to
+// return to 1980, so candidates timed one after another while it rose favoured the
+// last. Device time where the queue has timestamps, else the host's clock around the
+// submission and wait.
+std::vector<double> interleaved_replay_ns(std::span<Recording* const> recordings, int rounds = 3);
 
 }  // namespace vkp::vk

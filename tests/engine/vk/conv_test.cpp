@@ -11,7 +11,6 @@
 // gradient, partial inner products added in a fixed order: the same bound covers any
 // order).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,12 +20,13 @@
 #include <string>
 
 #include "checker.h"
-#include "vk_test_env.h"
 #include "core/error.h"
 #include "engine/vk/device.h"
 #include "engine/vk/kernels/implicit_conv.h"
 #include "engine/vk/memory.h"
 #include "engine/vk/transfer.h"
+#include "reference.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -42,49 +42,6 @@ vk::ConvPush geometry_of(const ConvCase& k) {
   const std::uint32_t ow = (k.w + 2 * k.pad_left - k.dilation_w * (k.kw - 1) - 1) / k.stride_w + 1;
   return {k.n,          k.h,          k.w,        k.c,       oh,        ow, k.kh, k.kw, k.stride_h, k.stride_w,
           k.dilation_h, k.dilation_w, k.pad_top, k.pad_left, k.groups};
-}
-
-// The direct convolution's three products in double, and the sum of |terms| of each
-// element (for the tolerance).
-struct Reference {
-  std::vector<double> out, dx, dw;
-  std::vector<double> out_mag, dx_mag, dw_mag;
-};
-
-Reference reference(const vk::ConvPush& g, std::uint32_t cout, const std::vector<float>& x,
-                    const std::vector<float>& w, const std::vector<float>& dy) {
-  const std::uint32_t cg = g.c / g.groups, coutg = cout / g.groups;
-  Reference r;
-  r.out.assign(std::size_t{g.n} * g.oh * g.ow * cout, 0.0);
-  r.out_mag = r.out;
-  r.dx.assign(x.size(), 0.0);
-  r.dx_mag = r.dx;
-  r.dw.assign(w.size(), 0.0);
-  r.dw_mag = r.dw;
-  for (std::uint32_t b = 0; b < g.n; ++b)
-    for (std::uint32_t oy = 0; oy < g.oh; ++oy)
-      for (std::uint32_t ox = 0; ox < g.ow; ++ox)
-        for (std::uint32_t i = 0; i < g.kh; ++i)
-          for (std::uint32_t j = 0; j < g.kw; ++j) {
-            const long y = long(oy * g.stride_h + i * g.dilation_h) - long(g.pad_top);
-            const long xx = long(ox * g.stride_w + j * g.dilation_w) - long(g.pad_left);
-            if (y < 0 || y >= long(g.h) || xx < 0 || xx >= long(g.w)) continue;
-            for (std::uint32_t co = 0; co < cout; ++co) {
-              const std::uint32_t grp = co / coutg;
-              const std::size_t o = ((std::size_t{b} * g.oh + oy) * g.ow + ox) * cout + co;
-              for (std::uint32_t ci = 0; ci < cg; ++ci) {
-                const std::size_t xi = ((std::size_t{b} * g.h + std::size_t(y)) * g.w + std::size_t(xx)) * g.c + grp * cg + ci;
-                const std::size_t wi = ((std::size_t{i} * g.kw + j) * cg + ci) * cout + co;
-                r.out[o] += double(x[xi]) * w[wi];
-                r.out_mag[o] += std::abs(double(x[xi]) * w[wi]);
-                r.dx[xi] += double(dy[o]) * w[wi];
-                r.dx_mag[xi] += std::abs(double(dy[o]) * w[wi]);
-                r.dw[wi] += double(x[xi]) * dy[o];
-                r.dw_mag[wi] += std::abs(double(x[xi]) * dy[o]);
-              }
-            }
-          }
-  return r;
 }
 
 // Terms of each product's inner products (at most): the tolerance's t.
@@ -103,15 +60,6 @@ std::vector<double> tolerances(const std::vector<double>& magnitude, std::uint32
   return tol;
 }
 
-const char* name_of(vk::ConvProduct product) {
-  switch (product) {
-    case vk::ConvProduct::forward: return "forward";
-    case vk::ConvProduct::filter_gradient: return "filter gradient";
-    case vk::ConvProduct::input_gradient: return "input gradient";
-  }
-  return "";
-}
-
 class ImplicitConv : public VkTest, public ::testing::WithParamInterface<vk::KernelChoice> {
  protected:
   void check(const ConvCase& k, std::uint64_t seed) {
@@ -120,7 +68,7 @@ class ImplicitConv : public VkTest, public ::testing::WithParamInterface<vk::Ker
     const std::vector<float> x = random_floats(std::size_t{g.n} * g.h * g.w * g.c, seed);
     const std::vector<float> w = random_floats(std::size_t{g.kh} * g.kw * (g.c / g.groups) * cout, seed + 1);
     const std::vector<float> dy = random_floats(std::size_t{g.n} * g.oh * g.ow * cout, seed + 2);
-    const Reference ref = reference(g, cout, x, w, dy);
+    const ConvReference ref = conv_reference(g, cout, x, w, dy);
     const vk::BufferSlice dx_ = upload(x), dw_ = upload(w), ddy = upload(dy);
     for (const vk::ConvProduct product :
          {vk::ConvProduct::forward, vk::ConvProduct::filter_gradient, vk::ConvProduct::input_gradient}) {
@@ -297,7 +245,7 @@ TEST_P(ImplicitConv, EpiloguesOnTheForwardPassAndTheInputGradient) {
     const std::vector<float> w = random_floats(std::size_t{g.kh} * g.kw * g.c * cout, 22);
     const std::vector<float> dy = random_floats(std::size_t{g.n} * g.oh * g.ow * cout, 23);
     const std::vector<float> bias = random_floats(cout, 24), gate = random_floats(x.size(), 25);
-    const Reference ref = reference(g, cout, x, w, dy);
+    const ConvReference ref = conv_reference(g, cout, x, w, dy);
     const vk::BufferSlice dx_ = upload(x), dw_ = upload(w), ddy = upload(dy);
     for (const vk::ConvProduct product : {vk::ConvProduct::forward, vk::ConvProduct::input_gradient}) {
       const bool forward = product == vk::ConvProduct::forward;
@@ -358,7 +306,7 @@ void check_on(vk::Device& dev, const ConvCase& k, vk::ConvProduct product, std::
   const std::vector<float> x = random_floats(std::size_t{g.n} * g.h * g.w * g.c, seed);
   const std::vector<float> w = random_floats(std::size_t{g.kh} * g.kw * (g.c / g.groups) * k.cout, seed + 1);
   const std::vector<float> dy = random_floats(std::size_t{g.n} * g.oh * g.ow * k.cout, seed + 2);
-  const Reference ref = reference(g, k.cout, x, w, dy);
+  const ConvReference ref = conv_reference(g, k.cout, x, w, dy);
   const bool forward = product == vk::ConvProduct::forward, filter = product == vk::ConvProduct::filter_gradient;
   const std::vector<double>& want = forward ? ref.out : filter ? ref.dw : ref.dx;
   const std::vector<double>& magnitude = forward ? ref.out_mag : filter ? ref.dw_mag : ref.dx_mag;
@@ -390,10 +338,10 @@ TEST(ConvTuning, EachProductIsMeasuredOnceAndTheNextDeviceReadsTheChoice) {
   const fs::path dir = fresh_dir("once");
   const ConvCase k{2, 9, 8, 20, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1};
   const ConvCase same_class{2, 9, 8, 18, 3, 3, 22, 1, 1, 1, 1, 1, 1, 1};
-  EXPECT_EQ(vk::conv_tuning_key(geometry_of(k), 24, vk::ConvProduct::forward, false),
+  EXPECT_EQ(vk::conv_tuning_key(geometry_of(k), 24, vk::ConvProduct::forward, vk::ConvWidths{}),
             "conv_tiled forward m256 n32 k256");
-  EXPECT_EQ(vk::conv_tuning_key(geometry_of(same_class), 22, vk::ConvProduct::forward, false),
-            vk::conv_tuning_key(geometry_of(k), 24, vk::ConvProduct::forward, false));
+  EXPECT_EQ(vk::conv_tuning_key(geometry_of(same_class), 22, vk::ConvProduct::forward, vk::ConvWidths{}),
+            vk::conv_tuning_key(geometry_of(k), 24, vk::ConvProduct::forward, vk::ConvWidths{}));
   const std::vector<std::string> names = vk::conv_tiling_names();
   std::vector<std::string> chosen;
   {
@@ -401,7 +349,8 @@ TEST(ConvTuning, EachProductIsMeasuredOnceAndTheNextDeviceReadsTheChoice) {
     for (vk::ConvProduct product : kProducts) check_on(dev, k, product, 1);
     EXPECT_EQ(dev.tuning().measured(), 3u);
     for (vk::ConvProduct product : kProducts) {
-      const std::optional<std::string> kept = dev.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, product, false));
+      const std::optional<std::string> kept =
+          dev.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, product, vk::ConvWidths{}));
       ASSERT_TRUE(kept.has_value());
       EXPECT_NE(std::find(names.begin(), names.end(), *kept), names.end()) << *kept;
       chosen.push_back(*kept);
@@ -414,7 +363,7 @@ TEST(ConvTuning, EachProductIsMeasuredOnceAndTheNextDeviceReadsTheChoice) {
     for (vk::ConvProduct product : kProducts) check_on(again, k, product, 7);
     EXPECT_EQ(again.tuning().measured(), 0u);
     for (std::size_t i = 0; i < 3; ++i)
-      EXPECT_EQ(again.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, kProducts[i], false)), chosen[i]);
+      EXPECT_EQ(again.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, kProducts[i], vk::ConvWidths{})), chosen[i]);
   }
   fs::remove_all(dir);
 }
@@ -433,7 +382,7 @@ TEST(ConvTuning, EveryTilingOfEveryProductMatchesTheReference) {
     for (const ConvCase& k : cases)
       for (vk::ConvProduct product : kProducts) {
         if (!vk::implicit_conv_supports(geometry_of(k), product)) continue;
-        dev.tuning().put(vk::conv_tuning_key(geometry_of(k), k.cout, product, false), name);
+        dev.tuning().put(vk::conv_tuning_key(geometry_of(k), k.cout, product, vk::ConvWidths{}), name);
         const std::uint64_t kept = dev.tuning().measured();
         check_on(dev, k, product, seed += 3);
         EXPECT_EQ(dev.tuning().measured(), kept) << "measured instead of taking " << name;
@@ -445,8 +394,8 @@ TEST(ConvTuning, EveryTilingOfEveryProductMatchesTheReference) {
 TEST(ImplicitConvChecker, RejectsZerosAnElementBeyondItsToleranceAndATransposedResult) {
   const ConvCase k{1, 6, 5, 3, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1};
   const vk::ConvPush g = geometry_of(k);
-  const Reference ref = reference(g, 4, random_floats(6 * 5 * 3, 1), random_floats(3 * 3 * 3 * 4, 2),
-                                  random_floats(g.oh * g.ow * 4, 3));
+  const ConvReference ref = conv_reference(g, 4, random_floats(6 * 5 * 3, 1), random_floats(3 * 3 * 3 * 4, 2),
+                                           random_floats(g.oh * g.ow * 4, 3));
   expect_checker_rejects(ref.out, tolerances(ref.out_mag, terms(g, 4, vk::ConvProduct::forward)), g.oh * g.ow, 4,
                          "implicit conv");
 }

@@ -108,4 +108,50 @@ std::vector<double> reduce_reference(vk::ReduceOp op, std::uint32_t outer, std::
   return y;
 }
 
+ConvReference conv_reference(const vk::ConvPush& g, std::uint32_t cout, const std::vector<float>& x,
+                             const std::vector<float>& w, const std::vector<float>& dy) {
+  const std::uint32_t cg = g.c / g.groups, coutg = cout / g.groups;
+  ConvReference r;
+  r.out.assign(std::size_t{g.n} * g.oh * g.ow * cout, 0.0);
+  r.out_mag = r.out;
+  r.dx.assign(x.size(), 0.0);
+  r.dx_mag = r.dx;
+  r.dw.assign(w.size(), 0.0);
+  r.dw_mag = r.dw;
+  for (std::uint32_t b = 0; b < g.n; ++b)
+    for (std::uint32_t oy = 0; oy < g.oh; ++oy)
+      for (std::uint32_t ox = 0; ox < g.ow; ++ox)
+        for (std::uint32_t i = 0; i < g.kh; ++i)
+          for (std::uint32_t j = 0; j < g.kw; ++j) {
+            const long y = long(oy * g.stride_h + i * g.dilation_h) - long(g.pad_top);
+            const long xx = long(ox * g.stride_w + j * g.dilation_w) - long(g.pad_left);
+            if (y < 0 || y >= long(g.h) || xx < 0 || xx >= long(g.w)) continue;
+            for (std::uint32_t co = 0; co < cout; ++co) {
+              const std::uint32_t grp = co / coutg;
+              const std::size_t o = ((std::size_t{b} * g.oh + oy) * g.ow + ox) * cout + co;
+              for (std::uint32_t ci = 0; ci < cg; ++ci) {
+                const std::size_t xi =
+                    ((std::size_t{b} * g.h + std::size_t(y)) * g.w + std::size_t(xx)) * g.c + grp * cg + ci;
+                const std::size_t wi = ((std::size_t{i} * g.kw + j) * cg + ci) * cout + co;
+                r.out[o] += double(x[xi]) * w[wi];
+                r.out_mag[o] += std::abs(double(x[xi]) * w[wi]);
+                r.dx[xi] += double(dy[o]) * w[wi];
+                r.dx_mag[xi] += std::abs(double(dy[o]) * w[wi]);
+                r.dw[wi] += double(x[xi]) * dy[o];
+                r.dw_mag[wi] += std::abs(double(x[xi]) * dy[o]);
+              }
+            }
+          }
+  return r;
+}
+
+const char* name_of(vk::ConvProduct product) {
+  switch (product) {
+    case vk::ConvProduct::forward: return "forward";
+    case vk::ConvProduct::filter_gradient: return "filter gradient";
+    case vk::ConvProduct::input_gradient: return "input gradient";
+  }
+  return "";
+}
+
 }  // namespace vkp::test

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/shape.h"
+#include "engine/vk/kernels/conv.h"
+#include "engine/vk/kernels/implicit_conv.h"
 #include "engine/vk/kernels/elementwise.h"
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/reduce.h"
@@ -28,5 +30,18 @@ std::vector<double> broadcast_reference(vk::BinaryOp op, const Shape& a_shape, c
 // [outer, axis, inner] -> [outer, inner].
 std::vector<double> reduce_reference(vk::ReduceOp op, std::uint32_t outer, std::uint32_t axis, std::uint32_t inner,
                                      const std::vector<float>& x);
+
+// The direct convolution's three products (x [N, H, W, C], w [KH, KW, C / groups, Cout],
+// out and dy [N, OH, OW, Cout]) in double, and the sum of |terms| of each element (for
+// error bounds).
+struct ConvReference {
+  std::vector<double> out, dx, dw;
+  std::vector<double> out_mag, dx_mag, dw_mag;
+};
+
+ConvReference conv_reference(const vk::ConvPush& g, std::uint32_t cout, const std::vector<float>& x,
+                             const std::vector<float>& w, const std::vector<float>& dy);
+// "forward", "filter gradient", "input gradient".
+const char* name_of(vk::ConvProduct product);
 
 }  // namespace vkp::test

@@ -7,6 +7,7 @@
 
 #include "core/half.h"
 #include "core/rng.h"
+#include "engine/vk/kernels/gemm.h"
 
 namespace vkp::test {
 namespace {
@@ -38,6 +39,7 @@ struct Shared {
   std::unique_ptr<vk::Instance> instance;
   std::unique_ptr<vk::Device> device;
   std::unique_ptr<vk::Device> packed_f16_device;  // made on first use
+  std::unique_ptr<vk::Device> without_matrix_units;  // made on first use
 };
 
 Shared& shared() {
@@ -77,6 +79,17 @@ vk::Device& packed_f16_device() {
     s.packed_f16_device = std::make_unique<vk::Device>(*s.instance, device_index(), options);
   }
   return *s.packed_f16_device;
+}
+
+vk::Device& device_without_matrix_units() {
+  Shared& s = shared();
+  if (!vk::has_matrix_units(*s.device)) return *s.device;
+  if (!s.without_matrix_units) {
+    vk::DeviceOptions options = device_options();
+    options.cooperative_matrix = false;
+    s.without_matrix_units = std::make_unique<vk::Device>(*s.instance, device_index(), options);
+  }
+  return *s.without_matrix_units;
 }
 
 vk::Arena& VkTest::arena() {

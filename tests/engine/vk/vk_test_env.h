@@ -24,6 +24,10 @@ vk::Device& device();
 // The same physical device opened without storageBuffer16BitAccess: float16 storage
 // takes the kernels' packed builds there, as on a device that lacks the feature.
 vk::Device& packed_f16_device();
+// The same physical device opened without VK_NV_cooperative_matrix, where device() has
+// matrix units (else device() itself): kernels that would take them for float16
+// operands run their float32-exact ones there.
+vk::Device& device_without_matrix_units();
 // Options for a test's own Device (same pipeline cache directory as device()).
 vk::DeviceOptions device_options();
 int device_index();
