@@ -15,9 +15,11 @@ namespace {
 
 // tensorpack's list of keys, which LMDBData lists itself (and tensorpack can too).
 constexpr std::string_view kKeysKey = "__keys__";
-// The most a database may grow to while written: address space only, the file grows
-// as it is filled (tensorpack asks for 2 TiB).
-constexpr std::size_t kMapBytes = std::size_t{1} << 40;
+// The map a database is written into at first, doubled whenever a transaction finds it
+// full. Not a fixed 1-2 TiB (tensorpack's): a map that large is address space that
+// ThreadSanitizer's builds, and machines with a low `ulimit -v`, cannot give, and LMDB
+// stores the size in the file, so every reader would ask for it again.
+constexpr std::size_t kFirstMapBytes = std::size_t{32} << 20;
 
 void check(int rc, const std::filesystem::path& path, const char* what) {
   if (rc != MDB_SUCCESS) throw Error(ErrorCode::io, fmt::format("{}: {}: {}", path.string(), what, mdb_strerror(rc)));
@@ -27,14 +29,16 @@ MDB_val val_of(std::string_view bytes) { return {bytes.size(), const_cast<char*>
 std::string_view view_of(const MDB_val& v) { return {static_cast<const char*>(v.mv_data), v.mv_size}; }
 
 // An environment opened on one file, closed when it goes.
+// A map of `map_bytes`: a writer's, or a reader's the size of the file (LMDB takes the
+// size the file's data needs where that is more, never the size stored in the file).
 struct Env {
   MDB_env* env = nullptr;
-  Env(const std::filesystem::path& path, unsigned flags) {
+  Env(const std::filesystem::path& path, unsigned flags, std::size_t map_bytes) {
     check(mdb_env_create(&env), path, "cannot create an LMDB environment");
     // MDB_NOSUBDIR: one file, no directory; MDB_NOLOCK: no lock file beside it (one
     // writer, then readers of the finished file); MDB_NOTLS: a read transaction may move
     // between threads, as a flow does from its constructor to its reader.
-    int rc = mdb_env_set_mapsize(env, kMapBytes);
+    int rc = mdb_env_set_mapsize(env, map_bytes);
     if (rc == MDB_SUCCESS) rc = mdb_env_open(env, path.c_str(), flags | MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOTLS, 0644);
     if (rc != MDB_SUCCESS) {
       mdb_env_close(env);
@@ -72,7 +76,7 @@ struct LMDBData::Handles {
   Env env;
   MDB_txn* txn = nullptr;
   MDB_dbi dbi = 0;
-  explicit Handles(const std::filesystem::path& path) : env(path, MDB_RDONLY) {
+  explicit Handles(const std::filesystem::path& path) : env(path, MDB_RDONLY, std::filesystem::file_size(path)) {
     check(mdb_txn_begin(env.env, nullptr, MDB_RDONLY, &txn), path, "cannot begin a read transaction");
     const int rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
     if (rc != MDB_SUCCESS) mdb_txn_abort(txn);
@@ -130,41 +134,41 @@ std::size_t LMDBSerializer::save(DataFlow& df, const std::filesystem::path& path
   std::filesystem::remove(temp);
   std::size_t count = 0;
   try {
-    Env env(temp, 0);
-    // A write transaction, aborted if still open when an error leaves (before env closes).
-    struct Txn {
-      MDB_txn* txn = nullptr;
-      ~Txn() {
-        if (txn) mdb_txn_abort(txn);
+    std::size_t map_bytes = kFirstMapBytes;
+    Env env(temp, 0, map_bytes);
+    // The open transaction's values, kept to be written again into a larger map when
+    // LMDB finds the map full (the transaction is lost then).
+    std::vector<std::vector<std::uint8_t>> batch;
+    const auto flush = [&] {
+      for (;;) {
+        MDB_txn* txn = nullptr;
+        check(mdb_txn_begin(env.env, nullptr, 0, &txn), temp, "cannot begin a write transaction");
+        MDB_dbi dbi = 0;
+        int rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
+        for (std::size_t i = 0; i < batch.size() && rc == MDB_SUCCESS; ++i) {
+          const std::string k = key_of(count - batch.size() + i);
+          MDB_val key = val_of(k), value = val_of({reinterpret_cast<const char*>(batch[i].data()), batch[i].size()});
+          rc = mdb_put(txn, dbi, &key, &value, 0);
+        }
+        if (rc == MDB_SUCCESS)
+          rc = mdb_txn_commit(txn);  // committed or, on failure, freed by LMDB
+        else
+          mdb_txn_abort(txn);
+        if (rc != MDB_MAP_FULL) {
+          check(rc, temp, "cannot write");
+          break;
+        }
+        map_bytes *= 2;
+        check(mdb_env_set_mapsize(env.env, map_bytes), temp, "cannot enlarge the map");
       }
-    } t;
-    MDB_dbi dbi = 0;
-    const auto begin = [&] {
-      check(mdb_txn_begin(env.env, nullptr, 0, &t.txn), temp, "cannot begin a write transaction");
-      check(mdb_dbi_open(t.txn, nullptr, 0, &dbi), temp, "cannot open the database");
+      batch.clear();
     };
-    const auto commit = [&] {
-      const int rc = mdb_txn_commit(t.txn);
-      t.txn = nullptr;  // committed or, on failure, freed by LMDB
-      check(rc, temp, "cannot commit");
-    };
-    const auto put = [&](std::string_view k, std::string_view v) {
-      MDB_val key = val_of(k), value = val_of(v);
-      check(mdb_put(t.txn, dbi, &key, &value, 0), temp, "cannot write a value");
-    };
-    begin();
-    std::vector<std::uint8_t> bytes;
     for (const Datapoint& dp : df.epoch()) {
-      bytes.clear();
-      encode_datapoint(dp, bytes);
-      const std::string key = key_of(count);
-      put(key, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
-      if (++count % write_frequency == 0) {
-        commit();
-        begin();
-      }
+      batch.emplace_back();
+      encode_datapoint(dp, batch.back());
+      if (++count % write_frequency == 0) flush();
     }
-    commit();
+    flush();  // the rest, or an empty database
     check(mdb_env_sync(env.env, 1), temp, "cannot sync");
   } catch (...) {
     std::filesystem::remove(temp);

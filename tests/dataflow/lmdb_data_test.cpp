@@ -87,6 +87,30 @@ TEST_F(LMDBDataTest, TheSerializerRoundTripsAndPyLmdbReadsItsFiles) {
   EXPECT_EQ(i, 7u);
 }
 
+// 40 MiB of values, more than the 32 MiB map a database is first written into: in one
+// transaction (LMDB finds the map full and the transaction is written again into a
+// larger one) and in transactions of three (the map grows between them).
+TEST_F(LMDBDataTest, ADatabaseLargerThanItsFirstMapIsWrittenWhole) {
+  std::vector<Datapoint> want;
+  for (int i = 0; i < 40; ++i)
+    want.push_back({Array::from(Shape{1 << 20}, std::vector<std::uint8_t>(1 << 20, static_cast<std::uint8_t>(i)))});
+  for (const std::size_t write_frequency : {std::size_t{5000}, std::size_t{3}}) {
+    SCOPED_TRACE(write_frequency);
+    DataFromList list(want, /*shuffle=*/false);
+    ASSERT_EQ(LMDBSerializer::save(list, path_, write_frequency), 40u);
+    std::unique_ptr<DataFlow> back = LMDBSerializer::load(path_, /*shuffle=*/false);
+    back->reset_state();
+    std::size_t i = 0;
+    for (const Datapoint& dp : back->epoch()) {
+      ASSERT_EQ(dp.size(), 1u);
+      ASSERT_EQ(dp[0].nbytes(), std::size_t{1} << 20);
+      EXPECT_TRUE(std::equal(dp[0].bytes().begin(), dp[0].bytes().end(), want[i][0].bytes().begin())) << i;
+      ++i;
+    }
+    EXPECT_EQ(i, 40u);
+  }
+}
+
 TEST_F(LMDBDataTest, ShufflingVisitsEveryKeyOnceAndReplaysFromItsSeed) {
   DataFromList list(points(), /*shuffle=*/false);
   LMDBSerializer::save(list, path_);

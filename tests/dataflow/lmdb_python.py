@@ -4,7 +4,8 @@ of 8 decimal digits), through py-lmdb (python3-lmdb): the reference lmdb_data_te
 checks vkpack against. Datapoint bytes are decoded here from their specification in
 dataflow/datapoint_codec.h, not by vkpack.
 
-  lmdb_python.py write FILE   five raw values and a tensorpack-style __keys__ entry
+  lmdb_python.py write FILE   five raw values and a tensorpack-style __keys__ entry, in
+                              tensorpack's 2 TiB map
   lmdb_python.py check FILE   exits 0 when FILE holds what LMDBSerializer::save wrote in
                               lmdb_data_test.cpp
 """
@@ -15,7 +16,9 @@ import lmdb
 
 
 def write(path):
-    env = lmdb.open(path, subdir=False, map_size=1 << 24, lock=False)
+    # tensorpack's map of 2 TiB, which LMDB stores in the file: a reader must not ask for
+    # it again (ThreadSanitizer's builds cannot map a TiB).
+    env = lmdb.open(path, subdir=False, map_size=1 << 41, lock=False)
     with env.begin(write=True) as txn:
         for i in range(5):
             txn.put(b"%08d" % i, bytes([i]) * (3 * i))
