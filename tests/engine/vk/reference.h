@@ -7,9 +7,9 @@
 
 #include "core/shape.h"
 #include "engine/vk/kernels/conv.h"
-#include "engine/vk/kernels/implicit_conv.h"
 #include "engine/vk/kernels/elementwise.h"
 #include "engine/vk/kernels/gemm.h"
+#include "engine/vk/kernels/implicit_conv.h"
 #include "engine/vk/kernels/reduce.h"
 
 namespace vkp::test {
