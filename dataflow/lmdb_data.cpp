@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include "core/error.h"
 #include "dataflow/datapoint_codec.h"
@@ -91,12 +92,12 @@ LMDBData::LMDBData(std::filesystem::path path, bool shuffle, std::uint64_t seed)
     throw Error(ErrorCode::io, path_.string() + ": no such LMDB file (one file, as tensorpack's subdir=False)");
   db_ = std::make_unique<Handles>(path_);
   MDB_val key{}, value{};
-  MDB_cursor* cursor = nullptr;
-  check(mdb_cursor_open(db_->txn, db_->dbi, &cursor), path_, "cannot open a cursor");
-  int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
-  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT))
+  MDB_cursor* raw = nullptr;
+  check(mdb_cursor_open(db_->txn, db_->dbi, &raw), path_, "cannot open a cursor");
+  const std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> cursor(raw, mdb_cursor_close);  // closed if listing throws
+  int rc = mdb_cursor_get(raw, &key, &value, MDB_FIRST);
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(raw, &key, &value, MDB_NEXT))
     if (view_of(key) != kKeysKey) keys_.emplace_back(view_of(key));
-  mdb_cursor_close(cursor);
   if (rc != MDB_NOTFOUND) check(rc, path_, "cannot list the keys");
 }
 

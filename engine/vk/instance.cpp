@@ -157,7 +157,10 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &v12;
   v12.pNext = &v11;
-  if (VK_API_VERSION_MINOR(p.apiVersion) >= 2 || VK_API_VERSION_MAJOR(p.apiVersion) > 1) {
+  // vkGetPhysicalDeviceFeatures2 and the 1.1 and 1.2 feature structs need a 1.2 device
+  // (an older one is listed, and refused when opened).
+  const bool features2 = VK_API_VERSION_MINOR(p.apiVersion) >= 2 || VK_API_VERSION_MAJOR(p.apiVersion) > 1;
+  if (features2) {
     f.vkGetPhysicalDeviceFeatures2(pd, &features);
     info.timeline_semaphore = v12.timelineSemaphore;
     info.shader_float16 = v12.shaderFloat16;
@@ -178,6 +181,8 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     if (std::strcmp(e.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0)
       info.pipeline_statistics = true;
   }
+  info.pipeline_statistics = info.pipeline_statistics && features2;
+  info.cooperative_matrix = info.cooperative_matrix && features2;
   if (info.pipeline_statistics) {
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};

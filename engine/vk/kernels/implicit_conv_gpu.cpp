@@ -60,8 +60,9 @@ bool coopmat_applies(const Device& device, ConvWidths widths) {
 // pixels: a ResNet's 3x3x16 -> 16 layer at batch 128 is 2 tiles over 100352 pixels,
 // which would leave a GPU all but idle (it took 99% of the step on an H100). Its pixels
 // are split for about 512 workgroups (a few per multiprocessor of a large GPU), in whole
-// K tiles, counted with the fixed rule's tiling (the workspace must not depend on a
-// measurement). Other products: one split.
+// K tiles of conv_tiled, counted with the fixed rule's tiling (the workspace must not
+// depend on a measurement; conv_coopmat's K tile of 32 may cross a split's end, and
+// masks what lies past it). Other products: one split.
 PixelSplits gpu_splits(const ConvPush& g, std::uint32_t cout, ConvProduct product, const Device& device) {
   if (product != ConvProduct::filter_gradient) return {};
   const ConvTiling t = conv_tiling(cout / g.groups);
