@@ -183,8 +183,9 @@ void conv(benchmark::State& state) {
   const vk::BufferSlice result = arena.allocate(result_size * 4, "result");
   const vk::BufferSlice work = arena.allocate(std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, cout, product, dev), 16), "work");
   vk::Recording recording(dev, {.name = "conv", .timestamps = true});
-  vk::implicit_conv(recording, g, cout, product, product == vk::ConvProduct::input_gradient ? dy : x,
-                    product == vk::ConvProduct::filter_gradient ? dy : w, result, work);
+  vk::implicit_conv(recording, {g, cout, product},
+                    {product == vk::ConvProduct::input_gradient ? dy : x,
+                     product == vk::ConvProduct::filter_gradient ? dy : w, result, work});
   recording.finish();
   replay(state, recording);
   const std::vector<float> a = random_floats(pixels * 9 * c, 4), b = random_floats(w_size, 5);

@@ -171,8 +171,8 @@ bool conv2d_takes_epilogue(const Node& node, std::span<const TensorType> in) {
 void lower_conv2d_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
   const ConvGeometry g = geometry_conv2d(ctx.node, ctx.in_types);
   if (implicit(g, ctx.recording.device(), vk::ConvProduct::forward)) {
-    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::forward, ctx.in[0], ctx.in[1], ctx.out,
-                      ctx.workspace, vk::KernelChoice::automatic, epilogue);
+    vk::implicit_conv(ctx.recording, {conv_push(g), u(g.cout), vk::ConvProduct::forward},
+                      {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace}, vk::KernelChoice::automatic, epilogue);
     return;
   }
   vk::gemm(ctx.recording, forward_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g), epilogue);  // pointwise
@@ -181,8 +181,8 @@ void lower_conv2d_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilo
 void lower_conv2d(LowerContext& ctx) {
   const ConvGeometry g = geometry_conv2d(ctx.node, ctx.in_types);
   if (implicit(g, ctx.recording.device(), vk::ConvProduct::forward)) {
-    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::forward, ctx.in[0], ctx.in[1], ctx.out,
-                      ctx.workspace);
+    vk::implicit_conv(ctx.recording, {conv_push(g), u(g.cout), vk::ConvProduct::forward},
+                      {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace});
     return;
   }
   const vk::BufferSlice col = col_matrix(ctx, g, ctx.in[0]);
@@ -270,15 +270,15 @@ void lower_backprop_input_with_epilogue(LowerContext& ctx, const vk::GemmEpilogu
     vk::gemm(ctx.recording, input_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g), epilogue);
     return;
   }
-  vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::input_gradient, ctx.in[0], ctx.in[1],
-                    ctx.out, ctx.workspace, vk::KernelChoice::automatic, epilogue);
+  vk::implicit_conv(ctx.recording, {conv_push(g), u(g.cout), vk::ConvProduct::input_gradient},
+                    {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace}, vk::KernelChoice::automatic, epilogue);
 }
 
 void lower_backprop_input(LowerContext& ctx) {
   const ConvGeometry g = geometry_backprop_input(ctx.node, ctx.in_types);
   if (implicit(g, ctx.recording.device(), vk::ConvProduct::input_gradient)) {
-    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::input_gradient, ctx.in[0], ctx.in[1],
-                      ctx.out, ctx.workspace);
+    vk::implicit_conv(ctx.recording, {conv_push(g), u(g.cout), vk::ConvProduct::input_gradient},
+                      {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace});
     return;
   }
   if (g.pointwise()) {
@@ -337,8 +337,8 @@ std::size_t workspace_backprop_filter(const Node& node, std::span<const TensorTy
 void lower_backprop_filter(LowerContext& ctx) {
   const ConvGeometry g = geometry_backprop_filter(ctx.node, ctx.in_types);
   if (implicit(g, ctx.recording.device(), vk::ConvProduct::filter_gradient)) {
-    vk::implicit_conv(ctx.recording, conv_push(g), u(g.cout), vk::ConvProduct::filter_gradient, ctx.in[0], ctx.in[1],
-                      ctx.out, ctx.workspace);
+    vk::implicit_conv(ctx.recording, {conv_push(g), u(g.cout), vk::ConvProduct::filter_gradient},
+                      {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace});
     return;
   }
   vk::BufferSlice col = ctx.in[0];

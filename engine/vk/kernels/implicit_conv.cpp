@@ -384,10 +384,13 @@ std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint3
   return swapped + (in_place_shape(plan, device) ? in_place_plan(plan, device).split.bytes() : plan.packing_bytes());
 }
 
-void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
-                   const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
-                   const BufferSlice& workspace, KernelChoice choice, const GemmEpilogue& epilogue) {
-  const ConvPush& g = geometry;
+void implicit_conv(Recording& recording, const ConvProblem& problem, const ConvSlices& slices, KernelChoice choice,
+                   const GemmEpilogue& epilogue) {
+  const ConvPush& g = problem.geometry;
+  const std::uint32_t cout = problem.cout;
+  const ConvProduct product = problem.product;
+  const BufferSlice &image = slices.image, &operand = slices.operand, &result = slices.result,
+                    &workspace = slices.workspace;
   const bool cpu_in_place = resolve(choice, recording.device()) == DeviceKind::cpu &&
                             implicit_conv_supports(g, cout, product, recording.device());
   if (!implicit_conv_supports(g, product) && !cpu_in_place)

@@ -110,15 +110,24 @@ bool implicit_conv_supports(const ConvPush& geometry, std::uint32_t cout, ConvPr
 std::uint64_t implicit_conv_workspace_bytes(const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
                                             const Device& device, KernelChoice choice = KernelChoice::automatic);
 
-// Records the product; the result (out, dw or dx) is written, not accumulated, through
-// `epilogue` (GEMM epilogue: bias along the result's channels, residual or gate laid
-// out as the result, activation); an epilogue needs one group and not the filter
-// gradient. `image` is x (forward, filter gradient) or dy (input gradient); `operand`
-// is w (forward, input gradient) or dy (filter gradient).
-void implicit_conv(Recording& recording, const ConvPush& geometry, std::uint32_t cout, ConvProduct product,
-                   const BufferSlice& image, const BufferSlice& operand, const BufferSlice& result,
-                   const BufferSlice& workspace, KernelChoice choice = KernelChoice::automatic,
-                   const GemmEpilogue& epilogue = {});
+// One product of one convolution: what implicit_conv() computes.
+struct ConvProblem {
+  ConvPush geometry{};
+  std::uint32_t cout = 0;
+  ConvProduct product = ConvProduct::forward;
+};
+// What it reads and writes: `image` is x (forward, filter gradient) or dy (input
+// gradient); `operand` is w (forward, input gradient) or dy (filter gradient); `result`
+// is out, dw or dx; `workspace` holds implicit_conv_workspace_bytes().
+struct ConvSlices {
+  BufferSlice image, operand, result, workspace;
+};
+
+// Records the product; the result is written, not accumulated, through `epilogue` (GEMM
+// epilogue: bias along the result's channels, residual or gate laid out as the result,
+// activation); an epilogue needs one group and not the filter gradient.
+void implicit_conv(Recording& recording, const ConvProblem& problem, const ConvSlices& slices,
+                   KernelChoice choice = KernelChoice::automatic, const GemmEpilogue& epilogue = {});
 
 // On GPUs the kernel and its tiling come from a fixed rule, or where the device tunes
 // (vk::TuningCache) are measured once per shape class: the key below (product, rows,

@@ -85,7 +85,7 @@ class ConvFloat16 : public VkTest {
         std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, k.cout, product, dev, vk::KernelChoice::gpu), 16),
         "work");
     vk::Recording recording(dev, {.name = "conv coopmat test", .timestamps = true});
-    vk::implicit_conv(recording, g, k.cout, product, input ? ddy : dx_, filter ? ddy : dw_, result, work,
+    vk::implicit_conv(recording, {g, k.cout, product}, {input ? ddy : dx_, filter ? ddy : dw_, result, work},
                       vk::KernelChoice::gpu);
     recording.finish();
     recording.run();

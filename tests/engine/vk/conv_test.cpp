@@ -89,7 +89,7 @@ class ImplicitConv : public VkTest, public ::testing::WithParamInterface<vk::Ker
       vk::Recording recording(device(), {.name = "implicit conv test"});
       const vk::BufferSlice& image = product == vk::ConvProduct::input_gradient ? ddy : dx_;
       const vk::BufferSlice& operand = product == vk::ConvProduct::filter_gradient ? ddy : dw_;
-      vk::implicit_conv(recording, g, cout, product, image, operand, result, work, GetParam());
+      vk::implicit_conv(recording, {g, cout, product}, {image, operand, result, work}, GetParam());
       dispatches_.emplace_back(product, recording.dispatch_count());
       recording.finish();
       recording.run();
@@ -271,7 +271,7 @@ TEST_P(ImplicitConv, EpiloguesOnTheForwardPassAndTheInputGradient) {
       const vk::BufferSlice work = arena().allocate(
           std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, cout, product, device(), GetParam()), 16), "work");
       vk::Recording recording(device(), {.name = "implicit conv epilogue test"});
-      vk::implicit_conv(recording, g, cout, product, forward ? dx_ : ddy, dw_, result, work, GetParam(), epilogue);
+      vk::implicit_conv(recording, {g, cout, product}, {forward ? dx_ : ddy, dw_, result, work}, GetParam(), epilogue);
       recording.finish();
       recording.run();
       EXPECT_EQ(compare(download(result, want.size()), want, tolerances(magnitude, terms(g, cout, product))), "");
@@ -322,8 +322,9 @@ void check_on(vk::Device& dev, const ConvCase& k, vk::ConvProduct product, std::
       std::max<std::size_t>(vk::implicit_conv_workspace_bytes(g, k.cout, product, dev, vk::KernelChoice::gpu), 16),
       "work");
   vk::Recording recording(dev, {.name = "conv tuning test"});
-  vk::implicit_conv(recording, g, k.cout, product, product == vk::ConvProduct::input_gradient ? ddy : dx_,
-                    filter ? ddy : dw_, result, work, vk::KernelChoice::gpu);
+  vk::implicit_conv(recording, {g, k.cout, product},
+                    {product == vk::ConvProduct::input_gradient ? ddy : dx_, filter ? ddy : dw_, result, work},
+                    vk::KernelChoice::gpu);
   recording.finish();
   recording.run();
   std::vector<float> got(want.size());
@@ -435,14 +436,15 @@ TEST_F(ImplicitConvErrors, AStridedInputGradientAndASmallWorkspaceAreErrors) {
   EXPECT_FALSE(vk::implicit_conv_supports(strided, 6, vk::ConvProduct::input_gradient, device()));
   const vk::BufferSlice big = scratch(1 << 16);
   vk::Recording recording(device(), {.name = "errors"});
-  EXPECT_THROW(vk::implicit_conv(recording, strided, 6, vk::ConvProduct::input_gradient, big, big, big, big), Error);
-  EXPECT_THROW(vk::implicit_conv(recording, strided, 4, vk::ConvProduct::input_gradient, big, big, big, big,
+  EXPECT_THROW(vk::implicit_conv(recording, {strided, 6, vk::ConvProduct::input_gradient}, {big, big, big, big}),
+               Error);
+  EXPECT_THROW(vk::implicit_conv(recording, {strided, 4, vk::ConvProduct::input_gradient}, {big, big, big, big},
                                  vk::KernelChoice::gpu),
                Error);
   const vk::ConvPush g = geometry_of({1, 8, 8, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1});
   const std::size_t need = vk::implicit_conv_workspace_bytes(g, 4, vk::ConvProduct::forward, device(), vk::KernelChoice::cpu);
   try {
-    vk::implicit_conv(recording, g, 4, vk::ConvProduct::forward, big, big, big, big.sub(0, need - 4),
+    vk::implicit_conv(recording, {g, 4, vk::ConvProduct::forward}, {big, big, big, big.sub(0, need - 4)},
                       vk::KernelChoice::cpu);
     ADD_FAILURE() << "a workspace 4 bytes short was accepted";
   } catch (const Error& e) {

@@ -203,8 +203,8 @@ TEST_P(F16Storage, ConvolutionProductsReadAndWriteFloat16) {
           std::max<std::uint64_t>(vk::implicit_conv_workspace_bytes(g, c.cout, product, device(), choice()), 4), "w");
       const vk::BufferSlice r32 = result(count, false), r16 = result(count, half_result);
       run([&](vk::Recording& r) {
-        vk::implicit_conv(r, g, c.cout, product, upload(image), upload(filter ? dy : w), r32, work, choice());
-        vk::implicit_conv(r, g, c.cout, product, put(image, true), filter ? put(dy, true) : upload(w), r16, work,
+        vk::implicit_conv(r, {g, c.cout, product}, {upload(image), upload(filter ? dy : w), r32, work}, choice());
+        vk::implicit_conv(r, {g, c.cout, product}, {put(image, true), filter ? put(dy, true) : upload(w), r16, work},
                           choice());
       });
       EXPECT_EQ(same(get(r16, count), get(r32, count), half_result), "");
