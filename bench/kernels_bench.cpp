@@ -276,7 +276,8 @@ void adam(benchmark::State& state) {
   vk::upload(dev, ds, std::as_bytes(std::span(s)));
   vk::upload(dev, dw, std::as_bytes(std::span(words)));
   vk::Recording recording(dev, {.name = "adam", .timestamps = true});
-  vk::optimizer_update(recording, vk::UpdateRule::adam, {n, 0, 1, 2, 3, 4, 5}, dv, dg, dm, ds, dw, {});
+  vk::optimizer_update(recording, vk::UpdateRule::adam, {n, 0, 1, 2, 3, 4, 5},
+                       {.var = dv, .grad = dg, .slot1 = dm, .slot2 = ds, .scalars = dw});
   recording.finish();
   replay(state, recording);
   std::vector<float> hv = v, hm = m, hs = s;

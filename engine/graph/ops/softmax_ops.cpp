@@ -34,8 +34,7 @@ std::vector<Tensor> grad_softmax(const Node& node, std::span<const Tensor>, Tens
 void lower_softmax(LowerContext& ctx) {
   const auto [rows, cols] = rows_cols(ctx.in_types[0]);
   const vk::RowOp op = ctx.attrs<SoftmaxAttrs>().log ? vk::RowOp::log_softmax : vk::RowOp::softmax;
-  vk::row_op(ctx.recording, op, detail::u32(rows, ctx), detail::u32(cols, ctx), ctx.in[0], ctx.in[0], ctx.in[0],
-             ctx.out);
+  vk::row_op(ctx.recording, op, detail::u32(rows, ctx), detail::u32(cols, ctx), {.x = ctx.in[0], .out = ctx.out});
 }
 
 // The log-sum-exp of each row and the row's max.
@@ -79,8 +78,8 @@ std::vector<Tensor> grad_xent(const Node&, std::span<const Tensor> in, Tensor, T
 
 void lower_xent(LowerContext& ctx) {
   const auto [rows, cols] = rows_cols(ctx.in_types[0]);
-  vk::row_op(ctx.recording, vk::RowOp::xent, detail::u32(rows, ctx), detail::u32(cols, ctx), ctx.in[0], ctx.in[1],
-             ctx.in[0], ctx.out);
+  vk::row_op(ctx.recording, vk::RowOp::xent, detail::u32(rows, ctx), detail::u32(cols, ctx),
+             {.x = ctx.in[0], .labels = ctx.in[1], .out = ctx.out});
 }
 
 std::int64_t label_at(const RefTensor& labels, std::int64_t r, std::int64_t cols) {
@@ -107,8 +106,8 @@ TensorType infer_xent_grad(const Node&, std::span<const TensorType> in) {
 
 void lower_xent_grad(LowerContext& ctx) {
   const auto [rows, cols] = rows_cols(ctx.in_types[0]);
-  vk::row_op(ctx.recording, vk::RowOp::xent_grad, detail::u32(rows, ctx), detail::u32(cols, ctx), ctx.in[0], ctx.in[1],
-             ctx.in[2], ctx.out);
+  vk::row_op(ctx.recording, vk::RowOp::xent_grad, detail::u32(rows, ctx), detail::u32(cols, ctx),
+             {.x = ctx.in[0], .labels = ctx.in[1], .dy = ctx.in[2], .out = ctx.out});
 }
 
 RefTensor reference_xent_grad(const Node&, std::span<const RefTensor* const> in, RefState&) {
@@ -132,8 +131,8 @@ TensorType infer_in_top_k(const Node&, std::span<const TensorType> in) {
 
 void lower_in_top_k(LowerContext& ctx) {
   const auto [rows, cols] = rows_cols(ctx.in_types[0]);
-  vk::row_op(ctx.recording, vk::RowOp::in_top_k, detail::u32(rows, ctx), detail::u32(cols, ctx), ctx.in[0], ctx.in[1],
-             ctx.in[0], ctx.out, detail::u32(ctx.attrs<InTopKAttrs>().k, ctx));
+  vk::row_op(ctx.recording, vk::RowOp::in_top_k, detail::u32(rows, ctx), detail::u32(cols, ctx),
+             {.x = ctx.in[0], .labels = ctx.in[1], .out = ctx.out}, detail::u32(ctx.attrs<InTopKAttrs>().k, ctx));
 }
 
 RefTensor reference_in_top_k(const Node& node, std::span<const RefTensor* const> in, RefState&) {

@@ -61,8 +61,13 @@ void lower_optimizer(LowerContext& ctx) {
                                a.step_factor};
   const vk::BufferSlice& var = ctx.in[0];
   const std::size_t slots = ctx.in.size() - 2 - (a.guarded ? 1 : 0);
-  vk::optimizer_update(ctx.recording, a.kind, push, var, ctx.in[1], slots > 0 ? ctx.in[2] : var,
-                       slots > 1 ? ctx.in[3] : var, ctx.scalars, a.guarded ? ctx.in.back() : vk::BufferSlice{});
+  vk::optimizer_update(ctx.recording, a.kind, push,
+                       {.var = var,
+                        .grad = ctx.in[1],
+                        .slot1 = slots > 0 ? ctx.in[2] : var,
+                        .slot2 = slots > 1 ? ctx.in[3] : var,
+                        .scalars = ctx.scalars,
+                        .guard = a.guarded ? ctx.in.back() : vk::BufferSlice{}});
 }
 
 double word(const RefState& state, std::uint32_t at) { return state.scalars.at(at); }

@@ -81,9 +81,10 @@ void reduce(Recording& recording, std::uint32_t mode, const BatchNormArgs& args,
   // x and dy may be float16; the partial sums and the statistics are float32.
   const BufferSlice bindings[] = {x, dy, stats, partial, out, gamma, beta};
   constexpr std::uint32_t kF16 = 0b0000011;
-  recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_texel,
-                                    shaders::batch_norm_reduce_f16, shaders::batch_norm_reduce_texel_f16, 0b11,
-                                    bindings, {{0, mode}, {1, 0}, {2, masked}, {3, vec4}, {4, tree}}, kF16),
+  recording.dispatch(storage_kernel(device,
+                                    {shaders::batch_norm_reduce, shaders::batch_norm_reduce_texel,
+                                     shaders::batch_norm_reduce_f16, shaders::batch_norm_reduce_texel_f16},
+                                    0b11, bindings, {{0, mode}, {1, 0}, {2, masked}, {3, vec4}, {4, tree}}, kF16),
                      bindings, push, grid_1d((pass0 + kGroup - 1) / kGroup, device), "batch_norm_reduce");
   recording.dispatch(storage_kernel(device, shaders::batch_norm_reduce, shaders::batch_norm_reduce_f16, bindings,
                                     {{0, mode}, {1, 1}, {2, masked}, {4, tree}}, kF16),
@@ -132,9 +133,9 @@ void batch_norm_apply(Recording& recording, BatchNormMode mode, const BatchNormA
   Device& device = recording.device();
   // x, dy and out may be float16 (and the bindings they stand in for).
   const BufferSlice bindings[] = {x, args.stats, args.gamma, beta, dy, sums, out};
-  const Kernel& kernel = storage_kernel(device, shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16,
-                                        shaders::batch_norm_texel_f16, 0b0010001, bindings,
-                                        {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, args.relu}}, 0b1010001);
+  const Kernel& kernel = storage_kernel(
+      device, {shaders::batch_norm, shaders::batch_norm_texel, shaders::batch_norm_f16, shaders::batch_norm_texel_f16},
+      0b0010001, bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, vec4}, {2, args.relu}}, 0b1010001);
   const std::uint64_t per_row = vec4 ? c / 4 : c, stride = apply_row_stride(m, per_row, device.kind());
   recording.dispatch(kernel, bindings, BatchNormPush{n, c, static_cast<std::uint32_t>(stride), args.eps},
                      grid_1d((stride * per_row + kGroup - 1) / kGroup, device), "batch_norm");

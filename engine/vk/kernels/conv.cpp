@@ -34,7 +34,7 @@ void im2col(Recording& recording, const ConvPush& geometry, const BufferSlice& x
   const BufferSlice bindings[] = {x, col};
   // x's loads differ across the lanes: a texel buffer where it can be one.
   recording.dispatch(
-      storage_kernel(device, shaders::im2col, shaders::im2col_texel, shaders::im2col_f16, shaders::im2col_texel_f16,
+      storage_kernel(device, {shaders::im2col, shaders::im2col_texel, shaders::im2col_f16, shaders::im2col_texel_f16},
                      0b01, bindings, {{0, width}, {1, transposed ? 1u : 0u}}, 0b01),
       bindings, geometry, grid_1d((items + 63) / 64, device), transposed ? "im2col_t" : "im2col");
 }
@@ -46,9 +46,10 @@ void col2im(Recording& recording, const ConvPush& geometry, const BufferSlice& c
   const std::uint32_t width = width_of(geometry, col, dx);
   Device& device = recording.device();
   const BufferSlice bindings[] = {col, dx};
-  recording.dispatch(storage_kernel(device, shaders::col2im, shaders::col2im_texel, shaders::col2im_f16,
-                                    shaders::col2im_texel_f16, 0b01, bindings, {{0, width}}, 0b10),
-                     bindings, geometry, grid_1d((n / width + 63) / 64, device), "col2im");
+  recording.dispatch(
+      storage_kernel(device, {shaders::col2im, shaders::col2im_texel, shaders::col2im_f16, shaders::col2im_texel_f16},
+                     0b01, bindings, {{0, width}}, 0b10),
+      bindings, geometry, grid_1d((n / width + 63) / 64, device), "col2im");
 }
 
 }  // namespace vkp::vk

@@ -105,7 +105,7 @@ void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice&
   const bool vec4 = aligned16({x, y});
   const BufferSlice bindings[] = {x, y};
   const Kernel& kernel =
-      storage_kernel(device, shaders::unary, shaders::unary_texel, shaders::unary_f16, shaders::unary_texel_f16, 0b01,
+      storage_kernel(device, {shaders::unary, shaders::unary_texel, shaders::unary_f16, shaders::unary_texel_f16}, 0b01,
                      bindings, {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, vec4}});
   recording.dispatch(kernel, bindings, UnaryPush{static_cast<std::uint32_t>(n), alpha},
                      grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
@@ -122,7 +122,7 @@ void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const Buffe
   const bool vec4 = push.rank == 1 && push.stride_a[0] == 1 && push.stride_b[0] == 1 && aligned16({a, b, c});
   const BufferSlice bindings[] = {a, b, c};
   const Kernel& kernel = storage_kernel(
-      device, shaders::binary, shaders::binary_texel, shaders::binary_f16, shaders::binary_texel_f16, 0b011, bindings,
+      device, {shaders::binary, shaders::binary_texel, shaders::binary_f16, shaders::binary_texel_f16}, 0b011, bindings,
       {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, 0}, {4, vec4}});
   recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(vec4 ? push.n / 4 + 1 : push.n), device),
                      to_string(op));
@@ -145,7 +145,7 @@ void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const Buf
   // The scalar side's binding is not read; bind the tensor operand there too.
   const BufferSlice bindings[] = {a, a, c};
   const Kernel& kernel = storage_kernel(
-      device, shaders::binary, shaders::binary_texel, shaders::binary_f16, shaders::binary_texel_f16, 0b011, bindings,
+      device, {shaders::binary, shaders::binary_texel, shaders::binary_f16, shaders::binary_texel_f16}, 0b011, bindings,
       {{0, kWorkgroup}, {1, kPerInvocation}, {2, static_cast<std::uint32_t>(op)}, {3, mode}, {4, vec4}});
   recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }

@@ -57,9 +57,10 @@ void elementwise_chain(Recording& recording, std::span<const ChainStep> steps, s
   while (bindings.size() < kMaxChainInputs) bindings.push_back(inputs[0]);
   bindings.push_back(out);
   Device& device = recording.device();
-  const Kernel& kernel = storage_kernel(device, shaders::elementwise_chain, shaders::elementwise_chain_texel,
-                                        shaders::elementwise_chain_f16, shaders::elementwise_chain_texel_f16, 0b01111,
-                                        bindings, std::move(constants));
+  const Kernel& kernel = storage_kernel(device,
+                                        {shaders::elementwise_chain, shaders::elementwise_chain_texel,
+                                         shaders::elementwise_chain_f16, shaders::elementwise_chain_texel_f16},
+                                        0b01111, bindings, std::move(constants));
   const std::uint64_t workgroups = (n + kWorkgroup * kPerInvocation - 1) / (kWorkgroup * kPerInvocation);
   recording.dispatch(kernel, bindings, std::as_bytes(std::span(&push, 1)), grid_1d(workgroups, device),
                      "elementwise_chain");

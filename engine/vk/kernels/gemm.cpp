@@ -172,9 +172,9 @@ void pack(Recording& recording, const GemmPanels& panels, const BufferSlice& src
                     gemm_pack_chunk(panels, count)};
   const BufferSlice bindings[] = {src, dst};
   // The source's loads differ across the lanes: a texel buffer where it can be one.
-  const Kernel& kernel =
-      storage_kernel(device, shaders::gemm_pack, shaders::gemm_pack_texel, shaders::gemm_pack_f16,
-                     shaders::gemm_pack_texel_f16, 0b01, bindings, {{0, panels.width / 4}, {1, vector}}, 0b01);
+  const Kernel& kernel = storage_kernel(
+      device, {shaders::gemm_pack, shaders::gemm_pack_texel, shaders::gemm_pack_f16, shaders::gemm_pack_texel_f16},
+      0b01, bindings, {{0, panels.width / 4}, {1, vector}}, 0b01);
   recording.dispatch(kernel, bindings, push, {div_up(panels.k_groups, push.chunk), count, panels.batches}, "gemm_pack");
 }
 
@@ -381,9 +381,10 @@ void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& pan
                                   epilogue_extra_binding(epilogue, x)};
   // X and Y through texel buffers where they can be: a storage-buffer load is a loop over
   // the lanes on lavapipe, even where all lanes read one address (X's).
-  const Kernel& kernel = storage_kernel(device, shaders::gemm_regblock, shaders::gemm_regblock_texel,
-                                        shaders::gemm_regblock_f16, shaders::gemm_regblock_texel_f16, 0b00011, bindings,
-                                        std::move(constants), g.y_mode != 0 ? 0b11111 : 0b11101);
+  const Kernel& kernel = storage_kernel(device,
+                                        {shaders::gemm_regblock, shaders::gemm_regblock_texel,
+                                         shaders::gemm_regblock_f16, shaders::gemm_regblock_texel_f16},
+                                        0b00011, bindings, std::move(constants), g.y_mode != 0 ? 0b11111 : 0b11101);
   recording.dispatch(kernel, bindings, push, {div_up(g.n, panels.width), div_up(g.m, panels.rows), g.batch}, "gemm");
 }
 

@@ -234,9 +234,9 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSl
     push.pixel_count = c.count;
     const BufferSlice bindings[] = {image, packed};
     // The image's loads differ across the lanes: a texel buffer where it can be one.
-    const Kernel& kernel = storage_kernel(device, shaders::conv_pack, shaders::conv_pack_texel, shaders::conv_pack_f16,
-                                          shaders::conv_pack_texel_f16, 0b01, bindings,
-                                          {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}}, 0b01);
+    const Kernel& kernel = storage_kernel(
+        device, {shaders::conv_pack, shaders::conv_pack_texel, shaders::conv_pack_f16, shaders::conv_pack_texel_f16},
+        0b01, bindings, {{0, c.panels.width / 4}, {1, plan.along_k()}, {2, vector}}, 0b01);
     recording.dispatch(kernel, bindings, push, {div_up(c.panels.k_groups, push.chunk), panel_count, c.gemm.batch},
                        plan.along_k() ? "conv_pack_t" : "conv_pack");
     PanelGemm gemm = c.gemm;
@@ -334,9 +334,10 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
   add_gemm_epilogue_constants(constants, epilogue);
   const BufferSlice bindings[] = {x_operand, image, partials, epilogue_bias_binding(epilogue, image),
                                   epilogue_extra_binding(epilogue, image)};
-  const Kernel& kernel =
-      storage_kernel(device, shaders::conv_regblock, shaders::conv_regblock_texel, shaders::conv_regblock_f16,
-                     shaders::conv_regblock_texel_f16, 0b00011, bindings, std::move(constants));
+  const Kernel& kernel = storage_kernel(device,
+                                        {shaders::conv_regblock, shaders::conv_regblock_texel,
+                                         shaders::conv_regblock_f16, shaders::conv_regblock_texel_f16},
+                                        0b00011, bindings, std::move(constants));
   if (!phases)
     recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), split.splits},
                        "conv_regblock");

@@ -91,10 +91,10 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
   return device.kernel(f16_build(device, f16), std::move(specialization));
 }
 
-const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
-                             const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
+const Kernel& storage_kernel(Device& device, const TexelFamily& family, std::uint32_t texel_inputs,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed) {
+  const shaders::Spirv &plain = family.plain, &texel = family.texel, &f16 = family.f16, &texel_f16 = family.texel_f16;
   const std::uint32_t all = f16_mask(bindings), storage = all & ~texel_inputs;
   // The texel float16 build stores float16_t; without 16-bit storage the packed plain
   // build takes every float16 binding.

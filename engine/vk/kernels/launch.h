@@ -43,15 +43,22 @@ const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const 
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed = ~0u);
 
-// The same for a family with texel builds too (TEXEL in shaders/CMakeLists.txt: `texel`
-// reads the bindings in the mask `texel_inputs` through texel buffers, `texel_f16` is
-// that build with float16 storage buffers as well). On a CPU device where each of
-// those bindings is texel_readable, float16 ones included (they are read through
-// R16G16B16A16_SFLOAT views, which need no 16-bit feature), the texel build is chosen
-// by the float16 bindings among the others, as above; elsewhere (and where another
-// binding holds float16 values on a device without 16-bit storage) `plain` or `f16`.
-const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& texel,
-                             const shaders::Spirv& f16, const shaders::Spirv& texel_f16, std::uint32_t texel_inputs,
+// The four builds of a family with float16 and texel builds (F16 and TEXEL in
+// shaders/CMakeLists.txt): `texel` reads some bindings through texel buffers,
+// `texel_f16` is that build with float16 storage buffers as well.
+struct TexelFamily {
+  const shaders::Spirv& plain;
+  const shaders::Spirv& texel;
+  const shaders::Spirv& f16;
+  const shaders::Spirv& texel_f16;
+};
+// The same for such a family, its texel builds reading the bindings in the mask
+// `texel_inputs`. On a CPU device where each of those bindings is texel_readable,
+// float16 ones included (they are read through R16G16B16A16_SFLOAT views, which need no
+// 16-bit feature), the texel build is chosen by the float16 bindings among the others,
+// as above; elsewhere (and where another binding holds float16 values on a device
+// without 16-bit storage) `plain` or `f16`.
+const Kernel& storage_kernel(Device& device, const TexelFamily& family, std::uint32_t texel_inputs,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed = ~0u);
 

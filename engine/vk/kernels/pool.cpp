@@ -32,7 +32,7 @@ void pool(Recording& recording, PoolMode mode, const PoolPush& geometry, const B
   const std::uint32_t width = width_of(geometry, {x, y});
   const BufferSlice bindings[] = {x, x, y};
   const Kernel& kernel =
-      storage_kernel(device, shaders::pool, shaders::pool_texel, shaders::pool_f16, shaders::pool_texel_f16, 0b011,
+      storage_kernel(device, {shaders::pool, shaders::pool_texel, shaders::pool_f16, shaders::pool_texel_f16}, 0b011,
                      bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, 0}, {2, width}});
   recording.dispatch(kernel, bindings, geometry, grid_1d((output_elements(geometry) / width + 63) / 64, device), "pool");
 }
@@ -49,7 +49,7 @@ void pool_grad(Recording& recording, PoolMode mode, const PoolPush& geometry, co
   const bool tiled = windows_tile(geometry);
   const BufferSlice bindings[] = {x, dy, dx};
   const Kernel& kernel =
-      storage_kernel(device, shaders::pool, shaders::pool_texel, shaders::pool_f16, shaders::pool_texel_f16, 0b011,
+      storage_kernel(device, {shaders::pool, shaders::pool_texel, shaders::pool_f16, shaders::pool_texel_f16}, 0b011,
                      bindings, {{0, static_cast<std::uint32_t>(mode)}, {1, tiled ? 2u : 1u}, {2, width}});
   const std::uint64_t items = tiled ? output_elements(geometry) : input_elements(geometry);
   recording.dispatch(kernel, bindings, geometry, grid_1d((items / width + 63) / 64, device), "pool_grad");

@@ -42,14 +42,16 @@ void record_pass(Recording& recording, const ReduceArgs& args, std::uint32_t out
   const std::uint64_t outputs = std::uint64_t{outer} * chunks_of(axis, chunk) * args.inner;
   if (args.inner == 1 && args.op != ReduceOp::argmax && resolve(args.choice, device) == DeviceKind::gpu) {
     const BufferSlice bindings[] = {x, y};
-    const Kernel& kernel =
-        storage_kernel(device, shaders::reduce_rows, shaders::reduce_rows_texel, shaders::reduce_rows_f16,
-                       shaders::reduce_rows_texel_f16, 0b01, bindings, {{0, kRowsWorkgroup}, {1, op}});
+    const Kernel& kernel = storage_kernel(
+        device,
+        {shaders::reduce_rows, shaders::reduce_rows_texel, shaders::reduce_rows_f16, shaders::reduce_rows_texel_f16},
+        0b01, bindings, {{0, kRowsWorkgroup}, {1, op}});
     recording.dispatch(kernel, bindings, push, grid_1d(outputs, device), "reduce");
   } else {
     const BufferSlice bindings[] = {x, y};
-    const Kernel& kernel = storage_kernel(device, shaders::reduce, shaders::reduce_texel, shaders::reduce_f16,
-                                          shaders::reduce_texel_f16, 0b01, bindings, {{0, kWorkgroup}, {1, op}});
+    const Kernel& kernel =
+        storage_kernel(device, {shaders::reduce, shaders::reduce_texel, shaders::reduce_f16, shaders::reduce_texel_f16},
+                       0b01, bindings, {{0, kWorkgroup}, {1, op}});
     recording.dispatch(kernel, bindings, push, grid_1d((outputs + kWorkgroup - 1) / kWorkgroup, device), "reduce");
   }
 }

@@ -4,8 +4,9 @@
 
 namespace vkp::vk {
 
-void row_op(Recording& recording, RowOp op, std::uint32_t rows, std::uint32_t cols, const BufferSlice& x,
-            const BufferSlice& labels, const BufferSlice& dy, const BufferSlice& out, std::uint32_t k) {
+void row_op(Recording& recording, RowOp op, std::uint32_t rows, std::uint32_t cols, const RowOperands& operands,
+            std::uint32_t k) {
+  const BufferSlice &x = operands.x, &labels = operands.labels, &dy = operands.dy, &out = operands.out;
   const std::uint64_t elements = std::uint64_t{rows} * cols;
   const bool per_row = op == RowOp::xent || op == RowOp::in_top_k;
   const bool uses_labels = op == RowOp::xent || op == RowOp::xent_grad || op == RowOp::in_top_k;

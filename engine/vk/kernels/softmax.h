@@ -19,8 +19,12 @@ static_assert(sizeof(SoftmaxPush) == 12);
 enum class RowOp : std::uint32_t { softmax, log_softmax, xent, xent_grad, in_top_k };
 
 // out = op(x, labels, dy): x [rows, cols] f32; labels i32 [rows] (xent, xent_grad,
-// in_top_k); dy [rows] (xent_grad). Unused operands may be any slice (x is bound).
-void row_op(Recording& recording, RowOp op, std::uint32_t rows, std::uint32_t cols, const BufferSlice& x,
-            const BufferSlice& labels, const BufferSlice& dy, const BufferSlice& out, std::uint32_t k = 1);
+// in_top_k); dy [rows] (xent_grad). An operand the op does not read may be left empty
+// (x is bound in its place).
+struct RowOperands {
+  BufferSlice x, labels, dy, out;
+};
+void row_op(Recording& recording, RowOp op, std::uint32_t rows, std::uint32_t cols, const RowOperands& operands,
+            std::uint32_t k = 1);
 
 }  // namespace vkp::vk

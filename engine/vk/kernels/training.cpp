@@ -22,9 +22,9 @@ void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t ke
                      grid_1d((n + 63) / 64, device), "dropout");
 }
 
-void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
-                      const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
-                      const BufferSlice& scalars, const BufferSlice& guard) {
+void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const OptimizerSlices& slices) {
+  const BufferSlice &var = slices.var, &grad = slices.grad, &slot1 = slices.slot1, &slot2 = slices.slot2,
+                    &scalars = slices.scalars, &guard = slices.guard;
   require_elements(var, push.n, "optimizer", "variable");
   const bool guarded = guard.size > 0;
   if (guarded) require_elements(guard, 2, "optimizer", "guard");

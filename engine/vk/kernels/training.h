@@ -35,8 +35,11 @@ static_assert(sizeof(OptimizerPush) == 28);
 // `guard` (two floats: a count of non-finite gradient elements, and a factor), the
 // update is skipped when the count is not 0 and otherwise uses grad * factor (dynamic
 // loss scaling: the factor is 1 / the loss scale).
-void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const BufferSlice& var,
-                      const BufferSlice& grad, const BufferSlice& slot1, const BufferSlice& slot2,
-                      const BufferSlice& scalars, const BufferSlice& guard = {});
+struct OptimizerSlices {
+  BufferSlice var, grad, slot1, slot2;
+  BufferSlice scalars;  // the step's scalar buffer, where the hyperparameters are
+  BufferSlice guard;    // empty: no guard
+};
+void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const OptimizerSlices& slices);
 
 }  // namespace vkp::vk

@@ -71,9 +71,10 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
       {0, 64}, {1, 4}, {2, static_cast<std::uint32_t>(vk::UnaryOp::neg)}, {3, 0}};
   auto chosen = [&](vk::Device& dev, const vk::BufferSlice& x, const vk::BufferSlice& y) {
     const vk::BufferSlice bindings[] = {x, y};
-    const std::string& name = vk::storage_kernel(dev, shaders::unary, shaders::unary_texel, shaders::unary_f16,
-                                                 shaders::unary_texel_f16, 0b01, bindings, spec)
-                                  .name();
+    const std::string& name =
+        vk::storage_kernel(dev, {shaders::unary, shaders::unary_texel, shaders::unary_f16, shaders::unary_texel_f16},
+                           0b01, bindings, spec)
+            .name();
     return name.substr(0, name.find('{'));  // the build, without the specialization
   };
   const bool texel = device().kind() == vk::DeviceKind::cpu && device().texel_buffers();
@@ -127,9 +128,10 @@ TEST_F(VkTest, Float16InputsAreReadThroughHalfTexelViews) {
     vk::upload(dev, x16, std::as_bytes(std::span(words)));
     auto chosen = [&](const vk::BufferSlice& y) {
       const vk::BufferSlice bindings[] = {x16, y};
-      const std::string& name = vk::storage_kernel(dev, shaders::unary, shaders::unary_texel, shaders::unary_f16,
-                                                   shaders::unary_texel_f16, 0b01, bindings, spec)
-                                    .name();
+      const std::string& name =
+          vk::storage_kernel(dev, {shaders::unary, shaders::unary_texel, shaders::unary_f16, shaders::unary_texel_f16},
+                             0b01, bindings, spec)
+              .name();
       return name.substr(0, name.find('{'));
     };
     EXPECT_EQ(chosen(y32), "unary_texel") << "storageBuffer16BitAccess " << storage16;
