@@ -51,7 +51,13 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
     throw Error(ErrorCode::unsupported,
                 "Towers: bucket_bytes needs replicated or parameter-server reduction; async applies each "
                 "tower's gradients whole, without averaging");
+  if (options_.loss_scale && options_.reduction != Reduction::replicated)
+    throw Error(ErrorCode::unsupported,
+                std::string("Towers: mixed precision (loss_scale) needs replicated reduction, not ") +
+                    to_string(options_.reduction));
   for (std::size_t k = 0; k < devices.size(); ++k) add_replica(static_cast<int>(k), *devices[k], build, optimizer);
+  if (options_.loss_scale && objective_count() > 1)
+    throw Error(ErrorCode::unsupported, "Towers: mixed precision (loss_scale) needs towers of one objective");
   if (objective_count() > 1 && (options_.reduction == Reduction::async || options_.bucket_bytes > 0))
     throw Error(ErrorCode::unsupported, "Towers: towers of several objectives (a GAN's) need replicated or "
                                         "parameter-server reduction without bucket_bytes");
@@ -81,6 +87,7 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
   const std::vector<graph::Tensor> trainables = g.trainable_variables();
   std::vector<Objective> objectives = r->tower.objectives;
   if (objectives.empty()) objectives.push_back({r->tower.cost, trainables});
+  if (options_.loss_scale) r->loss_scale = graph::loss_scale_state(g, *options_.loss_scale);
   // Each objective's gradients of its variables; owner: which objective trains each
   // trainable variable (-1: none has a gradient for it).
   std::vector<int> owner(trainables.size(), -1);
@@ -90,7 +97,10 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
     const std::string which = "tower " + std::to_string(k) + ", objective " + std::to_string(o);
     if (!objective.cost.valid() || objective.cost.type().numel() != 1)
       throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
-    const std::vector<graph::Tensor> grads = graph::gradients(objective.cost, objective.variables);
+    // With loss scaling, of scale * cost (from a copy of the scale: loss_scale.h).
+    const std::vector<graph::Tensor> grads =
+        options_.loss_scale ? graph::gradients(objective.cost, objective.variables, r->loss_scale.scale * 1.0f)
+                            : graph::gradients(objective.cost, objective.variables);
     for (std::size_t j = 0; j < grads.size(); ++j) {
       if (!grads[j].valid()) continue;
       const auto at = std::find_if(trainables.begin(), trainables.end(),
@@ -133,6 +143,11 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
       kind_ = o.kind();
       processors_ = given.processors();
       graph::require_host_forms(processors_, "a trainer of several towers");
+      // They would see the averages of scaled gradients on the host.
+      if (options_.loss_scale && !processors_.empty())
+        throw Error(ErrorCode::unsupported,
+                    "Towers: mixed precision (loss_scale) with gradient processors is not "
+                    "supported on several towers yet");
     }
     for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
       Part& part = r->parts[objective];
@@ -142,7 +157,9 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
         part.gradient_inputs.push_back(graph::placeholder(g, "gradient/" + names_[static_cast<std::size_t>(i)], v.type()));
         fed.emplace_back(part.gradient_inputs.back(), v);
       }
-      part.apply_ops = o.apply_gradients(fed);
+      part.apply_ops = options_.loss_scale
+                           ? graph::apply_with_loss_scaling(o, fed, r->loss_scale, *options_.loss_scale).train_op
+                           : o.apply_gradients(fed);
     }
   }
   if (options_.reduction != Reduction::replicated)
@@ -151,7 +168,8 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
       r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], vars[i].type()));
       r->assigns.push_back(graph::assign(vars[i], r->parameter_inputs.back()));
     }
-  r->session = std::make_unique<graph::Session>(g, device);
+  r->session = std::make_unique<graph::Session>(g, device,
+                                                graph::SessionOptions{.f16_storage = options_.loss_scale.has_value()});
   towers_.push_back(std::move(r));
 }
 

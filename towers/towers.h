@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@
 
 #include "core/array.h"
 #include "engine/graph/graph.h"
+#include "engine/graph/loss_scale.h"
 #include "engine/graph/optimizer.h"
 #include "engine/graph/session.h"
 #include "towers/host_optimizer.h"
@@ -101,6 +103,15 @@ struct TowerOptions {
   // still computing every 100 us and blocks on the last one, so the step is no longer;
   // a trainer that shares the batch by throughput turns it on.
   bool time_towers = false;
+  // Mixed precision: every tower keeps activations and gradients as float16
+  // (SessionOptions::f16_storage; float32 master weights) and trains with dynamic loss
+  // scaling (graph/loss_scale.h): a tower's gradients are of scale * cost, averaged on
+  // the host as any, and every tower's update divides the averages by the scale and is
+  // skipped when one of them is not finite (one tower's overflow skips the step
+  // everywhere); the scale, good steps and skipped steps are variables of every tower
+  // that move alike. Replicated reduction, one objective and no gradient processors
+  // only (Error(unsupported) otherwise).
+  std::optional<graph::LossScaleOptions> loss_scale;
 };
 
 // What the asynchronous towers did since the last take_async_stats(), by tower.

@@ -58,6 +58,8 @@ class DistributedTrainer : public MultiDeviceTrainer {
 
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
+  // Not across processes yet (untested there): Error(unsupported).
+  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
   void run_step() override;
   bool stops_together() const override { return true; }
   std::string agree_to_stop(bool requested) override;

@@ -138,4 +138,8 @@ void GANTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
   throw Error(ErrorCode::unsupported, "mixed precision is not supported with GAN training yet; use SimpleTrainer");
 }
 
+void MultiDeviceGANTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
+  throw Error(ErrorCode::unsupported, "mixed precision is not supported with GAN training yet; use SimpleTrainer");
+}
+
 }  // namespace vkp::train

@@ -99,6 +99,8 @@ class MultiDeviceGANTrainer : public MultiDeviceTrainer {
                         std::shared_ptr<GANModelDesc> model,
                         towers::Reduction reduction = towers::Reduction::replicated, std::uint64_t seed = 0,
                         int d_period = 1, int g_period = 1, PerDeviceOptions device_options = {});
+  // Not supported yet, as on one device (GANTrainer): Error(unsupported).
+  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
  protected:
   towers::Tower build_tower(graph::Graph& graph, int k) override;

@@ -313,6 +313,7 @@ void MultiDeviceTrainer::end_epoch_split() {
 
 void MultiDeviceTrainer::report_epoch() {
   if (!towers_) return;
+  TowerTrainer::report_epoch();  // the loss scale and skipped steps, with mixed precision
   end_epoch_split();
   // What the gradient processors' host forms summarised (SummaryGradient).
   for (const graph::GradProcPtr& p : towers_->processors())
@@ -344,8 +345,14 @@ AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, c
   set_async_max_lead(max_lead);
 }
 
-void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
-  throw Error(ErrorCode::unsupported, "mixed precision is not supported with several towers yet; use SimpleTrainer");
+void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
+  if (towers_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
+  if (options_.reduction != towers::Reduction::replicated)
+    throw Error(ErrorCode::unsupported,
+                std::string("mixed precision on several towers needs replicated reduction, not ") +
+                    towers::to_string(options_.reduction));
+  loss_scale_ = options;
+  options_.loss_scale = options;
 }
 
 }  // namespace vkp::train

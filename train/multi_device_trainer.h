@@ -76,7 +76,9 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
   void run_step() override;
-  // Not supported yet (the towers' averaged gradients would need the guard too): Error.
+  // Mixed precision on every tower (towers::TowerOptions::loss_scale): the skip decided
+  // on the averaged gradients, the same in every tower. Replicated reduction only
+  // (Error(unsupported) otherwise).
   void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
   // A predictor per tower after copying tower 0's variables to every tower.

@@ -10,37 +10,29 @@
 
 namespace vkp::graph {
 
-ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const LossScaleOptions& o) {
+LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& o) {
   if (!(o.initial_scale >= 1.0f && o.initial_scale <= o.max_scale) || o.growth_interval < 1)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("loss scaling: initial scale {} must lie in [1, max scale {}] and the growth interval {} "
                             "must be at least 1",
                             o.initial_scale, o.max_scale, o.growth_interval));
-  Graph& g = cost.graph();
-  const std::vector<Tensor> vars = g.trainable_variables();
-  if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: the graph has no trainable variables");
   // At the root scope, whatever scope the caller is in.
-  Tensor scale, good, skipped;
-  {
-    VariableScope root(g, "", Reuse::automatic);
-    scale = get_variable(g, kLossScaleVariable, {}, constant(o.initial_scale), false);
-    good = get_variable(g, kGoodStepsVariable, {}, zeros(), false);
-    skipped = get_variable(g, kSkippedStepsVariable, {}, zeros(), false);
-  }
-  // The gradients of scale * cost: the backward pass starts from dcost = scale, a copy
-  // (not a view) of the variable, since the step ends by assigning the variable and
-  // the scheduler orders that after the variable's direct readers.
-  const std::vector<Tensor> grads = gradients(cost, vars, scale * 1.0f);
-  std::vector<GradAndVar> pairs;
+  VariableScope root(g, "", Reuse::automatic);
+  return {get_variable(g, kLossScaleVariable, {}, constant(o.initial_scale), false),
+          get_variable(g, kGoodStepsVariable, {}, zeros(), false),
+          get_variable(g, kSkippedStepsVariable, {}, zeros(), false)};
+}
+
+ScaledTrainOp apply_with_loss_scaling(const Optimizer& optimizer, std::vector<GradAndVar> pairs,
+                                      const LossScaleState& state, const LossScaleOptions& o) {
+  if (pairs.empty()) throw Error(ErrorCode::invalid_argument, "loss scaling: no gradients to apply");
+  Graph& g = state.scale.graph();
+  const Tensor &scale = state.scale, &good = state.good_steps, &skipped = state.skipped_steps;
   Tensor nonfinite;
-  for (std::size_t i = 0; i < vars.size(); ++i) {
-    if (!grads[i].valid()) continue;
-    pairs.emplace_back(grads[i], vars[i]);
-    const Tensor count = count_nonfinite(grads[i]);
+  for (const GradAndVar& gv : pairs) {
+    const Tensor count = count_nonfinite(gv.first);
     nonfinite = nonfinite.valid() ? nonfinite + count : count;
   }
-  if (pairs.empty())
-    throw Error(ErrorCode::invalid_argument, "minimize: cost '" + cost.name() + "' depends on no trainable variable");
   nonfinite = identity(nonfinite, "loss_scale/nonfinite");
   // Every update: skipped when a gradient overflowed, else with the gradient / scale.
   // Gradient processors (a norm clip) must see the true gradients: then they are
@@ -66,6 +58,24 @@ ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost
   out.train_op.push_back(assign(scale, minimum(maximum(next_scale, one), scalar(g, o.max_scale))));
   out.train_op.push_back(assign(good, counted * (one - grow)));
   out.train_op.push_back(assign(skipped, skipped + overflow));
+  return out;
+}
+
+ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const LossScaleOptions& o) {
+  Graph& g = cost.graph();
+  const LossScaleState state = loss_scale_state(g, o);
+  const std::vector<Tensor> vars = g.trainable_variables();
+  if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: the graph has no trainable variables");
+  // The gradients of scale * cost: the backward pass starts from dcost = scale, a copy
+  // (not a view) of the variable, since the step ends by assigning the variable and
+  // the scheduler orders that after the variable's direct readers.
+  const std::vector<Tensor> grads = gradients(cost, vars, state.scale * 1.0f);
+  std::vector<GradAndVar> pairs;
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (grads[i].valid()) pairs.emplace_back(grads[i], vars[i]);
+  if (pairs.empty())
+    throw Error(ErrorCode::invalid_argument, "minimize: cost '" + cost.name() + "' depends on no trainable variable");
+  ScaledTrainOp out = apply_with_loss_scaling(optimizer, std::move(pairs), state, o);
   for (const Tensor& t : g.collection(kUpdateOps)) out.train_op.push_back(t);
   return out;
 }

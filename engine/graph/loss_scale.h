@@ -41,4 +41,20 @@ struct ScaledTrainOp {
 // the graph's update-ops collection (BatchNorm's moving averages, not skipped).
 ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const LossScaleOptions& options = {});
 
+// The same in two halves, for a trainer that takes the gradients in one program and
+// applies them in another (several towers: each tower's gradients of scale * cost,
+// averaged on the host, are fed to every tower's update, so the skip is decided on the
+// averages and every tower's scale moves alike).
+// The scale's three variables in `g` (made at the root scope, or found there), checking
+// `options`; the scale is what the backward pass starts from (gradients(cost, vars,
+// scale * 1.0f): a copy, so that the step's assign of the variable comes after it).
+struct LossScaleState {
+  Tensor scale, good_steps, skipped_steps;
+};
+LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& options);
+// The guarded updates of `grads` (gradients of scale * cost, each with its variable) and
+// the scale's own update; not the update-ops collection.
+ScaledTrainOp apply_with_loss_scaling(const Optimizer& optimizer, std::vector<GradAndVar> grads,
+                                      const LossScaleState& state, const LossScaleOptions& options);
+
 }  // namespace vkp::graph

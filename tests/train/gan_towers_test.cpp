@@ -135,6 +135,16 @@ TEST(MultiDeviceGANTrainer, RefusesWhatItCannotTrain) {
   EXPECT_THROW(train::MultiDeviceGANTrainer(instance(), two, model, towers::Reduction::replicated, 1, 2, 3,
                                             device_options()),
                Error);
+  // Mixed precision, as on one device (GANTrainer).
+  train::MultiDeviceGANTrainer replicated(instance(), two, model, towers::Reduction::replicated, 1, 1, 1,
+                                          device_options());
+  try {
+    replicated.enable_mixed_precision();
+    ADD_FAILURE() << "mixed precision was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("GAN"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,165 @@
+// Mixed precision on replicated towers (TowerOptions::loss_scale): two towers, each on
+// half of the batch with float16 activations and gradients, reach what one tower in
+// mixed precision reaches on the whole batch (within the relative difference of 1e-3
+// the single-device float16 tests allow: float16 rounding differs where float32 sums
+// differ in order); an overflow in one tower's half skips the step on every tower and
+// halves every tower's scale; what it does not support is refused by name.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "engine/graph/grad_proc.h"
+#include "engine/graph/layers.h"
+#include "engine/graph/loss_scale.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/optimizer.h"
+#include "engine/graph/session.h"
+#include "tower_fixtures.h"
+#include "towers/towers.h"
+#include "vk_test_env.h"
+
+namespace vkp::test {
+namespace {
+
+using namespace graph;
+
+class MixedPrecisionTowers : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() { close_tower_devices(); }
+};
+
+constexpr std::int64_t kRows = 128, kFeatures = 32;  // 64 x 64 activations a tower: stored as float16
+constexpr LossScaleOptions kScaling{.initial_scale = 1024.0f, .growth_interval = 3};
+
+// x [?, 32] -> FC 64 (relu) -> FC 3; mean cross entropy times a fed factor (1e38 makes
+// the gradients overflow float32 itself, whatever float16 does).
+struct Model {
+  Tensor x, label, factor, cost;
+};
+Model model(Graph& g, std::int64_t rows) {
+  Model m;
+  m.x = placeholder(g, "x", f32({rows, kFeatures}));
+  m.label = placeholder(g, "label", i32({rows}));
+  m.factor = placeholder(g, "factor", f32({}));
+  const Tensor h = FullyConnected("fc0", m.x, 64, {.activation = [](Tensor t) { return relu(t); }});
+  m.cost = reduce_mean(sparse_softmax_cross_entropy(FullyConnected("fc1", h, 3), m.label)) * m.factor;
+  return m;
+}
+
+Optimizer make_optimizer(Graph& g) { return momentum(g, 0.1f, 0.9f); }
+
+// {x, label} of `rows` rows: label i % 3 lifts feature label by 1.5 over normal noise.
+std::vector<Array> batch(std::int64_t rows, std::uint64_t seed) {
+  Rng rng(seed);
+  Array x(DType::f32, Shape{rows, kFeatures}), label(DType::i32, Shape{rows});
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const auto c = static_cast<std::int32_t>(i % 3);
+    label.data<std::int32_t>()[static_cast<std::size_t>(i)] = c;
+    for (std::int64_t j = 0; j < kFeatures; ++j)
+      x.data<float>()[static_cast<std::size_t>(i * kFeatures + j)] = rng.normal() + (j == c ? 1.5f : 0.0f);
+  }
+  return {x, label};
+}
+
+Array rows_of(const Array& a, std::int64_t begin, std::int64_t end) {
+  const std::int64_t row_bytes = static_cast<std::int64_t>(a.nbytes()) / a.shape()[0];
+  std::vector<std::int64_t> dims = a.shape().dims();
+  dims[0] = end - begin;
+  Array part(a.dtype(), Shape(dims));
+  std::memcpy(part.bytes().data(), a.bytes().data() + begin * row_bytes,
+              static_cast<std::size_t>((end - begin) * row_bytes));
+  return part;
+}
+
+double relative_difference(const Array& got, const Array& want) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < want.data<float>().size(); ++i) {
+    const double w = want.data<float>()[i], d = got.data<float>()[i] - w;
+    diff += d * d;
+    norm += w * w;
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+float scalar_of(Session& s, const char* name) { return s.variable(name).data<float>()[0]; }
+
+Array scalar_array(float v) {
+  Array a(DType::f32, Shape{});
+  a.data<float>()[0] = v;
+  return a;
+}
+
+TEST_F(MixedPrecisionTowers, TwoTowersMatchOneOnTheWholeBatchAndSkipTogether) {
+  towers::Towers t(tower_devices(2),
+                   [](Graph& g, int) {
+                     const Model m = model(g, kUnknown);
+                     return towers::Tower{{m.x, m.label, m.factor}, m.cost};
+                   },
+                   make_optimizer, {.reduction = towers::Reduction::replicated, .seed = 3, .loss_scale = kScaling});
+  Graph g(3);
+  const Model m = model(g, kRows);
+  const ScaledTrainOp train = minimize_with_loss_scaling(make_optimizer(g), m.cost, kScaling);
+  Session one(g, device(), {.f16_storage = true});
+  // The same in float32: the towers must be nearer the float16 run than this one (they
+  // do store float16).
+  Graph g32(3);
+  const Model m32 = model(g32, kRows);
+  const ScaledTrainOp train32 = minimize_with_loss_scaling(make_optimizer(g32), m32.cost, kScaling);
+  Session plain(g32, device());
+  // Step 4 overflows in tower 1's half only: every tower skips it, as one tower does.
+  for (std::uint64_t step = 0; step < 8; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const std::vector<Array> b = batch(kRows, 100 + step);
+    const float factor1 = step == 4 ? 1e38f : 1.0f;
+    const std::vector<std::vector<Array>> halves = {
+        {rows_of(b[0], 0, kRows / 2), rows_of(b[1], 0, kRows / 2), scalar_array(1.0f)},
+        {rows_of(b[0], kRows / 2, kRows), rows_of(b[1], kRows / 2, kRows), scalar_array(factor1)}};
+    t.step(halves, step);
+    one.set_global_step(step);
+    one.run({{m.x, b[0]}, {m.label, b[1]}, {m.factor, scalar_array(step == 4 ? 1e38f : 1.0f)}}, {}, train.train_op);
+    plain.set_global_step(step);
+    plain.run({{m32.x, b[0]}, {m32.label, b[1]}, {m32.factor, scalar_array(step == 4 ? 1e38f : 1.0f)}}, {},
+              train32.train_op);
+    for (int k = 0; k < 2; ++k)
+      for (const char* name : {kLossScaleVariable, kGoodStepsVariable, kSkippedStepsVariable})
+        EXPECT_EQ(scalar_of(t.session(k), name), scalar_of(one, name)) << "tower " << k << ", " << name;
+  }
+  // 1024, doubled after steps 0-2, halved by step 4, doubled after steps 5-7.
+  EXPECT_EQ(scalar_of(t.session(0), kSkippedStepsVariable), 1.0f);
+  EXPECT_EQ(scalar_of(t.session(0), kLossScaleVariable), 2048.0f);
+  double to_f16 = 0, to_f32 = 0;
+  for (const char* name : {"fc0/W", "fc0/b", "fc1/W", "fc1/b", "fc0/W/Momentum", "fc1/W/Momentum"}) {
+    const double d = relative_difference(t.session(0).variable(name), one.variable(name));
+    EXPECT_LT(d, 1e-3) << name;
+    EXPECT_EQ(relative_difference(t.session(1).variable(name), t.session(0).variable(name)), 0.0) << name;
+    to_f16 += d;
+    to_f32 += relative_difference(t.session(0).variable(name), plain.variable(name));
+  }
+  EXPECT_LT(10 * to_f16, to_f32) << "the towers computed as in float32";
+}
+
+TEST_F(MixedPrecisionTowers, OtherReductionsObjectivesAndProcessorsAreRefused) {
+  const auto build = [](Graph& g, int) {
+    const Model m = model(g, kUnknown);
+    return towers::Tower{{m.x, m.label, m.factor}, m.cost};
+  };
+  for (towers::Reduction r : {towers::Reduction::parameter_server, towers::Reduction::async}) {
+    try {
+      towers::Towers t(tower_devices(2), build, make_optimizer, {.reduction = r, .loss_scale = kScaling});
+      ADD_FAILURE() << "accepted " << towers::to_string(r);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::unsupported);
+      EXPECT_NE(std::string(e.what()).find("needs replicated reduction"), std::string::npos) << e.what();
+    }
+  }
+  const auto clipped = [](Graph& g) {
+    return apply_grad_processors(make_optimizer(g), {std::make_shared<GlobalNormClip>(5.0f)});
+  };
+  EXPECT_THROW(towers::Towers(tower_devices(2), build, clipped, {.loss_scale = kScaling}), Error);
+}
+
+}  // namespace
+}  // namespace vkp::test
