@@ -123,13 +123,8 @@ void gemm_gpu(benchmark::State& state) {
   if (half && !dev.f16_storage()) return state.SkipWithError("no 16-bit storage");
   vk::Arena arena(dev, vk::MemoryUse::device, "bench gemm_gpu");
   const std::size_t count = std::size_t{s} * s;
-  std::vector<float> values = random_floats(half ? count / 2 : count, 7);
-  if (half) {  // pairs of float16 values in [-1, 1): random bits would hold NaNs
-    std::vector<float> h = random_floats(count, 7);
-    std::vector<std::uint16_t> bits(count);
-    for (std::size_t i = 0; i < count; ++i) bits[i] = to_half(h[i]).bits;
-    std::memcpy(values.data(), bits.data(), count * 2);
-  }
+  // Float16 values in [-1, 1), packed: random bits would hold NaNs.
+  const std::vector<float> values = half ? pack_halves(random_floats(count, 7)) : random_floats(count, 7);
   vk::BufferSlice da = arena.allocate(values.size() * 4, "A"), db = arena.allocate(values.size() * 4, "B");
   const vk::BufferSlice dc = arena.allocate(count * 4, "C");
   vk::upload(dev, da, std::as_bytes(std::span(values)));
@@ -166,13 +161,7 @@ void conv(benchmark::State& state) {
   vk::Arena arena(dev, vk::MemoryUse::device, "bench conv");
   const std::size_t pixels = std::size_t{n} * hw * hw, x_size = pixels * c, y_size = pixels * cout, w_size = 9 * c * cout;
   auto filled = [&](std::size_t count, std::uint64_t seed) {
-    std::vector<float> v = random_floats(count, seed);
-    if (half) {  // as float16 bits, two a float
-      std::vector<std::uint16_t> bits(count + count % 2);
-      for (std::size_t i = 0; i < count; ++i) bits[i] = to_half(v[i]).bits;
-      v.assign(bits.size() / 2, 0.0f);
-      std::memcpy(v.data(), bits.data(), bits.size() * 2);
-    }
+    const std::vector<float> v = half ? pack_halves(random_floats(count, seed)) : random_floats(count, seed);
     vk::BufferSlice slice = arena.allocate(std::max<std::size_t>(v.size() * 4, 16), "operand");
     vk::upload(dev, slice, std::as_bytes(std::span(v)));
     slice.f16 = half;

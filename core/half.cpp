@@ -1,6 +1,7 @@
 #include "core/half.h"
 
 #include <bit>
+#include <cstring>
 
 namespace vkp {
 
@@ -46,6 +47,14 @@ float to_float(Half value) {
     --e;
   }
   return std::bit_cast<float>(sign | (e << 23) | ((mantissa & 0x3ffu) << 13));
+}
+
+std::vector<float> pack_halves(std::span<const float> values) {
+  std::vector<std::uint16_t> bits(values.size() + values.size() % 2, 0);
+  for (std::size_t i = 0; i < values.size(); ++i) bits[i] = to_half(values[i]).bits;
+  std::vector<float> words(bits.size() / 2);
+  if (!words.empty()) std::memcpy(words.data(), bits.data(), words.size() * 4);
+  return words;
 }
 
 }  // namespace vkp

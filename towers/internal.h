@@ -46,7 +46,6 @@ struct Towers::Replica {
   Tower tower;
   std::vector<Part> parts;                     // by objective
   std::vector<graph::Tensor> updates;          // update ops (BatchNorm averages)
-  graph::LossScaleState loss_scale;            // with TowerOptions::loss_scale
   // Parameter server and async: placeholders for every trainable variable and the
   // assigns from them, compiled into receive_program, so that a tower receives all its
   // parameters in one submission (host-visible input buffers, one command buffer of

@@ -87,7 +87,8 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
   const std::vector<graph::Tensor> trainables = g.trainable_variables();
   std::vector<Objective> objectives = r->tower.objectives;
   if (objectives.empty()) objectives.push_back({r->tower.cost, trainables});
-  if (options_.loss_scale) r->loss_scale = graph::loss_scale_state(g, *options_.loss_scale);
+  graph::LossScaleState loss_scale;  // with TowerOptions::loss_scale
+  if (options_.loss_scale) loss_scale = graph::loss_scale_state(g, *options_.loss_scale);
   // Each objective's gradients of its variables; owner: which objective trains each
   // trainable variable (-1: none has a gradient for it).
   std::vector<int> owner(trainables.size(), -1);
@@ -99,7 +100,7 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
       throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
     // With loss scaling, of scale * cost (from a copy of the scale: loss_scale.h).
     const std::vector<graph::Tensor> grads =
-        options_.loss_scale ? graph::gradients(objective.cost, objective.variables, r->loss_scale.scale * 1.0f)
+        options_.loss_scale ? graph::gradients(objective.cost, objective.variables, loss_scale.scale * 1.0f)
                             : graph::gradients(objective.cost, objective.variables);
     for (std::size_t j = 0; j < grads.size(); ++j) {
       if (!grads[j].valid()) continue;
@@ -158,7 +159,7 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
         fed.emplace_back(part.gradient_inputs.back(), v);
       }
       part.apply_ops = options_.loss_scale
-                           ? graph::apply_with_loss_scaling(o, fed, r->loss_scale, *options_.loss_scale).train_op
+                           ? graph::apply_with_loss_scaling(o, fed, loss_scale, *options_.loss_scale).train_op
                            : o.apply_gradients(fed);
     }
   }

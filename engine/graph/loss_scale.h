@@ -44,10 +44,10 @@ ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost
 // The same in two halves, for a trainer that takes the gradients in one program and
 // applies them in another (several towers: each tower's gradients of scale * cost,
 // averaged on the host, are fed to every tower's update, so the skip is decided on the
-// averages and every tower's scale moves alike).
-// The scale's three variables in `g` (made at the root scope, or found there), checking
-// `options`; the scale is what the backward pass starts from (gradients(cost, vars,
-// scale * 1.0f): a copy, so that the step's assign of the variable comes after it).
+// averages and every tower's scale moves alike). First the scale's three variables in
+// `g` (made at the root scope, or found there; Error(invalid_argument) for bad
+// `options`); the backward pass starts from the scale (gradients(cost, vars, scale *
+// 1.0f): a copy, so that the step's assign of the variable comes after it).
 struct LossScaleState {
   Tensor scale, good_steps, skipped_steps;
 };

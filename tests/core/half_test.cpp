@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace vkp {
 namespace {
@@ -42,6 +43,15 @@ TEST(Half, DecodesSubnormalsExactly) {
   EXPECT_EQ(to_float(Half{0x0001}), 0x1.0p-24f);
   EXPECT_EQ(to_float(Half{0x03ff}), 0x1.ff8p-15f);
   EXPECT_EQ(std::bit_cast<std::uint32_t>(to_float(Half{0x8000})), 0x80000000u);
+}
+
+// Two halves a little-endian word, the first in the low bits; an odd count padded with 0.
+TEST(Half, PacksTwoAWord) {
+  const std::vector<float> words = pack_halves(std::vector<float>{1.0f, -2.0f, 0.5f});
+  ASSERT_EQ(words.size(), 2u);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(words[0]), 0xc0003c00u);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(words[1]), 0x00003800u);
+  EXPECT_TRUE(pack_halves(std::vector<float>{}).empty());
 }
 
 }  // namespace

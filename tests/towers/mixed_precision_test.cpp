@@ -7,10 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "core/error.h"
-#include "core/rng.h"
 #include "engine/graph/grad_proc.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/loss_scale.h"
@@ -51,29 +49,6 @@ Model model(Graph& g, std::int64_t rows) {
 
 Optimizer make_optimizer(Graph& g) { return momentum(g, 0.1f, 0.9f); }
 
-// {x, label} of `rows` rows: label i % 3 lifts feature label by 1.5 over normal noise.
-std::vector<Array> batch(std::int64_t rows, std::uint64_t seed) {
-  Rng rng(seed);
-  Array x(DType::f32, Shape{rows, kFeatures}), label(DType::i32, Shape{rows});
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const auto c = static_cast<std::int32_t>(i % 3);
-    label.data<std::int32_t>()[static_cast<std::size_t>(i)] = c;
-    for (std::int64_t j = 0; j < kFeatures; ++j)
-      x.data<float>()[static_cast<std::size_t>(i * kFeatures + j)] = rng.normal() + (j == c ? 1.5f : 0.0f);
-  }
-  return {x, label};
-}
-
-Array rows_of(const Array& a, std::int64_t begin, std::int64_t end) {
-  const std::int64_t row_bytes = static_cast<std::int64_t>(a.nbytes()) / a.shape()[0];
-  std::vector<std::int64_t> dims = a.shape().dims();
-  dims[0] = end - begin;
-  Array part(a.dtype(), Shape(dims));
-  std::memcpy(part.bytes().data(), a.bytes().data() + begin * row_bytes,
-              static_cast<std::size_t>((end - begin) * row_bytes));
-  return part;
-}
-
 double relative_difference(const Array& got, const Array& want) {
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < want.data<float>().size(); ++i) {
@@ -110,19 +85,19 @@ TEST_F(MixedPrecisionTowers, TwoTowersMatchOneOnTheWholeBatchAndSkipTogether) {
   const ScaledTrainOp train32 = minimize_with_loss_scaling(make_optimizer(g32), m32.cost, kScaling);
   Session plain(g32, device());
   // Step 4 overflows in tower 1's half only: every tower skips it, as one tower does.
-  for (std::uint64_t step = 0; step < 8; ++step) {
+  const std::vector<std::vector<Array>> batches = three_class_batches(8, kRows, 100, kFeatures);
+  for (std::uint64_t step = 0; step < batches.size(); ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
-    const std::vector<Array> b = batch(kRows, 100 + step);
-    const float factor1 = step == 4 ? 1e38f : 1.0f;
-    const std::vector<std::vector<Array>> halves = {
-        {rows_of(b[0], 0, kRows / 2), rows_of(b[1], 0, kRows / 2), scalar_array(1.0f)},
-        {rows_of(b[0], kRows / 2, kRows), rows_of(b[1], kRows / 2, kRows), scalar_array(factor1)}};
+    const std::vector<Array>& b = batches[step];
+    const float factor = step == 4 ? 1e38f : 1.0f;
+    std::vector<std::vector<Array>> halves = {rows(b, 0, kRows / 2), rows(b, kRows / 2, kRows)};
+    halves[0].push_back(scalar_array(1.0f));
+    halves[1].push_back(scalar_array(factor));
     t.step(halves, step);
     one.set_global_step(step);
-    one.run({{m.x, b[0]}, {m.label, b[1]}, {m.factor, scalar_array(step == 4 ? 1e38f : 1.0f)}}, {}, train.train_op);
+    one.run({{m.x, b[0]}, {m.label, b[1]}, {m.factor, scalar_array(factor)}}, {}, train.train_op);
     plain.set_global_step(step);
-    plain.run({{m32.x, b[0]}, {m32.label, b[1]}, {m32.factor, scalar_array(step == 4 ? 1e38f : 1.0f)}}, {},
-              train32.train_op);
+    plain.run({{m32.x, b[0]}, {m32.label, b[1]}, {m32.factor, scalar_array(factor)}}, {}, train32.train_op);
     for (int k = 0; k < 2; ++k)
       for (const char* name : {kLossScaleVariable, kGoodStepsVariable, kSkippedStepsVariable})
         EXPECT_EQ(scalar_of(t.session(k), name), scalar_of(one, name)) << "tower " << k << ", " << name;

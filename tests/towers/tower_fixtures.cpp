@@ -1,7 +1,9 @@
 #include "tower_fixtures.h"
 
-#include "vk_test_env.h"
+#include <cstring>
+
 #include "core/rng.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -18,18 +20,33 @@ std::vector<vk::Device*> tower_devices(int count) {
 
 void close_tower_devices() { opened.clear(); }
 
-std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows, std::uint64_t seed) {
+std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows, std::uint64_t seed,
+                                                    std::int64_t features) {
   Rng rng(seed);
   std::vector<std::vector<Array>> out;
   for (int s = 0; s < count; ++s) {
-    Array x(DType::f32, Shape{rows, 5}), label(DType::i32, Shape{rows});
+    Array x(DType::f32, Shape{rows, features}), label(DType::i32, Shape{rows});
     for (std::int64_t i = 0; i < rows; ++i) {
       const auto k = static_cast<std::int32_t>(rng.below(3));
       label.data<std::int32_t>()[static_cast<std::size_t>(i)] = k;
-      for (int d = 0; d < 5; ++d)
-        x.data<float>()[static_cast<std::size_t>(i * 5 + d)] = (d == k ? 1.5f : 0.0f) + rng.normal();
+      for (std::int64_t d = 0; d < features; ++d)
+        x.data<float>()[static_cast<std::size_t>(i * features + d)] = (d == k ? 1.5f : 0.0f) + rng.normal();
     }
     out.push_back({std::move(x), std::move(label)});
+  }
+  return out;
+}
+
+std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end) {
+  std::vector<Array> out;
+  for (const Array& a : batch) {
+    const std::int64_t row_bytes = static_cast<std::int64_t>(a.nbytes()) / a.shape()[0];
+    std::vector<std::int64_t> dims = a.shape().dims();
+    dims[0] = end - begin;
+    Array part(a.dtype(), Shape(dims));
+    std::memcpy(part.bytes().data(), a.bytes().data() + begin * row_bytes,
+                static_cast<std::size_t>((end - begin) * row_bytes));
+    out.push_back(std::move(part));
   }
   return out;
 }

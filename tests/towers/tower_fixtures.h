@@ -15,8 +15,12 @@ namespace vkp::test {
 std::vector<vk::Device*> tower_devices(int count);
 void close_tower_devices();
 
-// `count` batches {x f32 [rows, 5], label i32 [rows]}: feature `label` is 1.5 plus
-// normal noise, the others noise; reproducible from `seed`.
-std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows, std::uint64_t seed);
+// `count` batches {x f32 [rows, features], label i32 [rows]}: feature `label` is 1.5
+// plus normal noise, the others noise; reproducible from `seed`.
+std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows, std::uint64_t seed,
+                                                    std::int64_t features = 5);
+
+// Rows [begin, end) of each array of a batch.
+std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end);
 
 }  // namespace vkp::test

@@ -52,20 +52,6 @@ towers::Tower build(Graph& g, bool batch_norm) {
 
 Optimizer make_optimizer(Graph& g) { return momentum(g, 0.2f, 0.9f); }
 
-// Rows [begin, end) of a batch.
-std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end) {
-  std::vector<Array> out;
-  for (const Array& a : batch) {
-    const std::int64_t row_bytes = static_cast<std::int64_t>(a.nbytes()) / a.shape()[0];
-    std::vector<std::int64_t> dims = a.shape().dims();
-    dims[0] = end - begin;
-    Array part(a.dtype(), Shape(dims));
-    std::memcpy(part.bytes().data(), a.bytes().data() + begin * row_bytes, static_cast<std::size_t>((end - begin) * row_bytes));
-    out.push_back(std::move(part));
-  }
-  return out;
-}
-
 // A batch cut into consecutive slices of `sizes` rows, one per tower.
 std::vector<std::vector<Array>> split(const std::vector<Array>& batch, const std::vector<std::int64_t>& sizes) {
   std::vector<std::vector<Array>> batches;

@@ -29,8 +29,6 @@ struct PixelSplits {
 };
 PixelSplits pixel_splits(std::uint32_t k, std::uint64_t tiles, std::uint64_t workgroups, std::uint32_t granule,
                          std::uint64_t dw_size, const Device& device);
-// Bytes the workspace starts on (each part of it).
-std::uint64_t workspace_aligned(std::uint64_t bytes);
 
 // The GPU path's workspace past the swapped w (the filter gradient's partial sums), and
 // the path itself, after implicit_conv() has checked the slices and swapped w into

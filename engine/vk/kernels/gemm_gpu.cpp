@@ -113,12 +113,8 @@ GemmVariant measure_variant(Device& device, const GemmArgs& args, const GemmLayo
   ta.f16 = a.f16;
   tb.f16 = b.f16;
   std::vector<std::unique_ptr<Recording>> recordings;
-  std::vector<Recording*> timed;
-  for (GemmVariant v : candidates) {
-    recordings.push_back(record_variant(device, args, v, ta, tb, tc));
-    timed.push_back(recordings.back().get());
-  }
-  const std::vector<double> ns = interleaved_replay_ns(timed);
+  for (GemmVariant v : candidates) recordings.push_back(record_variant(device, args, v, ta, tb, tc));
+  const std::vector<double> ns = interleaved_replay_ns(recordings);
   GemmVariant best = fixed;
   double best_ns = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i) {

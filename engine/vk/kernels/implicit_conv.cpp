@@ -1,18 +1,10 @@
 #include "engine/vk/kernels/implicit_conv.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cstring>
-#include <iterator>
-#include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
-#include "core/log.h"
 #include "engine/vk/kernels/conv_plan.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/gemm.h"
@@ -24,12 +16,10 @@ namespace {
 
 std::uint32_t div_up(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
 
-}  // namespace
+constexpr std::uint64_t kAlign = 256;  // where each part of the workspace starts
+std::uint64_t workspace_aligned(std::uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-std::uint64_t workspace_aligned(std::uint64_t bytes) {
-  constexpr std::uint64_t kAlign = 256;
-  return (bytes + kAlign - 1) / kAlign * kAlign;
-}
+}  // namespace
 
 ConvPackPush map_of(const ConvPush& g, std::uint32_t cout, ConvProduct product) {
   auto i = [](std::uint32_t v) { return static_cast<std::int32_t>(v); };

@@ -157,8 +157,9 @@ std::vector<ConvTiling> tiling_candidates(const Device& device, ConvWidths width
 }
 
 // The fastest tiling for this product's shape class on this device, measured on zeros of
-// the caller's shapes and widths (three back-to-back runs of each, the better of two
-// replays); the fixed rule where the operands exceed kMaxTuningBytes.
+// the caller's shapes and widths (three back-to-back runs of each, replayed in turn with
+// the others: interleaved_replay_ns); the fixed rule where the operands exceed
+// kMaxTuningBytes.
 ConvTiling measure_tiling(Device& device, const ConvPush& g, std::uint32_t cout, ConvProduct product,
                           ConvWidths widths) {
   const std::uint64_t x_size = std::uint64_t{g.n} * g.h * g.w * g.c, dy_size = std::uint64_t{g.n} * g.oh * g.ow * cout;
@@ -187,16 +188,14 @@ ConvTiling measure_tiling(Device& device, const ConvPush& g, std::uint32_t cout,
   const std::vector<ConvTiling> candidates = tiling_candidates(device, widths);
   constexpr int kRuns = 3;  // back to back in each recording
   std::vector<std::unique_ptr<Recording>> recordings;
-  std::vector<Recording*> timed;
   for (const ConvTiling& t : candidates) {
     recordings.push_back(
         std::make_unique<Recording>(device, RecordingOptions{.name = "conv tuning", .timestamps = true}));
     for (int i = 0; i < kRuns; ++i)
       conv_gpu(*recordings.back(), g, cout, product, image, operand, result, work, 0, {}, t);
     recordings.back()->finish();
-    timed.push_back(recordings.back().get());
   }
-  const std::vector<double> ns = interleaved_replay_ns(timed);
+  const std::vector<double> ns = interleaved_replay_ns(recordings);
   ConvTiling best = fixed;
   double best_ns = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i) {

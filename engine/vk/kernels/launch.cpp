@@ -115,7 +115,7 @@ const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const sh
                        std::move(specialization));
 }
 
-std::vector<double> interleaved_replay_ns(std::span<Recording* const> recordings, int rounds) {
+std::vector<double> interleaved_replay_ns(std::span<const std::unique_ptr<Recording>> recordings, int rounds) {
   std::vector<double> best(recordings.size(), 0.0);
   for (int round = 0; round < rounds; ++round)
     for (std::size_t i = 0; i < recordings.size(); ++i) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,6 @@ const Kernel& texel_kernel(Device& device, const shaders::Spirv& plain, const sh
 // return to 1980, so candidates timed one after another while it rose favoured the
 // last. Device time where the queue has timestamps, else the host's clock around the
 // submission and wait.
-std::vector<double> interleaved_replay_ns(std::span<Recording* const> recordings, int rounds = 3);
+std::vector<double> interleaved_replay_ns(std::span<const std::unique_ptr<Recording>> recordings, int rounds = 3);
 
 }  // namespace vkp::vk

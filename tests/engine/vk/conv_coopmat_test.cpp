@@ -70,10 +70,9 @@ class ConvFloat16 : public VkTest {
     const std::uint32_t terms = filter ? g.n * g.oh * g.ow : g.kh * g.kw * (input ? k.cout : g.c / g.groups);
     vk::Arena arena(dev, vk::MemoryUse::device, "conv coopmat test");
     const auto half = [&](const std::vector<float>& v) {
-      std::vector<std::uint16_t> bits(v.size() + v.size() % 2);
-      for (std::size_t i = 0; i < v.size(); ++i) bits[i] = to_half(v[i]).bits;
-      vk::BufferSlice slice = arena.allocate(std::max<std::size_t>(bits.size() * 2, 16), "operand");
-      vk::upload(dev, slice, std::as_bytes(std::span(bits)));
+      const std::vector<float> words = pack_halves(v);
+      vk::BufferSlice slice = arena.allocate(std::max<std::size_t>(words.size() * 4, 16), "operand");
+      vk::upload(dev, slice, std::as_bytes(std::span(words)));
       slice.f16 = true;
       return slice;
     };

@@ -125,11 +125,7 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float low, f
 
 vk::BufferSlice VkTest::put(const std::vector<float>& values, bool half) {
   if (!half) return upload(values);
-  std::vector<std::uint16_t> bits(values.size() + values.size() % 2, 0);
-  for (std::size_t i = 0; i < values.size(); ++i) bits[i] = to_half(values[i]).bits;
-  std::vector<float> words(bits.size() / 2);
-  std::memcpy(words.data(), bits.data(), words.size() * 4);
-  vk::BufferSlice slice = upload(words);
+  vk::BufferSlice slice = upload(pack_halves(values));
   slice.f16 = true;
   return slice;
 }
