@@ -29,12 +29,12 @@
 
 #include "bench_device.h"
 #include "bench_models.h"
-#include "towers_split.h"
 #include "core/rng.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
-#include "towers/host_average.h"
+#include "towers/internal/host_average.h"
 #include "towers/towers.h"
+#include "towers_split.h"
 
 namespace vkp::bench {
 namespace {

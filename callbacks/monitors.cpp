@@ -1,7 +1,7 @@
 #include "callbacks/monitors.h"
 
 #include "core/error.h"
-#include "dataflow/image_file.h"
+#include "core/image_file.h"
 
 namespace vkp::callbacks {
 
@@ -26,7 +26,7 @@ void Monitors::put_scalar(const std::string& name, double value) {
 }
 
 void Monitors::put_image(const std::string& name, const Array& image) {
-  const std::string png = dataflow::encode_png(image);  // checks the shape and type
+  const std::string png = vkp::encode_png(image);  // checks the shape and type
   const int h = static_cast<int>(image.shape()[0]), w = static_cast<int>(image.shape()[1]),
             c = image.shape().rank() == 3 ? static_cast<int>(image.shape()[2]) : 1;
   const std::int64_t step = trainer().global_step();

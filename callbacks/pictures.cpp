@@ -8,8 +8,8 @@
 #include "callbacks/monitors.h"
 #include "callbacks/summary.h"
 #include "core/error.h"
+#include "core/image_file.h"
 #include "core/log.h"
-#include "dataflow/image_file.h"
 #include "engine/graph/grad_proc.h"
 
 namespace vkp::callbacks {
@@ -48,13 +48,13 @@ void DumpTensorAsImage::on_trigger() {
   int rows = rows_, cols = cols_;
   if (cols <= 0) cols = rows > 0 ? (n + rows - 1) / rows : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
   if (rows <= 0) rows = (n + cols - 1) / cols;
-  const Array grid = dataflow::image_grid(images, rows, cols);
+  const Array grid = vkp::image_grid(images, rows, cols);
   trainer().monitors().put_image(tensor_, grid);
   if (trainer().logger_dir().empty()) return;
   last_written_ = (std::filesystem::path(trainer().logger_dir()) /
                    (prefix_ + "-" + std::to_string(trainer().global_step()) + ".png"))
                       .string();
-  dataflow::write_png(last_written_, grid);
+  vkp::write_png(last_written_, grid);
   log_info("DumpTensorAsImage: {} ({} images) written to {}", tensor_, n, last_written_);
 }
 

@@ -1,7 +1,8 @@
 # vkpack_library(<target> <folder>): the settings every library of vkpack shares: the
 # include root (the source root here; include/ and include/vkpack installed, so that
 # <vkpack/vkpack.h> and "<folder>/<file>.h" both resolve), warnings, and installation of
-# the target and of the folder's headers under include/vkpack/<folder>.
+# the target and of the folder's public headers (all but internal/) under
+# include/vkpack/<folder>.
 function(vkpack_library target folder)
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
@@ -14,28 +15,12 @@ function(vkpack_library target folder)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  set(excluded)
-  foreach(header IN LISTS VKPACK_PRIVATE_HEADERS)
-    if(header MATCHES "^${folder}/")
-      list(APPEND excluded REGEX "/${header}$" EXCLUDE)
-    endif()
-  endforeach()
+  # A layer's internal/ folders are its own (tests/layout checks that no other layer
+  # includes them): not installed.
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vkpack/${folder}
-    FILES_MATCHING PATTERN "*.h" ${excluded})
+    FILES_MATCHING PATTERN "*.h" PATTERN internal EXCLUDE)
 endfunction()
-
-# Headers that are the library's internals: not installed, and not reached from the
-# public umbrella vkpack.h (tests/install checks both). Everything else a folder holds is
-# its public API.
-set(VKPACK_PRIVATE_HEADERS
-  core/atomic_file.h core/crash_point.h core/crc32c.h
-  dataflow/datapoint_codec.h dataflow/file_bytes.h dataflow/idx_file.h dataflow/permutation.h
-  engine/vk/check.h engine/vk/kernels/conv_plan.h
-  engine/graph/f16_storage.h engine/graph/lower.h engine/graph/op_def.h engine/graph/reference.h engine/graph/ops/conv_geometry.h
-  engine/graph/ops/op_util.h
-  towers/host_average.h towers/internal.h train/onnx_exporter.h
-  callbacks/monitors/event_proto.h)
 
 # Warnings for vkpack's own code; third-party headers come in as SYSTEM includes.
 function(vkpack_warnings target)

@@ -1,6 +1,7 @@
 // Everything of vkpack's dataflow layer, for programs that use much of it.
 #pragma once
 
+#include "core/image_file.h"
 #include "dataflow/augment_image_component.h"
 #include "dataflow/augmentor_list.h"
 #include "dataflow/batch_data.h"
@@ -17,7 +18,6 @@
 #include "dataflow/fake_data.h"
 #include "dataflow/fixed_size_data.h"
 #include "dataflow/geometric_augmentors.h"
-#include "dataflow/image_file.h"
 #include "dataflow/image_from_file.h"
 #include "dataflow/image_transform.h"
 #include "dataflow/join_data.h"

@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "dataflow/permutation.h"
+#include "dataflow/internal/permutation.h"
 
 namespace vkp::dataflow {
 

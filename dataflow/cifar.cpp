@@ -1,6 +1,6 @@
 #include "dataflow/cifar.h"
 
-#include "dataflow/file_bytes.h"
+#include "dataflow/internal/file_bytes.h"
 
 namespace vkp::dataflow {
 namespace {

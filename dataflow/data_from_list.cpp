@@ -1,6 +1,6 @@
 #include "dataflow/data_from_list.h"
 
-#include "dataflow/permutation.h"
+#include "dataflow/internal/permutation.h"
 
 namespace vkp::dataflow {
 

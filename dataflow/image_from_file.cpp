@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "dataflow/image_file.h"
-#include "dataflow/permutation.h"
+#include "core/image_file.h"
+#include "dataflow/internal/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

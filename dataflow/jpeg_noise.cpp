@@ -1,11 +1,11 @@
 #include "dataflow/jpeg_noise.h"
 
-#include <string>
-
 #include <fmt/format.h>
 
+#include <string>
+
 #include "core/error.h"
-#include "dataflow/image_file.h"
+#include "core/image_file.h"
 
 namespace vkp::dataflow {
 

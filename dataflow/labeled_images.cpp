@@ -3,7 +3,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "dataflow/permutation.h"
+#include "dataflow/internal/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "core/error.h"
-#include "dataflow/datapoint_codec.h"
-#include "dataflow/permutation.h"
+#include "dataflow/internal/datapoint_codec.h"
+#include "dataflow/internal/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

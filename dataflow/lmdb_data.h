@@ -6,7 +6,7 @@
 //
 // Layout, as tensorpack writes it: one file (LMDB's MDB_NOSUBDIR, tensorpack's
 // subdir=False), the i-th datapoint under the key of i in 8 decimal digits ("00000042").
-// The values are vkpack's datapoint bytes (dataflow/datapoint_codec.h), not tensorpack's
+// The values are vkpack's datapoint bytes (dataflow/internal/datapoint_codec.h), not tensorpack's
 // msgpack, so the two libraries share the layout, not the values: LMDBData reads any
 // LMDB file, tensorpack's too, as [key, value] bytes, for a decoder of the user's. No
 // "__keys__" entry is written (tensorpack lists the keys without it, as LMDBData does; one

@@ -1,8 +1,8 @@
 #include "dataflow/mnist.h"
 
 #include "core/error.h"
-#include "dataflow/file_bytes.h"
-#include "dataflow/idx_file.h"
+#include "dataflow/internal/file_bytes.h"
+#include "dataflow/internal/idx_file.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,13 +1,13 @@
 #include "dataflow/npz_data.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "core/error.h"
 #include "core/npz.h"
 #include "dataflow/batch_data.h"
-#include "dataflow/permutation.h"
+#include "dataflow/internal/permutation.h"
 
 namespace vkp::dataflow {
 

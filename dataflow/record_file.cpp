@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "core/little_endian.h"
-#include "dataflow/datapoint_codec.h"
+#include "dataflow/internal/datapoint_codec.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,6 +1,6 @@
 // tf.train.Example, the message a TensorFlow dataset stores one of per TFRecord record
 // (tensorflow/core/example/example.proto and feature.proto), encoded and decoded by hand
-// as callbacks/monitors/event_proto.h does TensorBoard's events, so that data loading
+// as callbacks/monitors/internal/event_proto.h does TensorBoard's events, so that data loading
 // needs no protobuf library. The messages:
 //
 //   message Example   { Features features = 1; }

@@ -1,6 +1,6 @@
 #version 450
 // binary: c[i] = f(a[ia(i)], b[ib(i)]) with numpy broadcasting, f chosen by kOp (values
-// of vkp::vk::BinaryOp: arithmetic, unary gradients, comparisons, sigmoid cross entropy). The output has `rank` dims (at most 6, after the host merged
+// of vkp::shaders::BinaryOp: arithmetic, unary gradients, comparisons, sigmoid cross entropy). The output has `rank` dims (at most 6, after the host merged
 // axes that broadcast alike); stride_a/stride_b are element strides, 0 along broadcast
 // axes. kScalar replaces an operand by p.scalar: 1 = b is the scalar, 2 = a is.
 // Push constants mirror vkp::vk::BinaryPush.
@@ -35,17 +35,17 @@ layout(push_constant) uniform Push {
   float scalar;
 } p;
 
-// u and v as vkp::vk::BinaryOp names them; alpha is p.scalar.
+// u and v as vkp::shaders::BinaryOp names them; alpha is p.scalar.
 float apply(float u, float v) { return binary_value(kOp, u, v, p.scalar); }
 
 vec4 apply4(vec4 u, vec4 v) {
   switch (kOp) {
-    case 0: return u + v;
-    case 1: return u - v;
-    case 2: return u * v;
-    case 3: return u / v;
-    case 4: return max(u, v);
-    case 5: return min(u, v);
+    case VKP_BINARY_ADD: return u + v;
+    case VKP_BINARY_SUB: return u - v;
+    case VKP_BINARY_MUL: return u * v;
+    case VKP_BINARY_DIV: return u / v;
+    case VKP_BINARY_MAX: return max(u, v);
+    case VKP_BINARY_MIN: return min(u, v);
   }
   return vec4(apply(u.x, v.x), apply(u.y, v.y), apply(u.z, v.z), apply(u.w, v.w));
 }

@@ -1,5 +1,5 @@
 #version 450
-// elementwise_chain: a chain of up to 8 elementwise ops (vkp::vk::UnaryOp and BinaryOp)
+// elementwise_chain: a chain of up to 8 elementwise ops (vkp::shaders::UnaryOp and BinaryOp)
 // over up to 4 inputs in one pass: out[i] = r[kSteps - 1] with, step by step,
 //   r[s] = unary_value(op, a, alpha[s])      (kOp[s] < 32: op = kOp[s])
 //   r[s] = binary_value(op, a, b, alpha[s])  (kOp[s] >= 32: op = kOp[s] - 32)

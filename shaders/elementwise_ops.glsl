@@ -1,6 +1,9 @@
-// The elementwise functions of vkp::vk::UnaryOp and vkp::vk::BinaryOp on one float,
-// shared by binary.comp, the GEMM epilogue and elementwise_chain.comp (unary.comp keeps
-// vec4 forms of the same formulas). `alpha`: leaky relu's slope, elu's alpha.
+// The elementwise functions of vkp::shaders::UnaryOp and BinaryOp (shaders/op_codes.h)
+// on one float, shared by binary.comp, the GEMM epilogue and elementwise_chain.comp
+// (unary.comp keeps vec4 forms of the same formulas). `alpha`: leaky relu's slope, elu's
+// alpha.
+
+#include "op_codes.glsl"
 
 // numpy's power: negative bases with integral exponents keep their sign.
 float power(float x, float y) {
@@ -31,52 +34,52 @@ float normal_pdf(float x) { return 0.39894228040143268 * exp(-0.5 * x * x); }
 
 float unary_value(uint op, float v, float alpha) {
   switch (op) {
-    case 0: return max(v, 0.0);  // relu
-    case 1: return sigmoid(v);
-    case 2: {                    // tanh, no overflow
+    case VKP_UNARY_RELU: return max(v, 0.0);
+    case VKP_UNARY_SIGMOID: return sigmoid(v);
+    case VKP_UNARY_TANH: {  // tanh, no overflow
       const float e = exp(-2.0 * abs(v));
       return sign(v) * (1.0 - e) / (1.0 + e);
     }
-    case 3: return exp(v);
-    case 4: return log(v);
-    case 5: return sqrt(v);
-    case 6: return inversesqrt(v);
-    case 7: return -v;
-    case 8: return abs(v);
-    case 9: return v * v;                                               // square
-    case 10: return v > 0.0 ? v : alpha * v;                            // leaky_relu
-    case 11: return v > 0.0 ? v : alpha * (exp(min(v, 0.0)) - 1.0);     // elu
-    case 12: return v * normal_cdf(v);                                  // gelu
-    case 13: return floor(v);
-    case 14: return roundEven(v);                                       // round, halves to even
+    case VKP_UNARY_EXP: return exp(v);
+    case VKP_UNARY_LOG: return log(v);
+    case VKP_UNARY_SQRT: return sqrt(v);
+    case VKP_UNARY_RSQRT: return inversesqrt(v);
+    case VKP_UNARY_NEG: return -v;
+    case VKP_UNARY_ABS: return abs(v);
+    case VKP_UNARY_SQUARE: return v * v;
+    case VKP_UNARY_LEAKY_RELU: return v > 0.0 ? v : alpha * v;
+    case VKP_UNARY_ELU: return v > 0.0 ? v : alpha * (exp(min(v, 0.0)) - 1.0);
+    case VKP_UNARY_GELU: return v * normal_cdf(v);
+    case VKP_UNARY_FLOOR: return floor(v);
+    case VKP_UNARY_ROUND: return roundEven(v);  // round, halves to even
   }
   return v;
 }
 
-// u and v as vkp::vk::BinaryOp names them.
+// u and v as vkp::shaders::BinaryOp names them.
 float binary_value(uint op, float u, float v, float alpha) {
   switch (op) {
-    case 0: return u + v;
-    case 1: return u - v;
-    case 2: return u * v;
-    case 3: return u / v;
-    case 4: return max(u, v);
-    case 5: return min(u, v);
-    case 6: return power(u, v);
-    case 7: return u > 0.0 ? v : 0.0;                                   // relu_grad(x or y, dy)
-    case 8: return v * u * (1.0 - u);                                   // sigmoid_grad(y, dy)
-    case 9: return v * (1.0 - u * u);                                   // tanh_grad(y, dy)
-    case 10: return v * 0.5 / u;                                        // sqrt_grad(y, dy)
-    case 11: return -0.5 * v * u * u * u;                               // rsqrt_grad(y, dy)
-    case 12: return u > 0.0 ? v : alpha * v;                            // leaky_relu_grad(x, dy)
-    case 13: return u > 0.0 ? v : v * alpha * exp(u);                   // elu_grad(x, dy)
-    case 14: return u > 0.0 ? v : (u < 0.0 ? -v : 0.0);                 // abs_grad(x, dy)
-    case 15: return u >= v ? 1.0 : 0.0;                                 // greater_equal
-    case 16: return u == v ? 1.0 : 0.0;                                 // equal
-    case 17: return max(u, 0.0) - u * v + log(1.0 + exp(-abs(u)));      // sigmoid_xent(x, z)
-    case 18: return sigmoid(u) - v;                                     // sigmoid_xent_grad(x, z)
-    case 19: return v * (normal_cdf(u) + u * normal_pdf(u));            // gelu_grad(x, dy)
-    case 20: return v != 0.0 ? u : 0.0;                                 // keep(a, mask)
+    case VKP_BINARY_ADD: return u + v;
+    case VKP_BINARY_SUB: return u - v;
+    case VKP_BINARY_MUL: return u * v;
+    case VKP_BINARY_DIV: return u / v;
+    case VKP_BINARY_MAX: return max(u, v);
+    case VKP_BINARY_MIN: return min(u, v);
+    case VKP_BINARY_POW: return power(u, v);
+    case VKP_BINARY_RELU_GRAD: return u > 0.0 ? v : 0.0;  // relu_grad(x or y, dy)
+    case VKP_BINARY_SIGMOID_GRAD: return v * u * (1.0 - u);  // sigmoid_grad(y, dy)
+    case VKP_BINARY_TANH_GRAD: return v * (1.0 - u * u);  // tanh_grad(y, dy)
+    case VKP_BINARY_SQRT_GRAD: return v * 0.5 / u;  // sqrt_grad(y, dy)
+    case VKP_BINARY_RSQRT_GRAD: return -0.5 * v * u * u * u;  // rsqrt_grad(y, dy)
+    case VKP_BINARY_LEAKY_RELU_GRAD: return u > 0.0 ? v : alpha * v;  // leaky_relu_grad(x, dy)
+    case VKP_BINARY_ELU_GRAD: return u > 0.0 ? v : v * alpha * exp(u);  // elu_grad(x, dy)
+    case VKP_BINARY_ABS_GRAD: return u > 0.0 ? v : (u < 0.0 ? -v : 0.0);  // abs_grad(x, dy)
+    case VKP_BINARY_GREATER_EQUAL: return u >= v ? 1.0 : 0.0;
+    case VKP_BINARY_EQUAL: return u == v ? 1.0 : 0.0;
+    case VKP_BINARY_SIGMOID_XENT: return max(u, 0.0) - u * v + log(1.0 + exp(-abs(u)));  // sigmoid_xent(x, z)
+    case VKP_BINARY_SIGMOID_XENT_GRAD: return sigmoid(u) - v;  // sigmoid_xent_grad(x, z)
+    case VKP_BINARY_GELU_GRAD: return v * (normal_cdf(u) + u * normal_pdf(u));  // gelu_grad(x, dy)
+    case VKP_BINARY_KEEP: return v != 0.0 ? u : 0.0;  // keep(a, mask)
   }
   return u;
 }

@@ -3,8 +3,8 @@
 // the activation's derivative) cost no pass of their own. In this order:
 //   + bias[row * bias_row + col * bias_col]   (kBias; a vector along C's columns)
 //   + extra[at]                               (kResidual; a tensor laid out as C)
-//   f(v)                                      (kActivation = 1 + vkp::vk::UnaryOp)
-//   g(extra[at], v)                           (kGate = 1 + vkp::vk::BinaryOp of an
+//   f(v)                                      (kActivation = 1 + vkp::shaders::UnaryOp)
+//   g(extra[at], v)                           (kGate = 1 + vkp::shaders::BinaryOp of an
 //                                              activation's gradient: v times f' read
 //                                              from extra, f's input or output)
 // Its bindings may hold float16 (f16_storage.glsl, included first). Needs the push block `p` with bias_row, bias_col, act_alpha and gate_alpha, declared

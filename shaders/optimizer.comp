@@ -1,7 +1,7 @@
 #version 450
 // optimizer: one fused, in-place update of a variable from its gradient. kKind is a
-// vkp::vk::UpdateRule; update_rule.glsl (generated from engine/vk/kernels/update_rule.h)
-// names its values VKP_RULE_SGD ... VKP_RULE_ADAGRAD.
+// vkp::shaders::UpdateRule; op_codes.glsl (generated from shaders/op_codes.h) names its
+// values VKP_RULE_SGD ... VKP_RULE_ADAGRAD.
 // Hyperparameters are read from the scalar buffer at the word offsets in the push
 // constants, so they change between steps without re-recording. Adam's step size
 // lr sqrt(1 - b2^t) / (1 - b1^t) is not computed here (f32 pow is a few ulps off): the
@@ -30,7 +30,7 @@
 // Push constants mirror vkp::vk::OptimizerPush.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-#include "update_rule.glsl"
+#include "op_codes.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint kKind = 0;

@@ -1,6 +1,6 @@
 #version 450
 // unary: y[i] = f(x[i]) for i < n, f chosen by the specialization constant kOp
-// (values of vkp::vk::UnaryOp). x and y may be the same buffer range (in place).
+// (values of vkp::shaders::UnaryOp). x and y may be the same buffer range (in place).
 // kVec4: 16-byte aligned x and y, taken a vec4 at a time (see binary.comp).
 // Push constants mirror vkp::vk::UnaryPush.
 #extension GL_GOOGLE_include_directive : require
@@ -8,6 +8,7 @@
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"
+#include "op_codes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kPerInvocation = 4;
@@ -34,27 +35,27 @@ vec4 erfc_fit4(vec4 z) {
 
 vec4 apply(vec4 v) {
   switch (kOp) {
-    case 0: return max(v, vec4(0.0));                          // relu
-    case 1: {                                                  // sigmoid, no overflow
+    case VKP_UNARY_RELU: return max(v, vec4(0.0));
+    case VKP_UNARY_SIGMOID: {  // sigmoid, no overflow
       const vec4 e = exp(-abs(v));
       return mix(e / (1.0 + e), 1.0 / (1.0 + e), greaterThanEqual(v, vec4(0.0)));
     }
-    case 2: {                                                  // tanh, no overflow
+    case VKP_UNARY_TANH: {  // tanh, no overflow
       const vec4 e = exp(-2.0 * abs(v));
       return sign(v) * (1.0 - e) / (1.0 + e);
     }
-    case 3: return exp(v);
-    case 4: return log(v);
-    case 5: return sqrt(v);
-    case 6: return inversesqrt(v);
-    case 7: return -v;
-    case 8: return abs(v);
-    case 9: return v * v;                                      // square
-    case 10: return mix(p.alpha * v, v, greaterThan(v, vec4(0.0)));                      // leaky_relu
-    case 11: return mix(p.alpha * (exp(min(v, vec4(0.0))) - 1.0), v, greaterThan(v, vec4(0.0)));  // elu
-    case 12: return v * (0.5 * erfc_fit4(-0.70710678118654752 * v));                            // gelu
-    case 13: return floor(v);
-    case 14: return roundEven(v);                              // round, halves to even
+    case VKP_UNARY_EXP: return exp(v);
+    case VKP_UNARY_LOG: return log(v);
+    case VKP_UNARY_SQRT: return sqrt(v);
+    case VKP_UNARY_RSQRT: return inversesqrt(v);
+    case VKP_UNARY_NEG: return -v;
+    case VKP_UNARY_ABS: return abs(v);
+    case VKP_UNARY_SQUARE: return v * v;
+    case VKP_UNARY_LEAKY_RELU: return mix(p.alpha * v, v, greaterThan(v, vec4(0.0)));
+    case VKP_UNARY_ELU: return mix(p.alpha * (exp(min(v, vec4(0.0))) - 1.0), v, greaterThan(v, vec4(0.0)));
+    case VKP_UNARY_GELU: return v * (0.5 * erfc_fit4(-0.70710678118654752 * v));
+    case VKP_UNARY_FLOOR: return floor(v);
+    case VKP_UNARY_ROUND: return roundEven(v);  // round, halves to even
   }
   return v;
 }

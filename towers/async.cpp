@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "towers/internal.h"
+#include "towers/internal/tower_state.h"
 #include "towers/towers.h"
 
 namespace vkp::towers {

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "engine/graph/optimizer_table.h"
-#include "towers/internal.h"
+#include "towers/internal/tower_state.h"
 #include "towers/towers.h"
 
 namespace vkp::towers {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "towers/host_average.h"
-#include "towers/internal.h"
+#include "towers/internal/host_average.h"
+#include "towers/internal/tower_state.h"
 #include "towers/towers.h"
 
 namespace vkp::towers {

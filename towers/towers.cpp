@@ -7,12 +7,12 @@
 #include "core/log.h"
 #include "engine/graph/autodiff.h"
 #include "engine/graph/feed_stager.h"
-#include "engine/graph/optimizer_table.h"
 #include "engine/graph/ops.h"
+#include "engine/graph/optimizer_table.h"
 #include "engine/graph/variables.h"
 #include "engine/vk/device.h"
-#include "towers/host_average.h"
-#include "towers/internal.h"
+#include "towers/internal/host_average.h"
+#include "towers/internal/tower_state.h"
 
 namespace vkp::towers {
 namespace {

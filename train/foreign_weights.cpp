@@ -55,7 +55,9 @@ std::map<std::string, Array> map_weights(const std::map<std::string, Array>& sou
   std::map<std::string, Array> out;
   std::map<std::string, std::string> from;
   for (const auto& [name, value] : source) {
-    if (std::any_of(ignore.begin(), ignore.end(), [&](const std::regex& r) { return std::regex_match(name, r); })) continue;
+    if (std::any_of(ignore.begin(), ignore.end(),
+                    [&key = name](const std::regex& r) { return std::regex_match(key, r); }))
+      continue;
     std::string mapped = name;
     if (!map.strip_prefix.empty() && mapped.rfind(map.strip_prefix, 0) == 0) mapped = mapped.substr(map.strip_prefix.size());
     for (const auto& [pattern, replacement] : rename) mapped = std::regex_replace(mapped, pattern, replacement);

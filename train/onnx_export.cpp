@@ -16,8 +16,8 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "engine/graph/op_def.h"
-#include "train/onnx_exporter.h"
+#include "engine/graph/graph.h"
+#include "train/internal/onnx_exporter.h"
 #include "train/predictor.h"
 
 namespace vkp::train {
@@ -116,7 +116,7 @@ void Exporter::unary(int id) {
   const auto& a = std::get<graph::UnaryAttrs>(n.attrs);
   const Value x = value(n.inputs[0]);
   const std::string out = output_name(id);
-  using vk::UnaryOp;
+  using shaders::UnaryOp;
   const auto simple = [&](const char* op) { return &add_node(op, {x.name}, out, n.name); };
   switch (a.fn) {
     case UnaryOp::relu: simple("Relu"); break;
@@ -159,7 +159,7 @@ void Exporter::unary(int id) {
 
 void Exporter::binary(int id) {
   const Node& n = node(id);
-  using vk::BinaryOp;
+  using shaders::BinaryOp;
   const BinaryOp fn = std::get<graph::BinaryAttrs>(n.attrs).fn;
   const char* op = nullptr;
   bool compare = false;
@@ -174,7 +174,8 @@ void Exporter::binary(int id) {
     case BinaryOp::pow: op = "Pow"; break;
     case BinaryOp::greater_equal: op = "GreaterOrEqual", compare = true; break;
     case BinaryOp::equal: op = "Equal", compare = true; break;
-    default: unsupported(id, "computes " + std::string(vk::to_string(fn)) + ", which has no ONNX mapping (a gradient)");
+    default:
+      unsupported(id, "computes " + std::string(shaders::to_string(fn)) + ", which has no ONNX mapping (a gradient)");
   }
   // A 4-D operand in NCHW with a per-channel constant (bias_add after a convolution)
   // stays in NCHW: the constant becomes [C, 1, 1].

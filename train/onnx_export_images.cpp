@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/permute.h"
-#include "train/onnx_exporter.h"
+#include "train/internal/onnx_exporter.h"
 
 namespace vkp::train::onnx_detail {
 

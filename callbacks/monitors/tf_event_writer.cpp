@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "callbacks/monitors/event_proto.h"
+#include "callbacks/monitors/internal/event_proto.h"
 #include "core/crash_point.h"
 #include "core/error.h"
 #include "core/log.h"

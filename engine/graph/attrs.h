@@ -10,55 +10,54 @@
 #include "core/array.h"
 #include "engine/graph/initializer.h"
 #include "engine/graph/tensor_type.h"
-#include "engine/vk/kernels/elementwise.h"
-#include "engine/vk/kernels/update_rule.h"
+#include "shaders/op_codes.h"
 
 namespace vkp::graph {
 
 enum class OpKind : std::uint8_t {
-  placeholder,             // a value fed at run time
-  constant,                // a value fixed in the graph
-  variable,                // a value kept on the device between runs
-  unary,                   // vk::UnaryOp elementwise
-  binary,                  // vk::BinaryOp elementwise with numpy broadcasting
-  matmul,                  // batched, either operand transposed
-  reduce,                  // sum / mean / max over a run of adjacent axes
-  argmax,                  // index of the first maximum along one axis (i32)
-  reshape,                 // same elements, other dims (a view)
-  identity,                // a view
-  stop_gradient,           // a view that gradients do not cross
+  placeholder,    // a value fed at run time
+  constant,       // a value fixed in the graph
+  variable,       // a value kept on the device between runs
+  unary,          // shaders::UnaryOp elementwise
+  binary,         // shaders::BinaryOp elementwise with numpy broadcasting
+  matmul,         // batched, either operand transposed
+  reduce,         // sum / mean / max over a run of adjacent axes
+  argmax,         // index of the first maximum along one axis (i32)
+  reshape,        // same elements, other dims (a view)
+  identity,       // a view
+  stop_gradient,  // a view that gradients do not cross
   slice,
   concat,
-  transpose,               // any permutation of the axes
+  transpose,  // any permutation of the axes
   broadcast_to,
-  pad,                     // zeros around a tensor (the gradient of slice)
+  pad,  // zeros around a tensor (the gradient of slice)
   cast,
   conv2d,                  // NHWC input, HWIO filter
   conv2d_backprop_input,   // the gradient of conv2d for its input; conv2d_transpose
   conv2d_backprop_filter,  // the gradient of conv2d for its filter
   pool,                    // max or average over windows, NHWC
   pool_grad,
-  softmax,                 // softmax or log_softmax over the last axis
-  softmax_xent,            // sparse softmax cross entropy per row, fused
+  softmax,       // softmax or log_softmax over the last axis
+  softmax_xent,  // sparse softmax cross entropy per row, fused
   softmax_xent_grad,
-  in_top_k,                // 1 where the target's logit is among the k largest (f32)
+  in_top_k,  // 1 where the target's logit is among the k largest (f32)
   dropout,
-  assign,                  // variable <- value (a side effect)
-  apply_optimizer,         // fused in-place optimizer update (a side effect)
-  bn_stats,                // per-channel mean and biased variance [2, C]
-  batch_norm,              // (x - mean) / sqrt(var + eps) * gamma + beta, per channel
-  bn_grad_sums,            // per-channel sum dy and sum dy * xhat [2, C]
-  bn_grad_input,           // the input gradient of batch_norm
-  bn_bessel,               // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
-  resize,                  // nearest or bilinear resampling of NHWC images to another size
-  resize_grad,             // the gradient of resize for its input
-  gather,                  // rows picked by i32 indices along an axis (embedding lookup)
-  gather_grad,             // the gradient of gather for its params: a segment sum
-  layer_norm,              // (x - mean) / sqrt(var + eps) over the last axis (BatchNormAttrs' epsilon)
-  layer_norm_grad,         // the gradient of layer_norm for its input
-  lstm_cell,               // one fused step of TensorFlow's LSTMCell on preactivations
-  lstm_cell_grad,          // its gradient for the preactivations or the previous state
-  count_,                  // number of kinds, not an op
+  assign,           // variable <- value (a side effect)
+  apply_optimizer,  // fused in-place optimizer update (a side effect)
+  bn_stats,         // per-channel mean and biased variance [2, C]
+  batch_norm,       // (x - mean) / sqrt(var + eps) * gamma + beta, per channel
+  bn_grad_sums,     // per-channel sum dy and sum dy * xhat [2, C]
+  bn_grad_input,    // the input gradient of batch_norm
+  bn_bessel,        // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
+  resize,           // nearest or bilinear resampling of NHWC images to another size
+  resize_grad,      // the gradient of resize for its input
+  gather,           // rows picked by i32 indices along an axis (embedding lookup)
+  gather_grad,      // the gradient of gather for its params: a segment sum
+  layer_norm,       // (x - mean) / sqrt(var + eps) over the last axis (BatchNormAttrs' epsilon)
+  layer_norm_grad,  // the gradient of layer_norm for its input
+  lstm_cell,        // one fused step of TensorFlow's LSTMCell on preactivations
+  lstm_cell_grad,   // its gradient for the preactivations or the previous state
+  count_,           // number of kinds, not an op
 };
 
 struct NoAttrs {};
@@ -79,7 +78,7 @@ struct VariableAttrs {
 };
 
 struct UnaryAttrs {
-  vk::UnaryOp fn = vk::UnaryOp::relu;
+  shaders::UnaryOp fn = shaders::UnaryOp::relu;
   float alpha = 0.0f;  // leaky_relu's slope, elu's alpha
   // floor and round: the gradient passes dy through unchanged (the straight-through
   // estimator) instead of being none.
@@ -87,7 +86,7 @@ struct UnaryAttrs {
 };
 
 struct BinaryAttrs {
-  vk::BinaryOp fn = vk::BinaryOp::add;
+  shaders::BinaryOp fn = shaders::BinaryOp::add;
   float alpha = 0.0f;  // for the gradient functions that take one
 };
 
@@ -190,8 +189,8 @@ struct LstmCellAttrs {
   bool state_gradient = false;  // lstm_cell_grad: for the previous state, not the preactivations
 };
 
-// The optimizer's update rule: the kernels' own list (engine/vk/kernels/update_rule.h).
-using OptimizerKind = vk::UpdateRule;
+// The optimizer's update rule: the shaders' own list (shaders/op_codes.h).
+using OptimizerKind = shaders::UpdateRule;
 
 // Offsets of the optimizer's hyperparameters in the session's scalar buffer.
 struct OptimizerAttrs {

@@ -4,7 +4,8 @@
 #include <set>
 
 #include "core/error.h"
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
 
 namespace vkp::graph {

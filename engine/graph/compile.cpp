@@ -1,17 +1,17 @@
 // compile(): a graph, its feeds, fetches and targets into a Program, in the stages of
 // ProgramBuilder (schedule, plan storage, allocate, upload, record).
-#include "engine/graph/program.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
-
 #include "core/error.h"
-#include "engine/graph/f16_storage.h"
-#include "engine/graph/fusion.h"
-#include "engine/graph/lower.h"
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/f16_storage.h"
+#include "engine/graph/internal/fusion.h"
+#include "engine/graph/internal/lower.h"
+#include "engine/graph/internal/op_def.h"
+#include "engine/graph/program.h"
 #include "engine/vk/device.h"
 #include "engine/vk/transfer.h"
 

@@ -1,9 +1,11 @@
 #include "engine/graph/graph.h"
 
 #include "core/error.h"
-#include "engine/graph/op_def.h"
+#include "engine/graph/internal/op_def.h"
 
 namespace vkp::graph {
+
+std::string_view op_name(OpKind op) { return op_def(op).name; }
 
 const Node& Tensor::node() const { return graph_->node(id_); }
 const TensorType& Tensor::type() const { return node().type; }

@@ -18,6 +18,9 @@ namespace vkp::graph {
 
 class Graph;
 
+// The op's name as nodes take it by default ("conv2d", "matmul"): for messages.
+std::string_view op_name(OpKind op);
+
 struct Node {
   OpKind op = OpKind::placeholder;
   std::string name;         // unique: "tower0/conv0/conv2d"

@@ -7,7 +7,8 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/vk/device.h"
 #include "engine/vk/recording.h"
 

@@ -6,7 +6,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "engine/vk/check.h"
+#include "engine/vk/internal/check.h"
 
 namespace vkp::vk {
 

@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "engine/vk/check.h"
 #include "engine/vk/instance.h"
+#include "engine/vk/internal/check.h"
 
 namespace vkp::vk {
 namespace {

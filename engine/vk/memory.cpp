@@ -1,13 +1,13 @@
 #include "engine/vk/memory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "core/error.h"
-#include "engine/vk/check.h"
 #include "engine/vk/device.h"
+#include "engine/vk/internal/check.h"
 
 namespace vkp::vk {
 namespace {

@@ -1,5 +1,6 @@
 #include "engine/vk/pipeline_cache.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,15 +9,13 @@
 #include <fstream>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "core/atomic_file.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/vk/cache_files.h"
-#include "engine/vk/check.h"
 #include "engine/vk/instance.h"
+#include "engine/vk/internal/check.h"
 
 namespace vkp::vk {
 namespace {

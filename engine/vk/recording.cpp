@@ -1,13 +1,13 @@
 #include "engine/vk/recording.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/error.h"
 #include "core/log.h"
-#include "engine/vk/check.h"
 #include "engine/vk/device.h"
+#include "engine/vk/internal/check.h"
 #include "engine/vk/kernel.h"
 
 namespace vkp::vk {

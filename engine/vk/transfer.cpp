@@ -1,13 +1,13 @@
 #include "engine/vk/transfer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "core/error.h"
-#include "engine/vk/check.h"
 #include "engine/vk/device.h"
+#include "engine/vk/internal/check.h"
 #include "engine/vk/recording.h"
 
 namespace vkp::vk {

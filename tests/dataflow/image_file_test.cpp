@@ -3,8 +3,9 @@
 // truncated and missing files are errors naming them; ImageFolder finds classes and
 // labels, ImageList reads list files; image_grid tiles; vkpack's JPEG (JpegNoise) reads
 // in OpenCV.
-#include <gtest/gtest.h>
+#include "core/image_file.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +15,6 @@
 #include <set>
 
 #include "core/error.h"
-#include "dataflow/image_file.h"
 #include "dataflow/image_from_file.h"
 #include "dataflow/jpeg_noise.h"
 

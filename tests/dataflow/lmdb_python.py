@@ -2,7 +2,7 @@
 """LMDB files as tensorpack's LMDBSerializer lays them out (one file, subdir=False, keys
 of 8 decimal digits), through py-lmdb (python3-lmdb): the reference lmdb_data_test.cpp
 checks vkpack against. Datapoint bytes are decoded here from their specification in
-dataflow/datapoint_codec.h, not by vkpack.
+dataflow/internal/datapoint_codec.h, not by vkpack.
 
   lmdb_python.py write FILE   five raw values and a tensorpack-style __keys__ entry, in
                               tensorpack's 2 TiB map

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <numeric>
 
+#include "dataflow/internal/idx_file.h"
 #include "test_flows.h"
-#include "dataflow/idx_file.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -1,10 +1,9 @@
 // Fuzz target: an IDX file (MNIST's format: magic, dimensions, unsigned bytes); the
 // first input byte picks the rank the caller expects (1-4), the rest is the file.
-#include "fuzz_target.h"
-
 #include <vector>
 
-#include "dataflow/idx_file.h"
+#include "dataflow/internal/idx_file.h"
+#include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

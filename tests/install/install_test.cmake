@@ -1,4 +1,4 @@
-# cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DGENERATOR=... -DPRIVATE_HEADERS=... -P install_test.cmake
+# cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DGENERATOR=... -P install_test.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -8,13 +8,19 @@ function(step)
   message(STATUS "${out}")
 endfunction()
 step(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
-# Internals stay out of the install tree; the public ones are there.
-foreach(header IN LISTS PRIVATE_HEADERS)
-  if(EXISTS "${WORK_DIR}/prefix/include/vkpack/${header}")
-    message(FATAL_ERROR "the private header vkpack/${header} was installed")
+# Internals (every layer's internal/ folders) stay out of the install tree, and no
+# installed header includes one; the public headers are there.
+file(GLOB_RECURSE installed RELATIVE "${WORK_DIR}/prefix/include/vkpack" "${WORK_DIR}/prefix/include/vkpack/*")
+foreach(header IN LISTS installed)
+  if(header MATCHES "(^|/)internal/")
+    message(FATAL_ERROR "the internal header vkpack/${header} was installed")
+  endif()
+  file(STRINGS "${WORK_DIR}/prefix/include/vkpack/${header}" reaching REGEX "^#include [\"<][^\">]*internal/")
+  if(reaching)
+    message(FATAL_ERROR "the installed header vkpack/${header} includes an internal one: ${reaching}")
   endif()
 endforeach()
-foreach(header vkpack.h engine/graph/session.h train/trainer.h dataflow/all.h)
+foreach(header vkpack.h engine/graph/session.h train/trainer.h dataflow/all.h core/image_file.h)
   if(NOT EXISTS "${WORK_DIR}/prefix/include/vkpack/${header}")
     message(FATAL_ERROR "the public header vkpack/${header} was not installed")
   endif()

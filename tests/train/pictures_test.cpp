@@ -4,23 +4,24 @@
 // activations are summarised from the last step of each epoch only, with the values that
 // step computed (checked against the activation recomputed on the host from that step's
 // batch and weights), on one device with and without staging and on two towers.
+#include "callbacks/pictures.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 
-#include "train_fixtures.h"
-#include "vk_test_env.h"
 #include "callbacks/monitors.h"
-#include "callbacks/pictures.h"
 #include "callbacks/summary.h"
+#include "core/image_file.h"
 #include "dataflow/data_from_list.h"
-#include "dataflow/image_file.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/optimizer.h"
 #include "engine/graph/variables.h"
 #include "train/multi_device_trainer.h"
 #include "train/tower_trainer.h"
+#include "train_fixtures.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -64,7 +65,7 @@ TEST(Pictures, DumpTensorAsImageWritesTheLastStepsImagesAndParamHistogramsTheRms
   train::launch_train_with_config(std::move(config), trainer);
 
   ASSERT_EQ(dump->last_written(), dir + "/images-3.png");
-  const Array grid = dataflow::read_image(dump->last_written());
+  const Array grid = vkp::read_image(dump->last_written());
   ASSERT_EQ(grid.shape().dims(), (std::vector<std::int64_t>{7, 9, 1}));  // 2 x 2 cells of 3 x 4, 1-pixel gaps
   const Array& last = batches.back()[0];
   for (int k = 0; k < 4; ++k)

@@ -1,9 +1,10 @@
 // cast between f32 and i32, and from u8 (images fed as bytes) to f32. Kernel: vk::cast.
 #include <cmath>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/cast.h"
 
 namespace vkp::graph {

@@ -4,10 +4,11 @@
 // supports them (the input gradient with one group and stride 1); otherwise, and for
 // pointwise convolutions, im2col / col2im and the strided-batched GEMM (one batch per
 // group).
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/conv_geometry.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/conv_geometry.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/conv.h"
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/implicit_conv.h"

@@ -3,9 +3,10 @@
 // a run resumed from a checkpoint draws the masks the uninterrupted run would have.
 // Kernel: vk::dropout.
 #include "core/rng.h"
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/training.h"
 
 namespace vkp::graph {

@@ -2,16 +2,17 @@
 // Kernels: vk::unary, vk::binary, vk::binary_scalar (when an operand is a scalar constant).
 #include <cmath>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/elementwise.h"
 
 namespace vkp::graph {
 namespace {
 
-using vk::BinaryOp;
-using vk::UnaryOp;
+using shaders::BinaryOp;
+using shaders::UnaryOp;
 
 // --- unary ---
 
@@ -21,7 +22,7 @@ TensorType infer_unary(const Node&, std::span<const TensorType> in) {
 }
 
 Tensor binary_node(BinaryOp fn, Tensor a, Tensor b, float alpha = 0.0f) {
-  return a.graph().add(OpKind::binary, {a, b}, BinaryAttrs{fn, alpha}, vk::to_string(fn));
+  return a.graph().add(OpKind::binary, {a, b}, BinaryAttrs{fn, alpha}, shaders::to_string(fn));
 }
 
 std::vector<Tensor> grad_unary(const Node& node, std::span<const Tensor> in, Tensor y, Tensor dy) {
@@ -123,8 +124,8 @@ std::vector<Tensor> grad_binary(const Node& node, std::span<const Tensor> in, Te
     case BinaryOp::greater_equal:
     case BinaryOp::equal: return detail::no_gradients(2);
     default:
-      throw Error(ErrorCode::unsupported, node.name + ": second derivatives (of " + std::string(vk::to_string(fn)) +
-                                              ") are not implemented");
+      throw Error(ErrorCode::unsupported, node.name + ": second derivatives (of " +
+                                              std::string(shaders::to_string(fn)) + ") are not implemented");
   }
 }
 
@@ -197,7 +198,7 @@ RefTensor reference_binary(const Node& node, std::span<const RefTensor* const> i
 }
 
 Tensor unary_node(UnaryOp fn, Tensor x, float alpha = 0.0f, bool straight_through = false) {
-  return x.graph().add(OpKind::unary, {x}, UnaryAttrs{fn, alpha, straight_through}, vk::to_string(fn));
+  return x.graph().add(OpKind::unary, {x}, UnaryAttrs{fn, alpha, straight_through}, shaders::to_string(fn));
 }
 
 }  // namespace

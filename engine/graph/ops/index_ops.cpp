@@ -3,9 +3,10 @@
 // the causal mask. Kernel: vk::gather.
 #include <cmath>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/gather.h"
 
 namespace vkp::graph {

@@ -4,9 +4,10 @@
 // (sequence_layers.h) unrolls cells and matmuls over time. Kernel: vk::lstm_cell.
 #include <cmath>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/lstm_cell.h"
 
 namespace vkp::graph {

@@ -1,8 +1,9 @@
 // matmul: [batch.., M, K] x [batch.., K, N] -> [batch.., M, N], either operand transposed;
 // an operand of rank 2 is shared by every batch. Kernel: vk::gemm.
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/gemm.h"
 
 namespace vkp::graph {

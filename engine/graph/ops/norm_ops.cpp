@@ -13,9 +13,10 @@
 #include <cmath>
 #include <optional>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/batch_norm.h"
 #include "engine/vk/kernels/copy.h"
 

@@ -3,10 +3,11 @@
 // gradient goes to the first maximum of each window in scan order. Kernel: vk::pool.
 #include <limits>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/conv_geometry.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/conv_geometry.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/pool.h"
 
 namespace vkp::graph {

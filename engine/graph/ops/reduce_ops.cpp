@@ -4,9 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/reduce.h"
 
 namespace vkp::graph {
@@ -74,7 +75,7 @@ std::vector<Tensor> grad_reduce(const Node& node, std::span<const Tensor> in, Te
     case ReduceFn::count_nonfinite: return {Tensor()};  // a count: no gradient
     case ReduceFn::max: {
       const Tensor y_kept = a.keep_dims ? y : reshape_like(y, dy_kept);
-      const Tensor mask = g.add(OpKind::binary, {x, broadcast_like(y_kept, x)}, BinaryAttrs{vk::BinaryOp::equal});
+      const Tensor mask = g.add(OpKind::binary, {x, broadcast_like(y_kept, x)}, BinaryAttrs{shaders::BinaryOp::equal});
       const Tensor ties = g.add(OpKind::reduce, {mask}, keep);
       return {div(mul(mask, spread), broadcast_like(ties, x))};
     }

@@ -4,9 +4,10 @@
 // double. Kernel: vk::resize.
 #include <cmath>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/resize.h"
 
 namespace vkp::graph {

@@ -3,9 +3,10 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 #include "engine/vk/kernels/softmax.h"
 
 namespace vkp::graph {
@@ -203,7 +204,8 @@ Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels) {
   if (logits.dims() != labels.dims())
     throw Error(ErrorCode::invalid_argument, "sigmoid_cross_entropy: logits " + to_string(logits.type()) +
                                                  " and labels " + to_string(labels.type()) + " differ");
-  return logits.graph().add(OpKind::binary, {logits, labels}, BinaryAttrs{vk::BinaryOp::sigmoid_xent}, "sigmoid_xent");
+  return logits.graph().add(OpKind::binary, {logits, labels}, BinaryAttrs{shaders::BinaryOp::sigmoid_xent},
+                            "sigmoid_xent");
 }
 
 Tensor in_top_k(Tensor predictions, Tensor targets, std::int64_t k) {

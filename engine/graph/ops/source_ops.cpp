@@ -1,8 +1,9 @@
 // Sources: placeholder, constant, variable. Their storage is the program's business
 // (feeds, uploaded constants, the session's variables), so none of them records kernels.
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 
 namespace vkp::graph {
 namespace {

@@ -3,10 +3,11 @@
 // vk::optimizer_update.
 #include <cmath>
 
-#include "engine/graph/op_def.h"
-#include "engine/graph/optimizer_table.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
+#include "engine/graph/optimizer_table.h"
 #include "engine/vk/kernels/training.h"
 
 namespace vkp::graph {

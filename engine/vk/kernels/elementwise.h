@@ -8,39 +8,14 @@
 
 #include "core/shape.h"
 #include "engine/vk/kernels/launch.h"
+#include "shaders/op_codes.h"
 
 namespace vkp::vk {
 
-// Values are the shader's kOp (shaders/unary.comp). leaky_relu and elu take alpha. gelu
-// is the exact one, x Phi(x) (PyTorch's default, TensorFlow's approximate=False). round
-// is to the nearest integer, halves to even (TensorFlow's round, numpy's rint).
-enum class UnaryOp : std::uint32_t {
-  relu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg, abs, square, leaky_relu, elu, gelu, floor, round
-};
-
-// Values are the shader's kOp (shaders/binary.comp). Besides arithmetic, the gradients
-// of the unary functions (first operand x or y = f(x) as named, second dy), 0/1
-// comparisons, and the sigmoid cross entropy of logits x and labels z with its gradient.
-enum class BinaryOp : std::uint32_t {
-  add, sub, mul, div, max, min, pow,
-  relu_grad,          // (x, dy)
-  sigmoid_grad,       // (y, dy)
-  tanh_grad,          // (y, dy)
-  sqrt_grad,          // (y, dy)
-  rsqrt_grad,         // (y, dy)
-  leaky_relu_grad,    // (x, dy), alpha
-  elu_grad,           // (x, dy), alpha
-  abs_grad,           // (x, dy)
-  greater_equal,      // 1 where a >= b, else 0
-  equal,              // 1 where a == b, else 0
-  sigmoid_xent,       // (x, z): max(x, 0) - x z + log(1 + exp(-|x|))
-  sigmoid_xent_grad,  // (x, z): sigmoid(x) - z
-  gelu_grad,          // (x, dy): dy (Phi(x) + x phi(x))
-  keep,               // (a, mask): a where mask != 0, else 0 (exact: a select, not a product)
-};
-
-std::string_view to_string(UnaryOp op);
-std::string_view to_string(BinaryOp op);
+// The functions and operators, numbered as the shaders compare them (shaders/op_codes.h).
+using shaders::BinaryOp;
+using shaders::to_string;
+using shaders::UnaryOp;
 
 // Mirrors the push-constant block of shaders/unary.comp.
 struct UnaryPush {

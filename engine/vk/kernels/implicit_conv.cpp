@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "engine/vk/kernels/conv_plan.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/gemm.h"
+#include "engine/vk/kernels/internal/conv_plan.h"
 #include "engine/vk/kernels/reduce.h"
 #include "shaders/embedded.h"
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "core/log.h"
-#include "engine/vk/kernels/conv_plan.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/gemm.h"
 #include "engine/vk/kernels/implicit_conv.h"
+#include "engine/vk/kernels/internal/conv_plan.h"
 #include "engine/vk/kernels/launch.h"
 #include "engine/vk/kernels/reduce.h"
 #include "shaders/embedded.h"

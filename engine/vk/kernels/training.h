@@ -6,9 +6,11 @@
 #include <cstdint>
 
 #include "engine/vk/kernels/launch.h"
-#include "engine/vk/kernels/update_rule.h"
+#include "shaders/op_codes.h"
 
 namespace vkp::vk {
+
+using shaders::UpdateRule;  // shaders/op_codes.h: the rules optimizer.comp implements
 
 // Mirrors the push-constant block of shaders/dropout.comp.
 struct DropoutPush {

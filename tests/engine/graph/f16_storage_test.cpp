@@ -8,21 +8,22 @@
 // 2^-11 per rounding on that path and a factor 2 for the way back gives 12 * 2 * 2^-11
 // = 1.2%, so a gradient must be within 1.5% of float32's in norm. A kernel that reads
 // float16 as float32, or the reverse, gives errors of order one, not of order 2^-11.
+#include "engine/graph/internal/f16_storage.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "vk_test_env.h"
 #include "core/error.h"
-#include "core/rng.h"
 #include "core/half.h"
+#include "core/rng.h"
 #include "engine/graph/autodiff.h"
-#include "engine/graph/f16_storage.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {

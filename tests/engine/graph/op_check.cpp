@@ -6,12 +6,12 @@
 #include <map>
 
 #include "checker.h"
-#include "vk_test_env.h"
 #include "core/rng.h"
 #include "engine/graph/autodiff.h"
+#include "engine/graph/internal/reference.h"
 #include "engine/graph/ops.h"
-#include "engine/graph/reference.h"
 #include "engine/graph/session.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {

@@ -1,6 +1,8 @@
 // Every op: forward on the device against the reference, its gradient rule against
 // finite differences, the device gradients against the reference gradients (op_check.h).
 // Shapes are awkward on purpose (odd extents, not tile multiples).
+#include "engine/graph/ops.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,15 +11,14 @@
 #include <limits>
 
 #include "checker.h"
-#include "op_check.h"
-#include "vk_test_env.h"
 #include "core/rng.h"
 #include "engine/graph/autodiff.h"
+#include "engine/graph/internal/reference.h"
 #include "engine/graph/layers.h"
-#include "engine/graph/ops.h"
-#include "engine/graph/reference.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
+#include "op_check.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {

@@ -2,18 +2,19 @@
 // equations (TensorFlow's LSTMCell and GRUCell, scaled dot-product attention), in
 // double, from the variables the session holds; their gradients for every variable
 // against central finite differences of the graph's double-precision reference.
+#include "engine/graph/sequence_layers.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 
+#include "engine/graph/autodiff.h"
+#include "engine/graph/internal/reference.h"
+#include "engine/graph/ops.h"
+#include "engine/graph/session.h"
 #include "op_check.h"
 #include "vk_test_env.h"
-#include "engine/graph/autodiff.h"
-#include "engine/graph/ops.h"
-#include "engine/graph/reference.h"
-#include "engine/graph/sequence_layers.h"
-#include "engine/graph/session.h"
 
 namespace vkp::test {
 namespace {

@@ -9,13 +9,13 @@
 #include <limits>
 #include <new>
 
-#include "test_models.h"
-#include "vk_test_env.h"
+#include "engine/graph/internal/reference.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/optimizer.h"
-#include "engine/graph/reference.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
+#include "test_models.h"
+#include "vk_test_env.h"
 
 // Counts operator new calls while `counting` is set: the replay test checks that a
 // steady training loop makes none.

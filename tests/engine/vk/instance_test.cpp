@@ -4,10 +4,10 @@
 
 #include <mutex>
 
-#include "vk_test_env.h"
 #include "core/error.h"
-#include "engine/vk/check.h"
 #include "engine/vk/device.h"
+#include "engine/vk/internal/check.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {

@@ -1,10 +1,11 @@
-#include "engine/graph/reference.h"
+#include "engine/graph/internal/reference.h"
 
 #include <set>
 
 #include "core/error.h"
+#include "engine/graph/graph.h"
 #include "engine/graph/initializer.h"
-#include "engine/graph/op_def.h"
+#include "engine/graph/internal/op_def.h"
 
 namespace vkp::graph {
 

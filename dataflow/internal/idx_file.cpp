@@ -1,11 +1,11 @@
-#include "dataflow/idx_file.h"
+#include "dataflow/internal/idx_file.h"
 
 #include <fmt/format.h>
 
 #include <cstdint>
 
 #include "core/error.h"
-#include "dataflow/file_bytes.h"
+#include "dataflow/internal/file_bytes.h"
 
 namespace vkp::dataflow {
 namespace {

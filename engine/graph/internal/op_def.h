@@ -8,7 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/graph/graph.h"
+#include "engine/graph/attrs.h"
+#include "engine/graph/tensor_type.h"
 
 namespace vkp::vk {
 class Device;
@@ -17,6 +18,10 @@ struct GemmEpilogue;
 
 namespace vkp::graph {
 
+// Declared, not included: graph.cpp reads this table (Graph::add infers types through
+// it), so the table does not see the Graph.
+struct Node;
+class Tensor;
 struct LowerContext;  // lower.h
 struct RefTensor;     // reference.h
 struct RefState;

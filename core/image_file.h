@@ -10,7 +10,7 @@
 
 #include "core/array.h"
 
-namespace vkp::dataflow {
+namespace vkp {
 
 // The most bytes of pixels an image may decode to unless the caller allows more: 1 GiB
 // (16384 x 16384 RGBA). The size the file declares is checked before decoding, so a
@@ -40,4 +40,4 @@ void write_png(const std::string& path, const Array& image);
 // pixels between cells: what a DCGAN's sample sheet looks like. u8 [H', W', C].
 Array image_grid(const Array& images, int rows, int cols, int gap = 1);
 
-}  // namespace vkp::dataflow
+}  // namespace vkp

@@ -1,4 +1,4 @@
-#include "engine/graph/ops/conv_geometry.h"
+#include "engine/graph/ops/internal/conv_geometry.h"
 
 #include <algorithm>
 

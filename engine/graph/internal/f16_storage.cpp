@@ -1,6 +1,7 @@
-#include "engine/graph/f16_storage.h"
+#include "engine/graph/internal/f16_storage.h"
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 
 namespace vkp::graph {
 

@@ -1,4 +1,4 @@
-#include "dataflow/permutation.h"
+#include "dataflow/internal/permutation.h"
 
 #include <numeric>
 

@@ -1,4 +1,4 @@
-#include "engine/vk/check.h"
+#include "engine/vk/internal/check.h"
 
 #include <string>
 

@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "engine/graph/graph.h"
-#include "engine/graph/lower.h"
-#include "engine/graph/reference.h"
+#include "engine/graph/internal/lower.h"
+#include "engine/graph/internal/reference.h"
 
 namespace vkp::graph::detail {
 

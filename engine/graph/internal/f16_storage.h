@@ -20,8 +20,8 @@
 #include <map>
 #include <vector>
 
-#include "engine/graph/fusion.h"
 #include "engine/graph/graph.h"
+#include "engine/graph/internal/fusion.h"
 
 namespace vkp::graph {
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "engine/graph/graph.h"
-#include "engine/graph/lower.h"
+#include "engine/graph/internal/lower.h"
 #include "engine/vk/kernels/elementwise_chain.h"
 #include "engine/vk/kernels/gemm.h"
 
@@ -35,10 +35,10 @@ namespace vkp::graph {
 struct Fusion {
   int matmul = -1;                      // the GEMM: an op with OpDef::lower_with_epilogue
   int bias = -1, residual = -1;         // input nodes of the epilogue (-1: none)
-  std::optional<vk::UnaryOp> activation;
+  std::optional<shaders::UnaryOp> activation;
   float activation_alpha = 0.0f;
   int gate = -1;                        // the gradient function's first operand
-  std::optional<vk::BinaryOp> gate_fn;
+  std::optional<shaders::BinaryOp> gate_fn;
   float gate_alpha = 0.0f;
   std::vector<int> absorbed;            // the chain's nodes before its last, not lowered
   // Where the fused dispatch runs: at the chain's last node, or at the matmul when a

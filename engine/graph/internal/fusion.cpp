@@ -1,21 +1,23 @@
-#include "engine/graph/fusion.h"
+#include "engine/graph/internal/fusion.h"
 
 #include <algorithm>
 #include <set>
 
-#include "engine/graph/op_def.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/internal/op_def.h"
 
 namespace vkp::graph {
 namespace {
 
-bool is_activation(vk::UnaryOp f) {
-  return f == vk::UnaryOp::relu || f == vk::UnaryOp::sigmoid || f == vk::UnaryOp::tanh ||
-         f == vk::UnaryOp::leaky_relu || f == vk::UnaryOp::elu || f == vk::UnaryOp::gelu;
+bool is_activation(shaders::UnaryOp f) {
+  return f == shaders::UnaryOp::relu || f == shaders::UnaryOp::sigmoid || f == shaders::UnaryOp::tanh ||
+         f == shaders::UnaryOp::leaky_relu || f == shaders::UnaryOp::elu || f == shaders::UnaryOp::gelu;
 }
 
-bool is_gate(vk::BinaryOp f) {
-  return f == vk::BinaryOp::relu_grad || f == vk::BinaryOp::sigmoid_grad || f == vk::BinaryOp::tanh_grad ||
-         f == vk::BinaryOp::leaky_relu_grad || f == vk::BinaryOp::elu_grad || f == vk::BinaryOp::gelu_grad;
+bool is_gate(shaders::BinaryOp f) {
+  return f == shaders::BinaryOp::relu_grad || f == shaders::BinaryOp::sigmoid_grad ||
+         f == shaders::BinaryOp::tanh_grad || f == shaders::BinaryOp::leaky_relu_grad ||
+         f == shaders::BinaryOp::elu_grad || f == shaders::BinaryOp::gelu_grad;
 }
 
 class Planner {
@@ -73,7 +75,7 @@ class Planner {
   // The one consumer of `id`, when it has exactly one use and nothing fetches it.
   int sole_consumer(int id) const { return uses_[at(id)] == 1 ? consumer_[at(id)] : -1; }
 
-  const BinaryAttrs* binary(int id, vk::BinaryOp fn) const {
+  const BinaryAttrs* binary(int id, shaders::BinaryOp fn) const {
     const Node& n = graph_.node(id);
     if (n.op != OpKind::binary) return nullptr;
     const BinaryAttrs& a = std::get<BinaryAttrs>(n.attrs);
@@ -132,7 +134,7 @@ class Planner {
     }
     // Forward: bias, residual, activation, each optional, in that order.
     auto from = [&] { return views.empty() ? last : views.back(); };
-    if (next >= 0 && binary(next, vk::BinaryOp::add)) {
+    if (next >= 0 && binary(next, shaders::BinaryOp::add)) {
       const int b = other_input(next, from());
       if (b >= 0 && type(b).rank() == 1 && type(b).dims[0] == n) {
         f.bias = b;
@@ -140,7 +142,7 @@ class Planner {
         next = next_op();
       }
     }
-    if (next >= 0 && binary(next, vk::BinaryOp::add)) {
+    if (next >= 0 && binary(next, shaders::BinaryOp::add)) {
       const int r = other_input(next, from());
       if (r >= 0 && type(r) == out) {
         f.residual = r;

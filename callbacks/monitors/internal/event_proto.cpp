@@ -1,4 +1,4 @@
-#include "callbacks/monitors/event_proto.h"
+#include "callbacks/monitors/internal/event_proto.h"
 
 #include <algorithm>
 #include <bit>

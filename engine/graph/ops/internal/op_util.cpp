@@ -1,4 +1,4 @@
-#include "engine/graph/ops/op_util.h"
+#include "engine/graph/ops/internal/op_util.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "dataflow/file_bytes.h"
+#include "dataflow/internal/file_bytes.h"
 
 #include <zlib.h>
 

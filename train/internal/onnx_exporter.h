@@ -15,7 +15,6 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "engine/graph/graph.h"
-#include "engine/graph/op_def.h"
 #include "engine/graph/session.h"
 #include "train/onnx_export.h"
 
@@ -82,8 +81,8 @@ class Exporter {
   const graph::TensorType& type(int id) const { return g_.tensor(id).type(); }
 
   [[noreturn]] void unsupported(int id, const std::string& why) const {
-    throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_def(node(id).op).name) + " '" +
-                                            node(id).name + "' " + why);
+    throw Error(ErrorCode::unsupported,
+                "export_onnx: " + std::string(graph::op_name(node(id).op)) + " '" + node(id).name + "' " + why);
   }
 
   // --- walking the graph ---

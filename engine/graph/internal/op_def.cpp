@@ -1,10 +1,11 @@
 // The op table: every OpKind's definition, registered once.
-#include "engine/graph/op_def.h"
+#include "engine/graph/internal/op_def.h"
 
 #include <array>
 #include <string>
 
 #include "core/error.h"
+#include "engine/graph/graph.h"
 
 namespace vkp::graph {
 

@@ -1,4 +1,4 @@
-#include "dataflow/datapoint_codec.h"
+#include "dataflow/internal/datapoint_codec.h"
 
 #include <fmt/format.h>
 
