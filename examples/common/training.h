@@ -4,18 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "flags.h"
 #include "vkpack/vkpack.h"
 
 namespace vkp::examples {
 
 // `lr` from epoch 1, then each (fraction of `epochs`, value) from the epoch that
 // fraction falls in; a point on or before the previous one's epoch (short runs) is dropped.
-std::vector<std::pair<std::int64_t, float>> stepped_schedule(float lr, const std::vector<std::pair<double, float>>& drops,
+std::vector<std::pair<std::int64_t, float>> stepped_schedule(float lr,
+                                                             const std::vector<std::pair<double, float>>& drops,
                                                              int epochs);
 
 // The data-parallel trainer of `devices` named by --trainer: replicated, ps or async.
@@ -33,9 +36,29 @@ callbacks::CallbackPtr model_saver(int max_to_keep, std::int64_t save_every);
 // best validation accuracy's checkpoint kept (MaxSaver).
 std::vector<callbacks::CallbackPtr> classifier_evaluation(dataflow::DataFlowPtr test_batches);
 
-// The table "epoch  test accuracy" of validation_accuracy's history on stdout (after
+// Trains a GAN as examples/gan and examples/infogan do: GANTrainer on --device, or
+// MultiDeviceGANTrainer on --devices with --trainer, fed by make_batches() (`batch`
+// datapoints a tower and step); an epoch is a pass over the train split unless --steps
+// says otherwise; a ModelSaver and `callbacks` run; --resume continues from the log
+// directory. Error naming --batch when a step would take more than the train split.
+void train_gan(const RunOptions& o, std::int64_t batch, std::shared_ptr<train::GANModelDesc> model,
+               const std::function<dataflow::DataFlowPtr()>& make_batches,
+               std::vector<callbacks::CallbackPtr> callbacks);
+
+// Rows of inputs for a model whose inputs have a fixed batch (the GANs' generators), run
+// `batch` rows at a time, the last batch padded with zeros; the first output's rows
+// joined in the inputs' order. Every input has the same number of rows.
+Array predict_rows(const callbacks::PredictFn& predict, const std::vector<Array>& rows, std::int64_t batch);
+
+// The arg max of each row of a classifier's first output (logits [N, classes]) for
+// `images` [N, ...], `batch` images at a time.
+std::vector<std::int32_t> predicted_labels(const callbacks::PredictFn& predict, const Array& images,
+                                           std::int64_t batch);
+
+// The table "epoch  <title>" of the history of the scalar `name` on stdout (after
 // --resume the earlier run's epochs too); an entry's epoch is its global step over the
 // steps of an epoch.
-void print_test_accuracies(const callbacks::Monitors& monitors, std::int64_t steps_per_epoch);
+void print_test_accuracies(const callbacks::Monitors& monitors, std::int64_t steps_per_epoch,
+                           const std::string& name = "validation_accuracy", const std::string& title = "test accuracy");
 
 }  // namespace vkp::examples

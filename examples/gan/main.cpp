@@ -69,37 +69,18 @@ Options parse(int argc, char** argv) {
       o.batch = flags.to_i64();
     else if (flags.is("--lr"))
       o.lr = flags.to_float();
-    else if (flags.is("--evaluate")) o.evaluate = flags.value();
-    else if (flags.is("--export")) o.export_path = flags.value();
-    else flags.unknown();
+    else if (flags.is("--evaluate"))
+      o.evaluate = flags.value();
+    else if (flags.is("--export"))
+      o.export_path = flags.value();
+    else
+      flags.unknown();
   }
   o.check("the train split");
   if (o.batch < 1) throw Error(ErrorCode::invalid_argument, "--batch must be >= 1");
-  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  if (!(o.lr > 0) || !std::isfinite(o.lr))
+    throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   return o;
-}
-
-// The generator's images for rows of {onehot, z}, `batch` at a time (the model's batch).
-Array generate(const std::function<std::vector<Array>(const std::vector<Array>&)>& predict, const std::vector<Array>& rows,
-               std::int64_t batch) {
-  const std::int64_t count = rows[0].shape()[0];
-  Array out(DType::f32, Shape{count, 28, 28, 1});
-  for (std::int64_t at = 0; at < count; at += batch) {
-    std::vector<Array> part;
-    for (const Array& r : rows) {
-      const std::int64_t width = r.shape()[1];
-      Array p(DType::f32, Shape{batch, width});  // the last batch padded with zeros
-      const std::int64_t n = std::min(batch, count - at);
-      std::memcpy(p.bytes().data(), r.bytes().data() + static_cast<std::size_t>(at * width) * 4,
-                  static_cast<std::size_t>(n * width) * 4);
-      part.push_back(p);
-    }
-    const Array images = predict(part)[0];
-    const std::int64_t n = std::min(batch, count - at);
-    std::memcpy(out.bytes().data() + static_cast<std::size_t>(at * 784) * 4, images.bytes().data(),
-                static_cast<std::size_t>(n * 784) * 4);
-  }
-  return out;
 }
 
 // After every epoch: 10 samples of each class, one row per class, from fixed noise.
@@ -115,11 +96,11 @@ class SampleGrid : public callbacks::Callback {
     Array onehot(DType::f32, Shape{100, examples::kClasses});
     for (int i = 0; i < 100; ++i) onehot.data<float>()[static_cast<std::size_t>(i * 10 + i / 10)] = 1;
     rows[0] = onehot;
-    const Array grid = dataflow::image_grid(generate(predict_, rows, batch_), 10, 10);
+    const Array grid = vkp::image_grid(examples::predict_rows(predict_, rows, batch_), 10, 10);
     trainer().monitors().put_image("samples", grid);
     if (trainer().logger_dir().empty()) return;
     const std::string path = trainer().logger_dir() + "/samples-" + std::to_string(trainer().global_step()) + ".png";
-    dataflow::write_png(path, grid);
+    vkp::write_png(path, grid);
     log_info("samples: {}", path);
   }
 
@@ -136,30 +117,22 @@ int evaluate(const Options& o) {
   auto classifier_model = std::make_shared<examples::FashionMnistModel>(examples::Architecture::convnet, 1e-3f);
   train::OfflinePredictor classifier(classifier_model, o.evaluate, device, {"input"}, {"logits"});
   const auto accuracy = [&](const Array& images, const std::vector<std::int32_t>& labels) {
+    const std::vector<std::int32_t> named =
+        examples::predicted_labels([&](const std::vector<Array>& in) { return classifier(in); }, images, 500);
     std::int64_t right = 0;
-    const std::int64_t count = images.shape()[0];
-    for (std::int64_t at = 0; at < count; at += 500) {
-      const std::int64_t n = std::min<std::int64_t>(500, count - at);
-      Array part(DType::f32, Shape{n, 28, 28, 1});
-      std::memcpy(part.bytes().data(), images.bytes().data() + static_cast<std::size_t>(at * 784) * 4, part.nbytes());
-      const Array logits = classifier({part})[0];
-      for (std::int64_t i = 0; i < n; ++i) {
-        const float* row = logits.data<float>().data() + i * 10;
-        right += std::max_element(row, row + 10) - row == labels[static_cast<std::size_t>(at + i)];
-      }
-    }
-    return static_cast<double>(right) / static_cast<double>(count);
+    for (std::size_t i = 0; i < named.size(); ++i) right += named[i] == labels[i];
+    return static_cast<double>(right) / static_cast<double>(named.size());
   };
   const std::vector<Array> rows = examples::noise_and_classes(10000, o.seed + 1000);
   std::vector<std::int32_t> asked;
   for (int i = 0; i < 10000; ++i) asked.push_back(i % 10);
-  const double generated = accuracy(generate([&](const std::vector<Array>& in) { return generator(in); }, rows, o.batch),
-                                    asked);
+  const double generated = accuracy(
+      examples::predict_rows([&](const std::vector<Array>& in) { return generator(in); }, rows, o.batch), asked);
   dataflow::DataFlowPtr test = examples::fashion_mnist_batches(false, 10000, 0, o.data);
   test->reset_state();
   const dataflow::Datapoint real = *test->next();
-  const double ceiling = accuracy(real[0], std::vector<std::int32_t>(real[1].data<std::int32_t>().begin(),
-                                                                      real[1].data<std::int32_t>().end()));
+  const double ceiling = accuracy(
+      real[0], std::vector<std::int32_t>(real[1].data<std::int32_t>().begin(), real[1].data<std::int32_t>().end()));
   std::printf("generated samples labelled as the class asked: %.4f (10000 samples)\n", generated);
   std::printf("real test images labelled correctly:           %.4f (the ceiling)\n", ceiling);
   return 0;
@@ -173,7 +146,8 @@ int export_generator(const Options& o) {
   train::OfflinePredictor generator(gan, o.logdir, device, {"onehot", "z"}, {"gen/image"});
   train::export_onnx(generator, o.export_path);
   std::printf("wrote %s: the generator of %s, inputs 'onehot' [%lld, 10] and 'z' [%lld, 100], output 'gen/image'\n",
-              o.export_path.c_str(), o.logdir.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.batch));
+              o.export_path.c_str(), o.logdir.c_str(), static_cast<long long>(o.batch),
+              static_cast<long long>(o.batch));
   return 0;
 #else
   (void)o;
@@ -182,35 +156,9 @@ int export_generator(const Options& o) {
 }
 
 int run(const Options& o) {
-  const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
-  // The train split's images (its file's header); an epoch is one pass over them.
-  const std::int64_t train_images =
-      dataflow::fashion_mnist_images(dataflow::Split::train, o.data.empty() ? dataflow::kFashionMnistDir : o.data);
-  if (o.batch * towers > train_images)
-    throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
-                                                 " towers is more than the " + std::to_string(train_images) +
-                                                 " images of the train split");
-  train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
-  vk::Instance instance;
-  auto model = std::make_shared<examples::ConditionalGan>(o.batch, o.lr);
-  std::unique_ptr<vk::Device> device;
-  std::unique_ptr<train::TowerTrainer> trainer;
-  if (o.devices.empty()) {
-    device = std::make_unique<vk::Device>(instance, o.device);
-    trainer = std::make_unique<train::GANTrainer>(*device, model, o.seed);
-  } else {
-    trainer = std::make_unique<train::MultiDeviceGANTrainer>(instance, o.devices, model, towers::parse_reduction(o.trainer),
-                                                             o.seed);
-  }
-  train::TrainConfig config;
-  config.model = model;
-  config.dataflow = examples::gan_batches(o.batch, o.seed, o.data);
-  config.steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
-  config.max_epoch = o.epochs;
-  config.logger_dir = logdir.path();
-  config.callbacks = {examples::model_saver(10, o.save_every), std::make_shared<SampleGrid>(o.batch)};
-  if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
-  train::launch_train_with_config(std::move(config), *trainer);
+  examples::train_gan(o, o.batch, std::make_shared<examples::ConditionalGan>(o.batch, o.lr),
+                      [&o] { return examples::gan_batches(o.batch, o.seed, o.data); },
+                      {std::make_shared<SampleGrid>(o.batch)});
   return 0;
 }
 

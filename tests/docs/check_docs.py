@@ -24,7 +24,7 @@ import sys
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 SPAN = re.compile(r"`([^`]+)`")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
-EXAMPLES = ("fashion_mnist", "resnet", "gan", "char_rnn")
+EXAMPLES = ("fashion_mnist", "resnet", "gan", "infogan", "embeddings", "char_rnn")
 
 
 def slug(heading):
