@@ -59,8 +59,18 @@ void GANTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePt
                                                  (g_vars_.empty() ? model_->g_scope() : model_->d_scope()) +
                                                  "/' (set_losses names the scopes)");
   const graph::Optimizer opt = optimizer(g);
-  d_train_ = opt.minimize(d_loss, d_vars_, {});
-  g_train_ = opt.minimize(g_loss, g_vars_, {});
+  if (loss_scale_) {
+    const graph::LossScaleOptions& o = *loss_scale_;
+    d_train_ = graph::minimize_with_loss_scaling(opt, d_loss, d_vars_,
+                                                 graph::loss_scale_state(g, o, kDiscriminatorLossScale), o)
+                   .train_op;
+    g_train_ =
+        graph::minimize_with_loss_scaling(opt, g_loss, g_vars_, graph::loss_scale_state(g, o, kGeneratorLossScale), o)
+            .train_op;
+  } else {
+    d_train_ = opt.minimize(d_loss, d_vars_, {});
+    g_train_ = opt.minimize(g_loss, g_vars_, {});
+  }
   // As the training tower made them (a predictor's tower, built later, adds none to run).
   updates_ = g.collection(graph::kUpdateOps);
   log_info("GAN: {} generator and {} discriminator variables; discriminator every {} step(s), generator every {}",
@@ -134,12 +144,19 @@ double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> ba
   return cost;
 }
 
-void GANTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
-  throw Error(ErrorCode::unsupported, "mixed precision is not supported with GAN training yet; use SimpleTrainer");
+void GANTrainer::report_epoch() {
+  if (!loss_scale_) return;
+  for (const std::string net : {kDiscriminatorLossScale, kGeneratorLossScale}) {
+    const std::vector<Array> v = variable_values({net + "/scale", net + "/skipped_steps"});
+    const std::string prefix = net.substr(0, 2);  // "d_", "g_"
+    monitors().put_scalar(net, v[0].data<float>()[0]);
+    monitors().put_scalar(prefix + "skipped_steps", v[1].data<float>()[0]);
+  }
 }
 
 void MultiDeviceGANTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
-  throw Error(ErrorCode::unsupported, "mixed precision is not supported with GAN training yet; use SimpleTrainer");
+  throw Error(ErrorCode::unsupported,
+              "mixed precision is not supported with GAN training on several devices yet; use GANTrainer on one");
 }
 
 }  // namespace vkp::train

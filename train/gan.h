@@ -53,6 +53,14 @@ class GANModelDesc : public ModelDesc {
   std::string g_scope_ = "gen", d_scope_ = "discrim";
 };
 
+// Mixed precision (enable_mixed_precision, TrainConfig::mixed_precision): float16
+// activations and gradients in both nets' runs, and a dynamic loss scale for each net
+// (variables d_loss_scale/... and g_loss_scale/...): an overflow in one net's gradients
+// skips that net's update and halves its scale alone. The trainer reports the
+// statistics d_loss_scale, d_skipped_steps, g_loss_scale and g_skipped_steps.
+inline constexpr const char* kDiscriminatorLossScale = "d_loss_scale";
+inline constexpr const char* kGeneratorLossScale = "g_loss_scale";
+
 class GANTrainer : public TowerTrainer {
  public:
   // d_period, g_period >= 1: at global step s the discriminator trains when
@@ -63,11 +71,13 @@ class GANTrainer : public TowerTrainer {
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
   void run_step() override;
-  // Not supported yet (two costs, two scales): Error.
-  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
   const std::vector<graph::Tensor>& g_vars() const { return g_vars_; }
   const std::vector<graph::Tensor>& d_vars() const { return d_vars_; }
+
+ protected:
+  // With mixed precision: each net's loss scale and skipped steps.
+  void report_epoch() override;
 
  private:
   std::shared_ptr<GANModelDesc> model_;
@@ -99,7 +109,7 @@ class MultiDeviceGANTrainer : public MultiDeviceTrainer {
                         std::shared_ptr<GANModelDesc> model,
                         towers::Reduction reduction = towers::Reduction::replicated, std::uint64_t seed = 0,
                         int d_period = 1, int g_period = 1, PerDeviceOptions device_options = {});
-  // Not supported yet, as on one device (GANTrainer): Error(unsupported).
+  // Not supported yet (GANTrainer has it on one device): Error(unsupported).
   void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
  protected:

@@ -32,9 +32,10 @@ class TowerTrainer : public Trainer {
   // Mixed precision, before setup_graph: the step keeps activations and gradients as
   // float16 (CompileOptions::f16_storage; float32 master weights and optimizer state)
   // and trains with dynamic loss scaling (graph/loss_scale.h), whose scale and skipped
-  // steps the trainer reports as the statistics "loss_scale" and "skipped_steps". Error
-  // (unsupported) from trainers that do not support it (several devices, GANs), and
-  // from setup_graph on a device without 16-bit storage.
+  // steps the trainer reports as the statistics "loss_scale" and "skipped_steps"
+  // (GANTrainer: one scale for each net, train/gan.h). Error (unsupported) from trainers
+  // that do not support it yet (asynchronous and parameter-server towers, GANs on
+  // several devices, MPI).
   virtual void enable_mixed_precision(const graph::LossScaleOptions& options = {});
   bool mixed_precision() const { return loss_scale_.has_value(); }
 

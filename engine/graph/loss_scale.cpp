@@ -10,7 +10,7 @@
 
 namespace vkp::graph {
 
-LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& o) {
+LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& o, const std::string& name) {
   if (!(o.initial_scale >= 1.0f && o.initial_scale <= o.max_scale) || o.growth_interval < 1)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("loss scaling: initial scale {} must lie in [1, max scale {}] and the growth interval {} "
@@ -18,9 +18,9 @@ LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& o) {
                             o.initial_scale, o.max_scale, o.growth_interval));
   // At the root scope, whatever scope the caller is in.
   VariableScope root(g, "", Reuse::automatic);
-  return {get_variable(g, kLossScaleVariable, {}, constant(o.initial_scale), false),
-          get_variable(g, kGoodStepsVariable, {}, zeros(), false),
-          get_variable(g, kSkippedStepsVariable, {}, zeros(), false)};
+  return {get_variable(g, name + "/scale", {}, constant(o.initial_scale), false),
+          get_variable(g, name + "/good_steps", {}, zeros(), false),
+          get_variable(g, name + "/skipped_steps", {}, zeros(), false)};
 }
 
 ScaledTrainOp apply_with_loss_scaling(const Optimizer& optimizer, std::vector<GradAndVar> pairs,
@@ -61,11 +61,9 @@ ScaledTrainOp apply_with_loss_scaling(const Optimizer& optimizer, std::vector<Gr
   return out;
 }
 
-ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const LossScaleOptions& o) {
-  Graph& g = cost.graph();
-  const LossScaleState state = loss_scale_state(g, o);
-  const std::vector<Tensor> vars = g.trainable_variables();
-  if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: the graph has no trainable variables");
+ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const std::vector<Tensor>& vars,
+                                         const LossScaleState& state, const LossScaleOptions& o) {
+  if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: no trainable variables to train");
   // The gradients of scale * cost: the backward pass starts from dcost = scale, a copy
   // (not a view) of the variable, since the step ends by assigning the variable and
   // the scheduler orders that after the variable's direct readers.
@@ -75,7 +73,15 @@ ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost
     if (grads[i].valid()) pairs.emplace_back(grads[i], vars[i]);
   if (pairs.empty())
     throw Error(ErrorCode::invalid_argument, "minimize: cost '" + cost.name() + "' depends on no trainable variable");
-  ScaledTrainOp out = apply_with_loss_scaling(optimizer, std::move(pairs), state, o);
+  return apply_with_loss_scaling(optimizer, std::move(pairs), state, o);
+}
+
+ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const LossScaleOptions& o) {
+  Graph& g = cost.graph();
+  const LossScaleState state = loss_scale_state(g, o);
+  const std::vector<Tensor> vars = g.trainable_variables();
+  if (vars.empty()) throw Error(ErrorCode::invalid_argument, "minimize: the graph has no trainable variables");
+  ScaledTrainOp out = minimize_with_loss_scaling(optimizer, cost, vars, state, o);
   for (const Tensor& t : g.collection(kUpdateOps)) out.train_op.push_back(t);
   return out;
 }

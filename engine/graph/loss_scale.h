@@ -15,6 +15,7 @@
 // A skipped step still counts as a step (global step, Adam's t), as in TensorFlow 1.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "engine/graph/graph.h"
@@ -47,14 +48,21 @@ ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost
 // averages and every tower's scale moves alike). First the scale's three variables in
 // `g` (made at the root scope, or found there; Error(invalid_argument) for bad
 // `options`); the backward pass starts from the scale (gradients(cost, vars, scale *
-// 1.0f): a copy, so that the step's assign of the variable comes after it).
+// 1.0f): a copy, so that the step's assign of the variable comes after it). `name`
+// prefixes the variables ("loss_scale": kLossScaleVariable and the others); a trainer of
+// several costs (a GAN's two nets) keeps one state for each.
 struct LossScaleState {
   Tensor scale, good_steps, skipped_steps;
 };
-LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& options);
+LossScaleState loss_scale_state(Graph& g, const LossScaleOptions& options, const std::string& name = "loss_scale");
 // The guarded updates of `grads` (gradients of scale * cost, each with its variable) and
 // the scale's own update; not the update-ops collection.
 ScaledTrainOp apply_with_loss_scaling(const Optimizer& optimizer, std::vector<GradAndVar> grads,
                                       const LossScaleState& state, const LossScaleOptions& options);
+
+// minimize_with_loss_scaling for one of several costs: over `vars` only, with its own
+// `state`, and without the update-ops collection.
+ScaledTrainOp minimize_with_loss_scaling(const Optimizer& optimizer, Tensor cost, const std::vector<Tensor>& vars,
+                                         const LossScaleState& state, const LossScaleOptions& options);
 
 }  // namespace vkp::graph

@@ -54,8 +54,8 @@ void print_test_accuracies(const callbacks::Monitors& monitors, std::int64_t ste
     std::printf("%5lld  %.4f\n", static_cast<long long>(step / steps_per_epoch), value);
 }
 
-void train_gan(const RunOptions& o, std::int64_t batch, std::shared_ptr<train::GANModelDesc> model,
-               const std::function<dataflow::DataFlowPtr()>& make_batches,
+void train_gan(const RunOptions& o, std::int64_t batch, bool mixed_precision,
+               std::shared_ptr<train::GANModelDesc> model, const std::function<dataflow::DataFlowPtr()>& make_batches,
                std::vector<callbacks::CallbackPtr> callbacks) {
   const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
   // The train split's images (its file's header); an epoch is one pass over them.
@@ -82,6 +82,7 @@ void train_gan(const RunOptions& o, std::int64_t batch, std::shared_ptr<train::G
   config.steps_per_epoch = o.steps > 0 ? o.steps : train_images / batch / towers;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir.path();
+  config.mixed_precision = mixed_precision;
   config.callbacks = {model_saver(10, o.save_every)};
   for (auto& c : callbacks) config.callbacks.push_back(std::move(c));
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));

@@ -40,9 +40,10 @@ std::vector<callbacks::CallbackPtr> classifier_evaluation(dataflow::DataFlowPtr 
 // MultiDeviceGANTrainer on --devices with --trainer, fed by make_batches() (`batch`
 // datapoints a tower and step); an epoch is a pass over the train split unless --steps
 // says otherwise; a ModelSaver and `callbacks` run; --resume continues from the log
-// directory. Error naming --batch when a step would take more than the train split.
-void train_gan(const RunOptions& o, std::int64_t batch, std::shared_ptr<train::GANModelDesc> model,
-               const std::function<dataflow::DataFlowPtr()>& make_batches,
+// directory; `mixed_precision` (--mixed-precision) as TrainConfig's. Error naming --batch
+// when a step would take more than the train split.
+void train_gan(const RunOptions& o, std::int64_t batch, bool mixed_precision,
+               std::shared_ptr<train::GANModelDesc> model, const std::function<dataflow::DataFlowPtr()>& make_batches,
                std::vector<callbacks::CallbackPtr> callbacks);
 
 // Rows of inputs for a model whose inputs have a fixed batch (the GANs' generators), run

@@ -34,6 +34,8 @@ constexpr const char* kHelp =
     "  --steps N            steps per epoch (default: the whole train split)\n"
     "  --batch N            batch size (default 64)\n"
     "  --lr X               Adam's learning rate, beta1 0.5 (default 0.0002)\n"
+    "  --mixed-precision    float16 activations and gradients, a dynamic loss scale for each\n"
+    "                       net (one device only)\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
     "  --devices I,J,...    train data-parallel on these devices, one tower each (an index may\n"
     "                       repeat): each step takes a batch per tower, and both nets' gradients\n"
@@ -56,6 +58,7 @@ constexpr const char* kHelp =
 struct Options : examples::RunOptions {
   Options() { logdir = "train_log/gan"; }
   std::int64_t batch = 64;
+  bool mixed_precision = false;
   float lr = 2e-4f;
   std::string evaluate, export_path;
 };
@@ -65,7 +68,9 @@ Options parse(int argc, char** argv) {
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
     if (o.take(flags)) continue;
-    if (flags.is("--batch"))
+    if (flags.is("--mixed-precision"))
+      o.mixed_precision = true;
+    else if (flags.is("--batch"))
       o.batch = flags.to_i64();
     else if (flags.is("--lr"))
       o.lr = flags.to_float();
@@ -156,7 +161,7 @@ int export_generator(const Options& o) {
 }
 
 int run(const Options& o) {
-  examples::train_gan(o, o.batch, std::make_shared<examples::ConditionalGan>(o.batch, o.lr),
+  examples::train_gan(o, o.batch, o.mixed_precision, std::make_shared<examples::ConditionalGan>(o.batch, o.lr),
                       [&o] { return examples::gan_batches(o.batch, o.seed, o.data); },
                       {std::make_shared<SampleGrid>(o.batch)});
   return 0;

@@ -36,6 +36,8 @@ constexpr const char* kHelp =
     "  --batch N            batch size (default 64)\n"
     "  --lr X               Adam's learning rate, beta1 0.5 (default 0.0002)\n"
     "  --info-weight X      lambda, the weight of the Q head's loss in both losses (default 1)\n"
+    "  --mixed-precision    float16 activations and gradients, a dynamic loss scale for each\n"
+    "                       net (one device only)\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
     "  --devices I,J,...    train data-parallel on these devices, one tower each (an index may\n"
     "                       repeat)\n"
@@ -59,6 +61,7 @@ constexpr const char* kClassNames[] = {"T-shirt/top", "trouser", "pullover", "dr
 struct Options : examples::RunOptions {
   Options() { logdir = "train_log/infogan"; }
   std::int64_t batch = 64;
+  bool mixed_precision = false;
   float lr = 2e-4f, info_weight = 1.0f;
   std::string evaluate;
 };
@@ -68,7 +71,9 @@ Options parse(int argc, char** argv) {
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
     if (o.take(flags)) continue;
-    if (flags.is("--batch"))
+    if (flags.is("--mixed-precision"))
+      o.mixed_precision = true;
+    else if (flags.is("--batch"))
       o.batch = flags.to_i64();
     else if (flags.is("--lr"))
       o.lr = flags.to_float();
@@ -142,7 +147,7 @@ int evaluate(const Options& o) {
 }
 
 int run(const Options& o) {
-  examples::train_gan(o, o.batch, std::make_shared<examples::InfoGan>(o.batch, o.lr, o.info_weight),
+  examples::train_gan(o, o.batch, o.mixed_precision, std::make_shared<examples::InfoGan>(o.batch, o.lr, o.info_weight),
                       [&o] { return examples::infogan_batches(o.batch, o.seed, o.data); },
                       {std::make_shared<CodeGrids>(o.batch)});
   return 0;
