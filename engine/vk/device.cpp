@@ -21,11 +21,12 @@ std::vector<VkQueueFamilyProperties> queue_families(const InstanceFns& f, const 
   return families;
 }
 
-std::uint32_t pick_compute_family(const std::vector<VkQueueFamilyProperties>& families, const PhysicalDeviceInfo& info) {
+std::uint32_t pick_compute_family(const std::vector<VkQueueFamilyProperties>& families,
+                                  const PhysicalDeviceInfo& info) {
   for (std::uint32_t i = 0; i < families.size(); ++i)
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
-  throw Error(ErrorCode::unsupported, "device " + std::to_string(info.index) + " (" + info.name +
-                                          ") has no compute queue");
+  throw Error(ErrorCode::unsupported,
+              "device " + std::to_string(info.index) + " (" + info.name + ") has no compute queue");
 }
 
 // The transfer queue as (family, index in the family), or none.
@@ -72,6 +73,117 @@ const LimitsProfile* requested_profile(const std::string& option) {
   return &limits_profile(*name, "VKPACK_LIMITS_PROFILE");
 }
 
+// The queues to create: the compute family's first queue, and the transfer queue where
+// there is one (a second queue of the compute family, or a family of its own).
+std::vector<VkDeviceQueueCreateInfo> queue_create_infos(std::uint32_t compute_family,
+                                                        const std::optional<QueueSlot>& transfer,
+                                                        const float* priorities) {
+  std::vector<VkDeviceQueueCreateInfo> infos(1, {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
+  infos[0].queueFamilyIndex = compute_family;
+  infos[0].queueCount = transfer && transfer->family == compute_family && transfer->index == 1 ? 2 : 1;
+  infos[0].pQueuePriorities = priorities;
+  if (transfer && transfer->family != compute_family) {
+    infos.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
+    infos[1].queueFamilyIndex = transfer->family;
+    infos[1].queueCount = 1;
+    infos[1].pQueuePriorities = priorities;
+  }
+  return infos;
+}
+
+// The features and extensions a device is created with, chained from `features`. Built
+// in place (the chain points into it), then read for what was enabled.
+struct FeatureRequest {
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  std::vector<const char*> extensions;
+
+  FeatureRequest(const PhysicalDeviceInfo& info, const LimitsProfile* profile, const DeviceOptions& options,
+                 bool kernel_statistics) {
+    v12.timelineSemaphore = VK_TRUE;
+    v12.shaderFloat16 = info.shader_float16 && (!profile || profile->shader_float16);
+    v11.storageBuffer16BitAccess =
+        info.storage_buffer_16bit && (!profile || profile->storage_buffer_16bit) && options.f16_storage;
+    v12.pNext = &v11;
+    features.pNext = &v12;
+    if (info.portability_subset) extensions.push_back("VK_KHR_portability_subset");
+    // The matrix units: their shaders use float16 storage and arithmetic and the Vulkan
+    // memory model (glslang declares it for every cooperative-matrix module).
+    if (options.cooperative_matrix && info.cooperative_matrix && f16_storage() && v12.shaderFloat16 &&
+        info.vulkan_memory_model) {
+      v12.vulkanMemoryModel = VK_TRUE;
+      matrix.cooperativeMatrix = VK_TRUE;
+      v11.pNext = &matrix;
+      extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
+    // The driver's statistics of each kernel, for VKPACK_KERNEL_STATS=1 (Kernel logs them).
+    if (kernel_statistics) {
+      executables.pipelineExecutableInfo = VK_TRUE;
+      executables.pNext = features.pNext;
+      features.pNext = &executables;
+      extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    }
+  }
+  FeatureRequest(const FeatureRequest&) = delete;
+  FeatureRequest& operator=(const FeatureRequest&) = delete;
+
+  bool f16_storage() const { return v11.storageBuffer16BitAccess == VK_TRUE; }
+  bool cooperative_matrix() const { return matrix.cooperativeMatrix == VK_TRUE; }
+};
+
+VkDevice create_device(const InstanceFns& ifn, const PhysicalDeviceInfo& info,
+                       const std::vector<VkDeviceQueueCreateInfo>& queue_infos, const FeatureRequest& request) {
+  VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  create.pNext = &request.features;
+  create.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
+  create.pQueueCreateInfos = queue_infos.data();
+  create.enabledExtensionCount = static_cast<std::uint32_t>(request.extensions.size());
+  create.ppEnabledExtensionNames = request.extensions.data();
+  VkDevice device = VK_NULL_HANDLE;
+  check(ifn.vkCreateDevice(info.handle, &create, nullptr, &device), "vkCreateDevice");
+  return device;
+}
+
+// Vulkan 1.2 and its timeline semaphores, which vkpack needs: Error(unsupported) naming
+// what the device lacks otherwise.
+void require_vulkan_12(const PhysicalDeviceInfo& info, const std::string& label) {
+  if (info.api_version < VK_API_VERSION_1_2)
+    throw Error(ErrorCode::unsupported,
+                label + " supports Vulkan " + api_version_string(info.api_version) + "; vkpack needs 1.2");
+  if (!info.timeline_semaphore)
+    throw Error(ErrorCode::unsupported,
+                label + " lacks the timelineSemaphore feature (Vulkan 1.2), which vkpack needs");
+}
+
+// Whether device memory can be mapped as a whole: a host-visible, coherent, device-local
+// type on a heap as large as the largest device-local one (a small mappable window, the
+// 256 MiB BAR of a discrete GPU, does not count).
+bool whole_device_memory_mappable(const VkPhysicalDeviceMemoryProperties& memory, const PhysicalDeviceInfo& info) {
+  std::uint64_t largest_local_heap = 0;
+  for (const MemoryHeapInfo& heap : info.heaps)
+    if (heap.device_local) largest_local_heap = std::max(largest_local_heap, heap.bytes);
+  const VkMemoryPropertyFlags want =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    const VkMemoryType& type = memory.memoryTypes[i];
+    if ((type.propertyFlags & want) == want && memory.memoryHeaps[type.heapIndex].size >= largest_local_heap)
+      return true;
+  }
+  return false;
+}
+
+// The tuning mode: the option, else VKPACK_TUNE, else on for GPUs and off for CPUs.
+TuneMode requested_tune_mode(TuneMode option, DeviceKind kind) {
+  if (option == TuneMode::automatic)
+    if (const auto asked = env::choice("VKPACK_TUNE")) option = parse_tune_mode(*asked, "VKPACK_TUNE");
+  if (option == TuneMode::automatic) return kind == DeviceKind::gpu ? TuneMode::on : TuneMode::off;
+  return option;
+}
+
 }  // namespace
 
 std::string_view to_string(MemoryMode mode) {
@@ -115,72 +227,22 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
                 label_ + ": DeviceOptions::staging_bytes is " + std::to_string(staging_bytes_) + "; at least 4096");
   const MemoryMode mode = requested_memory_mode(options.memory);
   const PhysicalDeviceInfo& info = *info_;
-  if (info.api_version < VK_API_VERSION_1_2)
-    throw Error(ErrorCode::unsupported, label_ + " supports Vulkan " + api_version_string(info.api_version) +
-                                            "; vkpack needs 1.2");
-  if (!info.timeline_semaphore)
-    throw Error(ErrorCode::unsupported, label_ + " lacks the timelineSemaphore feature (Vulkan 1.2), which vkpack needs");
+  require_vulkan_12(info, label_);
   const InstanceFns& ifn = instance.fns();
   const std::vector<VkQueueFamilyProperties> families = queue_families(ifn, info);
   queue_family_ = pick_compute_family(families, info);
   const std::optional<QueueSlot> transfer = pick_transfer_queue(families, queue_family_, options.transfer_queue);
 
   const float priorities[2] = {1.0f, 1.0f};
-  std::vector<VkDeviceQueueCreateInfo> queue_infos(1, {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
-  queue_infos[0].queueFamilyIndex = queue_family_;
-  queue_infos[0].queueCount = transfer && transfer->family == queue_family_ && transfer->index == 1 ? 2 : 1;
-  queue_infos[0].pQueuePriorities = priorities;
-  if (transfer && transfer->family != queue_family_) {
-    queue_infos.push_back({VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO});
-    queue_infos[1].queueFamilyIndex = transfer->family;
-    queue_infos[1].queueCount = 1;
-    queue_infos[1].pQueuePriorities = priorities;
-  }
-
-  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  v12.timelineSemaphore = VK_TRUE;
-  v12.shaderFloat16 = info.shader_float16 && (!profile || profile->shader_float16);
-  v11.storageBuffer16BitAccess =
-      info.storage_buffer_16bit && (!profile || profile->storage_buffer_16bit) && options.f16_storage;
-  f16_storage_ = v11.storageBuffer16BitAccess == VK_TRUE;
-  v12.pNext = &v11;
-  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.pNext = &v12;
-  std::vector<const char*> extensions;
-  if (info.portability_subset) extensions.push_back("VK_KHR_portability_subset");
-  // The matrix units: their shaders use float16 storage and arithmetic and the Vulkan
-  // memory model (glslang declares it for every cooperative-matrix module).
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  cooperative_matrix_ = options.cooperative_matrix && info.cooperative_matrix && f16_storage_ &&
-                        v12.shaderFloat16 && info.vulkan_memory_model;
-  if (cooperative_matrix_) {
-    v12.vulkanMemoryModel = VK_TRUE;
-    matrix.cooperativeMatrix = VK_TRUE;
-    v11.pNext = &matrix;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  }
-
-  // The driver's statistics of each kernel, for VKPACK_KERNEL_STATS=1 (Kernel logs them).
-  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const std::vector<VkDeviceQueueCreateInfo> queue_infos = queue_create_infos(queue_family_, transfer, priorities);
   kernel_statistics_ = env::flag("VKPACK_KERNEL_STATS").value_or(false) && info.pipeline_statistics;
-  if (kernel_statistics_) {
-    executables.pipelineExecutableInfo = VK_TRUE;
-    executables.pNext = features.pNext;
-    features.pNext = &executables;
-    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  }
-  VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  create.pNext = &features;
-  create.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
-  create.pQueueCreateInfos = queue_infos.data();
-  create.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
-  create.ppEnabledExtensionNames = extensions.data();
-  VkDevice device = VK_NULL_HANDLE;
-  check(ifn.vkCreateDevice(info.handle, &create, nullptr, &device), "vkCreateDevice");
+  const FeatureRequest request(info, profile, options, kernel_statistics_);
+  f16_storage_ = request.f16_storage();
+  cooperative_matrix_ = request.cooperative_matrix();
+  const VkDevice device = create_device(ifn, info, queue_infos, request);
   // vkDestroyDevice comes from the instance table, so it is known before loading the rest.
-  device_ = DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
+  device_ =
+      DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
   fn_ = load_device_fns(ifn, device, kernel_statistics_);
   fn_.vkGetDeviceQueue(device, queue_family_, 0, &queue_);
   timeline_ = make_timeline(fn_, device);
@@ -191,29 +253,16 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   }
 
   ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties_);
-  std::uint64_t largest_local_heap = 0;
-  for (const MemoryHeapInfo& heap : info.heaps)
-    if (heap.device_local) largest_local_heap = std::max(largest_local_heap, heap.bytes);
-  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
-    const VkMemoryType& type = memory_properties_.memoryTypes[i];
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    // A small mappable window (the 256 MiB BAR of a discrete GPU) does not count.
-    if ((type.propertyFlags & want) == want && memory_properties_.memoryHeaps[type.heapIndex].size >= largest_local_heap)
-      device_memory_mappable_ = true;
-  }
+  device_memory_mappable_ = whole_device_memory_mappable(memory_properties_, info);
   if (mode == MemoryMode::mapped && !device_memory_mappable_)
-    throw Error(ErrorCode::unsupported, label_ + ": mapped memory was asked for, but the device has no host-visible "
-                                                 "device-local memory as large as its device-local heap; use staged");
+    throw Error(ErrorCode::unsupported, label_ +
+                                            ": mapped memory was asked for, but the device has no host-visible "
+                                            "device-local memory as large as its device-local heap; use staged");
   if (mode == MemoryMode::staged) device_memory_mappable_ = false;
 
   const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
   pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
-  TuneMode tune = options.tune;
-  if (tune == TuneMode::automatic)
-    if (const auto asked = env::choice("VKPACK_TUNE")) tune = parse_tune_mode(*asked, "VKPACK_TUNE");
-  if (tune == TuneMode::automatic) tune = kind_ == DeviceKind::gpu ? TuneMode::on : TuneMode::off;
-  tuning_ = open_tuning_cache(info, cache_dir, tune == TuneMode::on);
+  tuning_ = open_tuning_cache(info, cache_dir, requested_tune_mode(options.tune, kind_) == TuneMode::on);
 }
 
 Device::~Device() {
@@ -363,7 +412,8 @@ std::uint64_t Device::submit_transfer(VkCommandBuffer buffer, std::uint64_t afte
   submit.pSignalSemaphores = &signal;
   add_wait(submit, timeline, &compute, &after_compute, &stages);
   const VkResult result = fn_.vkQueueSubmit(transfer_queue_, 1, &submit, VK_NULL_HANDLE);
-  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit, transfer)");
+  if (result == VK_ERROR_DEVICE_LOST)
+    throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit, transfer)");
   check(result, "vkQueueSubmit");
   transfer_submitted_ = value;
   return value;

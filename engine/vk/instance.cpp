@@ -23,8 +23,7 @@ constexpr const char* kNoDevice =
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT,
-                                                const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                void* user) {
+                                                const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   auto* messenger = static_cast<const Instance::Messenger*>(user);
   ValidationMessage message{(severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) != 0,
                             data && data->pMessage ? data->pMessage : "(no message)"};
@@ -88,11 +87,31 @@ std::vector<MatrixShape> matrix_shapes(const InstanceFns& f, VkPhysicalDevice pd
   return shapes;
 }
 
-PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index) {
-  PhysicalDeviceInfo info;
-  info.index = index;
-  info.handle = pd;
+// The limits vkpack reads from the device's properties.
+DeviceLimits limits_of(const VkPhysicalDeviceLimits& p, const VkPhysicalDeviceSubgroupProperties& subgroup,
+                       const VkPhysicalDeviceMaintenance3Properties& maintenance3) {
+  DeviceLimits l;
+  l.max_storage_buffer_range = p.maxStorageBufferRange;
+  l.min_storage_buffer_offset_alignment = p.minStorageBufferOffsetAlignment;
+  l.min_texel_buffer_offset_alignment = p.minTexelBufferOffsetAlignment;
+  l.max_texel_buffer_elements = p.maxTexelBufferElements;
+  l.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
+  for (int i = 0; i < 3; ++i) {
+    l.max_workgroup_count[i] = p.maxComputeWorkGroupCount[i];
+    l.max_workgroup_size[i] = p.maxComputeWorkGroupSize[i];
+  }
+  l.max_workgroup_invocations = p.maxComputeWorkGroupInvocations;
+  l.max_shared_memory_bytes = p.maxComputeSharedMemorySize;
+  l.max_push_constants_bytes = p.maxPushConstantsSize;
+  l.max_storage_buffers_per_stage = p.maxPerStageDescriptorStorageBuffers;
+  l.non_coherent_atom_size = p.nonCoherentAtomSize;
+  l.subgroup_size = l.min_subgroup_size = l.max_subgroup_size = subgroup.subgroupSize;
+  l.timestamp_period_ns = p.timestampPeriod;
+  return l;
+}
 
+// Names, versions, the pipeline cache's UUID and the limits, from the properties.
+void describe_properties(const InstanceFns& f, VkPhysicalDevice pd, PhysicalDeviceInfo& info) {
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties maintenance3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
@@ -111,37 +130,24 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   info.driver_name = driver.driverName;
   info.driver_info = driver.driverInfo;
   std::memcpy(info.pipeline_cache_uuid, p.pipelineCacheUUID, VK_UUID_SIZE);
+  info.limits = limits_of(p.limits, subgroup, maintenance3);
+}
 
-  DeviceLimits& l = info.limits;
-  l.max_storage_buffer_range = p.limits.maxStorageBufferRange;
-  l.min_storage_buffer_offset_alignment = p.limits.minStorageBufferOffsetAlignment;
-  l.min_texel_buffer_offset_alignment = p.limits.minTexelBufferOffsetAlignment;
-  l.max_texel_buffer_elements = p.limits.maxTexelBufferElements;
-  l.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
-  for (int i = 0; i < 3; ++i) {
-    l.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
-    l.max_workgroup_size[i] = p.limits.maxComputeWorkGroupSize[i];
-  }
-  l.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
-  l.max_shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
-  l.max_push_constants_bytes = p.limits.maxPushConstantsSize;
-  l.max_storage_buffers_per_stage = p.limits.maxPerStageDescriptorStorageBuffers;
-  l.non_coherent_atom_size = p.limits.nonCoherentAtomSize;
-  l.subgroup_size = l.min_subgroup_size = l.max_subgroup_size = subgroup.subgroupSize;
-  l.timestamp_period_ns = p.limits.timestampPeriod;
-
+// Timestamps on a compute family, the memory heaps, and texel buffers of the formats the
+// kernels read.
+void describe_queues_memory_formats(const InstanceFns& f, VkPhysicalDevice pd, PhysicalDeviceInfo& info) {
   std::uint32_t family_count = 0;
   f.vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, nullptr);
   std::vector<VkQueueFamilyProperties> families(family_count);
   f.vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, families.data());
   for (const auto& q : families)
-    if ((q.queueFlags & VK_QUEUE_COMPUTE_BIT) && q.timestampValidBits > 0) l.timestamps = true;
+    if ((q.queueFlags & VK_QUEUE_COMPUTE_BIT) && q.timestampValidBits > 0) info.limits.timestamps = true;
 
   VkPhysicalDeviceMemoryProperties memory{};
   f.vkGetPhysicalDeviceMemoryProperties(pd, &memory);
   for (std::uint32_t i = 0; i < memory.memoryHeapCount; ++i)
-    info.heaps.push_back({memory.memoryHeaps[i].size,
-                          (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+    info.heaps.push_back(
+        {memory.memoryHeaps[i].size, (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
 
   auto texels = [&](VkFormat format) {
     VkFormatProperties support{};
@@ -151,25 +157,31 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
   info.float_texels = texels(VK_FORMAT_R32G32B32A32_SFLOAT) && texels(VK_FORMAT_R32G32B32A32_UINT) &&
                       texels(VK_FORMAT_R32G32B32A32_SINT);
   info.half_texels = texels(VK_FORMAT_R16G16B16A16_SFLOAT);
+}
 
+// The 1.1 and 1.2 features vkpack uses. vkGetPhysicalDeviceFeatures2 and their structs
+// need a 1.2 device (an older one is listed, and refused when opened): false for one.
+bool describe_features(const InstanceFns& f, VkPhysicalDevice pd, PhysicalDeviceInfo& info) {
+  if (VK_API_VERSION_MINOR(info.api_version) < 2 && VK_API_VERSION_MAJOR(info.api_version) <= 1) return false;
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &v12;
   v12.pNext = &v11;
-  // vkGetPhysicalDeviceFeatures2 and the 1.1 and 1.2 feature structs need a 1.2 device
-  // (an older one is listed, and refused when opened).
-  const bool features2 = VK_API_VERSION_MINOR(p.apiVersion) >= 2 || VK_API_VERSION_MAJOR(p.apiVersion) > 1;
-  if (features2) {
-    f.vkGetPhysicalDeviceFeatures2(pd, &features);
-    info.timeline_semaphore = v12.timelineSemaphore;
-    info.shader_float16 = v12.shaderFloat16;
-    info.storage_buffer_16bit = v11.storageBuffer16BitAccess;
-    info.vulkan_memory_model = v12.vulkanMemoryModel;
-  }
+  f.vkGetPhysicalDeviceFeatures2(pd, &features);
+  info.timeline_semaphore = v12.timelineSemaphore;
+  info.shader_float16 = v12.shaderFloat16;
+  info.storage_buffer_16bit = v11.storageBuffer16BitAccess;
+  info.vulkan_memory_model = v12.vulkanMemoryModel;
+  return true;
+}
 
+// The extensions vkpack may use and, where offered (on a 1.2 device: `features2`), their
+// features: pipeline statistics, cooperative matrices, the subgroup size range.
+void describe_extensions(const InstanceFns& f, VkPhysicalDevice pd, bool features2, PhysicalDeviceInfo& info) {
   std::uint32_t ext_count = 0;
-  check(f.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, nullptr), "vkEnumerateDeviceExtensionProperties");
+  check(f.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, nullptr),
+        "vkEnumerateDeviceExtensionProperties");
   std::vector<VkExtensionProperties> exts(ext_count);
   check(f.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, exts.data()),
         "vkEnumerateDeviceExtensionProperties");
@@ -192,7 +204,8 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     info.pipeline_statistics = exec.pipelineExecutableInfo == VK_TRUE;
   }
   if (info.cooperative_matrix) {
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     VkPhysicalDeviceFeatures2 more{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     more.pNext = &matrix;
     f.vkGetPhysicalDeviceFeatures2(pd, &more);
@@ -206,9 +219,79 @@ PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index
     VkPhysicalDeviceProperties2 more{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     more.pNext = &range;
     f.vkGetPhysicalDeviceProperties2(pd, &more);
-    l.min_subgroup_size = range.minSubgroupSize;
-    l.max_subgroup_size = range.maxSubgroupSize;
+    info.limits.min_subgroup_size = range.minSubgroupSize;
+    info.limits.max_subgroup_size = range.maxSubgroupSize;
   }
+}
+
+// The layers, extensions and flags an instance is created with; whether the debug-utils
+// messenger is available (from the loader, or from the validation layer).
+struct InstanceRequest {
+  std::vector<const char*> layers, extensions;
+  VkInstanceCreateFlags flags = 0;
+  bool debug_utils = false;
+};
+InstanceRequest instance_request(const GlobalFns& g, bool validation) {
+  InstanceRequest r;
+  const std::vector<std::string> available = instance_extensions(g, nullptr);
+  if (validation) {
+    if (!has_layer(g, kValidationLayer))
+      throw Error(ErrorCode::unsupported,
+                  "validation was requested but VK_LAYER_KHRONOS_validation is not installed; "
+                  "install vulkan-validationlayers");
+    r.layers.push_back(kValidationLayer);
+  }
+  r.debug_utils = contains(available, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
+                  (validation && contains(instance_extensions(g, kValidationLayer), VK_EXT_DEBUG_UTILS_EXTENSION_NAME));
+  if (validation && r.debug_utils) r.extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  if (contains(available, "VK_KHR_portability_enumeration")) {  // MoltenVK lists devices only with it
+    r.extensions.push_back("VK_KHR_portability_enumeration");
+    r.flags |= 0x00000001;  // VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR
+  }
+  return r;
+}
+
+// Warnings and errors of every kind, to on_debug_message with `messenger` (the
+// Instance::Messenger that reports them).
+VkDebugUtilsMessengerCreateInfoEXT messenger_create_info(void* messenger) {
+  VkDebugUtilsMessengerCreateInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  info.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  info.pfnUserCallback = on_debug_message;
+  info.pUserData = messenger;
+  return info;
+}
+
+std::vector<VkValidationFeatureEnableEXT> validation_features_enabled(const InstanceOptions& options) {
+  std::vector<VkValidationFeatureEnableEXT> enabled;
+  if (options.synchronization_validation)
+    enabled.push_back(VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT);
+  if (options.best_practices) enabled.push_back(VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT);
+  return enabled;
+}
+
+// The instance's physical devices; Error(no_device) when there are none.
+std::vector<VkPhysicalDevice> physical_devices(const InstanceFns& f, VkInstance instance) {
+  std::uint32_t count = 0;
+  VkResult listed = f.vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> handles(count);
+  if (listed >= 0 && count > 0) listed = f.vkEnumeratePhysicalDevices(instance, &count, handles.data());
+  if (listed == VK_ERROR_INITIALIZATION_FAILED || count == 0) throw Error(ErrorCode::no_device, kNoDevice);
+  check(listed, "vkEnumeratePhysicalDevices");
+  handles.resize(count);
+  return handles;
+}
+
+PhysicalDeviceInfo describe(const InstanceFns& f, VkPhysicalDevice pd, int index) {
+  PhysicalDeviceInfo info;
+  info.index = index;
+  info.handle = pd;
+  describe_properties(f, pd, info);
+  describe_queues_memory_formats(f, pd, info);
+  const bool features2 = describe_features(f, pd, info);
+  describe_extensions(f, pd, features2, info);
   return info;
 }
 
@@ -224,40 +307,13 @@ Instance::Instance(InstanceOptions options)
     throw Error(ErrorCode::unsupported, "the Vulkan loader " + loader_->path() + " supports Vulkan " +
                                             api_version_string(loader_version) + "; vkpack needs 1.2");
 
-  std::vector<const char*> layers;
-  std::vector<const char*> extensions;
-  const std::vector<std::string> available = instance_extensions(g, nullptr);
-  if (options_.validation) {
-    if (!has_layer(g, kValidationLayer))
-      throw Error(ErrorCode::unsupported,
-                  "validation was requested but VK_LAYER_KHRONOS_validation is not installed; "
-                  "install vulkan-validationlayers");
-    layers.push_back(kValidationLayer);
-  }
-  const bool debug_utils =
-      contains(available, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
-      (options_.validation && contains(instance_extensions(g, kValidationLayer), VK_EXT_DEBUG_UTILS_EXTENSION_NAME));
-  if (options_.validation && debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  VkInstanceCreateFlags flags = 0;
-  if (contains(available, "VK_KHR_portability_enumeration")) {  // MoltenVK lists devices only with it
-    extensions.push_back("VK_KHR_portability_enumeration");
-    flags |= 0x00000001;  // VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR
-  }
+  const InstanceRequest request = instance_request(g, options_.validation);
+  const bool debug_utils = request.debug_utils;
 
   messenger_ = std::make_unique<Messenger>();
   messenger_->on_message = options_.on_message;
-  VkDebugUtilsMessengerCreateInfoEXT messenger_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  messenger_info.messageSeverity =
-      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                               VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                               VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-  messenger_info.pfnUserCallback = on_debug_message;
-  messenger_info.pUserData = messenger_.get();
-
-  std::vector<VkValidationFeatureEnableEXT> enabled;
-  if (options_.synchronization_validation) enabled.push_back(VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT);
-  if (options_.best_practices) enabled.push_back(VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT);
+  VkDebugUtilsMessengerCreateInfoEXT messenger_info = messenger_create_info(messenger_.get());
+  const std::vector<VkValidationFeatureEnableEXT> enabled = validation_features_enabled(options_);
   VkValidationFeaturesEXT validation_features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
   validation_features.enabledValidationFeatureCount = static_cast<std::uint32_t>(enabled.size());
   validation_features.pEnabledValidationFeatures = enabled.data();
@@ -267,12 +323,12 @@ Instance::Instance(InstanceOptions options)
   app.pEngineName = "vkpack";
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-  info.flags = flags;
+  info.flags = request.flags;
   info.pApplicationInfo = &app;
-  info.enabledLayerCount = static_cast<std::uint32_t>(layers.size());
-  info.ppEnabledLayerNames = layers.data();
-  info.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
-  info.ppEnabledExtensionNames = extensions.data();
+  info.enabledLayerCount = static_cast<std::uint32_t>(request.layers.size());
+  info.ppEnabledLayerNames = request.layers.data();
+  info.enabledExtensionCount = static_cast<std::uint32_t>(request.extensions.size());
+  info.ppEnabledExtensionNames = request.extensions.data();
   if (options_.validation && debug_utils) {
     info.pNext = &messenger_info;
     if (!enabled.empty()) messenger_info.pNext = &validation_features;
@@ -293,13 +349,8 @@ Instance::Instance(InstanceOptions options)
     debug_messenger_ = DebugMessengerHandle(instance, messenger, fns_.vkDestroyDebugUtilsMessengerEXT);
   }
 
-  std::uint32_t count = 0;
-  VkResult listed = fns_.vkEnumeratePhysicalDevices(instance, &count, nullptr);
-  std::vector<VkPhysicalDevice> handles(count);
-  if (listed >= 0 && count > 0) listed = fns_.vkEnumeratePhysicalDevices(instance, &count, handles.data());
-  if (listed == VK_ERROR_INITIALIZATION_FAILED || count == 0) throw Error(ErrorCode::no_device, kNoDevice);
-  check(listed, "vkEnumeratePhysicalDevices");
-  for (std::uint32_t i = 0; i < count; ++i) devices_.push_back(describe(fns_, handles[i], static_cast<int>(i)));
+  const std::vector<VkPhysicalDevice> handles = physical_devices(fns_, instance);
+  for (std::size_t i = 0; i < handles.size(); ++i) devices_.push_back(describe(fns_, handles[i], static_cast<int>(i)));
 }
 
 Instance::~Instance() = default;
@@ -308,8 +359,8 @@ const PhysicalDeviceInfo& Instance::device(int index) const {
   if (index < 0 || index >= static_cast<int>(devices_.size())) {
     std::string list;
     for (const auto& d : devices_) list += "\n  " + std::to_string(d.index) + ": " + d.name;
-    throw Error(ErrorCode::invalid_argument, "no Vulkan device with index " + std::to_string(index) +
-                                                 "; the devices are:" + list);
+    throw Error(ErrorCode::invalid_argument,
+                "no Vulkan device with index " + std::to_string(index) + "; the devices are:" + list);
   }
   return devices_[static_cast<std::size_t>(index)];
 }
@@ -346,8 +397,8 @@ std::string api_version_string(std::uint32_t v) {
 std::string driver_version_string(const PhysicalDeviceInfo& info) {
   const std::uint32_t v = info.driver_version;
   if (info.vendor_id == 0x10DE)  // NVIDIA: 10.8.8.6 bits
-    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
-           std::to_string((v >> 6) & 0xff) + "." + std::to_string(v & 0x3f);
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." + std::to_string((v >> 6) & 0xff) +
+           "." + std::to_string(v & 0x3f);
   return api_version_string(v);
 }
 

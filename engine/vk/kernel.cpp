@@ -57,6 +57,87 @@ std::vector<KernelStatistic> read_statistics(const DeviceFns& fn, VkDevice devic
   return out;
 }
 
+// What a kernel asks of the device, against its limits: Error(unsupported) naming the
+// limit it passes.
+struct KernelNeeds {
+  std::uint32_t invocations;
+  const SpirvReflection& reflection;
+  std::uint64_t shared_memory_bytes;
+};
+void check_limits(const std::string& name, const KernelNeeds& needs, const DeviceLimits& limits) {
+  if (needs.invocations > limits.max_workgroup_invocations)
+    throw Error(ErrorCode::unsupported, "kernel " + name + ": " + std::to_string(needs.invocations) +
+                                            " invocations per workgroup exceed the device's " +
+                                            std::to_string(limits.max_workgroup_invocations) +
+                                            " (maxComputeWorkGroupInvocations)");
+  if (needs.reflection.push_constant_bytes > limits.max_push_constants_bytes)
+    throw Error(ErrorCode::unsupported, "kernel " + name + ": " + std::to_string(needs.reflection.push_constant_bytes) +
+                                            " bytes of push constants exceed the device's " +
+                                            std::to_string(limits.max_push_constants_bytes) +
+                                            " (maxPushConstantsSize)");
+  if (needs.shared_memory_bytes > limits.max_shared_memory_bytes)
+    throw Error(ErrorCode::unsupported, "kernel " + name + ": " + std::to_string(needs.shared_memory_bytes) +
+                                            " bytes of shared memory exceed the device's " +
+                                            std::to_string(limits.max_shared_memory_bytes) +
+                                            " (maxComputeSharedMemorySize)");
+  const auto storage_buffers =
+      static_cast<std::size_t>(std::count_if(needs.reflection.bindings.begin(), needs.reflection.bindings.end(),
+                                             [](const SpirvBinding& b) { return !b.texel; }));
+  if (storage_buffers > limits.max_storage_buffers_per_stage)
+    throw Error(ErrorCode::unsupported, "kernel " + name + " binds " + std::to_string(storage_buffers) +
+                                            " storage buffers; the device allows " +
+                                            std::to_string(limits.max_storage_buffers_per_stage) +
+                                            " (maxPerStageDescriptorStorageBuffers)");
+}
+
+DescriptorSetLayoutHandle make_set_layout(const DeviceFns& fn, VkDevice device, const SpirvReflection& reflection) {
+  std::vector<VkDescriptorSetLayoutBinding> bindings;
+  for (const SpirvBinding& b : reflection.bindings)
+    bindings.push_back({b.binding,
+                        b.texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_info.bindingCount = static_cast<std::uint32_t>(bindings.size());
+  set_info.pBindings = bindings.data();
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  check(fn.vkCreateDescriptorSetLayout(device, &set_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  return {device, set_layout, fn.vkDestroyDescriptorSetLayout};
+}
+
+PipelineLayoutHandle make_pipeline_layout(const DeviceFns& fn, VkDevice device, VkDescriptorSetLayout set_layout,
+                                          std::uint32_t push_constant_bytes) {
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &set_layout;
+  layout_info.pushConstantRangeCount = push_constant_bytes > 0 ? 1 : 0;
+  layout_info.pPushConstantRanges = &push;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  check(fn.vkCreatePipelineLayout(device, &layout_info, nullptr, &layout), "vkCreatePipelineLayout");
+  return {device, layout, fn.vkDestroyPipelineLayout};
+}
+
+// The specialization constants as Vulkan takes them, one 4-byte word each; info() is
+// null when there are none. Holds what info() points into.
+class Specialization {
+ public:
+  explicit Specialization(const std::vector<SpecConstant>& spec) {
+    for (const SpecConstant& s : spec) {
+      entries_.push_back({s.id, static_cast<std::uint32_t>(values_.size() * 4), 4});
+      values_.push_back(s.value);
+    }
+    info_ = {static_cast<std::uint32_t>(entries_.size()), entries_.data(), values_.size() * 4, values_.data()};
+  }
+  Specialization(const Specialization&) = delete;
+  Specialization& operator=(const Specialization&) = delete;
+  const VkSpecializationInfo* info() const { return entries_.empty() ? nullptr : &info_; }
+
+ private:
+  std::vector<VkSpecializationMapEntry> entries_;
+  std::vector<std::uint32_t> values_;
+  VkSpecializationInfo info_{};
+};
+
 }  // namespace
 
 Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, const DeviceLimits& limits,
@@ -74,55 +155,17 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
     if (local_size_[i] == 0 || local_size_[i] > limits.max_workgroup_size[i])
       throw Error(ErrorCode::unsupported, "kernel " + name_ + ": workgroup size " + std::to_string(local_size_[i]) +
                                               " in dimension " + std::to_string(i) + " exceeds the device's " +
-                                              std::to_string(limits.max_workgroup_size[i]) + " (maxComputeWorkGroupSize)");
+                                              std::to_string(limits.max_workgroup_size[i]) +
+                                              " (maxComputeWorkGroupSize)");
     invocations *= local_size_[i];
   }
-  if (invocations > limits.max_workgroup_invocations)
-    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(invocations) +
-                                            " invocations per workgroup exceed the device's " +
-                                            std::to_string(limits.max_workgroup_invocations) +
-                                            " (maxComputeWorkGroupInvocations)");
-  if (reflection_.push_constant_bytes > limits.max_push_constants_bytes)
-    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(reflection_.push_constant_bytes) +
-                                            " bytes of push constants exceed the device's " +
-                                            std::to_string(limits.max_push_constants_bytes) + " (maxPushConstantsSize)");
   std::map<std::uint32_t, std::uint32_t> spec_values;
   for (const SpecConstant& s : spec) spec_values[s.id] = s.value;
   shared_memory_bytes_ = spirv_shared_memory_bytes(spirv.words, spirv.name, spec_values);
-  if (shared_memory_bytes_ > limits.max_shared_memory_bytes)
-    throw Error(ErrorCode::unsupported, "kernel " + name_ + ": " + std::to_string(shared_memory_bytes_) +
-                                            " bytes of shared memory exceed the device's " +
-                                            std::to_string(limits.max_shared_memory_bytes) +
-                                            " (maxComputeSharedMemorySize)");
-  const auto storage_buffers = static_cast<std::size_t>(std::count_if(
-      reflection_.bindings.begin(), reflection_.bindings.end(), [](const SpirvBinding& b) { return !b.texel; }));
-  if (storage_buffers > limits.max_storage_buffers_per_stage)
-    throw Error(ErrorCode::unsupported, "kernel " + name_ + " binds " + std::to_string(storage_buffers) +
-                                            " storage buffers; the device allows " +
-                                            std::to_string(limits.max_storage_buffers_per_stage) +
-                                            " (maxPerStageDescriptorStorageBuffers)");
+  check_limits(name_, {invocations, reflection_, shared_memory_bytes_}, limits);
 
-  std::vector<VkDescriptorSetLayoutBinding> bindings;
-  for (const SpirvBinding& b : reflection_.bindings)
-    bindings.push_back({b.binding,
-                        b.texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                        VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
-  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  set_info.bindingCount = static_cast<std::uint32_t>(bindings.size());
-  set_info.pBindings = bindings.data();
-  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  check(fn.vkCreateDescriptorSetLayout(device, &set_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
-  set_layout_ = {device, set_layout, fn.vkDestroyDescriptorSetLayout};
-
-  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, reflection_.push_constant_bytes};
-  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  layout_info.setLayoutCount = 1;
-  layout_info.pSetLayouts = &set_layout;
-  layout_info.pushConstantRangeCount = reflection_.push_constant_bytes > 0 ? 1 : 0;
-  layout_info.pPushConstantRanges = &push;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  check(fn.vkCreatePipelineLayout(device, &layout_info, nullptr, &layout), "vkCreatePipelineLayout");
-  layout_ = {device, layout, fn.vkDestroyPipelineLayout};
+  set_layout_ = make_set_layout(fn, device, reflection_);
+  layout_ = make_pipeline_layout(fn, device, set_layout_.get(), reflection_.push_constant_bytes);
 
   VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   module_info.codeSize = spirv.words.size_bytes();
@@ -131,21 +174,14 @@ Kernel::Kernel(const DeviceFns& fn, VkDevice device, VkPipelineCache cache, cons
   check(fn.vkCreateShaderModule(device, &module_info, nullptr, &module), "vkCreateShaderModule");
   ShaderModuleHandle module_owner(device, module, fn.vkDestroyShaderModule);
 
-  std::vector<VkSpecializationMapEntry> entries;
-  std::vector<std::uint32_t> values;
-  for (const SpecConstant& s : spec) {
-    entries.push_back({s.id, static_cast<std::uint32_t>(values.size() * 4), 4});
-    values.push_back(s.value);
-  }
-  VkSpecializationInfo spec_info{static_cast<std::uint32_t>(entries.size()), entries.data(),
-                                 values.size() * 4, values.data()};
+  const Specialization specialization(spec);
   VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = module;
   info.stage.pName = "main";
-  info.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec_info;
-  info.layout = layout;
+  info.stage.pSpecializationInfo = specialization.info();
+  info.layout = layout_.get();
   // Lets Recording::dispatch split a grid beyond maxComputeWorkGroupCount.
   info.flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT;
   // Statistics are asked for at creation, from a compile of this process: a pipeline the

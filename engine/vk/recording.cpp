@@ -85,8 +85,7 @@ void Recording::barrier() {
   const VkPipelineStageFlags stages = options_.transfer ? kCopyStage : kWorkStages;
   VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   memory.srcAccessMask = options_.transfer ? kCopyWrites : kWrites;
-  memory.dstAccessMask =
-      options_.transfer ? kCopyAccess : kReadsAndWrites;
+  memory.dstAccessMask = options_.transfer ? kCopyAccess : kReadsAndWrites;
   device_->fn().vkCmdPipelineBarrier(commands_, stages, stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
   hazards_.clear();
 }
@@ -136,91 +135,86 @@ VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint3
   return set;
 }
 
-void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, std::span<const std::byte> push,
-                         Groups groups, std::string_view label) {
-  VKP_CHECK(!finished_, "dispatch after finish() in recording '" + options_.name + "'");
-  VKP_CHECK(!options_.transfer, "dispatch in transfer recording '" + options_.name + "'");
-  VKP_CHECK(bindings.size() == kernel.bindings().size(),
-            fmt::format("kernel {} has {} bindings, dispatch gave {}", kernel.name(), kernel.bindings().size(),
-                        bindings.size()));
-  VKP_CHECK(push.size() == kernel.push_constant_bytes(),
-            fmt::format("kernel {} takes {} bytes of push constants, dispatch gave {}", kernel.name(),
-                        kernel.push_constant_bytes(), push.size()));
-  // A float16 tensor bound to a kernel that would read it as float32 is a wrong
-  // answer, not a fault: refuse it by name. A texel binding reads either (its view's
-  // format says which).
+namespace {
+
+// The arguments of a dispatch that the kernel cannot take, refused by name: a float16
+// tensor bound where the kernel reads float32 (a wrong answer, not a fault; a texel
+// binding reads either, its view's format says which), and a grid beyond
+// maxComputeWorkGroupCount in a kernel that reads gl_NumWorkGroups (others are
+// recorded as several dispatches with a base).
+void check_dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, Groups groups, std::string_view label,
+                    const Device& device) {
   for (std::size_t b = 0; b < bindings.size(); ++b)
     if (bindings[b].f16 && (b >= 32 || (kernel.f16_bindings() >> b & 1u) == 0) &&
         !(b < kernel.bindings().size() && kernel.bindings()[b].texel))
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("kernel {} ({}): binding {} holds float16 values, which this kernel reads as float32",
                               kernel.name(), label, b));
-  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // empty tensors: nothing to do
-  const DeviceLimits& limits = device_->limits();
   const std::uint32_t counts[3] = {groups.x, groups.y, groups.z};
-  // A grid beyond maxComputeWorkGroupCount is recorded as several dispatches with a
-  // base (gl_WorkGroupID counts from it), unless the shader reads gl_NumWorkGroups.
   for (int i = 0; i < 3; ++i)
-    if (counts[i] > limits.max_workgroup_count[i] && kernel.uses_num_workgroups())
-      throw Error(ErrorCode::unsupported,
-                  fmt::format("kernel {} ({}): {} workgroups in dimension {} exceed the {} of {} "
-                              "(maxComputeWorkGroupCount)",
-                              kernel.name(), label, counts[i], i, limits.max_workgroup_count[i], device_->label()));
-  const DeviceFns& fn = device_->fn();
-  std::vector<VkDescriptorBufferInfo> infos;
-  std::vector<VkBufferView> views(bindings.size(), VK_NULL_HANDLE);
+    if (counts[i] > device.limits().max_workgroup_count[i] && kernel.uses_num_workgroups())
+      throw Error(
+          ErrorCode::unsupported,
+          fmt::format("kernel {} ({}): {} workgroups in dimension {} exceed the {} of {} "
+                      "(maxComputeWorkGroupCount)",
+                      kernel.name(), label, counts[i], i, device.limits().max_workgroup_count[i], device.label()));
+}
+
+// Binding `i` as a storage buffer: within maxStorageBufferRange, a buffer of at least a
+// byte, at an offset of minStorageBufferOffsetAlignment. A texel binding must pass too,
+// as the plain build it stands in for would have to.
+void check_storage_binding(const Kernel& kernel, std::size_t i, const BufferSlice& b, std::string_view label,
+                           const Device& device) {
+  const DeviceLimits& limits = device.limits();
+  if (b.size > limits.max_storage_buffer_range)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("kernel {} ({}): binding {} spans {} bytes; {} allows at most {} per binding "
+                            "(maxStorageBufferRange)",
+                            kernel.name(), label, i, b.size, device.label(), limits.max_storage_buffer_range));
+  if (b.buffer == VK_NULL_HANDLE || b.size == 0)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("kernel {} ({}): binding {} is {}", kernel.name(), label, i,
+                            b.buffer == VK_NULL_HANDLE ? "not a buffer" : "empty (Vulkan binds at least 1 byte)"));
+  if (b.offset % limits.min_storage_buffer_offset_alignment != 0)
+    throw Error(
+        ErrorCode::invalid_argument,
+        fmt::format("kernel {} ({}): binding {} starts at byte {}, not a multiple of {} "
+                    "(minStorageBufferOffsetAlignment of {})",
+                    kernel.name(), label, i, b.offset, limits.min_storage_buffer_offset_alignment, device.label()));
+}
+
+// The view of texel binding `i`, in the format its fetches return (float16 values as
+// R16G16B16A16), after checking that the slice can be one.
+VkBufferViewCreateInfo texel_view(const Kernel& kernel, std::size_t i, const BufferSlice& b, std::string_view label,
+                                  const Device& device) {
+  const DeviceLimits& limits = device.limits();
+  if (!texel_readable(b, device))
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
+                            "(whole vec4s, offset a multiple of {}, at most {} texels)",
+                            kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
+                            limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
+  const TexelSampled sampled = kernel.bindings()[i].sampled;
+  if (b.f16 && sampled != TexelSampled::float32)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("kernel {} ({}): binding {} holds float16 values, but the kernel reads 32-bit words there",
+                            kernel.name(), label, i));
+  VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+  view.buffer = b.buffer;
+  view.format = sampled == TexelSampled::uint32  ? VK_FORMAT_R32G32B32A32_UINT
+                : sampled == TexelSampled::int32 ? VK_FORMAT_R32G32B32A32_SINT
+                : b.f16                          ? VK_FORMAT_R16G16B16A16_SFLOAT
+                                                 : VK_FORMAT_R32G32B32A32_SFLOAT;
+  view.offset = b.offset;
+  view.range = b.size;
+  return view;
+}
+
+// One write a binding: its texel view where it has one, else its buffer range.
+std::vector<VkWriteDescriptorSet> descriptor_writes(VkDescriptorSet set, const std::vector<VkBufferView>& views,
+                                                    const std::vector<VkDescriptorBufferInfo>& infos) {
   std::vector<VkWriteDescriptorSet> writes;
-  std::vector<ByteRange> reads, written;
-  infos.reserve(bindings.size());
-  for (std::size_t i = 0; i < bindings.size(); ++i) {
-    const BufferSlice& b = bindings[i];
-    if (b.size > limits.max_storage_buffer_range)
-      throw Error(ErrorCode::unsupported,
-                  fmt::format("kernel {} ({}): binding {} spans {} bytes; {} allows at most {} per binding "
-                              "(maxStorageBufferRange)",
-                              kernel.name(), label, i, b.size, device_->label(), limits.max_storage_buffer_range));
-    if (b.buffer == VK_NULL_HANDLE || b.size == 0)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("kernel {} ({}): binding {} is {}", kernel.name(), label, i,
-                              b.buffer == VK_NULL_HANDLE ? "not a buffer" : "empty (Vulkan binds at least 1 byte)"));
-    if (b.offset % limits.min_storage_buffer_offset_alignment != 0)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("kernel {} ({}): binding {} starts at byte {}, not a multiple of {} "
-                              "(minStorageBufferOffsetAlignment of {})",
-                              kernel.name(), label, i, b.offset, limits.min_storage_buffer_offset_alignment,
-                              device_->label()));
-    infos.push_back({b.buffer, b.offset, b.size});
-    (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
-    // A texel binding passed the storage-buffer checks above too, as the plain build it
-    // stands in for would have to.
-    if (kernel.bindings()[i].texel) {
-      if (!texel_readable(b, *device_))
-        throw Error(ErrorCode::invalid_argument,
-                    fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
-                                "(whole vec4s, offset a multiple of {}, at most {} texels)",
-                                kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
-                                limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
-      VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
-      view.buffer = b.buffer;
-      const TexelSampled sampled = kernel.bindings()[i].sampled;
-      if (b.f16 && sampled != TexelSampled::float32)
-        throw Error(ErrorCode::invalid_argument,
-                    fmt::format("kernel {} ({}): binding {} holds float16 values, but the kernel reads 32-bit words "
-                                "there",
-                                kernel.name(), label, i));
-      view.format = sampled == TexelSampled::uint32  ? VK_FORMAT_R32G32B32A32_UINT
-                    : sampled == TexelSampled::int32 ? VK_FORMAT_R32G32B32A32_SINT
-                    : b.f16                          ? VK_FORMAT_R16G16B16A16_SFLOAT
-                                                     : VK_FORMAT_R32G32B32A32_SFLOAT;
-      view.offset = b.offset;
-      view.range = b.size;
-      check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");
-      views_.emplace_back(device_->handle(), views[i], fn.vkDestroyBufferView);
-    }
-  }
-  before_access(reads, written);
-  const VkDescriptorSet set = allocate_set(kernel.set_layout(), static_cast<std::uint32_t>(bindings.size()));
-  for (std::size_t i = 0; i < bindings.size(); ++i) {
+  for (std::size_t i = 0; i < infos.size(); ++i) {
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     w.dstSet = set;
     w.dstBinding = static_cast<std::uint32_t>(i);
@@ -234,23 +228,65 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
     }
     writes.push_back(w);
   }
-  fn.vkUpdateDescriptorSets(device_->handle(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  fn.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline());
-  fn.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout(), 0, 1, &set, 0, nullptr);
-  if (!push.empty())
-    fn.vkCmdPushConstants(commands_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                          static_cast<std::uint32_t>(push.size()), push.data());
-  const std::uint32_t* most = limits.max_workgroup_count;
+  return writes;
+}
+
+// The grid, in pieces of at most maxComputeWorkGroupCount with a base where it is larger.
+void record_grid(const DeviceFns& fn, VkCommandBuffer commands, Groups groups, const std::uint32_t* most) {
   for (std::uint32_t z = 0; z < groups.z; z += most[2])
     for (std::uint32_t y = 0; y < groups.y; y += most[1])
       for (std::uint32_t x = 0; x < groups.x; x += most[0]) {
         const std::uint32_t nx = std::min(most[0], groups.x - x), ny = std::min(most[1], groups.y - y),
                             nz = std::min(most[2], groups.z - z);
         if (x == 0 && y == 0 && z == 0 && nx == groups.x && ny == groups.y && nz == groups.z)
-          fn.vkCmdDispatch(commands_, nx, ny, nz);
+          fn.vkCmdDispatch(commands, nx, ny, nz);
         else
-          fn.vkCmdDispatchBase(commands_, x, y, z, nx, ny, nz);
+          fn.vkCmdDispatchBase(commands, x, y, z, nx, ny, nz);
       }
+}
+
+}  // namespace
+
+void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bindings, std::span<const std::byte> push,
+                         Groups groups, std::string_view label) {
+  VKP_CHECK(!finished_, "dispatch after finish() in recording '" + options_.name + "'");
+  VKP_CHECK(!options_.transfer, "dispatch in transfer recording '" + options_.name + "'");
+  VKP_CHECK(bindings.size() == kernel.bindings().size(),
+            fmt::format("kernel {} has {} bindings, dispatch gave {}", kernel.name(), kernel.bindings().size(),
+                        bindings.size()));
+  VKP_CHECK(push.size() == kernel.push_constant_bytes(),
+            fmt::format("kernel {} takes {} bytes of push constants, dispatch gave {}", kernel.name(),
+                        kernel.push_constant_bytes(), push.size()));
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) {  // empty tensors: nothing to do
+    check_dispatch(kernel, bindings, {1, 1, 1}, label, *device_);
+    return;
+  }
+  check_dispatch(kernel, bindings, groups, label, *device_);
+  const DeviceFns& fn = device_->fn();
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkBufferView> views(bindings.size(), VK_NULL_HANDLE);
+  std::vector<ByteRange> reads, written;
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    const BufferSlice& b = bindings[i];
+    check_storage_binding(kernel, i, b, label, *device_);
+    infos.push_back({b.buffer, b.offset, b.size});
+    (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
+    if (kernel.bindings()[i].texel) {
+      const VkBufferViewCreateInfo view = texel_view(kernel, i, b, label, *device_);
+      check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");
+      views_.emplace_back(device_->handle(), views[i], fn.vkDestroyBufferView);
+    }
+  }
+  before_access(reads, written);
+  const VkDescriptorSet set = allocate_set(kernel.set_layout(), static_cast<std::uint32_t>(bindings.size()));
+  const std::vector<VkWriteDescriptorSet> writes = descriptor_writes(set, views, infos);
+  fn.vkUpdateDescriptorSets(device_->handle(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  fn.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline());
+  fn.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout(), 0, 1, &set, 0, nullptr);
+  if (!push.empty())
+    fn.vkCmdPushConstants(commands_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                          static_cast<std::uint32_t>(push.size()), push.data());
+  record_grid(fn, commands_, groups, device_->limits().max_workgroup_count);
   note_timed(label.empty() ? std::string_view(kernel.name()) : label, false);
 }
 
@@ -297,7 +333,8 @@ void Recording::finish() {
 std::uint64_t Recording::submit(std::uint64_t after) {
   VKP_CHECK(finished_, "recording '" + options_.name + "' submitted before finish()");
   if (last_submit_ != 0) wait_for(last_submit_);
-  last_submit_ = options_.transfer ? device_->submit_transfer(commands_, after) : device_->submit({&commands_, 1}, after);
+  last_submit_ =
+      options_.transfer ? device_->submit_transfer(commands_, after) : device_->submit({&commands_, 1}, after);
   return last_submit_;
 }
 
@@ -336,8 +373,8 @@ std::vector<std::uint64_t> Recording::read_ticks() const {
   if (!options_.timestamps || last_submit_ == 0) return {};
   std::vector<std::uint64_t> ticks(stamped_ + 1);
   check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0,
-                                            static_cast<std::uint32_t>(ticks.size()), ticks.size() * sizeof(std::uint64_t),
-                                            ticks.data(), sizeof(std::uint64_t),
+                                            static_cast<std::uint32_t>(ticks.size()),
+                                            ticks.size() * sizeof(std::uint64_t), ticks.data(), sizeof(std::uint64_t),
                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "vkGetQueryPoolResults");
   return ticks;
