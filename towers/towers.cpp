@@ -42,7 +42,6 @@ const char* to_string(Reduction r) {
   return "?";
 }
 
-
 Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
                TowerOptions options)
     : options_(options) {
@@ -59,8 +58,9 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
   if (options_.loss_scale && objective_count() > 1)
     throw Error(ErrorCode::unsupported, "Towers: mixed precision (loss_scale) needs towers of one objective");
   if (objective_count() > 1 && (options_.reduction == Reduction::async || options_.bucket_bytes > 0))
-    throw Error(ErrorCode::unsupported, "Towers: towers of several objectives (a GAN's) need replicated or "
-                                        "parameter-server reduction without bucket_bytes");
+    throw Error(ErrorCode::unsupported,
+                "Towers: towers of several objectives (a GAN's) need replicated or "
+                "parameter-server reduction without bucket_bytes");
   for (const std::string& name : names_) {
     const graph::Tensor v = towers_[0]->graph->find_variable(name);
     averaged_.emplace_back(DType::f32, Shape(v.type().dims));
@@ -71,6 +71,95 @@ Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const Opt
   log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(options_.reduction),
            host_master() ? " (master on the host)" : "", names_.size());
 }
+
+namespace {
+
+// Each objective's gradients of its variables (of scale * cost with loss scaling, from a
+// copy of the scale: loss_scale.h), by trainable variable: owner[i], the objective that
+// trains trainables[i] (-1: none has a gradient for it), and gradient[i]. Error for a
+// cost that is not a scalar, a variable that is not trainable, or one two objectives train.
+struct OwnedGradients {
+  std::vector<int> owner;
+  std::vector<graph::Tensor> gradient;
+};
+OwnedGradients objective_gradients(int k, const std::vector<graph::Tensor>& trainables,
+                                   const std::vector<Objective>& objectives, const graph::Tensor* scale) {
+  OwnedGradients out{std::vector<int>(trainables.size(), -1), std::vector<graph::Tensor>(trainables.size())};
+  for (std::size_t o = 0; o < objectives.size(); ++o) {
+    const Objective& objective = objectives[o];
+    const std::string which = "tower " + std::to_string(k) + ", objective " + std::to_string(o);
+    if (!objective.cost.valid() || objective.cost.type().numel() != 1)
+      throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
+    const std::vector<graph::Tensor> grads = scale
+                                                 ? graph::gradients(objective.cost, objective.variables, *scale * 1.0f)
+                                                 : graph::gradients(objective.cost, objective.variables);
+    for (std::size_t j = 0; j < grads.size(); ++j) {
+      if (!grads[j].valid()) continue;
+      const auto at = std::find_if(trainables.begin(), trainables.end(),
+                                   [&](const graph::Tensor& t) { return t.id() == objective.variables[j].id(); });
+      if (at == trainables.end())
+        throw Error(ErrorCode::invalid_argument, which + ": " + var_name(objective.variables[j]) + " is not trainable");
+      const auto i = static_cast<std::size_t>(at - trainables.begin());
+      if (out.owner[i] >= 0 && out.owner[i] != static_cast<int>(o))
+        throw Error(ErrorCode::invalid_argument, which + ": objectives " + std::to_string(out.owner[i]) + " and " +
+                                                     std::to_string(o) + " both train " + var_name(*at) +
+                                                     "; objectives train disjoint variables");
+      out.owner[i] = static_cast<int>(o);
+      out.gradient[i] = grads[j];
+    }
+  }
+  return out;
+}
+
+// The variables some objective trains, in the graph's order: their names, and by
+// objective the indices of its variables and their gradients.
+struct TrainedVariables {
+  std::vector<std::string> names;
+  std::vector<graph::Tensor> vars;
+  std::vector<std::vector<int>> objective_vars;
+  std::vector<std::vector<graph::Tensor>> gradients;
+};
+TrainedVariables trained_variables(const std::vector<graph::Tensor>& trainables, const OwnedGradients& owned,
+                                   std::size_t objectives) {
+  TrainedVariables out;
+  out.objective_vars.resize(objectives);
+  out.gradients.resize(objectives);
+  for (std::size_t i = 0; i < trainables.size(); ++i) {
+    if (owned.owner[i] < 0) continue;
+    const auto o = static_cast<std::size_t>(owned.owner[i]);
+    out.objective_vars[o].push_back(static_cast<int>(out.names.size()));
+    out.gradients[o].push_back(owned.gradient[i]);
+    out.names.push_back(var_name(trainables[i]));
+    out.vars.push_back(trainables[i]);
+  }
+  return out;
+}
+
+// The gradient placeholders of objective `indices` (into vars and names) in an applying
+// tower, and the updates that apply what is fed to them: through the loss scale's guard
+// with `scaling`.
+struct FedUpdates {
+  std::vector<graph::Tensor> inputs, apply_ops;
+};
+struct Scaling {
+  const graph::LossScaleState& state;
+  const graph::LossScaleOptions& options;
+};
+FedUpdates fed_updates(graph::Graph& g, const std::vector<int>& indices, const std::vector<graph::Tensor>& vars,
+                       const std::vector<std::string>& names, const graph::Optimizer& o, const Scaling* scaling) {
+  FedUpdates out;
+  std::vector<graph::GradAndVar> fed;
+  for (int i : indices) {
+    const graph::Tensor& v = vars[static_cast<std::size_t>(i)];
+    out.inputs.push_back(graph::placeholder(g, "gradient/" + names[static_cast<std::size_t>(i)], v.type()));
+    fed.emplace_back(out.inputs.back(), v);
+  }
+  out.apply_ops = scaling ? graph::apply_with_loss_scaling(o, fed, scaling->state, scaling->options).train_op
+                          : o.apply_gradients(fed);
+  return out;
+}
+
+}  // namespace
 
 // Tower k: its graph (the tower function, gradients of the trainable variables, the
 // apply ops or parameter assigns its reduction needs) and a session on `device`.
@@ -83,55 +172,22 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
     r->tower = build(g, k);
   }
   if (!r->tower.cost.valid() || r->tower.cost.type().numel() != 1)
-    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": the tower function must return a scalar cost");
+    throw Error(ErrorCode::invalid_argument,
+                "tower " + std::to_string(k) + ": the tower function must return a scalar cost");
   const std::vector<graph::Tensor> trainables = g.trainable_variables();
   std::vector<Objective> objectives = r->tower.objectives;
   if (objectives.empty()) objectives.push_back({r->tower.cost, trainables});
   graph::LossScaleState loss_scale;  // with TowerOptions::loss_scale
   if (options_.loss_scale) loss_scale = graph::loss_scale_state(g, *options_.loss_scale);
-  // Each objective's gradients of its variables; owner: which objective trains each
-  // trainable variable (-1: none has a gradient for it).
-  std::vector<int> owner(trainables.size(), -1);
-  std::vector<graph::Tensor> gradient(trainables.size());
-  for (std::size_t o = 0; o < objectives.size(); ++o) {
-    const Objective& objective = objectives[o];
-    const std::string which = "tower " + std::to_string(k) + ", objective " + std::to_string(o);
-    if (!objective.cost.valid() || objective.cost.type().numel() != 1)
-      throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
-    // With loss scaling, of scale * cost (from a copy of the scale: loss_scale.h).
-    const std::vector<graph::Tensor> grads =
-        options_.loss_scale ? graph::gradients(objective.cost, objective.variables, loss_scale.scale * 1.0f)
-                            : graph::gradients(objective.cost, objective.variables);
-    for (std::size_t j = 0; j < grads.size(); ++j) {
-      if (!grads[j].valid()) continue;
-      const auto at = std::find_if(trainables.begin(), trainables.end(),
-                                   [&](const graph::Tensor& t) { return t.id() == objective.variables[j].id(); });
-      if (at == trainables.end())
-        throw Error(ErrorCode::invalid_argument, which + ": " + var_name(objective.variables[j]) + " is not trainable");
-      const auto i = static_cast<std::size_t>(at - trainables.begin());
-      if (owner[i] >= 0 && owner[i] != static_cast<int>(o))
-        throw Error(ErrorCode::invalid_argument, which + ": objectives " + std::to_string(owner[i]) + " and " +
-                                                     std::to_string(o) + " both train " + var_name(*at) +
-                                                     "; objectives train disjoint variables");
-      owner[i] = static_cast<int>(o);
-      gradient[i] = grads[j];
-    }
-  }
-  // The variables some objective trains, in the graph's order, and each objective's.
-  std::vector<std::string> names;
-  std::vector<graph::Tensor> vars;
-  std::vector<std::vector<int>> objective_vars(objectives.size());
+  const TrainedVariables trained = trained_variables(
+      trainables, objective_gradients(k, trainables, objectives, options_.loss_scale ? &loss_scale.scale : nullptr),
+      objectives.size());
+  const std::vector<std::string>& names = trained.names;
+  const std::vector<graph::Tensor>& vars = trained.vars;
   r->parts.resize(objectives.size());
-  for (std::size_t i = 0; i < trainables.size(); ++i) {
-    if (owner[i] < 0) continue;
-    Part& part = r->parts[static_cast<std::size_t>(owner[i])];
-    objective_vars[static_cast<std::size_t>(owner[i])].push_back(static_cast<int>(names.size()));
-    part.gradients.push_back(gradient[i]);
-    names.push_back(var_name(trainables[i]));
-    vars.push_back(trainables[i]);
-  }
+  for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].gradients = trained.gradients[o];
   for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].cost = objectives[o].cost;
-  check_same_variables(k, names, vars, objective_vars);
+  check_same_variables(k, names, vars, trained.objective_vars);
   r->updates = g.collection(graph::kUpdateOps);
   // Applying towers take gradients through placeholders: every tower when replicated,
   // only the master (tower 0) otherwise.
@@ -150,17 +206,12 @@ void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const 
                     "Towers: mixed precision (loss_scale) with gradient processors is not "
                     "supported on several towers yet");
     }
+    const std::optional<Scaling> scaling =
+        options_.loss_scale ? std::optional<Scaling>(Scaling{loss_scale, *options_.loss_scale}) : std::nullopt;
     for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
-      Part& part = r->parts[objective];
-      std::vector<graph::GradAndVar> fed;
-      for (int i : objective_vars_[objective]) {
-        const graph::Tensor& v = vars[static_cast<std::size_t>(i)];
-        part.gradient_inputs.push_back(graph::placeholder(g, "gradient/" + names_[static_cast<std::size_t>(i)], v.type()));
-        fed.emplace_back(part.gradient_inputs.back(), v);
-      }
-      part.apply_ops = options_.loss_scale
-                           ? graph::apply_with_loss_scaling(o, fed, loss_scale, *options_.loss_scale).train_op
-                           : o.apply_gradients(fed);
+      FedUpdates fed = fed_updates(g, objective_vars_[objective], vars, names_, o, scaling ? &*scaling : nullptr);
+      r->parts[objective].gradient_inputs = std::move(fed.inputs);
+      r->parts[objective].apply_ops = std::move(fed.apply_ops);
     }
   }
   if (options_.reduction != Reduction::replicated)
@@ -182,8 +233,8 @@ void Towers::check_same_variables(int k, const std::vector<std::string>& names, 
     if (names.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the cost depends on no trainable variable");
     for (std::size_t o = 0; o < objective_vars.size(); ++o)
       if (objective_vars[o].empty())
-        throw Error(ErrorCode::invalid_argument, "Towers: objective " + std::to_string(o) +
-                                                     "'s cost depends on none of its variables");
+        throw Error(ErrorCode::invalid_argument,
+                    "Towers: objective " + std::to_string(o) + "'s cost depends on none of its variables");
     names_ = names;
     objective_vars_ = objective_vars;
     position_.assign(objective_vars.size(), std::vector<int>(names.size(), -1));
@@ -201,8 +252,8 @@ void Towers::check_same_variables(int k, const std::vector<std::string>& names, 
                     (i < names_.size() ? "'" + names_[i] + "'" : "nothing"));
   }
   if (objective_vars != objective_vars_)
-    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) +
-                                                 " differs from tower 0 in which variables its objectives train");
+    throw Error(ErrorCode::invalid_argument,
+                "tower " + std::to_string(k) + " differs from tower 0 in which variables its objectives train");
   for (std::size_t i = 0; i < vars.size(); ++i) {
     const graph::TensorType& mine = vars[i].type();
     const graph::TensorType& first = towers_[0]->graph->find_variable(names_[i]).type();
@@ -375,8 +426,8 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t g
 double Towers::step(int objective, bool run_updates, std::span<const std::vector<Array>> batches,
                     std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
   if (objective < 0 || objective >= objective_count())
-    throw Error(ErrorCode::invalid_argument, "Towers::step: objective " + std::to_string(objective) + " of " +
-                                                 std::to_string(objective_count()));
+    throw Error(ErrorCode::invalid_argument,
+                "Towers::step: objective " + std::to_string(objective) + " of " + std::to_string(objective_count()));
   current_ = objective;
   current_updates_ = run_updates;
   return step_current({}, batches, global_step, fetches, fetched);
@@ -397,14 +448,16 @@ double Towers::step_current(std::span<const std::vector<Array>> next, std::span<
                             std::vector<Array>& fetched) {
   const int n = size();
   if (!next.empty() && (options_.staging_buffers < 2 || static_cast<int>(next.size()) != n))
-    throw Error(ErrorCode::invalid_argument, "Towers::step: next batches need staging_buffers = 2 and one batch per tower");
+    throw Error(ErrorCode::invalid_argument,
+                "Towers::step: next batches need staging_buffers = 2 and one batch per tower");
   if (static_cast<int>(batches.size()) != n)
-    throw Error(ErrorCode::invalid_argument, "Towers::step: " + std::to_string(n) + " towers, " +
-                                                 std::to_string(batches.size()) + " batches");
+    throw Error(ErrorCode::invalid_argument,
+                "Towers::step: " + std::to_string(n) + " towers, " + std::to_string(batches.size()) + " batches");
   if (options_.reduction == Reduction::async) {
     if (!next.empty())
-      throw Error(ErrorCode::invalid_argument, "Towers::step: async towers write each batch on their own thread; "
-                                               "give no next batches");
+      throw Error(ErrorCode::invalid_argument,
+                  "Towers::step: async towers write each batch on their own thread; "
+                  "give no next batches");
     return step_async(batches, fetches, fetched);
   }
   // Every mode: a hyperparameter may act in forward (a dropout rate), not only in updates.

@@ -23,7 +23,6 @@
 namespace vkp::train {
 namespace onnx_detail {
 
-
 void Exporter::translate_node(int id) {
   const Node& n = node(id);
   const auto in = [&](std::size_t i) { return n.inputs[i]; };
@@ -37,56 +36,17 @@ void Exporter::translate_node(int id) {
     case OpKind::batch_norm: return batch_norm(id);
     case OpKind::identity:
     case OpKind::stop_gradient: values_[id] = value(in(0)); return;
-    case OpKind::reshape: {
-      const auto& dims = std::get<graph::DimsAttrs>(n.attrs).dims;
-      const std::string out = output_name(id);
-      add_node("Reshape", {vkpack_layout(in(0)), int64s(n.name + "/shape", dims)}, out, n.name);
-      return set(id, out);
-    }
-    case OpKind::transpose: {
-      const auto& perm = std::get<graph::TransposeAttrs>(n.attrs).perm;
-      const std::string out = output_name(id);
-      attr(add_node("Transpose", {vkpack_layout(in(0))}, out, n.name), "perm", std::vector<std::int64_t>(perm.begin(), perm.end()));
-      return set(id, out);
-    }
-    case OpKind::slice: {
-      const auto& a = std::get<graph::SliceAttrs>(n.attrs);
-      std::vector<std::int64_t> ends, axes;
-      for (std::size_t i = 0; i < a.begin.size(); ++i) {
-        ends.push_back(a.size[i] < 0 ? std::numeric_limits<std::int64_t>::max() : a.begin[i] + a.size[i]);
-        axes.push_back(static_cast<std::int64_t>(i));
-      }
-      const std::string out = output_name(id);
-      add_node("Slice", {vkpack_layout(in(0)), int64s(n.name + "/starts", a.begin), int64s(n.name + "/ends", ends),
-                         int64s(n.name + "/axes", axes)},
-               out, n.name);
-      return set(id, out);
-    }
-    case OpKind::concat: {
-      std::vector<std::string> parts;
-      for (int i : n.inputs) parts.push_back(vkpack_layout(i));
-      const std::string out = output_name(id);
-      attr(add_node("Concat", parts, out, n.name), "axis", std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
-      return set(id, out);
-    }
-    case OpKind::broadcast_to: {
-      const std::string out = output_name(id);
-      add_node("Expand", {vkpack_layout(in(0)), int64s(n.name + "/shape", std::get<graph::DimsAttrs>(n.attrs).dims)}, out,
-               n.name);
-      return set(id, out);
-    }
-    case OpKind::pad: {
-      const auto& a = std::get<graph::PadAttrs>(n.attrs);
-      std::vector<std::int64_t> pads = a.before;
-      pads.insert(pads.end(), a.after.begin(), a.after.end());
-      const std::string out = output_name(id);
-      add_node("Pad", {vkpack_layout(in(0)), int64s(n.name + "/pads", pads)}, out, n.name);
-      return set(id, out);
-    }
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::slice:
+    case OpKind::concat:
+    case OpKind::broadcast_to:
+    case OpKind::pad: return shape_op(id);
     case OpKind::cast: {
       const std::string out = output_name(id);
       const Value v = value(in(0));
-      attr(add_node("Cast", {v.name}, out, n.name), "to", std::int64_t{onnx_type(std::get<graph::CastAttrs>(n.attrs).to)});
+      attr(add_node("Cast", {v.name}, out, n.name), "to",
+           std::int64_t{onnx_type(std::get<graph::CastAttrs>(n.attrs).to)});
       return set(id, out, v.nchw);
     }
     case OpKind::softmax: {
@@ -108,6 +68,62 @@ void Exporter::translate_node(int id) {
     case OpKind::resize: return resize(id);
     case OpKind::conv2d_backprop_input: return conv2d_transpose(id);
     default: unsupported(id, "has no ONNX mapping (a training op, not part of an inference graph)");
+  }
+}
+
+void Exporter::shape_op(int id) {
+  const Node& n = node(id);
+  const auto in = [&](std::size_t i) { return n.inputs[i]; };
+  switch (n.op) {
+    case OpKind::reshape: {
+      const auto& dims = std::get<graph::DimsAttrs>(n.attrs).dims;
+      const std::string out = output_name(id);
+      add_node("Reshape", {vkpack_layout(in(0)), int64s(n.name + "/shape", dims)}, out, n.name);
+      return set(id, out);
+    }
+    case OpKind::transpose: {
+      const auto& perm = std::get<graph::TransposeAttrs>(n.attrs).perm;
+      const std::string out = output_name(id);
+      attr(add_node("Transpose", {vkpack_layout(in(0))}, out, n.name), "perm",
+           std::vector<std::int64_t>(perm.begin(), perm.end()));
+      return set(id, out);
+    }
+    case OpKind::slice: {
+      const auto& a = std::get<graph::SliceAttrs>(n.attrs);
+      std::vector<std::int64_t> ends, axes;
+      for (std::size_t i = 0; i < a.begin.size(); ++i) {
+        ends.push_back(a.size[i] < 0 ? std::numeric_limits<std::int64_t>::max() : a.begin[i] + a.size[i]);
+        axes.push_back(static_cast<std::int64_t>(i));
+      }
+      const std::string out = output_name(id);
+      add_node("Slice",
+               {vkpack_layout(in(0)), int64s(n.name + "/starts", a.begin), int64s(n.name + "/ends", ends),
+                int64s(n.name + "/axes", axes)},
+               out, n.name);
+      return set(id, out);
+    }
+    case OpKind::concat: {
+      std::vector<std::string> parts;
+      for (int i : n.inputs) parts.push_back(vkpack_layout(i));
+      const std::string out = output_name(id);
+      attr(add_node("Concat", parts, out, n.name), "axis", std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
+      return set(id, out);
+    }
+    case OpKind::broadcast_to: {
+      const std::string out = output_name(id);
+      add_node("Expand", {vkpack_layout(in(0)), int64s(n.name + "/shape", std::get<graph::DimsAttrs>(n.attrs).dims)},
+               out, n.name);
+      return set(id, out);
+    }
+    case OpKind::pad: {
+      const auto& a = std::get<graph::PadAttrs>(n.attrs);
+      std::vector<std::int64_t> pads = a.before;
+      pads.insert(pads.end(), a.after.begin(), a.after.end());
+      const std::string out = output_name(id);
+      add_node("Pad", {vkpack_layout(in(0)), int64s(n.name + "/pads", pads)}, out, n.name);
+      return set(id, out);
+    }
+    default: unsupported(id, "is not a shape op");
   }
 }
 
@@ -254,8 +270,10 @@ void Exporter::reduce(int id) {
       const int vk_axis = static_cast<int>(std::find(kToNchw, kToNchw + 4, i) - kToNchw);
       if (std::find(axes.begin(), axes.end(), vk_axis) == axes.end()) left_nchw.push_back(vk_axis);
     }
-    if (a.keep_dims) out_nchw = true;
-    else if (left_vkpack != left_nchw) in_nchw = false;
+    if (a.keep_dims)
+      out_nchw = true;
+    else if (left_vkpack != left_nchw)
+      in_nchw = false;
   }
   std::vector<std::int64_t> onnx_axes;
   for (int axis : axes) onnx_axes.push_back(in_nchw ? kToNchw[axis] : axis);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -11,15 +12,36 @@ namespace {
 
 // Opcodes, decorations and enumerants from the SPIR-V specification (unified 1.6).
 enum Op : std::uint32_t {
-  kOpExecutionMode = 16, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeImage = 25,
-  kOpTypeSampledImage = 27, kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstantTrue = 41,
-  kOpConstantFalse = 42, kOpConstant = 43, kOpSpecConstantTrue = 48, kOpSpecConstantFalse = 49,
-  kOpSpecConstant = 50, kOpSpecConstantComposite = 51, kOpSpecConstantOp = 52, kOpVariable = 59, kOpDecorate = 71,
-  kOpMemberDecorate = 72, kOpExecutionModeId = 331,
+  kOpExecutionMode = 16,
+  kOpTypeInt = 21,
+  kOpTypeFloat = 22,
+  kOpTypeVector = 23,
+  kOpTypeImage = 25,
+  kOpTypeSampledImage = 27,
+  kOpTypeArray = 28,
+  kOpTypeStruct = 30,
+  kOpTypePointer = 32,
+  kOpConstantTrue = 41,
+  kOpConstantFalse = 42,
+  kOpConstant = 43,
+  kOpSpecConstantTrue = 48,
+  kOpSpecConstantFalse = 49,
+  kOpSpecConstant = 50,
+  kOpSpecConstantComposite = 51,
+  kOpSpecConstantOp = 52,
+  kOpVariable = 59,
+  kOpDecorate = 71,
+  kOpMemberDecorate = 72,
+  kOpExecutionModeId = 331,
 };
 enum Decoration : std::uint32_t {
-  kSpecId = 1, kArrayStride = 6, kBuiltIn = 11, kNonWritable = 24, kBinding = 33,
-  kDescriptorSet = 34, kOffset = 35,
+  kSpecId = 1,
+  kArrayStride = 6,
+  kBuiltIn = 11,
+  kNonWritable = 24,
+  kBinding = 33,
+  kDescriptorSet = 34,
+  kOffset = 35,
 };
 constexpr std::uint32_t kBuiltInNumWorkgroups = 24, kBuiltInWorkgroupSize = 25;
 constexpr std::uint32_t kModeLocalSize = 17, kModeLocalSizeId = 38;
@@ -37,16 +59,16 @@ struct Type {
 
 struct Module {
   std::map<std::uint32_t, Type> types;
-  std::map<std::uint32_t, std::uint32_t> constants;       // OpConstant / OpSpecConstant values (booleans 0, 1)
+  std::map<std::uint32_t, std::uint32_t> constants;  // OpConstant / OpSpecConstant values (booleans 0, 1)
   std::map<std::uint32_t, std::uint32_t> spec_ids;
   std::map<std::uint32_t, std::uint32_t> bindings, sets, strides;
   std::map<std::uint32_t, std::uint32_t> builtins;
-  std::map<std::uint32_t, bool> nonwritable;              // on a variable
+  std::map<std::uint32_t, bool> nonwritable;  // on a variable
   std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> member_offsets;
   std::map<std::uint32_t, std::map<std::uint32_t, bool>> member_nonwritable;
   std::map<std::uint32_t, std::vector<std::uint32_t>> composites;
   std::map<std::uint32_t, std::vector<std::uint32_t>> spec_ops;  // id -> opcode, operands
-  std::vector<std::array<std::uint32_t, 3>> variables;    // type, id, storage class
+  std::vector<std::array<std::uint32_t, 3>> variables;           // type, id, storage class
   std::array<std::uint32_t, 3> local_size_literal{1, 1, 1};
   std::array<std::uint32_t, 3> local_size_ids{};
   bool has_local_size_ids = false;
@@ -64,28 +86,31 @@ Module parse(std::span<const std::uint32_t> words, std::string_view name) {
     if (count == 0 || at + count > words.size()) malformed(name, "instruction runs past the end");
     const std::uint32_t* w = &words[at];
     switch (op) {
-      case kOpTypeInt: case kOpTypeFloat: case kOpTypeVector: case kOpTypeArray:
-      case kOpTypeStruct: case kOpTypePointer: case kOpTypeImage: case kOpTypeSampledImage:
-        m.types[w[1]] = Type{op, std::vector<std::uint32_t>(w + 2, w + count)};
-        break;
-      case kOpConstant: case kOpSpecConstant:
+      case kOpTypeInt:
+      case kOpTypeFloat:
+      case kOpTypeVector:
+      case kOpTypeArray:
+      case kOpTypeStruct:
+      case kOpTypePointer:
+      case kOpTypeImage:
+      case kOpTypeSampledImage: m.types[w[1]] = Type{op, std::vector<std::uint32_t>(w + 2, w + count)}; break;
+      case kOpConstant:
+      case kOpSpecConstant:
         if (count >= 4) m.constants[w[2]] = w[3];
         break;
-      case kOpConstantTrue: case kOpSpecConstantTrue:
+      case kOpConstantTrue:
+      case kOpSpecConstantTrue:
         if (count >= 3) m.constants[w[2]] = 1;
         break;
-      case kOpConstantFalse: case kOpSpecConstantFalse:
+      case kOpConstantFalse:
+      case kOpSpecConstantFalse:
         if (count >= 3) m.constants[w[2]] = 0;
         break;
-      case kOpSpecConstantComposite:
-        m.composites[w[2]] = std::vector<std::uint32_t>(w + 3, w + count);
-        break;
+      case kOpSpecConstantComposite: m.composites[w[2]] = std::vector<std::uint32_t>(w + 3, w + count); break;
       case kOpSpecConstantOp:
         if (count >= 4) m.spec_ops[w[2]] = std::vector<std::uint32_t>(w + 3, w + count);
         break;
-      case kOpVariable:
-        m.variables.push_back({w[1], w[2], w[3]});
-        break;
+      case kOpVariable: m.variables.push_back({w[1], w[2], w[3]}); break;
       case kOpDecorate:
         if (count < 3) break;
         if (w[2] == kSpecId && count > 3) m.spec_ids[w[1]] = w[3];
@@ -121,7 +146,8 @@ std::uint32_t size_of_type(const Module& m, std::uint32_t id, std::string_view n
   if (it == m.types.end()) malformed(name, "push-constant member of unknown type %" + std::to_string(id));
   const Type& t = it->second;
   switch (t.op) {
-    case kOpTypeInt: case kOpTypeFloat: return t.operands.at(0) / 8;
+    case kOpTypeInt:
+    case kOpTypeFloat: return t.operands.at(0) / 8;
     case kOpTypeVector: return t.operands.at(1) * size_of_type(m, t.operands.at(0), name);
     case kOpTypeArray: {
       const auto length = m.constants.find(t.operands.at(1));
@@ -132,7 +158,8 @@ std::uint32_t size_of_type(const Module& m, std::uint32_t id, std::string_view n
     }
     case kOpTypeStruct: {
       std::uint32_t end = 0;
-      const auto& offsets = m.member_offsets.count(id) ? m.member_offsets.at(id) : std::map<std::uint32_t, std::uint32_t>{};
+      const auto& offsets =
+          m.member_offsets.count(id) ? m.member_offsets.at(id) : std::map<std::uint32_t, std::uint32_t>{};
       for (std::uint32_t i = 0; i < t.operands.size(); ++i) {
         const auto off = offsets.find(i);
         if (off == offsets.end()) malformed(name, "push-constant member without an Offset");
@@ -184,9 +211,11 @@ std::uint64_t shared_size_of(const Module& m, std::uint32_t id, const std::map<s
   if (it == m.types.end()) malformed(name, "shared variable of unknown type %" + std::to_string(id));
   const Type& t = it->second;
   switch (t.op) {
-    case kOpTypeInt: case kOpTypeFloat: return t.operands.at(0) / 8;
+    case kOpTypeInt:
+    case kOpTypeFloat: return t.operands.at(0) / 8;
     case kOpTypeVector: return t.operands.at(1) * shared_size_of(m, t.operands.at(0), spec, name);
-    case kOpTypeArray: return constant_value(m, t.operands.at(1), spec, name) * shared_size_of(m, t.operands.at(0), spec, name);
+    case kOpTypeArray:
+      return constant_value(m, t.operands.at(1), spec, name) * shared_size_of(m, t.operands.at(0), spec, name);
     case kOpTypeStruct: {
       std::uint64_t total = 0;
       for (std::uint32_t member : t.operands) total += shared_size_of(m, member, spec, name);
@@ -196,86 +225,38 @@ std::uint64_t shared_size_of(const Module& m, std::uint32_t id, const std::map<s
   }
 }
 
-}  // namespace
-
-std::uint64_t spirv_shared_memory_bytes(std::span<const std::uint32_t> words, std::string_view name,
-                                        const std::map<std::uint32_t, std::uint32_t>& spec_values) {
-  const Module m = parse(words, name);
-  std::uint64_t total = 0;
-  for (const auto& [type, id, storage] : m.variables) {
-    if (storage != kStorageWorkgroup) continue;
-    const auto ptr = m.types.find(type);
-    if (ptr == m.types.end() || ptr->second.op != kOpTypePointer) malformed(name, "shared variable without a pointer type");
-    total += shared_size_of(m, ptr->second.operands.at(1), spec_values, name);
+// A uniform texel buffer, read only: a textureBuffer (an image of dimension Buffer,
+// sampled, read by texelFetch without a sampler), or the older samplerBuffer (that image
+// inside a sampled image, which SPIR-V 1.6 no longer allows): what its fetches return.
+// nullopt for any other variable; an error for another kind of image.
+std::optional<TexelSampled> texel_buffer_kind(const Module& m, std::uint32_t storage, const Type* block,
+                                              std::string_view name) {
+  if (storage != kStorageUniformConstant || block == nullptr) return std::nullopt;
+  const Type* image_type = nullptr;
+  if (block->op == kOpTypeSampledImage) {
+    const auto image = m.types.find(block->operands.at(0));
+    if (image == m.types.end() || image->second.op != kOpTypeImage)
+      malformed(name, "a sampled image without an image type");
+    image_type = &image->second;
+  } else if (block->op == kOpTypeImage) {
+    image_type = block;
+  } else {
+    return std::nullopt;
   }
-  return total;
+  // Operands: sampled type, Dim, Depth, Arrayed, MS, Sampled (1: read through texelFetch), format.
+  if (image_type->operands.at(1) != kDimBuffer || image_type->operands.at(5) != 1)
+    malformed(name, "an image that is not a uniform texel buffer; vkpack binds buffers only");
+  const auto component = m.types.find(image_type->operands.at(0));
+  if (component == m.types.end() || (component->second.op != kOpTypeFloat && component->second.op != kOpTypeInt) ||
+      component->second.operands.at(0) != 32)
+    malformed(name, "a texel buffer of other than 32-bit floats or integers");
+  return component->second.op == kOpTypeFloat    ? TexelSampled::float32
+         : component->second.operands.at(1) != 0 ? TexelSampled::int32
+                                                 : TexelSampled::uint32;
 }
 
-SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_view name) {
-  const Module m = parse(words, name);
-  SpirvReflection r;
-  std::map<std::uint32_t, bool> readonly;  // binding -> all declarations NonWritable
-  std::map<std::uint32_t, bool> texel;     // binding -> declared as a texel buffer
-  std::map<std::uint32_t, TexelSampled> sampled;
-  for (const auto& [type, id, storage] : m.variables) {
-    std::uint32_t struct_id = 0;
-    const Type* block = pointee(m, type, &struct_id);
-    if (storage == kStoragePushConstant) {
-      if (block == nullptr || block->op != kOpTypeStruct) malformed(name, "push constants are not a block");
-      r.push_constant_bytes = size_of_type(m, struct_id, name);
-      const auto& offsets = m.member_offsets.at(struct_id);
-      for (const auto& [member, offset] : offsets) r.push_constant_offsets.push_back(offset);
-      continue;
-    }
-    // A uniform texel buffer, read only: a textureBuffer (an image of dimension Buffer,
-    // sampled, read by texelFetch without a sampler), or the older samplerBuffer (that
-    // image inside a sampled image, which SPIR-V 1.6 no longer allows).
-    bool is_texel = false;
-    const Type* image_type = nullptr;
-    if (storage == kStorageUniformConstant && block != nullptr && block->op == kOpTypeSampledImage) {
-      const auto image = m.types.find(block->operands.at(0));
-      if (image == m.types.end() || image->second.op != kOpTypeImage)
-        malformed(name, "a sampled image without an image type");
-      image_type = &image->second;
-    } else if (storage == kStorageUniformConstant && block != nullptr && block->op == kOpTypeImage) {
-      image_type = block;
-    }
-    if (image_type != nullptr) {
-      // Operands: sampled type, Dim, Depth, Arrayed, MS, Sampled (1: read through texelFetch), format.
-      if (image_type->operands.at(1) != kDimBuffer || image_type->operands.at(5) != 1)
-        malformed(name, "an image that is not a uniform texel buffer; vkpack binds buffers only");
-      is_texel = true;
-      const auto component = m.types.find(image_type->operands.at(0));
-      if (component == m.types.end() || (component->second.op != kOpTypeFloat && component->second.op != kOpTypeInt) ||
-          component->second.operands.at(0) != 32)
-        malformed(name, "a texel buffer of other than 32-bit floats or integers");
-      if (m.bindings.count(id))
-        sampled[m.bindings.at(id)] = component->second.op == kOpTypeFloat    ? TexelSampled::float32
-                                     : component->second.operands.at(1) != 0 ? TexelSampled::int32
-                                                                             : TexelSampled::uint32;
-    } else if (storage != kStorageStorageBuffer && storage != kStorageUniform) {
-      continue;
-    }
-    if (!m.bindings.count(id)) continue;
-    const std::uint32_t set = m.sets.count(id) ? m.sets.at(id) : 0;
-    if (set != 0) malformed(name, "binding in descriptor set " + std::to_string(set) + "; vkpack uses set 0 only");
-    if (const auto kind = texel.find(m.bindings.at(id)); kind != texel.end() && kind->second != is_texel)
-      malformed(name, "binding " + std::to_string(m.bindings.at(id)) + " is declared both as a texel buffer and not");
-    texel[m.bindings.at(id)] = is_texel;
-    bool ro = is_texel || m.nonwritable.count(id) > 0;
-    if (!ro && block != nullptr && block->op == kOpTypeStruct && m.member_nonwritable.count(struct_id))
-      ro = m.member_nonwritable.at(struct_id).size() == block->operands.size();
-    const std::uint32_t binding = m.bindings.at(id);
-    const auto seen = readonly.find(binding);
-    readonly[binding] = seen == readonly.end() ? ro : (seen->second && ro);
-  }
-  for (const auto& [binding, ro] : readonly) {
-    if (binding != r.bindings.size())
-      malformed(name, "binding " + std::to_string(r.bindings.size()) + " is missing; bindings must be 0..n-1");
-    const auto s = sampled.find(binding);
-    r.bindings.push_back({binding, ro, texel.at(binding), s == sampled.end() ? TexelSampled::float32 : s->second});
-  }
-
+// The workgroup size into r.local_size, and whether the shader reads gl_NumWorkGroups.
+void workgroup_size(const Module& m, std::string_view name, SpirvReflection& r) {
   // Workgroup size: a spec-constant composite decorated WorkgroupSize wins over the
   // execution mode (glslang emits both for local_size_x_id).
   std::array<std::uint32_t, 3> ids{};
@@ -302,6 +283,65 @@ SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_
     r.local_size[i].value = value->second;
     if (m.spec_ids.count(ids[i])) r.local_size[i].spec_id = static_cast<std::int32_t>(m.spec_ids.at(ids[i]));
   }
+}
+
+}  // namespace
+
+std::uint64_t spirv_shared_memory_bytes(std::span<const std::uint32_t> words, std::string_view name,
+                                        const std::map<std::uint32_t, std::uint32_t>& spec_values) {
+  const Module m = parse(words, name);
+  std::uint64_t total = 0;
+  for (const auto& [type, id, storage] : m.variables) {
+    if (storage != kStorageWorkgroup) continue;
+    const auto ptr = m.types.find(type);
+    if (ptr == m.types.end() || ptr->second.op != kOpTypePointer)
+      malformed(name, "shared variable without a pointer type");
+    total += shared_size_of(m, ptr->second.operands.at(1), spec_values, name);
+  }
+  return total;
+}
+
+SpirvReflection reflect_spirv(std::span<const std::uint32_t> words, std::string_view name) {
+  const Module m = parse(words, name);
+  SpirvReflection r;
+  std::map<std::uint32_t, bool> readonly;  // binding -> all declarations NonWritable
+  std::map<std::uint32_t, bool> texel;     // binding -> declared as a texel buffer
+  std::map<std::uint32_t, TexelSampled> sampled;
+  for (const auto& [type, id, storage] : m.variables) {
+    std::uint32_t struct_id = 0;
+    const Type* block = pointee(m, type, &struct_id);
+    if (storage == kStoragePushConstant) {
+      if (block == nullptr || block->op != kOpTypeStruct) malformed(name, "push constants are not a block");
+      r.push_constant_bytes = size_of_type(m, struct_id, name);
+      const auto& offsets = m.member_offsets.at(struct_id);
+      for (const auto& [member, offset] : offsets) r.push_constant_offsets.push_back(offset);
+      continue;
+    }
+    const std::optional<TexelSampled> texel_kind = texel_buffer_kind(m, storage, block, name);
+    const bool is_texel = texel_kind.has_value();
+    if (is_texel && m.bindings.count(id)) sampled[m.bindings.at(id)] = *texel_kind;
+    if (!is_texel && storage != kStorageStorageBuffer && storage != kStorageUniform) continue;
+    if (!m.bindings.count(id)) continue;
+    const std::uint32_t set = m.sets.count(id) ? m.sets.at(id) : 0;
+    if (set != 0) malformed(name, "binding in descriptor set " + std::to_string(set) + "; vkpack uses set 0 only");
+    if (const auto kind = texel.find(m.bindings.at(id)); kind != texel.end() && kind->second != is_texel)
+      malformed(name, "binding " + std::to_string(m.bindings.at(id)) + " is declared both as a texel buffer and not");
+    texel[m.bindings.at(id)] = is_texel;
+    bool ro = is_texel || m.nonwritable.count(id) > 0;
+    if (!ro && block != nullptr && block->op == kOpTypeStruct && m.member_nonwritable.count(struct_id))
+      ro = m.member_nonwritable.at(struct_id).size() == block->operands.size();
+    const std::uint32_t binding = m.bindings.at(id);
+    const auto seen = readonly.find(binding);
+    readonly[binding] = seen == readonly.end() ? ro : (seen->second && ro);
+  }
+  for (const auto& [binding, ro] : readonly) {
+    if (binding != r.bindings.size())
+      malformed(name, "binding " + std::to_string(r.bindings.size()) + " is missing; bindings must be 0..n-1");
+    const auto s = sampled.find(binding);
+    r.bindings.push_back({binding, ro, texel.at(binding), s == sampled.end() ? TexelSampled::float32 : s->second});
+  }
+
+  workgroup_size(m, name, r);
   return r;
 }
 

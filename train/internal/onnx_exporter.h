@@ -247,6 +247,7 @@ class Exporter {
   // --- ops ---
 
   void translate_node(int id);
+  void shape_op(int id);  // reshape, transpose, slice, concat, broadcast_to, pad
   void unary(int id);
   void binary(int id);
   void keep(int id);
