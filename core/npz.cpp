@@ -1,9 +1,8 @@
 #include "core/npz.h"
 
-#include <algorithm>
-
 #include <zip.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -114,36 +113,26 @@ std::vector<std::byte> read_whole(const std::string& path) {
   return bytes;
 }
 
-}  // namespace
-
-Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
-  static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) bad(what, "it does not start with \\x93NUMPY");
+// Where the header starts in a .npy file and how long it is, from the preamble of format
+// version 1 (2-byte length), 2 or 3 (4-byte length).
+std::pair<std::size_t, std::size_t> header_extent(std::span<const std::byte> bytes, const std::string& what) {
   const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(bytes[i]); };
   const std::size_t major = byte(6);
-  std::size_t header_len = 0, start = 0;
-  if (major == 1) {
-    header_len = byte(8) | byte(9) << 8;
-    start = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) bad(what, "it ends inside its preamble");
-    header_len = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
-    start = 12;
-  } else {
-    bad(what, "format version " + std::to_string(major) + " is not 1, 2 or 3");
-  }
-  if (start + header_len > bytes.size()) bad(what, "it ends inside its header");
-  const std::string header(reinterpret_cast<const char*>(bytes.data() + start), header_len);
-  const Descr d = parse_descr(field(header, "descr", what), what);
-  const std::string order = field(header, "fortran_order", what);
-  if (order != "False" && order != "True") bad(what, "fortran_order is '" + order + "'");
-  const std::vector<std::int64_t> dims = parse_shape(field(header, "shape", what), what);
-  const std::span<const std::byte> data = bytes.subspan(start + header_len);
-  // The element count, checked against the data on the way: a shape whose product
-  // exceeds what the file holds (or 64 bits) is refused before anything is allocated.
+  if (major == 1) return {10, byte(8) | byte(9) << 8};
+  if (major != 2 && major != 3) bad(what, "format version " + std::to_string(major) + " is not 1, 2 or 3");
+  if (bytes.size() < 12) bad(what, "it ends inside its preamble");
+  return {12, byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24};
+}
+
+// That the elements `dims` declare fill the `data_bytes` that hold them, checked on the
+// way: a shape whose product exceeds what the file holds (or 64 bits) is refused before
+// anything is allocated; `shape_text` gives the header's shape for the message.
+template <typename ShapeText>
+void check_element_count(const std::vector<std::int64_t>& dims, std::size_t data_bytes, std::size_t element_bytes,
+                         const ShapeText& shape_text, const std::string& what) {
   std::int64_t count = 1;
   for (std::int64_t e : dims) {
-    if (e != 0 && count > static_cast<std::int64_t>(data.size() / std::max<std::size_t>(d.bytes, 1)) / e) {
+    if (e != 0 && count > static_cast<std::int64_t>(data_bytes / std::max<std::size_t>(element_bytes, 1)) / e) {
       count = -1;
       break;
     }
@@ -155,16 +144,33 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
     std::int64_t product = 1;
     for (std::int64_t e : dims)
       if (e != 0 && __builtin_mul_overflow(product, e, &product))
-        bad(what, "its shape " + field(header, "shape", what) + " has more than 2^63 elements");
+        bad(what, "its shape " + shape_text() + " has more than 2^63 elements");
     count = 0;
   }
   if (count < 0)
-    bad(what, "its shape " + field(header, "shape", what) + " declares more elements of " + std::to_string(d.bytes) +
-                  " bytes than the " + std::to_string(data.size()) + " bytes of data hold");
-  if (data.size() != static_cast<std::size_t>(count) * d.bytes)
-    bad(what, std::to_string(count) + " elements of " + std::to_string(d.bytes) + " bytes need " +
-                  std::to_string(static_cast<std::size_t>(count) * d.bytes) + " bytes of data, the file has " +
-                  std::to_string(data.size()));
+    bad(what, "its shape " + shape_text() + " declares more elements of " + std::to_string(element_bytes) +
+                  " bytes than the " + std::to_string(data_bytes) + " bytes of data hold");
+  if (data_bytes != static_cast<std::size_t>(count) * element_bytes)
+    bad(what, std::to_string(count) + " elements of " + std::to_string(element_bytes) + " bytes need " +
+                  std::to_string(static_cast<std::size_t>(count) * element_bytes) + " bytes of data, the file has " +
+                  std::to_string(data_bytes));
+}
+
+}  // namespace
+
+Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
+  static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) bad(what, "it does not start with \\x93NUMPY");
+  const auto [start, header_len] = header_extent(bytes, what);
+  if (start + header_len > bytes.size()) bad(what, "it ends inside its header");
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + start), header_len);
+  const Descr d = parse_descr(field(header, "descr", what), what);
+  const std::string order = field(header, "fortran_order", what);
+  if (order != "False" && order != "True") bad(what, "fortran_order is '" + order + "'");
+  const std::vector<std::int64_t> dims = parse_shape(field(header, "shape", what), what);
+  const std::span<const std::byte> data = bytes.subspan(start + header_len);
+  check_element_count(
+      dims, data.size(), d.bytes, [&] { return field(header, "shape", what); }, what);
   std::vector<std::byte> c_order;
   std::span<const std::byte> elements = data;
   if (order == "True" && dims.size() > 1) {
@@ -195,8 +201,9 @@ std::map<std::string, Array> read_npz(const std::string& path) {
     zip_error_init_with_code(&error, code);
     const std::string why = zip_error_strerror(&error);
     zip_error_fini(&error);
-    throw Error(code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ ? ErrorCode::io : ErrorCode::bad_data,
-                "cannot read " + path + " as an .npz (zip) archive: " + why);
+    throw Error(
+        code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ ? ErrorCode::io : ErrorCode::bad_data,
+        "cannot read " + path + " as an .npz (zip) archive: " + why);
   }
   std::map<std::string, Array> arrays;
   const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
@@ -206,8 +213,9 @@ std::map<std::string, Array> read_npz(const std::string& path) {
       throw Error(ErrorCode::bad_data, path + ": entry " + std::to_string(i) + ": " + zip_strerror(archive.get()));
     std::string name = st.name;
     if (name.size() > kMaxTensorNameBytes + 4)
-      bad(path + ": entry " + std::to_string(i), "a name of " + std::to_string(name.size()) + " bytes; array names are at most " +
-                                                  std::to_string(kMaxTensorNameBytes));
+      bad(path + ": entry " + std::to_string(i), "a name of " + std::to_string(name.size()) +
+                                                     " bytes; array names are at most " +
+                                                     std::to_string(kMaxTensorNameBytes));
     const std::string what = path + ": " + name;
     if (name.size() < 4 || name.substr(name.size() - 4) != ".npy") bad(what, "an .npz holds only .npy files");
     // The sizes come from the archive: nothing is allocated on their word alone. Deflate
@@ -216,8 +224,8 @@ std::map<std::string, Array> read_npz(const std::string& path) {
     if ((st.valid & ZIP_STAT_COMP_SIZE) && st.size / 1032 > st.comp_size + 1)
       bad(what, "declares " + std::to_string(st.size) + " bytes uncompressed from " + std::to_string(st.comp_size) +
                     " compressed, more than deflate can expand (at most 1032:1)");
-    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0),
-                                                            zip_fclose);
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
+        zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
     if (!file) throw Error(ErrorCode::bad_data, what + ": cannot be read: " + zip_strerror(archive.get()));
     std::vector<std::byte> bytes;
     constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
@@ -271,7 +279,8 @@ void write_npz(const std::string& path, const std::map<std::string, Array>& arra
   }
   int code = 0;
   zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
-  if (archive == nullptr) throw Error(ErrorCode::io, "write_npz: cannot create " + path + " (libzip error " + std::to_string(code) + ")");
+  if (archive == nullptr)
+    throw Error(ErrorCode::io, "write_npz: cannot create " + path + " (libzip error " + std::to_string(code) + ")");
   const auto fail = [&](const std::string& why) {
     const std::string detail = zip_strerror(archive);
     zip_discard(archive);
@@ -282,12 +291,14 @@ void write_npz(const std::string& path, const std::map<std::string, Array>& arra
     const std::string& image = images[i++];
     zip_source_t* source = zip_source_buffer(archive, image.data(), image.size(), 0);
     if (source == nullptr) fail("no source for " + name);
-    const zip_int64_t index = zip_file_add(archive, (name + ".npy").c_str(), source, ZIP_FL_ENC_UTF_8 | ZIP_FL_OVERWRITE);
+    const zip_int64_t index =
+        zip_file_add(archive, (name + ".npy").c_str(), source, ZIP_FL_ENC_UTF_8 | ZIP_FL_OVERWRITE);
     if (index < 0) {
       zip_source_free(source);
       fail("cannot add " + name);
     }
-    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0) fail("cannot store " + name);
+    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
+      fail("cannot store " + name);
   }
   if (zip_close(archive) != 0) fail("cannot write it");
 }

@@ -109,17 +109,26 @@ Options parse(int argc, char** argv) {
       o.batch = flags.to_i64();
     else if (flags.is("--lr"))
       o.lr = flags.to_float();
-    else if (flags.is("--split")) o.split = flags.value();
-    else if (flags.is("--memory")) o.memory = flags.to_list();
+    else if (flags.is("--split"))
+      o.split = flags.value();
+    else if (flags.is("--memory"))
+      o.memory = flags.to_list();
     else if (flags.is("--limits-profile"))
       o.profiles = flags.to_list();
-    else if (flags.is("--distributed")) o.distributed = true;
-    else if (flags.is("--export")) o.export_path = flags.value();
-    else if (flags.is("--evaluate")) o.evaluate = true;
-    else if (flags.is("--load")) o.load = flags.value();
-    else if (flags.is("--freeze-conv")) o.freeze_conv = true;
-    else if (flags.is("--mixed-precision")) o.mixed_precision = true;
-    else flags.unknown();
+    else if (flags.is("--distributed"))
+      o.distributed = true;
+    else if (flags.is("--export"))
+      o.export_path = flags.value();
+    else if (flags.is("--evaluate"))
+      o.evaluate = true;
+    else if (flags.is("--load"))
+      o.load = flags.value();
+    else if (flags.is("--freeze-conv"))
+      o.freeze_conv = true;
+    else if (flags.is("--mixed-precision"))
+      o.mixed_precision = true;
+    else
+      flags.unknown();
   }
   o.check("the train split");
   if (o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--batch must be >= 1");
@@ -142,7 +151,8 @@ std::vector<vkp::vk::DeviceOptions> device_options(const Options& o, std::size_t
                            " devices; give one for all or one per device");
   std::vector<vkp::vk::DeviceOptions> out(devices);
   for (std::size_t i = 0; i < devices; ++i) {
-    if (!o.memory.empty()) out[i].memory = vkp::vk::parse_memory_mode(o.memory[o.memory.size() > 1 ? i : 0], "--memory");
+    if (!o.memory.empty())
+      out[i].memory = vkp::vk::parse_memory_mode(o.memory[o.memory.size() > 1 ? i : 0], "--memory");
     if (!o.profiles.empty()) out[i].limits_profile = o.profiles[o.profiles.size() > 1 ? i : 0];
   }
   return out;
@@ -157,12 +167,14 @@ int export_model(const Options& o) {
   auto model = std::make_shared<examples::FashionMnistModel>(examples::parse_architecture(o.model), o.lr);
   train::OfflinePredictor predictor(model, o.logdir, device, {"input"}, {"logits"});
   train::export_onnx(predictor, o.export_path);
-  std::printf("wrote %s: the %s model of %s, input 'input' f32 [batch, 28, 28, 1] (NHWC), output 'logits' [batch, 10]\n",
-              o.export_path.c_str(), o.model.c_str(), o.logdir.c_str());
+  std::printf(
+      "wrote %s: the %s model of %s, input 'input' f32 [batch, 28, 28, 1] (NHWC), output 'logits' [batch, 10]\n",
+      o.export_path.c_str(), o.model.c_str(), o.logdir.c_str());
   return 0;
 #else
-  throw Error(ErrorCode::unsupported, "--export: this build of vkpack has no ONNX export (install libonnx-dev and "
-                                      "libprotobuf-dev, and build with VKPACK_WITH_ONNX)");
+  throw Error(ErrorCode::unsupported,
+              "--export: this build of vkpack has no ONNX export (install libonnx-dev and "
+              "libprotobuf-dev, and build with VKPACK_WITH_ONNX)");
 #endif
 }
 
@@ -178,7 +190,9 @@ int evaluate(const Options& o) {
   for (std::size_t i = 0; i < indices.size(); ++i)
     pointers.push_back(devices.emplace_back(std::make_unique<vk::Device>(instance, indices[i], options[i])).get());
   const train::PredictConfig config{
-      std::make_shared<examples::FashionMnistModel>(examples::parse_architecture(o.model), o.lr), o.logdir, {"input"},
+      std::make_shared<examples::FashionMnistModel>(examples::parse_architecture(o.model), o.lr),
+      o.logdir,
+      {"input"},
       {"logits"}};
   std::shared_ptr<train::PredictorBase> predictor;
   if (pointers.size() == 1)
@@ -203,9 +217,70 @@ int evaluate(const Options& o) {
     }
     total += rows;
   });
-  std::printf("test accuracy %.4f of %lld images (%s, %zu device%s)\n", static_cast<double>(correct) / static_cast<double>(total),
-              static_cast<long long>(total), o.logdir.c_str(), pointers.size(), pointers.size() == 1 ? "" : "s");
+  std::printf("test accuracy %.4f of %lld images (%s, %zu device%s)\n",
+              static_cast<double>(correct) / static_cast<double>(total), static_cast<long long>(total),
+              o.logdir.c_str(), pointers.size(), pointers.size() == 1 ? "" : "s");
   return 0;
+}
+
+using namespace vkp;
+
+// What the trainer runs on: one device, several (--devices), or several processes.
+struct Placement {
+  const vk::Instance& instance;
+  MpiSession* mpi;
+  const std::vector<int>& devices;
+  const std::vector<vk::DeviceOptions>& options;
+};
+
+// SimpleTrainer on --device (opened into `device`), the multi-device trainer --trainer
+// names on --devices, or DistributedTrainer under MPI.
+std::unique_ptr<train::TowerTrainer> make_trainer(const Options& o, const Placement& at,
+                                                  std::unique_ptr<vk::Device>& device) {
+  if (at.mpi) {
+#ifdef VKPACK_HAVE_MPI
+    return std::make_unique<train::DistributedTrainer>(*at.mpi, at.instance, at.devices, o.seed, at.options,
+                                                       towers::parse_reduction(o.trainer));
+#endif
+  }
+  if (!o.devices.empty()) return examples::multi_device_trainer(at.instance, at.devices, o.trainer, o.seed, at.options);
+  device = std::make_unique<vk::Device>(at.instance, o.device, at.options[0]);
+  log_info("training a{} on {}",
+           examples::parse_architecture(o.model) == examples::Architecture::mlp ? "n MLP" : " convnet",
+           device->label());
+  return std::make_unique<train::SimpleTrainer>(*device, o.seed);
+}
+
+// --load: the model variables of a checkpoint (or a log directory's latest); its
+// optimizer slots (of frozen variables too) are skipped.
+std::shared_ptr<train::SessionInit> weights_from(const std::string& path) {
+  std::string file = path;
+  if (std::filesystem::is_directory(file)) {
+    file = callbacks::latest_checkpoint(path);
+    if (file.empty()) throw Error(ErrorCode::not_found, "--load: no checkpoint in " + path);
+  }
+  train::WeightMap map;
+  map.ignore = {R"(.*/(Adam|Adam_1|Momentum)$)"};
+  return std::make_shared<train::WeightsRestore>(file, map);
+}
+
+// The schedule (lr, then lr / 3 from 60% of the epochs and lr / 10 from 85%) and
+// checkpoints, the test split after every epoch, then the trackers.
+std::vector<callbacks::CallbackPtr> training_callbacks(const Options& o) {
+  const auto schedule = examples::stepped_schedule(o.lr, {{0.6, o.lr / 3}, {0.85, o.lr / 10}}, o.epochs);
+  std::vector<callbacks::CallbackPtr> out = {
+      std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
+      examples::model_saver(3, o.save_every)};
+  for (callbacks::CallbackPtr& cb :
+       examples::classifier_evaluation(examples::fashion_mnist_batches(false, o.batch, 0, o.data)))
+    out.push_back(std::move(cb));
+  for (callbacks::CallbackPtr cb : std::vector<callbacks::CallbackPtr>{
+           std::make_shared<callbacks::ThroughputTracker>(), std::make_shared<callbacks::PeakMemoryTracker>(),
+           std::make_shared<callbacks::EstimatedTimeLeft>(),
+           // A cost or a variable that becomes NaN or infinite stops training, naming the step.
+           std::make_shared<callbacks::CheckNumerics>()})
+    out.push_back(std::move(cb));
+  return out;
 }
 
 // `mpi`: with --distributed only.
@@ -231,58 +306,25 @@ int run(const Options& o, MpiSession* mpi) {
   const std::vector<vk::DeviceOptions> options = device_options(o, devices.size());
   // The trainer: SimpleTrainer, or a multi-device one; nothing else changes.
   std::unique_ptr<vk::Device> device;
-  std::unique_ptr<train::TowerTrainer> trainer;
-  if (mpi) {
-#ifdef VKPACK_HAVE_MPI
-    trainer = std::make_unique<train::DistributedTrainer>(*mpi, instance, devices, o.seed, options,
-                                                          towers::parse_reduction(o.trainer));
-#endif
-  } else if (o.devices.empty()) {
-    device = std::make_unique<vk::Device>(instance, o.device, options[0]);
-    log_info("training a{} on {}", architecture == examples::Architecture::mlp ? "n MLP" : " convnet", device->label());
-    trainer = std::make_unique<train::SimpleTrainer>(*device, o.seed);
-  } else {
-    trainer = examples::multi_device_trainer(instance, devices, o.trainer, o.seed, options);
-  }
+  std::unique_ptr<train::TowerTrainer> trainer = make_trainer(o, {instance, mpi, devices, options}, device);
   if (o.split != "equal") {
     auto* multi = dynamic_cast<train::MultiDeviceTrainer*>(trainer.get());
-    if (multi == nullptr) throw Error(ErrorCode::invalid_argument, "--split shares a step between towers: give --devices");
+    if (multi == nullptr)
+      throw Error(ErrorCode::invalid_argument, "--split shares a step between towers: give --devices");
     multi->set_batch_split(train::parse_batch_split(o.split));
   }
 
   train::TrainConfig config;
   config.model = std::make_shared<examples::FashionMnistModel>(architecture, o.lr, o.freeze_conv);
   if (o.freeze_conv) log_info("fine-tuning: the convolutions and their batch norms are frozen");
-  if (!o.load.empty()) {
-    // Model variables only: the checkpoint's optimizer slots (of frozen variables too) are skipped.
-    std::string file = o.load;
-    if (std::filesystem::is_directory(file)) {
-      file = callbacks::latest_checkpoint(o.load);
-      if (file.empty()) throw Error(ErrorCode::not_found, "--load: no checkpoint in " + o.load);
-    }
-    train::WeightMap map;
-    map.ignore = {R"(.*/(Adam|Adam_1|Momentum)$)"};
-    config.session_init = std::make_shared<train::WeightsRestore>(file, map);
-  }
+  if (!o.load.empty()) config.session_init = weights_from(o.load);
   config.dataflow = examples::fashion_mnist_batches(true, o.batch, o.seed + static_cast<std::uint64_t>(rank), o.data);
   const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
   config.steps_per_epoch = steps_per_epoch;
   config.max_epoch = o.epochs;
   config.logger_dir = logdir ? logdir->path() : o.logdir;
   config.mixed_precision = o.mixed_precision;
-  // lr, then lr / 3 from 60% of the epochs and lr / 10 from 85%.
-  const auto schedule = examples::stepped_schedule(o.lr, {{0.6, o.lr / 3}, {0.85, o.lr / 10}}, o.epochs);
-  // The schedule and checkpoints, the test split after every epoch, then the trackers.
-  config.callbacks = {std::make_shared<callbacks::ScheduledHyperParamSetter>("learning_rate", schedule),
-                      examples::model_saver(3, o.save_every)};
-  for (callbacks::CallbackPtr& cb : examples::classifier_evaluation(examples::fashion_mnist_batches(false, o.batch, 0, o.data)))
-    config.callbacks.push_back(std::move(cb));
-  for (callbacks::CallbackPtr cb : std::vector<callbacks::CallbackPtr>{
-           std::make_shared<callbacks::ThroughputTracker>(), std::make_shared<callbacks::PeakMemoryTracker>(),
-           std::make_shared<callbacks::EstimatedTimeLeft>(),
-           // A cost or a variable that becomes NaN or infinite stops training, naming the step.
-           std::make_shared<callbacks::CheckNumerics>()})
-    config.callbacks.push_back(std::move(cb));
+  config.callbacks = training_callbacks(o);
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
 
