@@ -25,11 +25,29 @@ ConvPackPush map_of(const ConvPush& g, std::uint32_t cout, ConvProduct product) 
   auto i = [](std::uint32_t v) { return static_cast<std::int32_t>(v); };
   ConvPackPush m{};
   if (product != ConvProduct::input_gradient)
-    m = {g.n,          g.h,           g.w,          g.c,           g.oh,     g.ow, g.kh, g.kw, g.stride_h, g.stride_w,
-         i(g.dilation_h), i(g.dilation_w), i(g.pad_top), i(g.pad_left), g.groups, 0,    0,    0,    0,          0};
+    m = {g.n,
+         g.h,
+         g.w,
+         g.c,
+         g.oh,
+         g.ow,
+         g.kh,
+         g.kw,
+         g.stride_h,
+         g.stride_w,
+         i(g.dilation_h),
+         i(g.dilation_w),
+         i(g.pad_top),
+         i(g.pad_left),
+         g.groups,
+         0,
+         0,
+         0,
+         0,
+         0};
   else
-    m = {g.n,  g.oh, g.ow, cout, g.h, g.w, g.kh, g.kw, 1, 1, -i(g.dilation_h), -i(g.dilation_w), -i(g.pad_top),
-         -i(g.pad_left), 1, 0, 0, 0, 0, 0};
+    m = {g.n,           g.oh,           g.ow, cout, g.h, g.w, g.kh, g.kw, 1, 1, -i(g.dilation_h), -i(g.dilation_w),
+         -i(g.pad_top), -i(g.pad_left), 1,    0,    0,   0,   0,    0};
   return m;
 }
 
@@ -97,7 +115,7 @@ struct CpuPlan {
   std::uint32_t cout = 0;
   ConvProduct product = ConvProduct::forward;
   ConvPackPush map{};
-  std::uint32_t pixels = 0, cols = 0;  // of the map: output pixels, patch columns per group
+  std::uint32_t pixels = 0, cols = 0;   // of the map: output pixels, patch columns per group
   std::uint32_t chunk = 0, chunks = 0;  // pixels per chunk (the last may have fewer)
   std::uint32_t partials = 1;           // filter gradient: partial sums in all
   std::uint64_t packed_bytes = 0;       // the largest chunk's packed patches
@@ -184,7 +202,8 @@ CpuPlan cpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, con
   plan.chunk = plan.pixels;
   plan.chunks = 1;
   const Chunk whole = chunk_of(plan, 0, 0);
-  const std::uint64_t per_pixel = whole.panels.floats * whole.panels.batches * 4 / std::max<std::uint32_t>(1, plan.pixels);
+  const std::uint64_t per_pixel =
+      whole.panels.floats * whole.panels.batches * 4 / std::max<std::uint32_t>(1, plan.pixels);
   const std::uint32_t step = plan.along_k() ? 64 : whole.panels.width;  // chunks of whole panels or 64 pixels
   const std::uint64_t fit = kPackedChunkBytes / std::max<std::uint64_t>(1, per_pixel) / step * step;
   plan.chunk = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(fit, step, std::max(plan.pixels, step)));
@@ -205,9 +224,11 @@ CpuPlan cpu_plan(const ConvPush& g, std::uint32_t cout, ConvProduct product, con
   return plan;
 }
 
-void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const BufferSlice& image,
-                       const BufferSlice& x_operand, const BufferSlice& result, const BufferSlice& workspace,
-                       std::uint64_t at, const GemmEpilogue& epilogue) {
+void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const ConvRun& run) {
+  const BufferSlice &image = run.slices.image, &x_operand = run.slices.operand, &result = run.slices.result,
+                    &workspace = run.slices.workspace;
+  const std::uint64_t at = run.at;
+  const GemmEpilogue& epilogue = run.epilogue;
   Device& device = recording.device();
   const BufferSlice packed = workspace.sub(at, plan.packed_bytes);
   const BufferSlice partials = plan.partials > 1 ? workspace.sub(at + plan.packed_bytes, plan.partial_bytes) : result;
@@ -287,13 +308,16 @@ InPlacePlan in_place_plan(const CpuPlan& plan, const Device& device) {
   shape.batch = along_k ? 16 : 1;
   q.blocking = gemm_panels(shape);
   const std::uint64_t tiles = std::uint64_t{div_up(q.m, q.blocking.rows)} * div_up(q.n, q.blocking.width);
-  q.split = along_k ? pixel_splits(q.k, tiles, 16, 1, dw_elements(plan.g, plan.cout), device) : PixelSplits{.k_split = q.k};
+  q.split =
+      along_k ? pixel_splits(q.k, tiles, 16, 1, dw_elements(plan.g, plan.cout), device) : PixelSplits{.k_split = q.k};
   return q;
 }
 
-void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice& image, const BufferSlice& x_operand,
-                   const BufferSlice& result, const BufferSlice& workspace, std::uint64_t at,
-                   const GemmEpilogue& epilogue) {
+void conv_regblock(Recording& recording, const CpuPlan& plan, const ConvRun& run) {
+  const BufferSlice &image = run.slices.image, &x_operand = run.slices.operand, &result = run.slices.result,
+                    &workspace = run.slices.workspace;
+  const std::uint64_t at = run.at;
+  const GemmEpilogue& epilogue = run.epilogue;
   Device& device = recording.device();
   const ConvPackPush& map = plan.map;
   const InPlacePlan q = in_place_plan(plan, device);
@@ -329,8 +353,8 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const BufferSlice&
                                          shaders::conv_regblock_f16, shaders::conv_regblock_texel_f16},
                                         0b00011, bindings, std::move(constants));
   if (!phases)
-    recording.dispatch(kernel, bindings, push, {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), split.splits},
-                       "conv_regblock");
+    recording.dispatch(kernel, bindings, push,
+                       {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), split.splits}, "conv_regblock");
   for (std::uint32_t py = 0; phases && py < g.stride_h; ++py)
     for (std::uint32_t px = 0; px < g.stride_w; ++px) {
       ConvRegblockPush phase = push;
@@ -413,14 +437,13 @@ void implicit_conv(Recording& recording, const ConvProblem& problem, const ConvS
     x_operand.f16 = !cpu && operand.f16;  // w' keeps w's width on GPUs (conv_coopmat reads it)
     swap_w(recording, g, cout, product, cpu, operand, x_operand);
   }
-  if (cpu) {
-    const CpuPlan plan = cpu_plan(g, cout, product, device);
-    if (in_place_shape(plan, device))
-      conv_regblock(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
-    else
-      implicit_conv_cpu(recording, plan, image, x_operand, result, workspace, swapped, epilogue);
-  } else
-    implicit_conv_gpu(recording, g, cout, product, image, x_operand, result, workspace, swapped, epilogue);
+  const ConvRun run{{image, x_operand, result, workspace}, swapped, epilogue};
+  if (!cpu) return implicit_conv_gpu(recording, problem, run);
+  const CpuPlan plan = cpu_plan(g, cout, product, device);
+  if (in_place_shape(plan, device))
+    conv_regblock(recording, plan, run);
+  else
+    implicit_conv_cpu(recording, plan, run);
 }
 
 }  // namespace vkp::vk

@@ -107,9 +107,14 @@ std::vector<SpecConstant> conv_constants(const Device& device, const ConvTiling&
           {kF16BindingsId, f16_mask(bindings)}};
 }
 
-void conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-              const BufferSlice& image, const BufferSlice& b, const BufferSlice& result, const BufferSlice& workspace,
-              std::uint64_t at, const GemmEpilogue& epilogue, const ConvTiling& t) {
+void conv_gpu(Recording& recording, const ConvProblem& problem, const ConvRun& run, const ConvTiling& t) {
+  const ConvPush& g = problem.geometry;
+  const std::uint32_t cout = problem.cout;
+  const ConvProduct product = problem.product;
+  const BufferSlice &image = run.slices.image, &b = run.slices.operand, &result = run.slices.result,
+                    &workspace = run.slices.workspace;
+  const std::uint64_t at = run.at;
+  const GemmEpilogue& epilogue = run.epilogue;
   Device& device = recording.device();
   const PixelSplits q = gpu_splits(g, cout, product, device);
   const BufferSlice partials = q.splits > 1 ? workspace.sub(at, q.partial_bytes) : result;
@@ -192,7 +197,7 @@ ConvTiling measure_tiling(Device& device, const ConvPush& g, std::uint32_t cout,
     recordings.push_back(
         std::make_unique<Recording>(device, RecordingOptions{.name = "conv tuning", .timestamps = true}));
     for (int i = 0; i < kRuns; ++i)
-      conv_gpu(*recordings.back(), g, cout, product, image, operand, result, work, 0, {}, t);
+      conv_gpu(*recordings.back(), {g, cout, product}, {{image, operand, result, work}}, t);
     recordings.back()->finish();
   }
   const std::vector<double> ns = interleaved_replay_ns(recordings);
@@ -231,11 +236,10 @@ std::uint64_t implicit_conv_gpu_workspace_bytes(const ConvPush& g, std::uint32_t
   return gpu_splits(g, cout, product, device).bytes();
 }
 
-void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
-                       const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue) {
-  const ConvTiling t = chosen_tiling(recording.device(), g, cout, product, {image.f16, b.f16});
-  conv_gpu(recording, g, cout, product, image, b, result, workspace, at, epilogue, t);
+void implicit_conv_gpu(Recording& recording, const ConvProblem& problem, const ConvRun& run) {
+  const ConvTiling t = chosen_tiling(recording.device(), problem.geometry, problem.cout, problem.product,
+                                     {run.slices.image.f16, run.slices.operand.f16});
+  conv_gpu(recording, problem, run, t);
 }
 
 std::string conv_tuning_key(const ConvPush& g, std::uint32_t cout, ConvProduct product, ConvWidths widths) {

@@ -30,13 +30,18 @@ struct PixelSplits {
 PixelSplits pixel_splits(std::uint32_t k, std::uint64_t tiles, std::uint64_t workgroups, std::uint32_t granule,
                          std::uint64_t dw_size, const Device& device);
 
+// One product as a path records it, after implicit_conv() has checked the slices: their
+// operand is w swapped where the path needs it (into the workspace's first `at` bytes).
+struct ConvRun {
+  ConvSlices slices;
+  std::uint64_t at = 0;
+  GemmEpilogue epilogue;
+};
+
 // The GPU path's workspace past the swapped w (the filter gradient's partial sums), and
-// the path itself, after implicit_conv() has checked the slices and swapped w into
-// `workspace` (its first `at` bytes).
+// the path itself.
 std::uint64_t implicit_conv_gpu_workspace_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct product,
                                                 const Device& device);
-void implicit_conv_gpu(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product,
-                       const BufferSlice& image, const BufferSlice& b, const BufferSlice& result,
-                       const BufferSlice& workspace, std::uint64_t at, const GemmEpilogue& epilogue);
+void implicit_conv_gpu(Recording& recording, const ConvProblem& problem, const ConvRun& run);
 
 }  // namespace vkp::vk
