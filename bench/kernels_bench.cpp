@@ -209,7 +209,7 @@ void add(benchmark::State& state) {
   vk::upload(dev, db, std::as_bytes(std::span(b)));
   vk::Recording recording(dev, {.name = "add", .timestamps = true});
   const Shape shape{static_cast<std::int64_t>(n)};
-  vk::binary(recording, vk::BinaryOp::add, shape, da, shape, db, dc);
+  vk::binary(recording, vk::BinaryOp::add, {shape, da}, {shape, db}, dc);
   recording.finish();
   replay(state, recording);
   std::vector<float> c(n);

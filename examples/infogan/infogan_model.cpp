@@ -47,8 +47,8 @@ Tensor InfoGan::generator(Tensor category, Tensor style, Tensor noise) {
 // it (real and fake batches normalised apart) the generator made noise on a light
 // background and no shapes here, in 150 steps with or without the Q head's loss.
 std::array<Tensor, 3> InfoGan::discriminator(Tensor image) {
-  Tensor t = Conv2D("conv0", image, 32, {4, 4}, {.strides = {2, 2}, .activation = leaky()});
-  t = Conv2D("conv1", t, 64, {4, 4}, {.strides = {2, 2}, .use_bias = false});
+  Tensor t = Conv2D("conv0", image, 32, {5, 5}, {.strides = {2, 2}, .activation = leaky()});
+  t = Conv2D("conv1", t, 64, {5, 5}, {.strides = {2, 2}, .use_bias = false});
   t = leaky_relu(BatchNorm("conv1_bn", t), 0.2f);
   const Tensor logits = FullyConnected("logits", t, 1);
   // The Q head: the codes recovered from the discriminator's features.

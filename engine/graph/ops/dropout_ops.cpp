@@ -25,8 +25,8 @@ std::vector<Tensor> grad_dropout(const Node& node, std::span<const Tensor>, Tens
 
 void lower_dropout(LowerContext& ctx) {
   const DropoutAttrs& a = ctx.attrs<DropoutAttrs>();
-  vk::dropout(ctx.recording, static_cast<std::uint64_t>(ctx.out_type.numel()), a.rate, a.key, ctx.graph.seed(), ctx.in[0],
-              ctx.scalars, ctx.out);
+  vk::dropout(ctx.recording, static_cast<std::uint64_t>(ctx.out_type.numel()), {a.rate, a.key, ctx.graph.seed()},
+              ctx.in[0], ctx.scalars, ctx.out);
 }
 
 RefTensor reference_dropout(const Node& node, std::span<const RefTensor* const> in, RefState& state) {

@@ -152,7 +152,7 @@ void lower_binary(LowerContext& ctx) {
       return;
     }
   }
-  vk::binary(ctx.recording, a.fn, ctx.in_types[0].shape(), ctx.in[0], ctx.in_types[1].shape(), ctx.in[1], ctx.out,
+  vk::binary(ctx.recording, a.fn, {ctx.in_types[0].shape(), ctx.in[0]}, {ctx.in_types[1].shape(), ctx.in[1]}, ctx.out,
              a.alpha);
 }
 

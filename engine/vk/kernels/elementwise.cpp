@@ -1,10 +1,10 @@
 #include "engine/vk/kernels/elementwise.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <initializer_list>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/error.h"
 #include "shaders/embedded.h"
@@ -80,8 +80,7 @@ BinaryPush binary_push(const Shape& a, const Shape& b) {
   return push;
 }
 
-void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y,
-           float alpha) {
+void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y, float alpha) {
   require_u32(n, "unary");
   require_elements(x, n, "unary", "x");
   require_elements(y, n, "unary", "y");
@@ -95,8 +94,10 @@ void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice&
                      grid_1d(workgroups_for(vec4 ? n / 4 + 1 : n), device), to_string(op));
 }
 
-void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
-            const BufferSlice& b, const BufferSlice& c, float alpha) {
+void binary(Recording& recording, BinaryOp op, const ShapedSlice& a_in, const ShapedSlice& b_in, const BufferSlice& c,
+            float alpha) {
+  const Shape &a_shape = a_in.shape, &b_shape = b_in.shape;
+  const BufferSlice &a = a_in.slice, &b = b_in.slice;
   BinaryPush push = binary_push(a_shape, b_shape);
   push.scalar = alpha;
   require_elements(a, static_cast<std::uint64_t>(a_shape.numel()), "binary", "a");

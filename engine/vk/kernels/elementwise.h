@@ -46,9 +46,15 @@ BinaryPush binary_push(const Shape& a, const Shape& b);
 void unary(Recording& recording, UnaryOp op, std::uint64_t n, const BufferSlice& x, const BufferSlice& y,
            float alpha = 0.0f);
 
-// c = a op b with broadcasting; c has broadcast_shapes(a_shape, b_shape) (core/shape.h).
-void binary(Recording& recording, BinaryOp op, const Shape& a_shape, const BufferSlice& a, const Shape& b_shape,
-            const BufferSlice& b, const BufferSlice& c, float alpha = 0.0f);
+// An operand that broadcasts: its slice and the shape it holds.
+struct ShapedSlice {
+  Shape shape;
+  BufferSlice slice;
+};
+
+// c = a op b with broadcasting; c has broadcast_shapes(a.shape, b.shape) (core/shape.h).
+void binary(Recording& recording, BinaryOp op, const ShapedSlice& a, const ShapedSlice& b, const BufferSlice& c,
+            float alpha = 0.0f);
 
 // c = a op scalar (scalar_first: c = scalar op a) over `n` elements.
 void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, float scalar,

@@ -7,19 +7,24 @@
 
 namespace vkp::vk {
 
-void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t key, std::uint64_t seed,
-             const BufferSlice& x, const BufferSlice& scalars, const BufferSlice& y) {
+void dropout(Recording& recording, std::uint64_t n, const DropoutMask& mask, const BufferSlice& x,
+             const BufferSlice& scalars, const BufferSlice& y) {
+  const float rate = mask.rate;
   if (!(rate >= 0.0f && rate < 1.0f))
     throw Error(ErrorCode::invalid_argument, fmt::format("dropout: rate {} is outside [0, 1)", rate));
   if (n > UINT32_MAX) throw Error(ErrorCode::unsupported, fmt::format("dropout: {} elements exceed 2^32", n));
   require_elements(x, n, "dropout", "x");
   require_elements(y, n, "dropout", "y");
-  const DropoutPush push{static_cast<std::uint32_t>(n), rate, 1.0f / (1.0f - rate), key,
-                         static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  const DropoutPush push{static_cast<std::uint32_t>(n),
+                         rate,
+                         1.0f / (1.0f - rate),
+                         mask.key,
+                         static_cast<std::uint32_t>(mask.seed),
+                         static_cast<std::uint32_t>(mask.seed >> 32)};
   Device& device = recording.device();
   const BufferSlice bindings[] = {x, scalars, y};
-  recording.dispatch(storage_kernel(device, shaders::dropout, shaders::dropout_f16, bindings, {}, 0b101), bindings, push,
-                     grid_1d((n + 63) / 64, device), "dropout");
+  recording.dispatch(storage_kernel(device, shaders::dropout, shaders::dropout_f16, bindings, {}, 0b101), bindings,
+                     push, grid_1d((n + 63) / 64, device), "dropout");
 }
 
 void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush& push, const OptimizerSlices& slices) {
@@ -41,9 +46,9 @@ void optimizer_update(Recording& recording, UpdateRule rule, const OptimizerPush
   // through texel views (bindings 6-9, the same slices) and writes through 0, 2 and 3.
   const BufferSlice bindings[] = {var, grad, slot1, slot2, scalars, guarded ? guard : scalars, var, grad, slot1, slot2};
   const bool texel_shape = vec4 && push.n % 4 == 0;
-  const Kernel& kernel = texel_kernel(device, shaders::optimizer, texel_shape ? shaders::optimizer_texel : shaders::optimizer,
-                                      0b1111000000, bindings,
-                                      {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}, {2, vec4}});
+  const Kernel& kernel =
+      texel_kernel(device, shaders::optimizer, texel_shape ? shaders::optimizer_texel : shaders::optimizer,
+                   0b1111000000, bindings, {{0, static_cast<std::uint32_t>(rule)}, {1, guarded}, {2, vec4}});
   const std::uint64_t invocations = vec4 ? (std::uint64_t{push.n} + 3) / 4 : push.n;
   recording.dispatch(kernel, std::span(bindings).first(kernel.bindings().size()), push,
                      grid_1d((invocations + 63) / 64, device), "optimizer");

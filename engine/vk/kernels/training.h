@@ -21,9 +21,16 @@ struct DropoutPush {
 };
 static_assert(sizeof(DropoutPush) == 24);
 
-// y = x * mask / (1 - rate), the mask drawn from (seed, key, scalars[1], the global step).
-void dropout(Recording& recording, std::uint64_t n, float rate, std::uint32_t key, std::uint64_t seed,
-             const BufferSlice& x, const BufferSlice& scalars, const BufferSlice& y);
+// Which elements a dropout keeps: a fraction 1 - rate, drawn from (seed, key, the run
+// counter scalars[1], the global step).
+struct DropoutMask {
+  float rate = 0;
+  std::uint32_t key = 0;
+  std::uint64_t seed = 0;
+};
+// y = x * mask / (1 - rate) over `n` elements.
+void dropout(Recording& recording, std::uint64_t n, const DropoutMask& mask, const BufferSlice& x,
+             const BufferSlice& scalars, const BufferSlice& y);
 
 // Mirrors the push-constant block of shaders/optimizer.comp.
 struct OptimizerPush {

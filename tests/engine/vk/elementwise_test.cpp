@@ -140,7 +140,7 @@ class Binary : public VkTest, public ::testing::WithParamInterface<vk::BinaryOp>
     const Shape out = broadcast_shapes(sa, sb);
     const vk::BufferSlice da = upload(a), db = upload(b), dc = scratch(static_cast<std::size_t>(out.numel()));
     vk::Recording recording(device());
-    vk::binary(recording, op, sa, da, sb, db, dc);
+    vk::binary(recording, op, {sa, da}, {sb, db}, dc);
     recording.finish();
     recording.run();
     expect_close(download(dc, static_cast<std::size_t>(out.numel())), broadcast_reference(op, sa, a, sb, b),
@@ -195,7 +195,7 @@ TEST_F(VkTest, PowOfNegativeBaseFollowsNumpy) {
   const std::vector<float> a = {-2.0f, -2.0f, -2.0f, 0.0f, 0.0f, 0.0f}, b = {3.0f, 2.0f, 0.5f, 2.0f, 0.0f, -1.0f};
   const vk::BufferSlice da = upload(a), db = upload(b), dc = scratch(6);
   vk::Recording recording(device());
-  vk::binary(recording, vk::BinaryOp::pow, Shape{6}, da, Shape{6}, db, dc);
+  vk::binary(recording, vk::BinaryOp::pow, {Shape{6}, da}, {Shape{6}, db}, dc);
   recording.finish();
   recording.run();
   const std::vector<float> c = download(dc, 6);

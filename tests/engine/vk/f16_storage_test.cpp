@@ -303,7 +303,7 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
     vk::unary(r, vk::UnaryOp::tanh, n, put(a, half), y);
   });
   both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
-    vk::binary(r, vk::BinaryOp::mul, Shape{1003}, put(a, half), Shape{1003}, put(b, half), y);
+    vk::binary(r, vk::BinaryOp::mul, {Shape{1003}, put(a, half)}, {Shape{1003}, put(b, half)}, y);
   });
   both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
     vk::binary_scalar(r, vk::BinaryOp::sub, n, put(a, half), 0.25f, y, true);
@@ -311,7 +311,7 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
   // Broadcasting: [17, 1, 5] - [3, 5].
   const auto big = rounded_to_half(random_floats(17 * 5, 602)), small = rounded_to_half(random_floats(15, 603));
   both_widths(17 * 3 * 5, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
-    vk::binary(r, vk::BinaryOp::sub, Shape{17, 1, 5}, put(big, half), Shape{3, 5}, put(small, half), y);
+    vk::binary(r, vk::BinaryOp::sub, {Shape{17, 1, 5}, put(big, half)}, {Shape{3, 5}, put(small, half)}, y);
   });
   // tanh(a * b + bias[channel]) with a float32 bias.
   const std::uint32_t channels = 17;
@@ -328,7 +328,7 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
   });
   const vk::BufferSlice scalars = upload(std::vector<float>(8, 0.0f));
   both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
-    vk::dropout(r, n, 0.3f, 7, 1234, put(a, half), scalars, y);
+    vk::dropout(r, n, {0.3f, 7, 1234}, put(a, half), scalars, y);
   });
   // Sums over an axis of 300 (two passes through float32 partial sums) and of 7.
   const auto x = rounded_to_half(random_floats(13 * 300 * 3, 607));
