@@ -42,7 +42,7 @@ Tensor InfoGan::generator(Tensor category, Tensor style, Tensor noise) {
   return identity(sigmoid(t), "image");
 }
 
-// The DCGAN's discriminator with tensorpack's 4 x 4 kernels and its Q head. Without
+// The conditional DCGAN's discriminator (without the class) and the Q head. Without
 // tensorpack's batch-normalised fully connected layer before the realness logit: with
 // it (real and fake batches normalised apart) the generator made noise on a light
 // background and no shapes here, in 150 steps with or without the Q head's loss.

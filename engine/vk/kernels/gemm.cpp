@@ -1,11 +1,11 @@
 #include "engine/vk/kernels/gemm.h"
-#include "engine/vk/kernels/gemm_layout.h"
-
-#include <algorithm>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "engine/vk/kernels/internal/gemm_layout.h"
 #include "engine/vk/kernels/reduce.h"
 #include "shaders/embedded.h"
 
@@ -72,9 +72,10 @@ void check_gemm_epilogue(const GemmEpilogue& e, std::uint64_t n, std::uint64_t c
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("gemm: the epilogue does not apply {}", to_string(*e.activation)));
   if (e.gate_fn && *e.gate_fn != BinaryOp::relu_grad && *e.gate_fn != BinaryOp::sigmoid_grad &&
-      *e.gate_fn != BinaryOp::tanh_grad && *e.gate_fn != BinaryOp::leaky_relu_grad && *e.gate_fn != BinaryOp::elu_grad &&
-      *e.gate_fn != BinaryOp::gelu_grad)
-    throw Error(ErrorCode::invalid_argument, fmt::format("gemm: the epilogue does not gate by {}", to_string(*e.gate_fn)));
+      *e.gate_fn != BinaryOp::tanh_grad && *e.gate_fn != BinaryOp::leaky_relu_grad &&
+      *e.gate_fn != BinaryOp::elu_grad && *e.gate_fn != BinaryOp::gelu_grad)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("gemm: the epilogue does not gate by {}", to_string(*e.gate_fn)));
 }
 
 namespace {
@@ -158,17 +159,28 @@ bool transposes(const GemmArgs& args, const GemmLayout& l) {
                                          args.batch, packed_batches(false), x_vec4(false));
 }
 
-// Packs Y, seen as X[p][k] (p along n), into the panels.
+// Y seen as X[p][k] (p along n): its extents and element strides.
+struct PackedShape {
+  std::uint32_t n, k, stride_p, stride_k, src_batch;
+};
+
+// Packs Y into the panels.
 void pack(Recording& recording, const GemmPanels& panels, const BufferSlice& src, const BufferSlice& dst,
-          std::uint32_t n, std::uint32_t k, std::uint32_t stride_p, std::uint32_t stride_k, std::uint32_t src_batch) {
+          const PackedShape& y) {
+  const std::uint32_t n = y.n, k = y.k, stride_p = y.stride_p, stride_k = y.stride_k, src_batch = y.src_batch;
   Device& device = recording.device();
   const bool aligned = src.offset % 16 == 0 && (panels.batches == 1 || src_batch % 4 == 0);
-  const std::uint32_t vector = !aligned                               ? 0
+  const std::uint32_t vector = !aligned                             ? 0
                                : stride_p == 1 && stride_k % 4 == 0 ? 1
                                : stride_k == 1 && stride_p % 4 == 0 ? 2
-                                                                      : 0;
+                                                                    : 0;
   const std::uint32_t count = div_up(n, panels.width);
-  GemmPackPush push{n, k, stride_p, stride_k, src_batch, static_cast<std::uint32_t>(panels.floats / 4),
+  GemmPackPush push{n,
+                    k,
+                    stride_p,
+                    stride_k,
+                    src_batch,
+                    static_cast<std::uint32_t>(panels.floats / 4),
                     gemm_pack_chunk(panels, count)};
   const BufferSlice bindings[] = {src, dst};
   // The source's loads differ across the lanes: a texel buffer where it can be one.
@@ -225,7 +237,7 @@ struct CpuPlan {
   std::uint32_t y_mode = 0;  // PanelGemm::y_mode; 0: Y is packed into `panels`
   PanelGemm g;               // the multiply (over one part of K, `splits` batches, when split)
   GemmPanels panels;
-  ReduceArgs sums;           // split: the partial sums [splits][m * n] into C
+  ReduceArgs sums;  // split: the partial sums [splits][m * n] into C
   std::uint64_t packed_bytes = 0, partial_bytes = 0, reduce_bytes = 0;
   std::uint64_t bytes() const { return packed_bytes + partial_bytes + reduce_bytes; }
 };
@@ -277,8 +289,9 @@ CpuPlan cpu_plan(const GemmArgs& args, const GemmLayout& l, const Device& device
   return plan;
 }
 
-void gemm_cpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, const BufferSlice& a, const BufferSlice& b,
-              const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue) {
+void gemm_cpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, const GemmSlices& slices,
+              const BufferSlice& workspace, const GemmEpilogue& epilogue) {
+  const BufferSlice &a = slices.a, &b = slices.b, &c = slices.c;
   const CpuPlan plan = cpu_plan(args, l, recording.device(), epilogue.empty());
   if (workspace.size < plan.bytes())
     throw Error(ErrorCode::invalid_argument, fmt::format("gemm: workspace of {} bytes, needs {} (gemm_workspace_bytes)",
@@ -293,7 +306,7 @@ void gemm_cpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, c
   BufferSlice y_operand = y;
   if (run.y_mode == 0) {
     y_operand = workspace.sub(0, plan.panels.bytes());
-    pack(recording, plan.panels, y, y_operand, plan.g.n, k, yl.n, yl.k, yl.batch);
+    pack(recording, plan.panels, y, y_operand, {plan.g.n, k, yl.n, yl.k, yl.batch});
   } else {
     run.y_ld = run.y_mode == 1 ? yl.k : yl.n;
     run.y_batch = yl.batch;
@@ -326,15 +339,18 @@ GemmPanels gemm_panels(const PanelGemm& g) {
   // Enough workgroups for every core of a multi-core CPU.
   auto groups = [&] { return std::uint64_t{div_up(g.m, p.rows)} * div_up(g.n, p.width) * g.batch; };
   while (groups() < kMinWorkgroups && (p.rows > 4 || p.cols > 1)) {
-    if (p.rows > 4) p.rows /= 2;
-    else p.width = width_of(p.cols /= 2);
+    if (p.rows > 4)
+      p.rows /= 2;
+    else
+      p.width = width_of(p.cols /= 2);
   }
   p.k_groups = div_up(g.k, 4);
   p.floats = std::uint64_t{div_up(g.n, p.width)} * p.k_groups * 4 * p.width;
   p.batches = g.shared_y ? 1 : g.batch;
   if (p.floats * p.batches > UINT32_MAX / 4)
-    throw Error(ErrorCode::unsupported, fmt::format("gemm {}x{}x{} (batch {}): the packed operand exceeds 32-bit indexing",
-                                                    g.m, g.n, g.k, g.batch));
+    throw Error(
+        ErrorCode::unsupported,
+        fmt::format("gemm {}x{}x{} (batch {}): the packed operand exceeds 32-bit indexing", g.m, g.n, g.k, g.batch));
   return p;
 }
 
@@ -418,8 +434,8 @@ bool gemm_cpu_transposes(const GemmArgs& args) {
   return args.m > 0 && args.n > 0 && args.batch > 0 && transposes(args, gemm_layout(args));
 }
 
-void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b,
-          const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue) {
+void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b, const BufferSlice& c,
+          const BufferSlice& workspace, const GemmEpilogue& epilogue) {
   const GemmLayout l = gemm_layout(args);
   if (args.m == 0 || args.n == 0 || args.batch == 0) return;
   const std::uint32_t a_rows = args.trans_a ? args.k : args.m, a_cols = args.trans_a ? args.m : args.k;
@@ -429,9 +445,9 @@ void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, cons
   require_elements(c, gemm_extent(args.m, args.n, l.ldc, args.batch, l.stride_c), "gemm", "C");
   check_gemm_epilogue(epilogue, args.n, gemm_extent(args.m, args.n, l.ldc, args.batch, l.stride_c));
   if (resolve(args.choice, recording.device()) == DeviceKind::cpu)
-    gemm_cpu(recording, args, l, a, b, c, workspace, epilogue);
+    gemm_cpu(recording, args, l, {a, b, c}, workspace, epilogue);
   else
-    gemm_gpu(recording, args, l, a, b, c, epilogue);
+    gemm_gpu(recording, args, l, {a, b, c}, epilogue);
 }
 
 }  // namespace vkp::vk

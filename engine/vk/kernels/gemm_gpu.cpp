@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "engine/vk/kernels/copy.h"
 #include "engine/vk/kernels/gemm.h"
-#include "engine/vk/kernels/gemm_layout.h"
+#include "engine/vk/kernels/internal/gemm_layout.h"
 #include "engine/vk/memory.h"
 #include "shaders/embedded.h"
 
@@ -149,10 +149,24 @@ GemmVariant chosen_variant(const GemmArgs& args, const GemmLayout& l, const Buff
 
 }  // namespace
 
-void gemm_gpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, const BufferSlice& a, const BufferSlice& b,
-              const BufferSlice& c, const GemmEpilogue& epilogue) {
-  const GemmTiledPush push{args.m,     args.n,    args.k, l.lda, l.ldb, l.ldc, l.stride_a, l.stride_b, l.stride_c,
-                           args.alpha, args.beta, 0,      1,     epilogue.activation_alpha, epilogue.gate_alpha};
+void gemm_gpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, const GemmSlices& slices,
+              const GemmEpilogue& epilogue) {
+  const BufferSlice &a = slices.a, &b = slices.b, &c = slices.c;
+  const GemmTiledPush push{args.m,
+                           args.n,
+                           args.k,
+                           l.lda,
+                           l.ldb,
+                           l.ldc,
+                           l.stride_a,
+                           l.stride_b,
+                           l.stride_c,
+                           args.alpha,
+                           args.beta,
+                           0,
+                           1,
+                           epilogue.activation_alpha,
+                           epilogue.gate_alpha};
   Device& device = recording.device();
   const GemmVariant variant = chosen_variant(args, l, a, b, device);
   const BufferSlice bindings[] = {a, b, c, epilogue_bias_binding(epilogue, a), epilogue_extra_binding(epilogue, a)};
@@ -189,10 +203,10 @@ void gemm_gpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, c
                                          {3, t.tile_k},     {4, t.micro_m},    {5, t.micro_n},
                                          {6, args.trans_a}, {7, args.trans_b}, {8, t.run}};
   add_gemm_epilogue_constants(constants, epilogue);
-  const Kernel& kernel = storage_kernel(device, shaders::gemm_tiled, shaders::gemm_tiled_f16, bindings, std::move(constants));
+  const Kernel& kernel =
+      storage_kernel(device, shaders::gemm_tiled, shaders::gemm_tiled_f16, bindings, std::move(constants));
   recording.dispatch(kernel, bindings, push, {div_up(args.n, t.tile_n), div_up(args.m, t.tile_m), args.batch}, "gemm");
 }
-
 
 std::string_view to_string(GemmVariant variant) {
   switch (variant) {
@@ -224,7 +238,8 @@ std::vector<GemmVariant> gemm_gpu_variants(const Device& device) {
   const bool units = has_matrix_units(device);
   std::vector<GemmVariant> variants;
   for (GemmVariant v : kAllGpuVariants) {
-    if (!on_matrix_units(v)) variants.push_back(v);
+    if (!on_matrix_units(v))
+      variants.push_back(v);
     else if (units &&
              coop_tiling_of(v).subgroups() * device.limits().subgroup_size <=
                  device.limits().max_workgroup_invocations &&
@@ -259,7 +274,9 @@ std::vector<GemmVariant> gemm_tuning_candidates(const BufferSlice& a, const Buff
 std::string gemm_tuning_key(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b) {
   return fmt::format("gemm m{} n{} k{}{}{}{}{}", shape_bucket(args.m), shape_bucket(args.n), shape_bucket(args.k),
                      args.trans_a ? " At" : "", args.trans_b ? " Bt" : "", args.batch > 1 ? " batched" : "",
-                     a.f16 && b.f16 ? " f16" : a.f16 || b.f16 ? " mixed" : "");
+                     a.f16 && b.f16   ? " f16"
+                     : a.f16 || b.f16 ? " mixed"
+                                      : "");
 }
 
 }  // namespace vkp::vk
