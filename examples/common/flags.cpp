@@ -1,6 +1,7 @@
 #include "flags.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -121,6 +122,24 @@ void RunOptions::check(const char* pass) const {
   if (save_every < 0)
     throw Error(ErrorCode::invalid_argument, "--save-every must be >= 0 (0: at each epoch's end only)");
   if (device < 0) throw Error(ErrorCode::invalid_argument, "--device must be a device index, >= 0");
+}
+
+bool StepOptions::take(Flags& flags) {
+  if (flags.is("--batch"))
+    batch = flags.to_i64();
+  else if (flags.is("--lr"))
+    lr = flags.to_float();
+  else
+    return false;
+  return true;
+}
+
+void StepOptions::check(std::int64_t min_batch, const char* why) const {
+  if (batch < min_batch)
+    throw Error(ErrorCode::invalid_argument, "--batch must be >= " + std::to_string(min_batch) +
+                                                 (why ? std::string(" (") + why + ")" : std::string()));
+  if (!(lr > 0) || !std::isfinite(lr))
+    throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number, not " + std::to_string(lr));
 }
 
 void Flags::unknown() const { throw Error(ErrorCode::invalid_argument, "unknown option " + option_ + "; see --help"); }

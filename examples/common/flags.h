@@ -66,4 +66,17 @@ struct RunOptions {
   void check(const char* pass) const;
 };
 
+// --batch and --lr, which the examples that train by gradient steps take: each sets its
+// defaults, offers its options to take(), and checks them with check().
+struct StepOptions {
+  std::int64_t batch = 64;
+  float lr = 1e-3f;
+
+  // Reads --batch or --lr when `flags` is at one of them: true; false otherwise.
+  bool take(Flags& flags);
+  // Error(invalid_argument) for a batch below `min_batch` (`why` says why, when it is
+  // more than 1) or a learning rate that is not a positive finite number.
+  void check(std::int64_t min_batch = 1, const char* why = nullptr) const;
+};
+
 }  // namespace vkp::examples

@@ -48,18 +48,19 @@ constexpr const char* kHelp =
     "  --seed N             seed of initial values and of the pairs and triplets (default 1)\n"
     "  --help               this text\n";
 
-struct Options : examples::RunOptions {
+struct Options : examples::RunOptions, examples::StepOptions {
+  Options() { batch = 128; }
   examples::Metric metric = examples::Metric::siamese;
   std::string algorithm = "siamese";
-  std::int64_t dim = 2, batch = 128, reference = 10000;
-  float margin = 1.0f, lr = 1e-3f;
+  std::int64_t dim = 2, reference = 10000;
+  float margin = 1.0f;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (o.take(flags)) continue;
+    if (o.RunOptions::take(flags) || o.StepOptions::take(flags)) continue;
     if (flags.is("--algorithm")) {
       o.algorithm = flags.value();
       o.metric = examples::parse_metric(o.algorithm);
@@ -67,25 +68,19 @@ Options parse(int argc, char** argv) {
       o.dim = flags.to_i64();
     } else if (flags.is("--margin")) {
       o.margin = flags.to_float();
-    } else if (flags.is("--batch")) {
-      o.batch = flags.to_i64();
-    } else if (flags.is("--lr")) {
-      o.lr = flags.to_float();
     } else if (flags.is("--reference")) {
       o.reference = flags.to_i64();
     } else {
       flags.unknown();
     }
   }
-  o.check("the train split");
+  o.RunOptions::check("the train split");
+  o.StepOptions::check(2, "pairs of both kinds");
   if (o.logdir.empty()) o.logdir = "train_log/embeddings-" + o.algorithm;
   if (o.dim < 2) throw Error(ErrorCode::invalid_argument, "--dim must be >= 2");
-  if (o.batch < 2) throw Error(ErrorCode::invalid_argument, "--batch must be >= 2 (pairs of both kinds)");
   if (o.reference < 1) throw Error(ErrorCode::invalid_argument, "--reference must be >= 1");
   if (!(o.margin > 0) || !std::isfinite(o.margin))
     throw Error(ErrorCode::invalid_argument, "--margin must be a positive finite number");
-  if (!(o.lr > 0) || !std::isfinite(o.lr))
-    throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
   return o;
 }
 

@@ -90,11 +90,10 @@ constexpr const char* kHelp =
     "                       inference mode) to PATH as ONNX, for other engines\n"
     "  --help               this text\n";
 
-struct Options : vkp::examples::RunOptions {
+struct Options : vkp::examples::RunOptions, vkp::examples::StepOptions {
+  Options() { batch = 128; }
   std::string model = "mlp", split = "equal", export_path, load;
   std::vector<std::string> memory, profiles;  // per device, or one for all
-  std::int64_t batch = 128;
-  float lr = 1e-3f;
   bool distributed = false, freeze_conv = false, mixed_precision = false, evaluate = false;
 };
 
@@ -102,13 +101,9 @@ Options parse(int argc, char** argv) {
   Options o;
   vkp::examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (o.take(flags)) continue;
+    if (o.RunOptions::take(flags) || o.StepOptions::take(flags)) continue;
     if (flags.is("--model"))
       o.model = flags.value();
-    else if (flags.is("--batch"))
-      o.batch = flags.to_i64();
-    else if (flags.is("--lr"))
-      o.lr = flags.to_float();
     else if (flags.is("--split"))
       o.split = flags.value();
     else if (flags.is("--memory"))
@@ -130,11 +125,8 @@ Options parse(int argc, char** argv) {
     else
       flags.unknown();
   }
-  o.check("the train split");
-  if (o.batch < 1) throw vkp::Error(vkp::ErrorCode::invalid_argument, "--batch must be >= 1");
-  if (!std::isfinite(o.lr) || o.lr <= 0)
-    throw vkp::Error(vkp::ErrorCode::invalid_argument,
-                     "--lr must be a positive finite number, not " + std::to_string(o.lr));
+  o.RunOptions::check("the train split");
+  o.StepOptions::check();
   if (o.freeze_conv && vkp::examples::parse_architecture(o.model) != vkp::examples::Architecture::convnet)
     throw vkp::Error(vkp::ErrorCode::invalid_argument, "--freeze-conv needs --model conv: the MLP has no convolutions");
   if (o.logdir.empty()) o.logdir = "train_log/fashion_mnist-" + o.model;

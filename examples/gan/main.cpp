@@ -55,11 +55,12 @@ constexpr const char* kHelp =
     "                       (onehot [B, 10], z [B, 100] -> gen/image [B, 28, 28, 1]) as ONNX\n"
     "  --help               this text\n";
 
-struct Options : examples::RunOptions {
-  Options() { logdir = "train_log/gan"; }
-  std::int64_t batch = 64;
+struct Options : examples::RunOptions, examples::StepOptions {
+  Options() {
+    logdir = "train_log/gan";
+    lr = 2e-4f;
+  }
   bool mixed_precision = false;
-  float lr = 2e-4f;
   std::string evaluate, export_path;
 };
 
@@ -67,13 +68,9 @@ Options parse(int argc, char** argv) {
   Options o;
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (o.take(flags)) continue;
+    if (o.RunOptions::take(flags) || o.StepOptions::take(flags)) continue;
     if (flags.is("--mixed-precision"))
       o.mixed_precision = true;
-    else if (flags.is("--batch"))
-      o.batch = flags.to_i64();
-    else if (flags.is("--lr"))
-      o.lr = flags.to_float();
     else if (flags.is("--evaluate"))
       o.evaluate = flags.value();
     else if (flags.is("--export"))
@@ -81,10 +78,8 @@ Options parse(int argc, char** argv) {
     else
       flags.unknown();
   }
-  o.check("the train split");
-  if (o.batch < 1) throw Error(ErrorCode::invalid_argument, "--batch must be >= 1");
-  if (!(o.lr > 0) || !std::isfinite(o.lr))
-    throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  o.RunOptions::check("the train split");
+  o.StepOptions::check();
   return o;
 }
 

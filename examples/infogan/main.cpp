@@ -58,11 +58,13 @@ constexpr const char* kHelp =
 constexpr const char* kClassNames[] = {"T-shirt/top", "trouser", "pullover", "dress", "coat",
                                        "sandal",      "shirt",   "sneaker",  "bag",   "ankle boot"};
 
-struct Options : examples::RunOptions {
-  Options() { logdir = "train_log/infogan"; }
-  std::int64_t batch = 64;
+struct Options : examples::RunOptions, examples::StepOptions {
+  Options() {
+    logdir = "train_log/infogan";
+    lr = 2e-4f;
+  }
   bool mixed_precision = false;
-  float lr = 2e-4f, info_weight = 1.0f;
+  float info_weight = 1.0f;
   std::string evaluate;
 };
 
@@ -70,13 +72,9 @@ Options parse(int argc, char** argv) {
   Options o;
   examples::Flags flags(argc, argv, kHelp);
   while (flags.next()) {
-    if (o.take(flags)) continue;
+    if (o.RunOptions::take(flags) || o.StepOptions::take(flags)) continue;
     if (flags.is("--mixed-precision"))
       o.mixed_precision = true;
-    else if (flags.is("--batch"))
-      o.batch = flags.to_i64();
-    else if (flags.is("--lr"))
-      o.lr = flags.to_float();
     else if (flags.is("--info-weight"))
       o.info_weight = flags.to_float();
     else if (flags.is("--evaluate"))
@@ -84,10 +82,8 @@ Options parse(int argc, char** argv) {
     else
       flags.unknown();
   }
-  o.check("the train split");
-  if (o.batch < 1) throw Error(ErrorCode::invalid_argument, "--batch must be >= 1");
-  if (!(o.lr > 0) || !std::isfinite(o.lr))
-    throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  o.RunOptions::check("the train split");
+  o.StepOptions::check();
   if (!(o.info_weight >= 0) || !std::isfinite(o.info_weight))
     throw Error(ErrorCode::invalid_argument, "--info-weight must be a finite number >= 0");
   return o;
