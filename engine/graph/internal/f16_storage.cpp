@@ -5,38 +5,7 @@
 
 namespace vkp::graph {
 
-F16Capability f16_capability(OpKind kind) {
-  switch (kind) {
-    // Elementwise kernels (unary, binary, binary_scalar, dropout) read and write either.
-    case OpKind::unary:
-    case OpKind::dropout: return {0b1, true};
-    case OpKind::binary: return {0b11, true};
-    // GEMM and convolution: the data operands (a filter is read as float32: the CPU path
-    // rearranges it with a float32 copy); a filter gradient is float32, for its optimizer.
-    case OpKind::matmul: return {0b11, true};
-    case OpKind::conv2d: return {0b01, true};                  // (x, filter)
-    case OpKind::conv2d_backprop_input: return {0b01, true};   // (dy, filter)
-    case OpKind::conv2d_backprop_filter: return {0b11, false};  // (x, dy)
-    case OpKind::pool: return {0b1, true};
-    case OpKind::pool_grad: return {0b11, true};                // (x, dy)
-    // Batch norm: x and dy; statistics, sums, gamma and beta are float32.
-    case OpKind::bn_stats: return {0b1, false};                 // (x)
-    case OpKind::batch_norm: return {0b1, true};                // (x, stats, gamma, beta)
-    case OpKind::bn_grad_sums: return {0b101, false};           // (x, stats, dy, gamma, beta)
-    case OpKind::bn_grad_input: return {0b1001, true};          // (x, stats, gamma, dy, sums, beta)
-    case OpKind::bn_bessel: return {0b1, false};                // reads x's shape only
-    // Shape ops are strided copies (and pad a fill): either width, or a conversion.
-    case OpKind::slice:
-    case OpKind::transpose: return {0b1, true};
-    case OpKind::pad:                                            // (x[, like]: its shape only)
-    case OpKind::broadcast_to: return {0b11, true};
-    case OpKind::concat: return {~0u, true};
-    // Reductions read either; their (small) results stay float32.
-    case OpKind::reduce:
-    case OpKind::argmax: return {0b1, false};
-    default: return {};
-  }
-}
+F16Capability f16_capability(OpKind kind) { return op_def(kind).f16; }
 
 namespace {
 

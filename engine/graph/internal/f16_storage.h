@@ -22,27 +22,24 @@
 
 #include "engine/graph/graph.h"
 #include "engine/graph/internal/fusion.h"
+#include "engine/graph/internal/op_def.h"
 
 namespace vkp::graph {
 
 inline constexpr std::int64_t kMinF16Elements = 1024;
 
-// What an op's lowering can keep in float16: bit i of `inputs` for input i, and its output.
-struct F16Capability {
-  std::uint32_t inputs = 0;
-  bool output = false;
-};
+// OpDef::f16 of `kind` (op_def.h).
 F16Capability f16_capability(OpKind kind);
 
 // What the stage needs from compile()'s earlier ones.
 struct F16Plan {
   const Graph& graph;
   const std::vector<int>& schedule;
-  const std::vector<TensorType>& types;   // by node id
-  const std::map<int, Fusion>& fusions;   // by the id of each chain's last node
-  const std::map<int, int>& runs_fused;   // node whose step runs a fusion -> its last node
-  const std::vector<char>& absorbed;      // by node id
-  const std::vector<int>& owner;          // by node id: whose storage it uses
+  const std::vector<TensorType>& types;  // by node id
+  const std::map<int, Fusion>& fusions;  // by the id of each chain's last node
+  const std::map<int, int>& runs_fused;  // node whose step runs a fusion -> its last node
+  const std::vector<char>& absorbed;     // by node id
+  const std::vector<int>& owner;         // by node id: whose storage it uses
   const std::vector<Tensor>& fetches;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,7 @@
 namespace vkp::vk {
 class Device;
 struct GemmEpilogue;
-}
+}  // namespace vkp::vk
 
 namespace vkp::graph {
 
@@ -25,6 +26,14 @@ class Tensor;
 struct LowerContext;  // lower.h
 struct RefTensor;     // reference.h
 struct RefState;
+
+// What an op's lowering can keep in float16 (CompileOptions::f16_storage, f16_storage.h):
+// bit i of `inputs` for input i, and its output. The kernels it records must have the
+// float16 builds to match (shaders/CMakeLists.txt, F16).
+struct F16Capability {
+  std::uint32_t inputs = 0;
+  bool output = false;
+};
 
 struct OpDef {
   OpKind kind;
@@ -52,6 +61,8 @@ struct OpDef {
   // whether it can for these concrete input types, and lower() with one.
   bool (*takes_epilogue)(const Node& node, std::span<const TensorType> inputs) = nullptr;
   void (*lower_with_epilogue)(LowerContext& ctx, const vk::GemmEpilogue& epilogue) = nullptr;
+  // The operands and result its kernels read and write as float16; none by default.
+  F16Capability f16{};
 };
 
 const OpDef& op_def(OpKind kind);

@@ -37,7 +37,8 @@ ConvGeometry checked_geometry(const Conv2DAttrs& a, const std::array<std::int64_
     fail("input has " + std::to_string(x[3]) + " channels, W expects " + std::to_string(w[2] * a.groups) +
          (a.groups > 1 ? " (" + std::to_string(w[2]) + " per group x " + std::to_string(a.groups) + " groups)" : ""));
   if (w[3] % a.groups != 0)
-    fail("W has " + std::to_string(w[3]) + " output channels, not a multiple of " + std::to_string(a.groups) + " groups");
+    fail("W has " + std::to_string(w[3]) + " output channels, not a multiple of " + std::to_string(a.groups) +
+         " groups");
   return detail::conv_geometry(a, x, w);
 }
 
@@ -176,7 +177,8 @@ void lower_conv2d_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilo
                       {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace}, vk::KernelChoice::automatic, epilogue);
     return;
   }
-  vk::gemm(ctx.recording, forward_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g), epilogue);  // pointwise
+  vk::gemm(ctx.recording, forward_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g),
+           epilogue);  // pointwise
 }
 
 void lower_conv2d(LowerContext& ctx) {
@@ -370,6 +372,9 @@ RefTensor reference_backprop_filter(const Node& node, std::span<const RefTensor*
 
 }  // namespace
 
+// Float16 (OpDef::f16): the data operands, x or dy, and the result; a filter is read as
+// float32 (the CPU path rearranges it with a float32 copy), and a filter gradient is
+// float32, for its optimizer.
 extern const OpDef conv2d_op{.kind = OpKind::conv2d,
                              .name = "conv2d",
                              .infer = infer_conv2d,
@@ -378,7 +383,8 @@ extern const OpDef conv2d_op{.kind = OpKind::conv2d,
                              .workspace = workspace_conv2d,
                              .reference = reference_conv2d,
                              .takes_epilogue = conv2d_takes_epilogue,
-                             .lower_with_epilogue = lower_conv2d_with_epilogue};
+                             .lower_with_epilogue = lower_conv2d_with_epilogue,
+                             .f16 = {0b01, true}};
 extern const OpDef conv2d_backprop_input_op{.kind = OpKind::conv2d_backprop_input,
                                             .name = "conv2d_backprop_input",
                                             .infer = infer_backprop_input,
@@ -387,11 +393,17 @@ extern const OpDef conv2d_backprop_input_op{.kind = OpKind::conv2d_backprop_inpu
                                             .workspace = workspace_backprop_input,
                                             .reference = reference_backprop_input,
                                             .takes_epilogue = backprop_input_takes_epilogue,
-                                            .lower_with_epilogue = lower_backprop_input_with_epilogue};
+                                            .lower_with_epilogue = lower_backprop_input_with_epilogue,
+                                            .f16 = {0b01, true}};
 // Second derivatives through the filter gradient are not implemented (grad nullptr).
-extern const OpDef conv2d_backprop_filter_op{OpKind::conv2d_backprop_filter, "conv2d_backprop_filter",  infer_backprop_filter,
-                                             nullptr,                   lower_backprop_filter,
-                                             workspace_backprop_filter, reference_backprop_filter};
+extern const OpDef conv2d_backprop_filter_op{.kind = OpKind::conv2d_backprop_filter,
+                                             .name = "conv2d_backprop_filter",
+                                             .infer = infer_backprop_filter,
+                                             .grad = nullptr,
+                                             .lower = lower_backprop_filter,
+                                             .workspace = workspace_backprop_filter,
+                                             .reference = reference_backprop_filter,
+                                             .f16 = {0b11, false}};
 
 Tensor conv2d(Tensor x, Tensor w, ConvOptions o) {
   Conv2DAttrs a;
@@ -404,8 +416,8 @@ Tensor conv2d(Tensor x, Tensor w, ConvOptions o) {
 
 Tensor conv2d_transpose(Tensor x, Tensor w, ConvOptions o) {
   if (x.rank() != 4 || w.rank() != 4)
-    throw Error(ErrorCode::invalid_argument, "conv2d_transpose: x " + to_string(x.type()) + " and w " +
-                                                 to_string(w.type()) + " must have rank 4");
+    throw Error(ErrorCode::invalid_argument,
+                "conv2d_transpose: x " + to_string(x.type()) + " and w " + to_string(w.type()) + " must have rank 4");
   Conv2DAttrs a;
   a.strides = o.strides;
   a.dilations = o.dilations;
@@ -415,10 +427,10 @@ Tensor conv2d_transpose(Tensor x, Tensor w, ConvOptions o) {
     const std::int64_t in = x.dims()[static_cast<std::size_t>(1 + i)], k = w.dims()[static_cast<std::size_t>(i)];
     if (in < 0)
       throw Error(ErrorCode::invalid_argument, "conv2d_transpose: " + x.name() + " needs a known height and width");
-    a.input_hw[static_cast<std::size_t>(i)] =
-        o.padding == Padding::same ? in * o.strides[static_cast<std::size_t>(i)]
-                                   : (in - 1) * o.strides[static_cast<std::size_t>(i)] +
-                                         (k - 1) * o.dilations[static_cast<std::size_t>(i)] + 1;
+    a.input_hw[static_cast<std::size_t>(i)] = o.padding == Padding::same
+                                                  ? in * o.strides[static_cast<std::size_t>(i)]
+                                                  : (in - 1) * o.strides[static_cast<std::size_t>(i)] +
+                                                        (k - 1) * o.dilations[static_cast<std::size_t>(i)] + 1;
   }
   return x.graph().add(OpKind::conv2d_backprop_input, {x, w}, a, "conv2d_transpose");
 }

@@ -46,7 +46,15 @@ RefTensor reference_dropout(const Node& node, std::span<const RefTensor* const> 
 
 }  // namespace
 
-extern const OpDef dropout_op{OpKind::dropout, "dropout", infer_dropout, grad_dropout, lower_dropout, nullptr, reference_dropout};
+// Float16 (OpDef::f16): x and y, either width.
+extern const OpDef dropout_op{.kind = OpKind::dropout,
+                              .name = "dropout",
+                              .infer = infer_dropout,
+                              .grad = grad_dropout,
+                              .lower = lower_dropout,
+                              .workspace = nullptr,
+                              .reference = reference_dropout,
+                              .f16 = {0b1, true}};
 
 Tensor dropout(Tensor x, float rate) {
   Graph& g = x.graph();

@@ -190,10 +190,11 @@ RefTensor reference_binary(const Node& node, std::span<const RefTensor* const> i
   const BinaryAttrs& a = std::get<BinaryAttrs>(node.attrs);
   const RefTensor &x = *in[0], &y = *in[1];
   RefTensor out = RefTensor::zeros(f32(broadcast_dims(x.type.dims, y.type.dims)));
-  detail::for_each_broadcast(out.type.dims, x.type.dims, y.type.dims, [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
-    out.values[static_cast<std::size_t>(i)] =
-        binary_value(a.fn, x.values[static_cast<std::size_t>(ia)], y.values[static_cast<std::size_t>(ib)], a.alpha);
-  });
+  detail::for_each_broadcast(
+      out.type.dims, x.type.dims, y.type.dims, [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
+        out.values[static_cast<std::size_t>(i)] =
+            binary_value(a.fn, x.values[static_cast<std::size_t>(ia)], y.values[static_cast<std::size_t>(ib)], a.alpha);
+      });
   return out;
 }
 
@@ -203,8 +204,23 @@ Tensor unary_node(UnaryOp fn, Tensor x, float alpha = 0.0f, bool straight_throug
 
 }  // namespace
 
-extern const OpDef unary_op{OpKind::unary, "unary", infer_unary, grad_unary, lower_unary, nullptr, reference_unary};
-extern const OpDef binary_op{OpKind::binary, "binary", infer_binary, grad_binary, lower_binary, nullptr, reference_binary};
+// Float16 (OpDef::f16): the elementwise kernels read and write either width.
+extern const OpDef unary_op{.kind = OpKind::unary,
+                            .name = "unary",
+                            .infer = infer_unary,
+                            .grad = grad_unary,
+                            .lower = lower_unary,
+                            .workspace = nullptr,
+                            .reference = reference_unary,
+                            .f16 = {0b1, true}};
+extern const OpDef binary_op{.kind = OpKind::binary,
+                             .name = "binary",
+                             .infer = infer_binary,
+                             .grad = grad_binary,
+                             .lower = lower_binary,
+                             .workspace = nullptr,
+                             .reference = reference_binary,
+                             .f16 = {0b11, true}};
 
 Tensor relu(Tensor x) { return unary_node(UnaryOp::relu, x); }
 Tensor leaky_relu(Tensor x, float alpha) { return unary_node(UnaryOp::leaky_relu, x, alpha); }
@@ -253,8 +269,8 @@ Tensor clip_by_value(Tensor x, float low, float high) {
 
 Tensor bias_add(Tensor x, Tensor b) {
   if (b.rank() != 1 || !detail::compatible(b.dims()[0], x.dims().empty() ? -1 : x.dims().back()))
-    throw Error(ErrorCode::invalid_argument, "bias_add: bias " + to_string(b.type()) +
-                                                 " must be one value per channel of " + to_string(x.type()));
+    throw Error(ErrorCode::invalid_argument,
+                "bias_add: bias " + to_string(b.type()) + " must be one value per channel of " + to_string(x.type()));
   return x.graph().add(OpKind::binary, {x, b}, BinaryAttrs{BinaryOp::add, 0.0f}, "bias_add");
 }
 

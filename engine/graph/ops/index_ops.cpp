@@ -119,11 +119,11 @@ Tensor range_constant(Graph& graph, std::int64_t n, const std::string& name) {
 
 }  // namespace
 
-extern const OpDef gather_op{OpKind::gather, "gather", infer_gather, grad_gather, lower_gather, nullptr,
-                             reference_gather};
+extern const OpDef gather_op{OpKind::gather, "gather", infer_gather,    grad_gather,
+                             lower_gather,   nullptr,  reference_gather};
 // Second derivatives through gathering are not implemented (grad nullptr).
-extern const OpDef gather_grad_op{OpKind::gather_grad, "gather_grad", infer_gather_grad, nullptr, lower_gather_grad,
-                                  nullptr, reference_gather_grad};
+extern const OpDef gather_grad_op{OpKind::gather_grad, "gather_grad", infer_gather_grad,    nullptr,
+                                  lower_gather_grad,   nullptr,       reference_gather_grad};
 
 Tensor gather(Tensor params, Tensor indices, int axis) {
   return params.graph().add(OpKind::gather, {params, indices}, AxisAttrs{axis}, "gather");

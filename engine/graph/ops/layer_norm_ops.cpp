@@ -63,7 +63,8 @@ RefTensor reference_layer_norm(const Node& node, std::span<const RefTensor* cons
   RefTensor out = *in[0];
   const std::int64_t cols = rows_of(out.type).cols;
   for_each_row(*in[0], epsilon_of(node), [&](std::int64_t at, double mean, double rstd) {
-    for (std::int64_t c = 0; c < cols; ++c) out.values[static_cast<std::size_t>(at + c)] = (in[0]->values[static_cast<std::size_t>(at + c)] - mean) * rstd;
+    for (std::int64_t c = 0; c < cols; ++c)
+      out.values[static_cast<std::size_t>(at + c)] = (in[0]->values[static_cast<std::size_t>(at + c)] - mean) * rstd;
   });
   return out;
 }
@@ -101,11 +102,11 @@ RefTensor reference_layer_norm_grad(const Node& node, std::span<const RefTensor*
 
 }  // namespace
 
-extern const OpDef layer_norm_op{OpKind::layer_norm, "layer_norm", infer_layer_norm, grad_layer_norm,
-                                 lower_layer_norm, nullptr, reference_layer_norm};
+extern const OpDef layer_norm_op{OpKind::layer_norm, "layer_norm", infer_layer_norm,    grad_layer_norm,
+                                 lower_layer_norm,   nullptr,      reference_layer_norm};
 // Second derivatives through layer normalization are not implemented (grad nullptr).
-extern const OpDef layer_norm_grad_op{OpKind::layer_norm_grad, "layer_norm_grad", infer_layer_norm_grad, nullptr,
-                                      lower_layer_norm_grad, nullptr, reference_layer_norm_grad};
+extern const OpDef layer_norm_grad_op{OpKind::layer_norm_grad, "layer_norm_grad", infer_layer_norm_grad,    nullptr,
+                                      lower_layer_norm_grad,   nullptr,           reference_layer_norm_grad};
 
 Tensor layer_norm(Tensor x, float epsilon) {
   if (!(epsilon >= 0.0f))

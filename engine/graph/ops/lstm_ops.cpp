@@ -46,8 +46,7 @@ std::vector<Tensor> grad_cell(const Node& node, std::span<const Tensor> in, Tens
 
 vk::LstmCellPush push(const LowerContext& ctx) {
   const std::int64_t units = ctx.in_types[0].dim(1) / 4;
-  return {detail::u32(ctx.in_types[0].dim(0), ctx), detail::u32(units, ctx),
-          ctx.attrs<LstmCellAttrs>().forget_bias};
+  return {detail::u32(ctx.in_types[0].dim(0), ctx), detail::u32(units, ctx), ctx.attrs<LstmCellAttrs>().forget_bias};
 }
 
 void lower_cell(LowerContext& ctx) {
@@ -63,7 +62,9 @@ struct Cell {
 
 Cell cell_at(const RefTensor& z, const RefTensor& state, std::int64_t b, std::int64_t u, std::int64_t units,
              double forget_bias) {
-  const auto zv = [&](std::int64_t gate) { return z.values[static_cast<std::size_t>(b * 4 * units + gate * units + u)]; };
+  const auto zv = [&](std::int64_t gate) {
+    return z.values[static_cast<std::size_t>(b * 4 * units + gate * units + u)];
+  };
   Cell k;
   k.si = sigmoid(zv(0));
   k.tj = std::tanh(zv(1));
@@ -127,11 +128,11 @@ RefTensor reference_cell_grad(const Node& node, std::span<const RefTensor* const
 
 }  // namespace
 
-extern const OpDef lstm_cell_op{OpKind::lstm_cell, "lstm_cell", infer_cell, grad_cell, lower_cell, nullptr,
-                                reference_cell};
+extern const OpDef lstm_cell_op{OpKind::lstm_cell, "lstm_cell", infer_cell,    grad_cell,
+                                lower_cell,        nullptr,     reference_cell};
 // Second derivatives through the cell are not implemented (grad nullptr).
-extern const OpDef lstm_cell_grad_op{OpKind::lstm_cell_grad, "lstm_cell_grad", infer_cell_grad, nullptr,
-                                     lower_cell_grad, nullptr, reference_cell_grad};
+extern const OpDef lstm_cell_grad_op{OpKind::lstm_cell_grad, "lstm_cell_grad", infer_cell_grad,    nullptr,
+                                     lower_cell_grad,        nullptr,          reference_cell_grad};
 
 Tensor lstm_cell(Tensor z, Tensor state, float forget_bias) {
   LstmCellAttrs a;

@@ -127,6 +127,7 @@ RefTensor reference_matmul(const Node& node, std::span<const RefTensor* const> i
 
 }  // namespace
 
+// Float16 (OpDef::f16): both operands and the result.
 extern const OpDef matmul_op{.kind = OpKind::matmul,
                              .name = "matmul",
                              .infer = infer_matmul,
@@ -135,7 +136,8 @@ extern const OpDef matmul_op{.kind = OpKind::matmul,
                              .workspace = workspace_matmul,
                              .reference = reference_matmul,
                              .takes_epilogue = matmul_takes_epilogue,
-                             .lower_with_epilogue = lower_matmul_with_epilogue};
+                             .lower_with_epilogue = lower_matmul_with_epilogue,
+                             .f16 = {0b11, true}};
 
 namespace {
 

@@ -34,10 +34,12 @@ std::pair<std::int64_t, std::int64_t> rows_channels(const TensorType& x) {
 
 void require_per_channel(const TensorType& t, std::int64_t c, const char* what, int rows = 1) {
   detail::require_f32(t, what);
-  const bool ok = rows == 1 ? (t.rank() == 1 && detail::compatible(t.dims[0], c))
-                            : (t.rank() == 2 && detail::compatible(t.dims[0], rows) && detail::compatible(t.dims[1], c));
-  if (!ok) fail(std::string(what) + " must be " + (rows == 1 ? "[C]" : "[2, C]") + " with C = " + std::to_string(c) +
-                ", got " + to_string(t));
+  const bool ok = rows == 1
+                      ? (t.rank() == 1 && detail::compatible(t.dims[0], c))
+                      : (t.rank() == 2 && detail::compatible(t.dims[0], rows) && detail::compatible(t.dims[1], c));
+  if (!ok)
+    fail(std::string(what) + " must be " + (rows == 1 ? "[C]" : "[2, C]") + " with C = " + std::to_string(c) +
+         ", got " + to_string(t));
 }
 
 std::uint32_t u(std::int64_t v) { return static_cast<std::uint32_t>(v); }
@@ -91,7 +93,8 @@ RefTensor reference_stats(const Node&, std::span<const RefTensor* const> in, Ref
   RefTensor out = RefTensor::zeros(f32({2, c}));
   for (std::int64_t ch = 0; ch < c; ++ch) {
     double mean = 0, var = 0;
-    for (std::int64_t r = 0; r < m; ++r) mean += in[0]->values[static_cast<std::size_t>(r * c + ch)] / static_cast<double>(m);
+    for (std::int64_t r = 0; r < m; ++r)
+      mean += in[0]->values[static_cast<std::size_t>(r * c + ch)] / static_cast<double>(m);
     for (std::int64_t r = 0; r < m; ++r) {
       const double d = in[0]->values[static_cast<std::size_t>(r * c + ch)] - mean;
       var += d * d / static_cast<double>(m);
@@ -215,7 +218,8 @@ RefTensor reference_grad_sums(const Node& node, std::span<const RefTensor* const
     const auto at = static_cast<std::size_t>(i);
     const double d = a.relu && !relu_passes(*in[0], s, *in[3], *in[4], at, ch) ? 0.0 : in[2]->values[at];
     out.values[ch] += d;
-    out.values[static_cast<std::size_t>(c) + ch] += d * (in[0]->values[static_cast<std::size_t>(i)] - s.mean[ch]) * s.rstd[ch];
+    out.values[static_cast<std::size_t>(c) + ch] +=
+        d * (in[0]->values[static_cast<std::size_t>(i)] - s.mean[ch]) * s.rstd[ch];
   }
   return out;
 }
@@ -260,9 +264,10 @@ RefTensor reference_grad_input(const Node& node, std::span<const RefTensor* cons
     const double scale = in[2]->values[ch] * s.rstd[ch];
     const double dy = a.relu && !relu_passes(*in[0], s, *in[2], *in[5], i, ch) ? 0.0 : in[3]->values[i];
     const double xhat = (in[0]->values[i] - s.mean[ch]) * s.rstd[ch];
-    out.values[i] = a.batch_stats ? scale * (dy - (in[4]->values[ch] + xhat * in[4]->values[static_cast<std::size_t>(c) + ch]) /
-                                                      static_cast<double>(m))
-                                  : scale * dy;
+    out.values[i] = a.batch_stats
+                        ? scale * (dy - (in[4]->values[ch] + xhat * in[4]->values[static_cast<std::size_t>(c) + ch]) /
+                                            static_cast<double>(m))
+                        : scale * dy;
   }
   return out;
 }
@@ -292,17 +297,49 @@ RefTensor reference_bessel(const Node&, std::span<const RefTensor* const> in, Re
 }  // namespace
 
 // A constant of the shape: no gradient flows through it (grad nullptr).
-extern const OpDef bn_bessel_op{OpKind::bn_bessel, "bn_bessel", infer_bessel, nullptr, lower_bessel, nullptr,
-                                reference_bessel};
-extern const OpDef bn_stats_op{OpKind::bn_stats, "bn_stats", infer_stats, grad_stats, lower_stats, workspace_stats,
-                               reference_stats};
-extern const OpDef batch_norm_op{OpKind::batch_norm, "batch_norm", infer_batch_norm, grad_batch_norm, lower_batch_norm,
-                                 nullptr, reference_batch_norm};
+// Float16 (OpDef::f16): x and dy; statistics, sums, gamma and beta stay float32
+// (bn_bessel reads x's shape only).
+extern const OpDef bn_bessel_op{.kind = OpKind::bn_bessel,
+                                .name = "bn_bessel",
+                                .infer = infer_bessel,
+                                .grad = nullptr,
+                                .lower = lower_bessel,
+                                .workspace = nullptr,
+                                .reference = reference_bessel,
+                                .f16 = {0b1, false}};
+extern const OpDef bn_stats_op{.kind = OpKind::bn_stats,
+                               .name = "bn_stats",
+                               .infer = infer_stats,
+                               .grad = grad_stats,
+                               .lower = lower_stats,
+                               .workspace = workspace_stats,
+                               .reference = reference_stats,
+                               .f16 = {0b1, false}};
+extern const OpDef batch_norm_op{.kind = OpKind::batch_norm,
+                                 .name = "batch_norm",
+                                 .infer = infer_batch_norm,
+                                 .grad = grad_batch_norm,
+                                 .lower = lower_batch_norm,
+                                 .workspace = nullptr,
+                                 .reference = reference_batch_norm,
+                                 .f16 = {0b1, true}};
 // Second derivatives of batch normalization are not implemented (grad nullptr).
-extern const OpDef bn_grad_sums_op{OpKind::bn_grad_sums, "bn_grad_sums", infer_grad_sums, nullptr, lower_grad_sums,
-                                   workspace_grad_sums, reference_grad_sums};
-extern const OpDef bn_grad_input_op{OpKind::bn_grad_input, "bn_grad_input", infer_grad_input, nullptr, lower_grad_input,
-                                    nullptr, reference_grad_input};
+extern const OpDef bn_grad_sums_op{.kind = OpKind::bn_grad_sums,
+                                   .name = "bn_grad_sums",
+                                   .infer = infer_grad_sums,
+                                   .grad = nullptr,
+                                   .lower = lower_grad_sums,
+                                   .workspace = workspace_grad_sums,
+                                   .reference = reference_grad_sums,
+                                   .f16 = {0b101, false}};
+extern const OpDef bn_grad_input_op{.kind = OpKind::bn_grad_input,
+                                    .name = "bn_grad_input",
+                                    .infer = infer_grad_input,
+                                    .grad = nullptr,
+                                    .lower = lower_grad_input,
+                                    .workspace = nullptr,
+                                    .reference = reference_grad_input,
+                                    .f16 = {0b1001, true}};
 
 Tensor bn_stats(Tensor x) { return x.graph().add(OpKind::bn_stats, {x}); }
 

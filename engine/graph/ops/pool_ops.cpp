@@ -28,7 +28,8 @@ ConvGeometry pool_geometry(const PoolAttrs& a, const TensorType& x) {
 
 vk::PoolPush pool_push(const ConvGeometry& g) {
   auto u = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
-  return {u(g.n), u(g.h), u(g.w), u(g.c), u(g.oh), u(g.ow), u(g.kh), u(g.kw), u(g.sh), u(g.sw), u(g.pad_top), u(g.pad_left)};
+  return {u(g.n),  u(g.h),  u(g.w),  u(g.c),  u(g.oh),      u(g.ow),
+          u(g.kh), u(g.kw), u(g.sh), u(g.sw), u(g.pad_top), u(g.pad_left)};
 }
 
 vk::PoolMode mode_of(const PoolAttrs& a) { return a.fn == PoolFn::max ? vk::PoolMode::max : vk::PoolMode::avg; }
@@ -56,7 +57,8 @@ struct Window {
 
 Window window_of(const ConvGeometry& g, std::int64_t oy, std::int64_t ox) {
   const std::int64_t y0 = oy * g.sh - g.pad_top, x0 = ox * g.sw - g.pad_left;
-  return {std::max<std::int64_t>(y0, 0), std::min(y0 + g.kh, g.h), std::max<std::int64_t>(x0, 0), std::min(x0 + g.kw, g.w)};
+  return {std::max<std::int64_t>(y0, 0), std::min(y0 + g.kh, g.h), std::max<std::int64_t>(x0, 0),
+          std::min(x0 + g.kw, g.w)};
 }
 
 // For every output: the flat input index of the window's first maximum, or every
@@ -74,8 +76,10 @@ void for_each_pooled(const PoolAttrs& a, const ConvGeometry& g, const std::vecto
           for (std::int64_t y = w.y0; y < w.y1; ++y)
             for (std::int64_t xx = w.x0; xx < w.x1; ++xx) {
               const std::int64_t at = ((b * g.h + y) * g.w + xx) * g.c + c;
-              if (a.fn == PoolFn::avg) fn(out, at, 1.0 / count);
-              else if (best < 0 || x[static_cast<std::size_t>(at)] > x[static_cast<std::size_t>(best)]) best = at;
+              if (a.fn == PoolFn::avg)
+                fn(out, at, 1.0 / count);
+              else if (best < 0 || x[static_cast<std::size_t>(at)] > x[static_cast<std::size_t>(best)])
+                best = at;
             }
           if (a.fn == PoolFn::max) fn(out, best, 1.0);
         }
@@ -122,9 +126,24 @@ Tensor pool_node(PoolFn fn, Tensor x, std::array<std::int64_t, 2> window, std::a
 
 }  // namespace
 
-extern const OpDef pool_op{OpKind::pool, "pool", infer_pool, grad_pool, lower_pool, nullptr, reference_pool};
+// Float16 (OpDef::f16): x, dy and the result.
+extern const OpDef pool_op{.kind = OpKind::pool,
+                           .name = "pool",
+                           .infer = infer_pool,
+                           .grad = grad_pool,
+                           .lower = lower_pool,
+                           .workspace = nullptr,
+                           .reference = reference_pool,
+                           .f16 = {0b1, true}};
 // Second derivatives through pooling are not implemented (grad nullptr).
-extern const OpDef pool_grad_op{OpKind::pool_grad, "pool_grad", infer_pool_grad, nullptr, lower_pool_grad, nullptr, reference_pool_grad};
+extern const OpDef pool_grad_op{.kind = OpKind::pool_grad,
+                                .name = "pool_grad",
+                                .infer = infer_pool_grad,
+                                .grad = nullptr,
+                                .lower = lower_pool_grad,
+                                .workspace = nullptr,
+                                .reference = reference_pool_grad,
+                                .f16 = {0b11, true}};
 
 Tensor max_pool(Tensor x, std::array<std::int64_t, 2> window, std::array<std::int64_t, 2> strides, Padding padding) {
   return pool_node(PoolFn::max, x, window, strides, padding);
@@ -135,8 +154,9 @@ Tensor avg_pool(Tensor x, std::array<std::int64_t, 2> window, std::array<std::in
 }
 
 Tensor global_avg_pool(Tensor x) {
-  if (x.rank() != 4) throw Error(ErrorCode::invalid_argument, "global_avg_pool: " + x.name() + " " +
-                                                                  to_string(x.type()) + " is not NHWC");
+  if (x.rank() != 4)
+    throw Error(ErrorCode::invalid_argument,
+                "global_avg_pool: " + x.name() + " " + to_string(x.type()) + " is not NHWC");
   return reduce_mean(x, {1, 2});
 }
 

@@ -24,8 +24,10 @@ std::vector<std::int64_t> reduced_dims(const ReduceAttrs& a, const std::vector<s
   std::vector<std::int64_t> out;
   for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
     const bool reduced = i >= first && i < last;
-    if (!reduced) out.push_back(dims[static_cast<std::size_t>(i)]);
-    else if (a.keep_dims) out.push_back(1);
+    if (!reduced)
+      out.push_back(dims[static_cast<std::size_t>(i)]);
+    else if (a.keep_dims)
+      out.push_back(1);
   }
   return out;
 }
@@ -66,7 +68,8 @@ std::vector<Tensor> grad_reduce(const Node& node, std::span<const Tensor> in, Te
       // else counted from the shapes at run time.
       const auto [first, last] = reduced_range(a, x.rank());
       std::int64_t count = 1;
-      for (int i = first; i < last && count > 0; ++i) count = x.dims()[static_cast<std::size_t>(i)] < 0 ? -1 : count * x.dims()[static_cast<std::size_t>(i)];
+      for (int i = first; i < last && count > 0; ++i)
+        count = x.dims()[static_cast<std::size_t>(i)] < 0 ? -1 : count * x.dims()[static_cast<std::size_t>(i)];
       if (count > 0) return {spread * (1.0f / static_cast<float>(count))};
       const Tensor all = reduce_sum(broadcast_like(scalar(g, 1.0f), x), {}, false);
       const Tensor kept = reduce_sum(broadcast_like(scalar(g, 1.0f), dy_kept), {}, false);
@@ -163,7 +166,8 @@ RefTensor reference_argmax(const Node& node, std::span<const RefTensor* const> i
     for (std::uint32_t i = 0; i < r.inner; ++i) {
       std::uint32_t best = 0;
       for (std::uint32_t k = 1; k < r.axis; ++k)
-        if (x.values[(std::size_t{o} * r.axis + k) * r.inner + i] > x.values[(std::size_t{o} * r.axis + best) * r.inner + i])
+        if (x.values[(std::size_t{o} * r.axis + k) * r.inner + i] >
+            x.values[(std::size_t{o} * r.axis + best) * r.inner + i])
           best = k;
       out.values[std::size_t{o} * r.inner + i] = best;
     }
@@ -195,8 +199,23 @@ Tensor reduce_axes(ReduceFn fn, Tensor x, std::vector<int> axes, bool keep_dims)
 
 }  // namespace
 
-extern const OpDef reduce_op{OpKind::reduce, "reduce", infer_reduce, grad_reduce, lower_reduce, workspace_reduce, reference_reduce};
-extern const OpDef argmax_op{OpKind::argmax, "argmax", infer_argmax, detail::no_gradient, lower_argmax, nullptr, reference_argmax};
+// Float16 (OpDef::f16): reductions read either width; their small results stay float32.
+extern const OpDef reduce_op{.kind = OpKind::reduce,
+                             .name = "reduce",
+                             .infer = infer_reduce,
+                             .grad = grad_reduce,
+                             .lower = lower_reduce,
+                             .workspace = workspace_reduce,
+                             .reference = reference_reduce,
+                             .f16 = {0b1, false}};
+extern const OpDef argmax_op{.kind = OpKind::argmax,
+                             .name = "argmax",
+                             .infer = infer_argmax,
+                             .grad = detail::no_gradient,
+                             .lower = lower_argmax,
+                             .workspace = nullptr,
+                             .reference = reference_argmax,
+                             .f16 = {0b1, false}};
 
 Tensor reduce_sum(Tensor x, std::vector<int> axes, bool keep_dims) {
   return reduce_axes(ReduceFn::sum, x, std::move(axes), keep_dims);

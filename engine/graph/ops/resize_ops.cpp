@@ -26,7 +26,13 @@ Geometry geometry(const ResizeAttrs& a, const TensorType& x) {
   const auto scale = [](std::int64_t in, std::int64_t out) {
     return in < 0 ? 0.0f : static_cast<float>(in) / static_cast<float>(out);
   };
-  return {x.dims[0], x.dims[1], x.dims[2], x.dims[3], a.size[0], a.size[1], scale(x.dims[1], a.size[0]),
+  return {x.dims[0],
+          x.dims[1],
+          x.dims[2],
+          x.dims[3],
+          a.size[0],
+          a.size[1],
+          scale(x.dims[1], a.size[0]),
           scale(x.dims[2], a.size[1])};
 }
 
@@ -125,11 +131,11 @@ RefTensor reference_resize_grad(const Node& node, std::span<const RefTensor* con
 
 }  // namespace
 
-extern const OpDef resize_op{OpKind::resize, "resize", infer_resize, grad_resize, lower_resize, nullptr,
-                             reference_resize};
+extern const OpDef resize_op{OpKind::resize, "resize", infer_resize,    grad_resize,
+                             lower_resize,   nullptr,  reference_resize};
 // Second derivatives through resizing are not implemented (grad nullptr).
-extern const OpDef resize_grad_op{OpKind::resize_grad, "resize_grad", infer_resize_grad, nullptr, lower_resize_grad,
-                                  nullptr, reference_resize_grad};
+extern const OpDef resize_grad_op{OpKind::resize_grad, "resize_grad", infer_resize_grad,    nullptr,
+                                  lower_resize_grad,   nullptr,       reference_resize_grad};
 
 Tensor resize(Tensor x, std::array<std::int64_t, 2> size, ResizeMethod method) {
   return x.graph().add(OpKind::resize, {x}, ResizeAttrs{method, size},

@@ -183,7 +183,8 @@ RefTensor reference_pad(const Node& node, std::span<const RefTensor* const> in, 
   RefTensor out = RefTensor::zeros(infer_pad(node, types));
   const std::vector<std::int64_t> strides = detail::strides_of(out.type.dims);
   for_each_index(in[0]->type.dims, [&](std::int64_t i, const std::vector<std::int64_t>& index) {
-    out.values[static_cast<std::size_t>(offset_of(index, a.before, strides))] = in[0]->values[static_cast<std::size_t>(i)];
+    out.values[static_cast<std::size_t>(offset_of(index, a.before, strides))] =
+        in[0]->values[static_cast<std::size_t>(i)];
   });
   return out;
 }
@@ -200,11 +201,13 @@ TensorType infer_concat(const Node& node, std::span<const TensorType> in) {
     for (int d = 0; d < in[0].rank(); ++d) {
       const std::int64_t e = in[k].dims[static_cast<std::size_t>(d)];
       std::int64_t& total = dims[static_cast<std::size_t>(d)];
-      if (d == axis) total = total < 0 || e < 0 ? kUnknown : total + e;
+      if (d == axis)
+        total = total < 0 || e < 0 ? kUnknown : total + e;
       else if (!detail::compatible(total, e))
         fail("input " + std::to_string(k) + " " + to_string(in[k]) + " differs from " + to_string(in[0]) +
              " off the concat axis");
-      else if (total < 0) total = e;
+      else if (total < 0)
+        total = e;
     }
   }
   return {in[0].dtype, dims};
@@ -215,11 +218,13 @@ std::vector<Tensor> grad_concat(const Node& node, std::span<const Tensor> in, Te
   std::vector<Tensor> grads;
   std::int64_t at = 0;
   for (std::size_t k = 0; k < in.size(); ++k) {
-    std::vector<std::int64_t> begin(static_cast<std::size_t>(dy.rank()), 0), size(static_cast<std::size_t>(dy.rank()), -1);
+    std::vector<std::int64_t> begin(static_cast<std::size_t>(dy.rank()), 0),
+        size(static_cast<std::size_t>(dy.rank()), -1);
     const std::int64_t extent = in[k].dims()[static_cast<std::size_t>(axis)];
     if (extent < 0 && k + 1 < in.size())
-      throw Error(ErrorCode::unsupported, node.name + ": the gradient needs every input but the last to have a known "
-                                                      "extent along the concat axis");
+      throw Error(ErrorCode::unsupported, node.name +
+                                              ": the gradient needs every input but the last to have a known "
+                                              "extent along the concat axis");
     begin[static_cast<std::size_t>(axis)] = at;
     size[static_cast<std::size_t>(axis)] = extent;
     grads.push_back(slice(dy, begin, size));
@@ -321,9 +326,10 @@ std::vector<Tensor> grad_broadcast_to(const Node&, std::span<const Tensor> in, T
 }
 
 void lower_broadcast_to(LowerContext& ctx) {
-  vk::copy(ctx.recording,
-           {u32s(ctx.out_type.dims), u32s(detail::broadcast_strides(ctx.in_types[0].dims, ctx.out_type.dims)), 0, 0, {}},
-           ctx.in[0], ctx.out);
+  vk::copy(
+      ctx.recording,
+      {u32s(ctx.out_type.dims), u32s(detail::broadcast_strides(ctx.in_types[0].dims, ctx.out_type.dims)), 0, 0, {}},
+      ctx.in[0], ctx.out);
 }
 
 RefTensor reference_broadcast_to(const Node& node, std::span<const RefTensor* const> in, RefState&) {
@@ -339,16 +345,54 @@ RefTensor reference_broadcast_to(const Node& node, std::span<const RefTensor* co
 
 }  // namespace
 
-extern const OpDef reshape_op{OpKind::reshape, "reshape", infer_reshape, grad_reshape, nullptr, nullptr, reference_view, true};
-extern const OpDef identity_op{OpKind::identity, "identity", infer_same, grad_identity, nullptr, nullptr, reference_view, true};
-extern const OpDef stop_gradient_op{OpKind::stop_gradient, "stop_gradient", infer_same, grad_stop, nullptr, nullptr, reference_view, true};
-extern const OpDef slice_op{OpKind::slice, "slice", infer_slice, grad_slice, lower_slice, nullptr, reference_slice};
-extern const OpDef pad_op{OpKind::pad, "pad", infer_pad, grad_pad, lower_pad, nullptr, reference_pad};
-extern const OpDef concat_op{OpKind::concat, "concat", infer_concat, grad_concat, lower_concat, nullptr, reference_concat};
-extern const OpDef transpose_op{OpKind::transpose, "transpose", infer_transpose, grad_transpose, lower_transpose, nullptr,
-                                reference_transpose};
-extern const OpDef broadcast_to_op{OpKind::broadcast_to, "broadcast_to", infer_broadcast_to, grad_broadcast_to, lower_broadcast_to, nullptr,
-                                   reference_broadcast_to};
+extern const OpDef reshape_op{OpKind::reshape, "reshape", infer_reshape,  grad_reshape,
+                              nullptr,         nullptr,   reference_view, true};
+extern const OpDef identity_op{OpKind::identity, "identity", infer_same,     grad_identity,
+                               nullptr,          nullptr,    reference_view, true};
+extern const OpDef stop_gradient_op{
+    OpKind::stop_gradient, "stop_gradient", infer_same, grad_stop, nullptr, nullptr, reference_view, true};
+// Float16 (OpDef::f16): shape ops are strided copies (pad also a fill) of either width;
+// pad and broadcast_to read their second input's shape only.
+extern const OpDef slice_op{.kind = OpKind::slice,
+                            .name = "slice",
+                            .infer = infer_slice,
+                            .grad = grad_slice,
+                            .lower = lower_slice,
+                            .workspace = nullptr,
+                            .reference = reference_slice,
+                            .f16 = {0b1, true}};
+extern const OpDef pad_op{.kind = OpKind::pad,
+                          .name = "pad",
+                          .infer = infer_pad,
+                          .grad = grad_pad,
+                          .lower = lower_pad,
+                          .workspace = nullptr,
+                          .reference = reference_pad,
+                          .f16 = {0b11, true}};
+extern const OpDef concat_op{.kind = OpKind::concat,
+                             .name = "concat",
+                             .infer = infer_concat,
+                             .grad = grad_concat,
+                             .lower = lower_concat,
+                             .workspace = nullptr,
+                             .reference = reference_concat,
+                             .f16 = {~0u, true}};
+extern const OpDef transpose_op{.kind = OpKind::transpose,
+                                .name = "transpose",
+                                .infer = infer_transpose,
+                                .grad = grad_transpose,
+                                .lower = lower_transpose,
+                                .workspace = nullptr,
+                                .reference = reference_transpose,
+                                .f16 = {0b1, true}};
+extern const OpDef broadcast_to_op{.kind = OpKind::broadcast_to,
+                                   .name = "broadcast_to",
+                                   .infer = infer_broadcast_to,
+                                   .grad = grad_broadcast_to,
+                                   .lower = lower_broadcast_to,
+                                   .workspace = nullptr,
+                                   .reference = reference_broadcast_to,
+                                   .f16 = {0b11, true}};
 
 Tensor reshape(Tensor x, std::vector<std::int64_t> dims) {
   return x.graph().add(OpKind::reshape, {x}, DimsAttrs{std::move(dims)});
@@ -357,9 +401,12 @@ Tensor reshape(Tensor x, std::vector<std::int64_t> dims) {
 Tensor flatten(Tensor x) {
   if (x.rank() < 1) throw Error(ErrorCode::invalid_argument, "flatten: " + x.name() + " has rank 0");
   std::int64_t rest = 1;
-  for (int i = 1; i < x.rank(); ++i) rest = rest < 0 || x.dims()[static_cast<std::size_t>(i)] < 0 ? kUnknown : rest * x.dims()[static_cast<std::size_t>(i)];
-  if (rest < 0) throw Error(ErrorCode::invalid_argument, "flatten: " + x.name() + " " + to_string(x.type()) +
-                                                             " has unknown extents past the first");
+  for (int i = 1; i < x.rank(); ++i)
+    rest =
+        rest < 0 || x.dims()[static_cast<std::size_t>(i)] < 0 ? kUnknown : rest * x.dims()[static_cast<std::size_t>(i)];
+  if (rest < 0)
+    throw Error(ErrorCode::invalid_argument,
+                "flatten: " + x.name() + " " + to_string(x.type()) + " has unknown extents past the first");
   return reshape(x, {-1, rest});
 }
 
@@ -397,8 +444,8 @@ Tensor stack(const std::vector<Tensor>& xs, int axis) {
   std::vector<Tensor> expanded;
   for (const Tensor& x : xs) {
     if (x.dims() != xs[0].dims())
-      throw Error(ErrorCode::invalid_argument, "stack: inputs differ in shape: " + to_string(xs[0].type()) + " and " +
-                                                   to_string(x.type()));
+      throw Error(ErrorCode::invalid_argument,
+                  "stack: inputs differ in shape: " + to_string(xs[0].type()) + " and " + to_string(x.type()));
     std::vector<std::int64_t> dims = detail::reshape_target(x.dims(), "stack");
     dims.insert(dims.begin() + at, 1);
     expanded.push_back(reshape(x, dims));
@@ -416,9 +463,10 @@ std::vector<Tensor> split(Tensor x, const std::vector<std::int64_t>& sizes, int 
     total += s;
   }
   if (extent < 0 || total != extent)
-    throw Error(ErrorCode::invalid_argument, "split: sizes sum to " + std::to_string(total) + " but axis " +
-                                                 std::to_string(at) + " of " + to_string(x.type()) + " has " +
-                                                 (extent < 0 ? std::string("an unknown extent") : std::to_string(extent)));
+    throw Error(ErrorCode::invalid_argument,
+                "split: sizes sum to " + std::to_string(total) + " but axis " + std::to_string(at) + " of " +
+                    to_string(x.type()) + " has " +
+                    (extent < 0 ? std::string("an unknown extent") : std::to_string(extent)));
   std::vector<Tensor> parts;
   std::vector<std::int64_t> begin(static_cast<std::size_t>(x.rank()), 0), size(static_cast<std::size_t>(x.rank()), -1);
   for (std::int64_t s : sizes) {
@@ -442,8 +490,8 @@ std::vector<Tensor> unstack(Tensor x, int axis) {
   const int at = detail::normalize_axis(axis, x.rank());
   const std::int64_t extent = x.dims()[static_cast<std::size_t>(at)];
   if (extent < 1)
-    throw Error(ErrorCode::invalid_argument, "unstack: axis " + std::to_string(at) + " of " + to_string(x.type()) +
-                                                 " must have a known extent");
+    throw Error(ErrorCode::invalid_argument,
+                "unstack: axis " + std::to_string(at) + " of " + to_string(x.type()) + " must have a known extent");
   std::vector<std::int64_t> dims = detail::reshape_target(x.dims(), "unstack");
   dims.erase(dims.begin() + at);
   std::vector<Tensor> out;

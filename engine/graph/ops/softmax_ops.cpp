@@ -158,12 +158,16 @@ RefTensor reference_in_top_k(const Node& node, std::span<const RefTensor* const>
 
 }  // namespace
 
-extern const OpDef softmax_op{OpKind::softmax, "softmax", infer_softmax, grad_softmax, lower_softmax, nullptr, reference_softmax};
-extern const OpDef softmax_xent_op{OpKind::softmax_xent, "softmax_xent", infer_xent, grad_xent, lower_xent, nullptr, reference_xent};
+extern const OpDef softmax_op{OpKind::softmax, "softmax", infer_softmax,    grad_softmax,
+                              lower_softmax,   nullptr,   reference_softmax};
+extern const OpDef softmax_xent_op{OpKind::softmax_xent, "softmax_xent", infer_xent,    grad_xent,
+                                   lower_xent,           nullptr,        reference_xent};
 // Second derivatives of the cross entropy are not implemented (grad nullptr).
-extern const OpDef softmax_xent_grad_op{OpKind::softmax_xent_grad, "softmax_xent_grad", infer_xent_grad,    nullptr, lower_xent_grad, nullptr,
-                                        reference_xent_grad};
-extern const OpDef in_top_k_op{OpKind::in_top_k, "in_top_k", infer_in_top_k, detail::no_gradient, lower_in_top_k, nullptr, reference_in_top_k};
+extern const OpDef softmax_xent_grad_op{
+    OpKind::softmax_xent_grad, "softmax_xent_grad", infer_xent_grad, nullptr, lower_xent_grad, nullptr,
+    reference_xent_grad};
+extern const OpDef in_top_k_op{OpKind::in_top_k, "in_top_k", infer_in_top_k,    detail::no_gradient,
+                               lower_in_top_k,   nullptr,    reference_in_top_k};
 
 Tensor softmax(Tensor x) { return x.graph().add(OpKind::softmax, {x}, SoftmaxAttrs{false}, "softmax"); }
 Tensor log_softmax(Tensor x) { return x.graph().add(OpKind::softmax, {x}, SoftmaxAttrs{true}, "log_softmax"); }

@@ -45,9 +45,12 @@ std::vector<Tensor> grad_leaf(const Node&, std::span<const Tensor>, Tensor, Tens
 
 }  // namespace
 
-extern const OpDef placeholder_op{OpKind::placeholder, "placeholder", infer_placeholder, grad_leaf, nullptr, nullptr, reference_placeholder};
-extern const OpDef constant_op{OpKind::constant, "constant", infer_constant, grad_leaf, nullptr, nullptr, reference_constant};
-extern const OpDef variable_op{OpKind::variable, "variable", infer_variable, grad_leaf, nullptr, nullptr, reference_variable};
+extern const OpDef placeholder_op{OpKind::placeholder,  "placeholder", infer_placeholder, grad_leaf, nullptr, nullptr,
+                                  reference_placeholder};
+extern const OpDef constant_op{OpKind::constant, "constant", infer_constant,    grad_leaf,
+                               nullptr,          nullptr,    reference_constant};
+extern const OpDef variable_op{OpKind::variable, "variable", infer_variable,    grad_leaf,
+                               nullptr,          nullptr,    reference_variable};
 
 Tensor placeholder(Graph& graph, const std::string& name, TensorType type) {
   for (std::int64_t d : type.dims)
