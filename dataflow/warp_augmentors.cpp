@@ -1,10 +1,10 @@
 #include "dataflow/warp_augmentors.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-
-#include <fmt/format.h>
 
 #include "core/error.h"
 #include "dataflow/geometric_augmentors.h"
@@ -29,10 +29,20 @@ std::int64_t border_index(std::int64_t i, std::int64_t n, Border border) {
   return -1;
 }
 
+// The output's size, the inverse map (output to input pixel) and what lies outside.
+struct WarpPlan {
+  std::int64_t oh, ow;
+  const std::array<double, 6>& m;
+  Border border;
+  float fill;
+};
+
 template <class T>
-void warp(const T* in, const ImageDims& d, T* out, std::int64_t oh, std::int64_t ow, const std::array<double, 6>& m,
-          Border border, float fill) {
-  const std::int64_t c = d.channels;
+void warp(const T* in, const ImageDims& d, T* out, const WarpPlan& plan) {
+  const std::int64_t c = d.channels, oh = plan.oh, ow = plan.ow;
+  const std::array<double, 6>& m = plan.m;
+  const Border border = plan.border;
+  const float fill = plan.fill;
   for (std::int64_t y = 0; y < oh; ++y)
     for (std::int64_t x = 0; x < ow; ++x) {
       const double u = m[0] * static_cast<double>(x) + m[1] * static_cast<double>(y) + m[2];
@@ -49,7 +59,8 @@ void warp(const T* in, const ImageDims& d, T* out, std::int64_t oh, std::int64_t
           for (int i = 0; i < 2; ++i) {
             const double w = wy[j] * wx[i];
             if (w == 0) continue;
-            const double value = ys[j] < 0 || xs[i] < 0 ? fill : static_cast<double>(in[(ys[j] * d.width + xs[i]) * c + k]);
+            const double value =
+                ys[j] < 0 || xs[i] < 0 ? fill : static_cast<double>(in[(ys[j] * d.width + xs[i]) * c + k]);
             sum += w * value;
           }
         T& o = out[(y * ow + x) * c + k];
@@ -86,10 +97,11 @@ Array warp_affine(const Array& image, const std::array<double, 6>& m, std::int64
   if (d.height < 1 || d.width < 1 || out_height < 1 || out_width < 1)
     throw Error(ErrorCode::invalid_argument, "warp_affine: empty image or output: " + describe(image));
   Array out = Array::uninitialized(image.dtype(), d.with_size(out_height, out_width));
+  const WarpPlan plan{out_height, out_width, m, border, fill};
   if (image.dtype() == DType::u8)
-    warp(image.data<std::uint8_t>().data(), d, out.data<std::uint8_t>().data(), out_height, out_width, m, border, fill);
+    warp(image.data<std::uint8_t>().data(), d, out.data<std::uint8_t>().data(), plan);
   else
-    warp(image.data<float>().data(), d, out.data<float>().data(), out_height, out_width, m, border, fill);
+    warp(image.data<float>().data(), d, out.data<float>().data(), plan);
   return out;
 }
 
@@ -108,7 +120,8 @@ RotationAndCropValid::RotationAndCropValid(double max_deg, double step_deg) : ma
       (step_deg_ > 0 && (max_deg_ != 180 || std::fmod(180.0, step_deg_) != 0)))
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("RotationAndCropValid: max_deg must be in [0, 180], and with a step_deg 180, a multiple "
-                            "of it; got max_deg {}, step_deg {}", max_deg_, step_deg_));
+                            "of it; got max_deg {}, step_deg {}",
+                            max_deg_, step_deg_));
 }
 
 std::array<std::int64_t, 2> largest_rotated_rect(std::int64_t w, std::int64_t h, double deg) {
@@ -136,7 +149,8 @@ Array RotationAndCropValid::apply_with_points(Array image, Array& points, Rng& r
   const PointMap m = inverse_about_centre(d, 1, deg, 0, 0, 0);
   const Array turned = warp_affine(image, m, d.height, d.width, Border::constant, 0);
   const std::array<std::int64_t, 2> rect = largest_rotated_rect(d.width, d.height, deg);
-  const std::int64_t w = std::clamp<std::int64_t>(rect[0], 1, d.width), h = std::clamp<std::int64_t>(rect[1], 1, d.height);
+  const std::int64_t w = std::clamp<std::int64_t>(rect[0], 1, d.width),
+                     h = std::clamp<std::int64_t>(rect[1], 1, d.height);
   const auto left = static_cast<std::int64_t>(static_cast<double>(d.width) * 0.5 - static_cast<double>(w) * 0.5);
   const auto top = static_cast<std::int64_t>(static_cast<double>(d.height) * 0.5 - static_cast<double>(h) * 0.5);
   PointMap moved = inverse(m);
@@ -148,12 +162,15 @@ Array RotationAndCropValid::apply_with_points(Array image, Array& points, Rng& r
 
 GaussianDeform::GaussianDeform(std::vector<std::array<double, 2>> anchors, std::int64_t height, std::int64_t width,
                                double sigma, double randrange)
-    : anchors_(anchors.size()), height_(height), width_(width),
+    : anchors_(anchors.size()),
+      height_(height),
+      width_(width),
       randrange_(randrange < 0 ? static_cast<double>(height) / 8 : randrange) {
   if (anchors.empty() || height <= 0 || width <= 0 || !(sigma > 0))
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("GaussianDeform: needs anchors, a positive size and sigma; got {} anchors, {} x {}, sigma {}",
-                            anchors.size(), height, width, sigma));
+    throw Error(
+        ErrorCode::invalid_argument,
+        fmt::format("GaussianDeform: needs anchors, a positive size and sigma; got {} anchors, {} x {}, sigma {}",
+                    anchors.size(), height, width, sigma));
   weights_.resize(static_cast<std::size_t>(height * width) * anchors_);
   for (std::int64_t y = 0; y < height; ++y)
     for (std::int64_t x = 0; x < width; ++x)
@@ -169,15 +186,16 @@ Array GaussianDeform::apply(Array image, Rng& rng) const {
   const ImageDims d = image_dims(image, "GaussianDeform");
   require_u8_or_f32(image, "GaussianDeform");
   if (d.height != height_ || d.width != width_)
-    throw Error(ErrorCode::invalid_argument, fmt::format("GaussianDeform: built for {} x {} images, got {}", height_,
-                                                         width_, describe(image)));
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("GaussianDeform: built for {} x {} images, got {}", height_, width_, describe(image)));
   std::vector<double> v(2 * anchors_);
   for (double& e : v) e = (static_cast<double>(rng.uniform()) - 0.5) * 2 * randrange_;
   Array out(image.dtype(), image.shape());
   const std::int64_t c = d.channels;
   const auto read = [&](std::int64_t y, std::int64_t x, std::int64_t k) {
     const auto i = static_cast<std::size_t>((y * width_ + x) * c + k);
-    return image.dtype() == DType::u8 ? static_cast<double>(image.data<std::uint8_t>()[i]) : double{image.data<float>()[i]};
+    return image.dtype() == DType::u8 ? static_cast<double>(image.data<std::uint8_t>()[i])
+                                      : double{image.data<float>()[i]};
   };
   for (std::int64_t y = 0; y < height_; ++y)
     for (std::int64_t x = 0; x < width_; ++x) {
@@ -209,7 +227,9 @@ Affine::Affine(const AffineOptions& options) : o_(options) {
 
 Array Affine::apply_with_points(Array image, Array& points, Rng& rng) const {
   const ImageDims d = image_dims(image, "Affine");
-  const auto draw = [&](double lo, double hi) { return static_cast<double>(rng.uniform(static_cast<float>(lo), static_cast<float>(hi))); };
+  const auto draw = [&](double lo, double hi) {
+    return static_cast<double>(rng.uniform(static_cast<float>(lo), static_cast<float>(hi)));
+  };
   const double s = draw(o_.scale_min, o_.scale_max), deg = draw(-o_.rotate_max_deg, o_.rotate_max_deg),
                shear = draw(-o_.shear_max_deg, o_.shear_max_deg);
   const double tx = draw(-o_.translate_frac, o_.translate_frac) * static_cast<double>(d.width),
@@ -240,17 +260,20 @@ Array GoogleNetRandomCropAndResize::apply_with_points(Array image, Array& points
   const double total = static_cast<double>(d.height * d.width);
   for (int attempt = 0; attempt < 10; ++attempt) {
     const double target = total * rng.uniform(static_cast<float>(area_[0]), static_cast<float>(area_[1]));
-    const double ratio = std::exp(rng.uniform(static_cast<float>(std::log(aspect_[0])), static_cast<float>(std::log(aspect_[1]))));
+    const double ratio =
+        std::exp(rng.uniform(static_cast<float>(std::log(aspect_[0])), static_cast<float>(std::log(aspect_[1]))));
     const std::int64_t w = std::llround(std::sqrt(target * ratio)), h = std::llround(std::sqrt(target / ratio));
     if (w < 1 || h < 1 || w > d.width || h > d.height) continue;
     const auto top = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.height - h + 1)));
     const auto left = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(d.width - w + 1)));
-    move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "GoogleNetRandomCropAndResize");
+    move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)},
+                "GoogleNetRandomCropAndResize");
     return Resize(height_, width_).apply_with_points(crop_image(image, top, left, h, w), points, rng);
   }
   const std::int64_t side = std::min(d.height, d.width);
   const std::int64_t top = (d.height - side) / 2, left = (d.width - side) / 2;
-  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)}, "GoogleNetRandomCropAndResize");
+  move_points(points, {1, 0, -static_cast<double>(left), 0, 1, -static_cast<double>(top)},
+              "GoogleNetRandomCropAndResize");
   return Resize(height_, width_).apply_with_points(crop_image(image, top, left, side, side), points, rng);
 }
 

@@ -1,8 +1,8 @@
 #include "engine/vk/kernels/reduce.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/error.h"
 #include "engine/vk/kernels/copy.h"
@@ -31,13 +31,22 @@ std::uint32_t first_chunk(const ReduceArgs& args) {
 
 std::uint32_t chunks_of(std::uint32_t axis, std::uint32_t chunk) { return (axis + chunk - 1) / chunk; }
 
-void record_pass(Recording& recording, const ReduceArgs& args, std::uint32_t outer, std::uint32_t axis,
-                 std::uint32_t chunk, float scale, const BufferSlice& x, const BufferSlice& y) {
+// One pass: `outer` x `axis` x args.inner elements of x reduced along the axis in pieces
+// of `chunk`, each piece's result (times `scale`) into y.
+struct Pass {
+  std::uint32_t outer, axis, chunk;
+  float scale;
+};
+
+void record_pass(Recording& recording, const ReduceArgs& args, const Pass& pass, const BufferSlice& x,
+                 const BufferSlice& y) {
+  const std::uint32_t outer = pass.outer, axis = pass.axis, chunk = pass.chunk;
+  const float scale = pass.scale;
   Device& device = recording.device();
   const std::uint32_t op = args.op == ReduceOp::argmax            ? 2
-                          : args.op == ReduceOp::max             ? 1
-                          : args.op == ReduceOp::count_nonfinite ? 3
-                                                                 : 0;
+                           : args.op == ReduceOp::max             ? 1
+                           : args.op == ReduceOp::count_nonfinite ? 3
+                                                                  : 0;
   const ReducePush push{outer, axis, args.inner, chunk, scale};
   const std::uint64_t outputs = std::uint64_t{outer} * chunks_of(axis, chunk) * args.inner;
   if (args.inner == 1 && args.op != ReduceOp::argmax && resolve(args.choice, device) == DeviceKind::gpu) {
@@ -103,18 +112,17 @@ void reduce(Recording& recording, const ReduceArgs& args, const BufferSlice& x, 
   }
   const std::uint32_t chunk = first_chunk(args);
   if (chunk >= args.axis) {
-    record_pass(recording, args, args.outer, args.axis, args.axis, scale, x, y);
+    record_pass(recording, args, {args.outer, args.axis, args.axis, scale}, x, y);
     return;
   }
   const std::uint32_t pieces = chunks_of(args.axis, chunk);
   if (workspace.size < reduce_workspace_bytes(args, recording.device()))
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("reduce: workspace of {} bytes, needs {}", workspace.size,
-                            reduce_workspace_bytes(args, recording.device())));
-  record_pass(recording, args, args.outer, args.axis, chunk, 1.0f, x, workspace);
+    throw Error(ErrorCode::invalid_argument, fmt::format("reduce: workspace of {} bytes, needs {}", workspace.size,
+                                                         reduce_workspace_bytes(args, recording.device())));
+  record_pass(recording, args, {args.outer, args.axis, chunk, 1.0f}, x, workspace);
   ReduceArgs merge = args;  // the partial counts of non-finite elements add up
   if (args.op == ReduceOp::count_nonfinite) merge.op = ReduceOp::sum;
-  record_pass(recording, merge, args.outer, pieces, pieces, scale, workspace, y);
+  record_pass(recording, merge, {args.outer, pieces, pieces, scale}, workspace, y);
 }
 
 }  // namespace vkp::vk
