@@ -17,8 +17,7 @@
 
 namespace vkp::train {
 
-Trainer::Trainer(vk::Device& device, std::uint64_t seed)
-    : seed_(seed), device_(&device) {}
+Trainer::Trainer(vk::Device& device, std::uint64_t seed) : seed_(seed), device_(&device) {}
 
 // Made on first use, as the session: a trainer whose towers build graphs of their own
 // (MultiDeviceTrainer) never makes this one.
@@ -56,8 +55,9 @@ callbacks::Monitors& Trainer::monitors() {
 }
 
 callbacks::PredictFn Trainer::predictor(const std::vector<std::string>&, const std::vector<std::string>&) {
-  throw Error(ErrorCode::unsupported, "this trainer has no tower function to build an inference tower from; use a "
-                                      "TowerTrainer (SimpleTrainer), or build one in the graph and run the session");
+  throw Error(ErrorCode::unsupported,
+              "this trainer has no tower function to build an inference tower from; use a "
+              "TowerTrainer (SimpleTrainer), or build one in the graph and run the session");
 }
 
 std::vector<std::string> Trainer::input_names() const {
@@ -84,15 +84,32 @@ std::vector<callbacks::StepProgram> Trainer::step_programs() const {
   return all;
 }
 
+namespace {
+
+// The monitors and savers write there from the first step: made here, as a user who
+// names train_log/mine expects, whether or not a LoggerDir (train/logger_dir.h) made it.
+void make_log_directory(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::io, "cannot create the log directory " + dir + ": " + ec.message());
+}
+
+// CheckGradient's counts are checked, SummaryGradient's gradients summarised and
+// print_stat's statistics logged, whichever callbacks the user chose.
+std::vector<callbacks::CallbackPtr> collection_callbacks(graph::Graph& g) {
+  std::vector<callbacks::CallbackPtr> out;
+  if (!g.collection(graph::kGradientChecks).empty()) out.push_back(std::make_shared<callbacks::GradientChecks>());
+  if (!g.collection(graph::kGradientSummaries).empty()) out.push_back(std::make_shared<callbacks::GradientSummaries>());
+  if (!g.collection(graph::kPrintStats).empty()) out.push_back(std::make_shared<callbacks::PrintStats>());
+  return out;
+}
+
+}  // namespace
+
 void Trainer::setup(TrainOptions& o) {
   logger_dir_ = o.logger_dir;
-  // The monitors and savers write there from the first step: made here, as a user who
-  // names train_log/mine expects, whether or not a LoggerDir (train/logger_dir.h) made it.
-  if (!logger_dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(logger_dir_, ec);
-    if (ec) throw Error(ErrorCode::io, "cannot create the log directory " + logger_dir_ + ": " + ec.message());
-  }
+  make_log_directory(logger_dir_);
   starting_epoch_ = o.starting_epoch;
   max_epoch_ = o.max_epoch;
   epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done
@@ -106,13 +123,7 @@ void Trainer::setup(TrainOptions& o) {
     source_->setup(specs);
     for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
   }
-  // CheckGradient's counts are checked, SummaryGradient's gradients summarised and
-  // print_stat's statistics logged, whichever callbacks the user chose.
-  if (!graph().collection(graph::kGradientChecks).empty())
-    o.callbacks.push_back(std::make_shared<callbacks::GradientChecks>());
-  if (!graph().collection(graph::kGradientSummaries).empty())
-    o.callbacks.push_back(std::make_shared<callbacks::GradientSummaries>());
-  if (!graph().collection(graph::kPrintStats).empty()) o.callbacks.push_back(std::make_shared<callbacks::PrintStats>());
+  for (callbacks::CallbackPtr& cb : collection_callbacks(graph())) o.callbacks.push_back(std::move(cb));
   steps_per_epoch_ = o.steps_per_epoch;
   if (steps_per_epoch_ <= 0) {
     if (!source_ || !source_->size())
@@ -147,7 +158,8 @@ void Trainer::setup(TrainOptions& o) {
   share_global_step(nullptr);
   if (o.session_init) o.session_init->init(session());
   share_global_step(&global_step_);
-  if (source_ && o.resume_input && o.starting_global_step > 0) replay_input(o.starting_global_step * batches_per_step());
+  if (source_ && o.resume_input && o.starting_global_step > 0)
+    replay_input(o.starting_global_step * batches_per_step());
 }
 
 // A resumed run must see the batches the uninterrupted one would have: the input
@@ -158,14 +170,15 @@ void Trainer::setup(TrainOptions& o) {
 void Trainer::replay_input(std::int64_t batches) {
   const std::string obstacle = source_->replay_obstacle();
   if (!obstacle.empty())
-    log_warn("this resume is not exact: the input cannot give the interrupted run's batches again ({}); "
-             "training goes on from the checkpoint with other batches",
-             obstacle);
+    log_warn(
+        "this resume is not exact: the input cannot give the interrupted run's batches again ({}); "
+        "training goes on from the checkpoint with other batches",
+        obstacle);
   const auto start = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < batches; ++i) source_->next_batch();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log_info("resuming the input where global step {} left it: {} batches read and dropped in {:.1f} s",
-           global_step_, batches, seconds);
+  log_info("resuming the input where global step {} left it: {} batches read and dropped in {:.1f} s", global_step_,
+           batches, seconds);
 }
 
 void Trainer::train(TrainOptions options) {
@@ -207,8 +220,9 @@ void Trainer::run_epochs() {
       run_step();
       if (!delivered_) {
         if (!hooked_fetches_.empty())
-          throw Error(ErrorCode::invalid_argument, "run_step did not run the callbacks' fetches; run the step with "
-                                                   "run_hooked()");
+          throw Error(ErrorCode::invalid_argument,
+                      "run_step did not run the callbacks' fetches; run the step with "
+                      "run_hooked()");
         deliver_fetched({});
       }
       each_callback([](callbacks::Callback& cb) { cb.trigger_step(); });
@@ -278,7 +292,8 @@ graph::Program& Trainer::step_program(const std::vector<Array>& batch, bool last
   if (same) return *program;
   std::vector<graph::FeedSpec> specs;
   samples_per_step_ = batch_rows(batch);
-  for (std::size_t i = 0; i < batch.size(); ++i) specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
   std::vector<graph::Tensor> fetches = last_of_epoch ? last_step_fetches_ : hooked_fetches_;
   if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
   // The epoch's last step runs alone (nothing staged for it): one variant.
