@@ -1,10 +1,10 @@
 #include "dataflow/blur_augmentor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -29,11 +29,16 @@ void store(const std::vector<double>& v, Array& out) {
     std::transform(v.begin(), v.end(), out.data<float>().begin(), [](double x) { return static_cast<float>(x); });
 }
 
-// One pass of `kernel` along an axis of `count` positions `stride` apart, for every line
-// (`lines` of them, line l starting at starts(l)), border replicated.
+// The lines a pass runs along: `lines` of them, each of `count` positions `stride` apart.
+struct Lines {
+  std::int64_t count, stride, lines;
+};
+
+// One pass of `kernel` along every line (line l starting at starts(l)), border replicated.
 template <class Start>
 void convolve(const std::vector<double>& in, std::vector<double>& out, const std::vector<double>& kernel,
-              std::int64_t count, std::int64_t stride, std::int64_t lines, Start starts) {
+              const Lines& along, Start starts) {
+  const std::int64_t count = along.count, stride = along.stride, lines = along.lines;
   const auto half = static_cast<std::int64_t>(kernel.size() / 2);
   for (std::int64_t l = 0; l < lines; ++l) {
     const std::int64_t base = starts(l);
@@ -51,8 +56,9 @@ void convolve(const std::vector<double>& in, std::vector<double>& out, const std
 }  // namespace
 
 std::vector<double> gaussian_kernel(int size, double sigma) {
-  require(size > 0 && size % 2 == 1 && std::isfinite(sigma), ErrorCode::invalid_argument,
-          fmt::format("gaussian_kernel: the size must be odd and positive and sigma finite, got {} and {}", size, sigma));
+  require(
+      size > 0 && size % 2 == 1 && std::isfinite(sigma), ErrorCode::invalid_argument,
+      fmt::format("gaussian_kernel: the size must be odd and positive and sigma finite, got {} and {}", size, sigma));
   if (sigma <= 0) {
     switch (size) {
       case 1: return {1.0};
@@ -81,9 +87,9 @@ Array gaussian_blur(const Array& image, int kx, int ky, double sigma_x, double s
   std::vector<double> a = to_doubles(image), b(a.size());
   const std::int64_t c = d.channels, w = d.width, h = d.height;
   // Rows: a line per (row, channel), positions `c` apart.
-  convolve(a, b, along_x, w, c, h * c, [&](std::int64_t l) { return (l / c) * w * c + l % c; });
+  convolve(a, b, along_x, {w, c, h * c}, [&](std::int64_t l) { return (l / c) * w * c + l % c; });
   // Columns: a line per (column, channel), positions `w c` apart.
-  convolve(b, a, along_y, h, w * c, w * c, [](std::int64_t l) { return l; });
+  convolve(b, a, along_y, {h, w * c, w * c}, [](std::int64_t l) { return l; });
   store(a, out);
   return out;
 }

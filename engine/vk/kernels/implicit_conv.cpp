@@ -81,8 +81,10 @@ std::uint64_t swapped_w_bytes(const ConvPush& g, std::uint32_t cout, ConvProduct
   return swapped ? workspace_aligned(dw_elements(g, cout) * 4) : 0;
 }
 
-void swap_w(Recording& recording, const ConvPush& g, std::uint32_t cout, ConvProduct product, bool cpu,
-            const BufferSlice& w, const BufferSlice& to) {
+void swap_w(Recording& recording, const ConvProblem& problem, bool cpu, const BufferSlice& w, const BufferSlice& to) {
+  const ConvPush& g = problem.geometry;
+  const std::uint32_t cout = problem.cout;
+  const ConvProduct product = problem.product;
   const std::uint32_t taps = g.kh * g.kw, cg = g.c / g.groups;
   StridedCopy copy_args;
   if (!cpu && !w.f16) {  // w' [taps][cout][c]
@@ -435,7 +437,7 @@ void implicit_conv(Recording& recording, const ConvProblem& problem, const ConvS
   if (swapped > 0) {
     x_operand = workspace.sub(0, w_size * 4);
     x_operand.f16 = !cpu && operand.f16;  // w' keeps w's width on GPUs (conv_coopmat reads it)
-    swap_w(recording, g, cout, product, cpu, operand, x_operand);
+    swap_w(recording, problem, cpu, operand, x_operand);
   }
   const ConvRun run{{image, x_operand, result, workspace}, swapped, epilogue};
   if (!cpu) return implicit_conv_gpu(recording, problem, run);
