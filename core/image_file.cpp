@@ -5,16 +5,14 @@
 #include <stb/stb_image_write.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace vkp {
 namespace {
@@ -191,15 +189,6 @@ std::uint64_t max_pixels_per_byte(std::span<const std::byte> bytes, const char*&
   return 1032 * 8;
 }
 
-std::vector<char> read_whole_file(const std::string& path) {
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno ? errno : ENOENT));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorCode::io, "cannot read " + path);
-  return bytes;
-}
-
 void append(void* context, void* data, int size) {
   static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
 }
@@ -252,8 +241,7 @@ Array decode_image(std::span<const std::byte> bytes, const std::string& what, in
 }
 
 Array read_image(const std::string& path, int channels, std::uint64_t max_bytes) {
-  const std::vector<char> bytes = read_whole_file(path);
-  return decode_image(std::as_bytes(std::span(bytes)), path, channels, max_bytes);
+  return decode_image(read_whole_file(path), path, channels, max_bytes);
 }
 
 std::string encode_png(const Array& image) {

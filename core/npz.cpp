@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <vector>
 
 #include "core/error.h"
+#include "core/read_file.h"
 #include "core/safetensors.h"
 
 namespace vkp {
@@ -104,15 +103,6 @@ std::vector<std::byte> to_c_order(std::span<const std::byte> data, const std::ve
   return out;
 }
 
-std::vector<std::byte> read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, "cannot open " + path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
-}
-
 // Where the header starts in a .npy file and how long it is, from the preamble of format
 // version 1 (2-byte length), 2 or 3 (4-byte length).
 std::pair<std::size_t, std::size_t> header_extent(std::span<const std::byte> bytes, const std::string& what) {
@@ -191,7 +181,7 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& what) {
   return out;
 }
 
-Array read_npy(const std::string& path) { return parse_npy(read_whole(path), path); }
+Array read_npy(const std::string& path) { return parse_npy(read_whole_file(path), path); }
 
 std::map<std::string, Array> read_npz(const std::string& path) {
   int code = 0;

@@ -134,6 +134,13 @@ bool StepOptions::take(Flags& flags) {
   return true;
 }
 
+void StepOptions::check_fits(std::int64_t towers, std::int64_t train_images) const {
+  if (batch * towers > train_images)
+    throw Error(ErrorCode::invalid_argument,
+                "--batch " + std::to_string(batch) + (towers > 1 ? " on " + std::to_string(towers) + " towers" : "") +
+                    " is more than the " + std::to_string(train_images) + " images of the train split");
+}
+
 void StepOptions::check(std::int64_t min_batch, const char* why) const {
   if (batch < min_batch)
     throw Error(ErrorCode::invalid_argument, "--batch must be >= " + std::to_string(min_batch) +

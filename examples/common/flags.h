@@ -72,6 +72,9 @@ struct StepOptions {
   std::int64_t batch = 64;
   float lr = 1e-3f;
 
+  // Error(invalid_argument) naming --batch when a step of `towers` batches would take more
+  // than the `train_images` of the train split.
+  void check_fits(std::int64_t towers, std::int64_t train_images) const;
   // Reads --batch or --lr when `flags` is at one of them: true; false otherwise.
   bool take(Flags& flags);
   // Error(invalid_argument) for a batch below `min_batch` (`why` says why, when it is

@@ -61,10 +61,7 @@ void train_gan(const RunOptions& o, std::int64_t batch, bool mixed_precision,
   // The train split's images (its file's header); an epoch is one pass over them.
   const std::int64_t train_images =
       dataflow::fashion_mnist_images(dataflow::Split::train, o.data.empty() ? dataflow::kFashionMnistDir : o.data);
-  if (batch * towers > train_images)
-    throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(batch) + " on " + std::to_string(towers) +
-                                                 " towers is more than the " + std::to_string(train_images) +
-                                                 " images of the train split");
+  StepOptions{.batch = batch}.check_fits(towers, train_images);
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
   std::unique_ptr<vk::Device> device;
@@ -87,6 +84,14 @@ void train_gan(const RunOptions& o, std::int64_t batch, bool mixed_precision,
   for (auto& c : callbacks) config.callbacks.push_back(std::move(c));
   if (o.resume) config = train::AutoResumeTrainConfig(std::move(config));
   train::launch_train_with_config(std::move(config), *trainer);
+}
+
+void publish_image(callbacks::TrainerView& trainer, const std::string& name, const Array& image) {
+  trainer.monitors().put_image(name, image);
+  if (trainer.logger_dir().empty()) return;
+  const std::string path = trainer.logger_dir() + "/" + name + "-" + std::to_string(trainer.global_step()) + ".png";
+  write_png(path, image);
+  log_info("{}: {}", name, path);
 }
 
 namespace {

@@ -46,6 +46,10 @@ void train_gan(const RunOptions& o, std::int64_t batch, bool mixed_precision,
                std::shared_ptr<train::GANModelDesc> model, const std::function<dataflow::DataFlowPtr()>& make_batches,
                std::vector<callbacks::CallbackPtr> callbacks);
 
+// A picture of the run: to the monitors (TensorBoard) as `name`, and, where the run has
+// a log directory, to <logdir>/<name>-<global step>.png, logged as "<name>: <path>".
+void publish_image(callbacks::TrainerView& trainer, const std::string& name, const Array& image);
+
 // Rows of inputs for a model whose inputs have a fixed batch (the GANs' generators), run
 // `batch` rows at a time, the last batch padded with zeros; the first output's rows
 // joined in the inputs' order. Every input has the same number of rows.

@@ -103,12 +103,7 @@ class EmbeddingEvaluation : public callbacks::Callback {
     trainer().monitors().put_scalar("nn_accuracy", accuracy);
     log_info("nearest-neighbour accuracy: {:.4f} ({} test images, {} train images)", accuracy, test_->labels.size(),
              reference_->labels.size());
-    const Array picture = examples::embedding_picture(queries, test_->labels);
-    trainer().monitors().put_image("embedding", picture);
-    if (trainer().logger_dir().empty()) return;
-    const std::string path = trainer().logger_dir() + "/embedding-" + std::to_string(trainer().global_step()) + ".png";
-    vkp::write_png(path, picture);
-    log_info("embedding: {}", path);
+    examples::publish_image(trainer(), "embedding", examples::embedding_picture(queries, test_->labels));
   }
 
  private:

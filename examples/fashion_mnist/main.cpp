@@ -286,10 +286,7 @@ int run(const Options& o, MpiSession* mpi) {
   // and an epoch is one pass over them, whatever the number of towers and ranks.
   const std::int64_t train_images =
       dataflow::fashion_mnist_images(dataflow::Split::train, o.data.empty() ? dataflow::kFashionMnistDir : o.data);
-  if (o.batch * towers > train_images)
-    throw Error(ErrorCode::invalid_argument,
-                "--batch " + std::to_string(o.batch) + (towers > 1 ? " on " + std::to_string(towers) + " towers" : "") +
-                    " is more than the " + std::to_string(train_images) + " images of the train split");
+  o.check_fits(towers, train_images);
   // Only rank 0 owns the directory (log.log, the backup of an old run); the others write
   // nothing there.
   std::optional<train::LoggerDir> logdir;

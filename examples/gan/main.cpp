@@ -96,12 +96,8 @@ class SampleGrid : public callbacks::Callback {
     Array onehot(DType::f32, Shape{100, examples::kClasses});
     for (int i = 0; i < 100; ++i) onehot.data<float>()[static_cast<std::size_t>(i * 10 + i / 10)] = 1;
     rows[0] = onehot;
-    const Array grid = vkp::image_grid(examples::predict_rows(predict_, rows, batch_), 10, 10);
-    trainer().monitors().put_image("samples", grid);
-    if (trainer().logger_dir().empty()) return;
-    const std::string path = trainer().logger_dir() + "/samples-" + std::to_string(trainer().global_step()) + ".png";
-    vkp::write_png(path, grid);
-    log_info("samples: {}", path);
+    examples::publish_image(trainer(), "samples",
+                            vkp::image_grid(examples::predict_rows(predict_, rows, batch_), 10, 10));
   }
 
  private:

@@ -98,16 +98,10 @@ class CodeGrids : public callbacks::Callback {
   void on_trigger_epoch() override {
     if (!predict_) predict_ = trainer().predictor({"category", "style", "noise"}, {"gen/image"});
     const char* names[] = {"samples", "style"};
-    for (int axis = 0; axis < 2; ++axis) {
-      const Array grid =
-          vkp::image_grid(examples::predict_rows(predict_, examples::code_grid(axis, 12345), batch_), 10, 10);
-      trainer().monitors().put_image(names[axis], grid);
-      if (trainer().logger_dir().empty()) continue;
-      const std::string path =
-          trainer().logger_dir() + "/" + names[axis] + "-" + std::to_string(trainer().global_step()) + ".png";
-      vkp::write_png(path, grid);
-      log_info("{}: {}", names[axis], path);
-    }
+    for (int axis = 0; axis < 2; ++axis)
+      examples::publish_image(
+          trainer(), names[axis],
+          vkp::image_grid(examples::predict_rows(predict_, examples::code_grid(axis, 12345), batch_), 10, 10));
   }
 
  private:

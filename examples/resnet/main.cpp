@@ -115,10 +115,7 @@ int run(const Options& o) {
   const examples::ImageSet images = examples::find_image_set(o.data);
   const auto towers = static_cast<std::int64_t>(std::max<std::size_t>(1, o.devices.size()));
   const std::int64_t train_images = images.train_size();
-  if (o.batch * towers > train_images)
-    throw Error(ErrorCode::invalid_argument, "--batch " + std::to_string(o.batch) + " on " + std::to_string(towers) +
-                                                 " tower(s) is more than the " + std::to_string(train_images) +
-                                                 " images of the train split");
+  examples::StepOptions{.batch = o.batch}.check_fits(towers, train_images);
   train::LoggerDir logdir(o.logdir, o.resume ? train::DirAction::keep : train::DirAction::backup);
   vk::Instance instance;
   std::unique_ptr<vk::Device> device;
