@@ -32,6 +32,7 @@
 #include "core/rng.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
+#include "towers/async_towers.h"
 #include "towers/internal/host_average.h"
 #include "towers/towers.h"
 #include "towers_split.h"
@@ -97,7 +98,7 @@ towers::Tower convnet(Graph& g, std::int64_t batch) {
 
 // 3. `steps` x towers batches fed to whichever tower is free, then drained, against the
 // median step of the same towers (`step_seconds`, every tower once and waited for).
-void free_running(towers::Towers& t, const std::vector<std::vector<Array>>& batches, int steps, std::int64_t batch,
+void free_running(towers::AsyncTowers& t, const std::vector<std::vector<Array>>& batches, int steps, std::int64_t batch,
                   double step_seconds) {
   t.take_async_stats();  // from here on
   const auto start = std::chrono::steady_clock::now();
@@ -134,9 +135,10 @@ void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int 
         devices.push_back(std::make_unique<vk::Device>(instance, device_index));
         list.push_back(devices.back().get());
       }
-      towers::Towers t(list, [&](Graph& g, int) { return m.build(g, m.batch); },
-                       [](Graph& g) { return momentum(g, 0.01f); },
-                       {.reduction = options.reduction, .seed = 1, .master = options.master, .bucket_bytes = bucket});
+      const std::unique_ptr<towers::Towers> made = towers::make_towers(
+          list, [&](Graph& g, int) { return m.build(g, m.batch); }, [](Graph& g) { return momentum(g, 0.01f); },
+          {.reduction = options.reduction, .seed = 1, .master = options.master, .bucket_bytes = bucket});
+      towers::Towers& t = *made;
       std::vector<std::vector<Array>> batches;
       for (int i = 0; i < k; ++i)
         batches.push_back({random_array(DType::f32, m.shapes[0], 10 + static_cast<std::uint64_t>(i)),
@@ -161,7 +163,8 @@ void tower_steps(const Model& m, const std::vector<int>& counts, int steps, int 
       std::printf("%6d %8d %8.2f %8.2f %8.3f %8.3f %8.2f %7.1f%% %10.0f %8.2f\n", k, t.last_times().buckets, step * 1e3,
                   median(compute) * 1e3, median(reduce) * 1e3, median(exposed) * 1e3, median(apply) * 1e3,
                   100 * median(exposed) / step, static_cast<double>(m.batch * k) / step, one > 0 ? step / one : 0.0);
-      if (options.reduction == towers::Reduction::async) free_running(t, batches, steps, m.batch, step);
+      if (options.reduction == towers::Reduction::async)
+        free_running(static_cast<towers::AsyncTowers&>(t), batches, steps, m.batch, step);
     }
   }
   std::printf("\n");

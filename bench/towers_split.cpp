@@ -11,7 +11,7 @@
 #include "bench_models.h"
 #include "core/rng.h"
 #include "engine/graph/optimizer.h"
-#include "towers/towers.h"
+#include "towers/sync_towers.h"
 #include "train/batch_split.h"
 
 namespace vkp::bench {
@@ -26,8 +26,8 @@ std::vector<Array> global_batch(std::int64_t rows) {
   return {x, labels};
 }
 
-std::unique_ptr<towers::Towers> make_towers(const std::vector<vk::Device*>& devices) {
-  return std::make_unique<towers::Towers>(
+std::unique_ptr<towers::ReplicatedTowers> replicated_towers(const std::vector<vk::Device*>& devices) {
+  return std::make_unique<towers::ReplicatedTowers>(
       devices,
       [](graph::Graph& g, int) {
         const BenchModel m = mlp_model(g, graph::kUnknown);
@@ -39,7 +39,7 @@ std::unique_ptr<towers::Towers> make_towers(const std::vector<vk::Device*>& devi
 // `steps` steps of a global batch of `batch` rows cut into `rows` (those left over sit
 // out), after two steps to compile and warm up: samples per second of the median step;
 // each tower's steps into `model`, when given.
-double measure(towers::Towers& t, std::int64_t batch, const std::vector<std::int64_t>& rows, int steps,
+double measure(towers::ReplicatedTowers& t, std::int64_t batch, const std::vector<std::int64_t>& rows, int steps,
                train::StepTimeModel* model = nullptr) {
   const std::vector<std::vector<Array>> whole{global_batch(batch)};
   std::vector<std::int64_t> cut = rows;
@@ -80,7 +80,7 @@ void split_across_devices(int first, int second, std::int64_t batch, int steps) 
   double alone[2] = {0, 0};
   vk::Device* devices[2] = {&a, &b};
   for (int d = 0; d < 2; ++d) {
-    auto t = make_towers({devices[d]});
+    auto t = replicated_towers({devices[d]});
     alone[d] = measure(*t, batch, {batch}, steps);
     const std::string name = "device " + std::to_string(d == 0 ? first : second) + " alone";
     std::printf("%-28s %10lld %12.0f\n", name.c_str(), static_cast<long long>(batch), alone[d]);
@@ -89,7 +89,7 @@ void split_across_devices(int first, int second, std::int64_t batch, int steps) 
     std::printf("%-28s %10d %12.0f   (%.1f ms a step)\n", name.c_str(), 1, 1 / one_row, one_row * 1e3);
   }
   const double sum = alone[0] + alone[1], faster = std::max(alone[0], alone[1]);
-  auto t = make_towers({&a, &b});
+  auto t = replicated_towers({&a, &b});
   std::vector<std::int64_t> rows = train::split_rows(batch, std::vector<double>{1, 1});
   train::StepTimeModel model;
   model.reset(2);

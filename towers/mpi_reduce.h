@@ -1,5 +1,5 @@
 // MPI across processes and machines (docs/design.md section 5): the session that owns MPI
-// for the process, the cross-process gradient reduction that Towers::set_cross_reduce
+// for the process, the cross-process gradient reduction that SyncTowers::set_cross_reduce
 // takes, and the broadcast of variables from the chief. Only MPI's C API is used, and
 // only in mpi_reduce.cpp: this header does not include <mpi.h>.
 //

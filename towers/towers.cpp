@@ -1,30 +1,13 @@
 #include "towers/towers.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include "core/error.h"
 #include "core/log.h"
-#include "engine/graph/autodiff.h"
-#include "engine/graph/feed_stager.h"
-#include "engine/graph/ops.h"
-#include "engine/graph/optimizer_table.h"
-#include "engine/graph/variables.h"
-#include "engine/vk/device.h"
-#include "towers/internal/host_average.h"
-#include "towers/internal/tower_state.h"
+#include "towers/async_towers.h"
+#include "towers/internal/host_master.h"
+#include "towers/internal/replicas.h"
+#include "towers/sync_towers.h"
 
 namespace vkp::towers {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-const std::string& var_name(const graph::Tensor& v) { return std::get<graph::VariableAttrs>(v.node().attrs).var_name; }
-
-using detail::on_tower;
-
-}  // namespace
 
 Reduction parse_reduction(const std::string& name) {
   if (name == "replicated") return Reduction::replicated;
@@ -42,376 +25,94 @@ const char* to_string(Reduction r) {
   return "?";
 }
 
-Towers::Towers(std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
-               TowerOptions options)
-    : options_(options) {
-  if (devices.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the device list is empty");
-  if (options_.bucket_bytes > 0 && options_.reduction == Reduction::async)
+void check_tower_options(const TowerOptions& o) {
+  const std::string reduction = to_string(o.reduction);
+  const auto refuse = [&](const std::string& what) {
+    throw Error(ErrorCode::unsupported, "Towers: " + what + ", not with " + reduction + " reduction");
+  };
+  const bool async = o.reduction == Reduction::async;
+  if (o.bucket_bytes > 0 && async)
+    refuse("bucket_bytes needs synchronous towers (async applies each tower's gradients whole, without averaging)");
+  if (o.loss_scale && o.reduction != Reduction::replicated)
     throw Error(ErrorCode::unsupported,
-                "Towers: bucket_bytes needs replicated or parameter-server reduction; async applies each "
-                "tower's gradients whole, without averaging");
-  if (options_.loss_scale && options_.reduction != Reduction::replicated)
-    throw Error(ErrorCode::unsupported,
-                std::string("Towers: mixed precision (loss_scale) needs replicated reduction, not ") +
-                    to_string(options_.reduction));
-  for (std::size_t k = 0; k < devices.size(); ++k) add_replica(static_cast<int>(k), *devices[k], build, optimizer);
-  if (options_.loss_scale && objective_count() > 1)
-    throw Error(ErrorCode::unsupported, "Towers: mixed precision (loss_scale) needs towers of one objective");
-  if (objective_count() > 1 && (options_.reduction == Reduction::async || options_.bucket_bytes > 0))
-    throw Error(ErrorCode::unsupported,
-                "Towers: towers of several objectives (a GAN's) need replicated or "
-                "parameter-server reduction without bucket_bytes");
-  for (const std::string& name : names_) {
-    const graph::Tensor v = towers_[0]->graph->find_variable(name);
-    averaged_.emplace_back(DType::f32, Shape(v.type().dims));
-    all_variables_.push_back(static_cast<int>(all_variables_.size()));
-  }
-  broadcast_variables(0);
-  if (host_master()) set_up_host_master();
-  log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(options_.reduction),
-           host_master() ? " (master on the host)" : "", names_.size());
+                "Towers: mixed precision (loss_scale) needs replicated reduction, not " + reduction);
+  if (o.master == Master::device && o.reduction != Reduction::parameter_server)
+    refuse("Master::device places a parameter server's master");
+  if (!async && (o.async_scale != 1.0f || o.async_max_lead >= 0))
+    refuse("async_scale and async_max_lead are for async towers");
+  if (async && o.time_towers) refuse("time_towers times synchronous steps");
+  if (o.staging_buffers < 1 || o.staging_buffers > 2)
+    throw Error(ErrorCode::invalid_argument,
+                "Towers: staging_buffers is " + std::to_string(o.staging_buffers) + "; use 1 or 2");
 }
+
+Towers::Towers(Reduction own, std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
+               TowerOptions options)
+    : options_(std::move(options)) {
+  if (options_.reduction != own)
+    throw Error(ErrorCode::invalid_argument, std::string("Towers: these towers use ") + to_string(own) +
+                                                 " reduction, the options ask for " + to_string(options_.reduction) +
+                                                 " (make_towers picks the class from the options)");
+  check_tower_options(options_);
+  ReplicaPlan plan{.seed = options_.seed,
+                   .every_tower_applies = own == Reduction::replicated,
+                   .receives_parameters = own != Reduction::replicated,
+                   .loss_scale = options_.loss_scale,
+                   .staging_buffers = options_.staging_buffers,
+                   .bucket_bytes = options_.bucket_bytes};
+  replicas_ = std::make_unique<Replicas>(std::move(devices), build, optimizer, std::move(plan));
+  if (objective_count() > 1 && (own == Reduction::async || options_.bucket_bytes > 0 || options_.loss_scale))
+    throw Error(ErrorCode::unsupported,
+                "Towers: towers of several objectives (a GAN's) need synchronous towers without bucket_bytes or "
+                "loss_scale");
+  broadcast_variables(0);
+  const bool on_host =
+      own == Reduction::async || (own == Reduction::parameter_server && options_.master == Master::host);
+  if (on_host) master_ = std::make_unique<HostMaster>(*replicas_);
+  log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(own),
+           on_host ? " (master on the host)" : "", trainable_names().size());
+}
+
+Towers::~Towers() = default;
+
+int Towers::size() const { return replicas_->size(); }
+graph::Graph& Towers::graph(int k) { return replicas_->graph(k); }
+graph::Session& Towers::session(int k) { return replicas_->session(k); }
+const Tower& Towers::tower(int k) const { return replicas_->tower(k); }
+const std::vector<std::string>& Towers::trainable_names() const { return replicas_->names(); }
+int Towers::objective_count() const { return replicas_->objective_count(); }
+const std::vector<int>& Towers::objective_variables(int o) const { return replicas_->objective_variables(o); }
+const std::vector<graph::GradProcPtr>& Towers::processors() const { return replicas_->processors(); }
+void Towers::broadcast_variables(int from) { replicas_->broadcast_variables(from); }
+void Towers::discard_staged() { replicas_->discard_staged(); }
+void Towers::set_timestamps(bool on) { replicas_->set_timestamps(on); }
+void Towers::follow_global_step(const std::int64_t* counter) { replicas_->follow_global_step(counter); }
+float Towers::hyperparameter(const std::string& name) { return session(0).hyperparameter(name); }
+void Towers::set_hyperparameter(const std::string& name, float value) { session(0).set_hyperparameter(name, value); }
+
+HostMaster& Towers::master(const char* what) const {
+  if (!master_)
+    throw Error(ErrorCode::invalid_argument,
+                std::string("Towers::") + what + ": these towers keep no host master (" +
+                    to_string(options_.reduction) + " reduction" +
+                    (options_.reduction == Reduction::parameter_server ? ", master on the device)" : ")"));
+  return *master_;
+}
+
+void Towers::load_master() { master("load_master").load(); }
+void Towers::store_master_slots() { master("store_master_slots").store_slots(); }
+bool Towers::master_holds(const std::string& name) const { return master_ && master_->holds(name); }
+const Array& Towers::master_value(const std::string& name) const { return master("master_value").value(name); }
 
 namespace {
 
-// Each objective's gradients of its variables (of scale * cost with loss scaling, from a
-// copy of the scale: loss_scale.h), by trainable variable: owner[i], the objective that
-// trains trainables[i] (-1: none has a gradient for it), and gradient[i]. Error for a
-// cost that is not a scalar, a variable that is not trainable, or one two objectives train.
-struct OwnedGradients {
-  std::vector<int> owner;
-  std::vector<graph::Tensor> gradient;
-};
-OwnedGradients objective_gradients(int k, const std::vector<graph::Tensor>& trainables,
-                                   const std::vector<Objective>& objectives, const graph::Tensor* scale) {
-  OwnedGradients out{std::vector<int>(trainables.size(), -1), std::vector<graph::Tensor>(trainables.size())};
-  for (std::size_t o = 0; o < objectives.size(); ++o) {
-    const Objective& objective = objectives[o];
-    const std::string which = "tower " + std::to_string(k) + ", objective " + std::to_string(o);
-    if (!objective.cost.valid() || objective.cost.type().numel() != 1)
-      throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
-    const std::vector<graph::Tensor> grads = scale
-                                                 ? graph::gradients(objective.cost, objective.variables, *scale * 1.0f)
-                                                 : graph::gradients(objective.cost, objective.variables);
-    for (std::size_t j = 0; j < grads.size(); ++j) {
-      if (!grads[j].valid()) continue;
-      const auto at = std::find_if(trainables.begin(), trainables.end(),
-                                   [&](const graph::Tensor& t) { return t.id() == objective.variables[j].id(); });
-      if (at == trainables.end())
-        throw Error(ErrorCode::invalid_argument, which + ": " + var_name(objective.variables[j]) + " is not trainable");
-      const auto i = static_cast<std::size_t>(at - trainables.begin());
-      if (out.owner[i] >= 0 && out.owner[i] != static_cast<int>(o))
-        throw Error(ErrorCode::invalid_argument, which + ": objectives " + std::to_string(out.owner[i]) + " and " +
-                                                     std::to_string(o) + " both train " + var_name(*at) +
-                                                     "; objectives train disjoint variables");
-      out.owner[i] = static_cast<int>(o);
-      out.gradient[i] = grads[j];
-    }
-  }
-  return out;
-}
-
-// The variables some objective trains, in the graph's order: their names, and by
-// objective the indices of its variables and their gradients.
-struct TrainedVariables {
-  std::vector<std::string> names;
-  std::vector<graph::Tensor> vars;
-  std::vector<std::vector<int>> objective_vars;
-  std::vector<std::vector<graph::Tensor>> gradients;
-};
-TrainedVariables trained_variables(const std::vector<graph::Tensor>& trainables, const OwnedGradients& owned,
-                                   std::size_t objectives) {
-  TrainedVariables out;
-  out.objective_vars.resize(objectives);
-  out.gradients.resize(objectives);
-  for (std::size_t i = 0; i < trainables.size(); ++i) {
-    if (owned.owner[i] < 0) continue;
-    const auto o = static_cast<std::size_t>(owned.owner[i]);
-    out.objective_vars[o].push_back(static_cast<int>(out.names.size()));
-    out.gradients[o].push_back(owned.gradient[i]);
-    out.names.push_back(var_name(trainables[i]));
-    out.vars.push_back(trainables[i]);
-  }
-  return out;
-}
-
-// The gradient placeholders of objective `indices` (into vars and names) in an applying
-// tower, and the updates that apply what is fed to them: through the loss scale's guard
-// with `scaling`.
-struct FedUpdates {
-  std::vector<graph::Tensor> inputs, apply_ops;
-};
-struct Scaling {
-  const graph::LossScaleState& state;
-  const graph::LossScaleOptions& options;
-};
-FedUpdates fed_updates(graph::Graph& g, const std::vector<int>& indices, const std::vector<graph::Tensor>& vars,
-                       const std::vector<std::string>& names, const graph::Optimizer& o, const Scaling* scaling) {
-  FedUpdates out;
-  std::vector<graph::GradAndVar> fed;
-  for (int i : indices) {
-    const graph::Tensor& v = vars[static_cast<std::size_t>(i)];
-    out.inputs.push_back(graph::placeholder(g, "gradient/" + names[static_cast<std::size_t>(i)], v.type()));
-    fed.emplace_back(out.inputs.back(), v);
-  }
-  out.apply_ops = scaling ? graph::apply_with_loss_scaling(o, fed, scaling->state, scaling->options).train_op
-                          : o.apply_gradients(fed);
-  return out;
+void check_batch_count(int towers, std::size_t batches) {
+  if (static_cast<int>(batches) != towers)
+    throw Error(ErrorCode::invalid_argument,
+                "Towers::step: " + std::to_string(towers) + " towers, " + std::to_string(batches) + " batches");
 }
 
 }  // namespace
-
-// Tower k: its graph (the tower function, gradients of the trainable variables, the
-// apply ops or parameter assigns its reduction needs) and a session on `device`.
-void Towers::add_replica(int k, vk::Device& device, const BuildFn& build, const OptimizerFn& optimizer) {
-  auto r = std::make_unique<Replica>();
-  r->graph = std::make_unique<graph::Graph>(options_.seed + static_cast<std::uint64_t>(k));
-  graph::Graph& g = *r->graph;
-  {
-    graph::TowerContext context(g, "", k, true);
-    r->tower = build(g, k);
-  }
-  if (!r->tower.cost.valid() || r->tower.cost.type().numel() != 1)
-    throw Error(ErrorCode::invalid_argument,
-                "tower " + std::to_string(k) + ": the tower function must return a scalar cost");
-  const std::vector<graph::Tensor> trainables = g.trainable_variables();
-  std::vector<Objective> objectives = r->tower.objectives;
-  if (objectives.empty()) objectives.push_back({r->tower.cost, trainables});
-  graph::LossScaleState loss_scale;  // with TowerOptions::loss_scale
-  if (options_.loss_scale) loss_scale = graph::loss_scale_state(g, *options_.loss_scale);
-  const TrainedVariables trained = trained_variables(
-      trainables, objective_gradients(k, trainables, objectives, options_.loss_scale ? &loss_scale.scale : nullptr),
-      objectives.size());
-  const std::vector<std::string>& names = trained.names;
-  const std::vector<graph::Tensor>& vars = trained.vars;
-  r->parts.resize(objectives.size());
-  for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].gradients = trained.gradients[o];
-  for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].cost = objectives[o].cost;
-  check_same_variables(k, names, vars, trained.objective_vars);
-  r->updates = g.collection(graph::kUpdateOps);
-  // Applying towers take gradients through placeholders: every tower when replicated,
-  // only the master (tower 0) otherwise.
-  if (options_.reduction == Reduction::replicated || k == 0) {
-    // A host master leaves tower 0's apply ops unused; they make its slot variables.
-    // Gradient processors run on the host, once, on the averages (process_on_host).
-    const graph::Optimizer given = optimizer(g);
-    const graph::Optimizer o = given.without_processors();
-    if (k == 0) {
-      kind_ = o.kind();
-      processors_ = given.processors();
-      graph::require_host_forms(processors_, "a trainer of several towers");
-      // They would see the averages of scaled gradients on the host.
-      if (options_.loss_scale && !processors_.empty())
-        throw Error(ErrorCode::unsupported,
-                    "Towers: mixed precision (loss_scale) with gradient processors is not "
-                    "supported on several towers yet");
-    }
-    const std::optional<Scaling> scaling =
-        options_.loss_scale ? std::optional<Scaling>(Scaling{loss_scale, *options_.loss_scale}) : std::nullopt;
-    for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
-      FedUpdates fed = fed_updates(g, objective_vars_[objective], vars, names_, o, scaling ? &*scaling : nullptr);
-      r->parts[objective].gradient_inputs = std::move(fed.inputs);
-      r->parts[objective].apply_ops = std::move(fed.apply_ops);
-    }
-  }
-  if (options_.reduction != Reduction::replicated)
-    for (std::size_t i = 0; i < vars.size(); ++i) {
-      r->trainables.push_back(vars[i]);
-      r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], vars[i].type()));
-      r->assigns.push_back(graph::assign(vars[i], r->parameter_inputs.back()));
-    }
-  r->session = std::make_unique<graph::Session>(g, device,
-                                                graph::SessionOptions{.f16_storage = options_.loss_scale.has_value()});
-  towers_.push_back(std::move(r));
-}
-
-// Tower 0 sets the trainable variables (names_); every later tower must have the same
-// ones, of the same types, in the same order.
-void Towers::check_same_variables(int k, const std::vector<std::string>& names, const std::vector<graph::Tensor>& vars,
-                                  const std::vector<std::vector<int>>& objective_vars) {
-  if (k == 0) {
-    if (names.empty()) throw Error(ErrorCode::invalid_argument, "Towers: the cost depends on no trainable variable");
-    for (std::size_t o = 0; o < objective_vars.size(); ++o)
-      if (objective_vars[o].empty())
-        throw Error(ErrorCode::invalid_argument,
-                    "Towers: objective " + std::to_string(o) + "'s cost depends on none of its variables");
-    names_ = names;
-    objective_vars_ = objective_vars;
-    position_.assign(objective_vars.size(), std::vector<int>(names.size(), -1));
-    for (std::size_t o = 0; o < objective_vars.size(); ++o)
-      for (std::size_t j = 0; j < objective_vars[o].size(); ++j)
-        position_[o][static_cast<std::size_t>(objective_vars[o][j])] = static_cast<int>(j);
-    return;
-  }
-  if (names != names_) {
-    std::size_t i = 0;
-    while (i < names.size() && i < names_.size() && names[i] == names_[i]) ++i;
-    throw Error(ErrorCode::invalid_argument,
-                "tower " + std::to_string(k) + " differs from tower 0 in its trainable variables: " +
-                    (i < names.size() ? "'" + names[i] + "'" : "nothing") + " where tower 0 has " +
-                    (i < names_.size() ? "'" + names_[i] + "'" : "nothing"));
-  }
-  if (objective_vars != objective_vars_)
-    throw Error(ErrorCode::invalid_argument,
-                "tower " + std::to_string(k) + " differs from tower 0 in which variables its objectives train");
-  for (std::size_t i = 0; i < vars.size(); ++i) {
-    const graph::TensorType& mine = vars[i].type();
-    const graph::TensorType& first = towers_[0]->graph->find_variable(names_[i]).type();
-    if (mine != first)
-      throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": variable " + names_[i] + " is " +
-                                                   graph::to_string(mine) + ", in tower 0 " + graph::to_string(first));
-  }
-}
-
-Towers::~Towers() { stop_async(); }
-
-graph::Graph& Towers::graph(int k) { return *towers_.at(static_cast<std::size_t>(k))->graph; }
-graph::Session& Towers::session(int k) { return *towers_.at(static_cast<std::size_t>(k))->session; }
-const Tower& Towers::tower(int k) const { return towers_.at(static_cast<std::size_t>(k))->tower; }
-
-// One transfer out of tower `from` and one into each other tower.
-void Towers::broadcast_variables(int from) {
-  std::vector<std::string> names;
-  for (const graph::Tensor& v : graph(from).variables()) names.push_back(var_name(v));
-  std::vector<Array> values;
-  on_tower(from, [&] { values = session(from).variable_values(names); });
-  for (int k = 0; k < size(); ++k) {
-    if (k == from) continue;
-    std::vector<std::string> present;
-    std::vector<Array> those;
-    for (std::size_t i = 0; i < names.size(); ++i)
-      if (graph(k).find_variable(names[i]).valid()) {
-        present.push_back(names[i]);
-        those.push_back(values[i]);
-      }
-    on_tower(k, [&] { session(k).set_variables(present, those); });
-  }
-}
-
-void Towers::broadcast_hyperparameters() {
-  graph::Session& master = session(0);
-  for (int k = 1; k < size(); ++k)
-    for (const auto& [name, initial] : graph(k).hyperparameters()) {
-      const float value = master.hyperparameter(name);
-      if (session(k).hyperparameter(name) != value) session(k).set_hyperparameter(name, value);
-    }
-}
-
-Towers::Part& Towers::part(int k) {
-  return towers_[static_cast<std::size_t>(k)]->parts[static_cast<std::size_t>(current_)];
-}
-
-Array& Towers::gradient_output(int k, int i) {
-  const int j = position_[static_cast<std::size_t>(current_)][static_cast<std::size_t>(i)];
-  return part(k).outputs[1 + static_cast<std::size_t>(j)];
-}
-
-graph::Program& Towers::gradient_program(int k, const std::vector<Array>& batch,
-                                         const std::vector<graph::Tensor>& fetches) {
-  Replica& r = *towers_[static_cast<std::size_t>(k)];
-  Part& p = part(k);
-  if (batch.size() != r.tower.inputs.size())
-    throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + " takes " +
-                                                 std::to_string(r.tower.inputs.size()) + " inputs, its batch has " +
-                                                 std::to_string(batch.size()));
-  bool same = p.program != nullptr && p.with_updates == current_updates_ && p.fetch_ids.size() == fetches.size();
-  for (std::size_t i = 0; same && i < batch.size(); ++i) same = batch[i].shape().dims() == p.fed_dims[i];
-  for (std::size_t i = 0; same && i < fetches.size(); ++i) same = fetches[i].id() == p.fetch_ids[i];
-  if (same) return *p.program;
-
-  std::vector<graph::FeedSpec> specs;
-  p.fed_dims.clear();
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    specs.push_back({r.tower.inputs[i], {batch[i].dtype(), batch[i].shape().dims()}});
-    p.fed_dims.push_back(batch[i].shape().dims());
-  }
-  std::vector<graph::Tensor> all{p.cost};
-  all.insert(all.end(), p.gradients.begin(), p.gradients.end());
-  all.insert(all.end(), fetches.begin(), fetches.end());
-  p.fetch_ids.clear();
-  for (const graph::Tensor& t : fetches) p.fetch_ids.push_back(t.id());
-  // Gradients are fetches 1 .. gradients.size(); with buckets they arrive in segments.
-  graph::FetchSegments segments;
-  if (options_.bucket_bytes > 0) {
-    for (std::size_t i = 0; i < p.gradients.size(); ++i) segments.fetches.push_back(1 + static_cast<int>(i));
-    segments.bucket_bytes = options_.bucket_bytes;
-  }
-  // The session keeps what it compiled: going back to a program compiled before (the
-  // other objective, with or without the update ops) finds it again.
-  p.program = &r.session->program(specs, all, current_updates_ ? r.updates : std::vector<graph::Tensor>{},
-                                  std::max(1, options_.staging_buffers), segments);
-  p.with_updates = current_updates_;
-  p.stager.reset();
-  const std::vector<int>& vars = objective_vars_[static_cast<std::size_t>(current_)];
-  p.segment_of.assign(names_.size(), -1);
-  for (int s = 0; s < p.program->segment_count(); ++s)
-    for (int f : p.program->segment_fetches(s))
-      p.segment_of[static_cast<std::size_t>(vars[static_cast<std::size_t>(f - 1)])] = s;
-  return *p.program;
-}
-
-graph::Program& Towers::apply_program(int k) {
-  Replica& r = *towers_[static_cast<std::size_t>(k)];
-  Part& p = part(k);
-  if (p.apply_program == nullptr) {
-    std::vector<graph::FeedSpec> specs;
-    for (const graph::Tensor& input : p.gradient_inputs) specs.push_back({input, input.type()});
-    p.apply_program = &r.session->program(specs, {}, p.apply_ops);
-  }
-  return *p.apply_program;
-}
-
-void Towers::submit_apply(int k) { session(k).submit_program(apply_program(k), 0); }
-
-void Towers::discard_staged() {
-  for (auto& r : towers_)
-    for (Part& p : r->parts) p.stager.reset();
-}
-
-void Towers::set_timestamps(bool on) {
-  for (auto& r : towers_) {
-    if (r->session->timestamps() == on) continue;
-    r->session->set_timestamps(on);
-    for (Part& p : r->parts) {
-      p.program = p.apply_program = nullptr;
-      p.stager.reset();
-    }
-    r->receive_program = r->read_program = nullptr;
-  }
-}
-
-void Towers::receive_parameters(int k, std::span<const Array> values) {
-  Replica& r = *towers_[static_cast<std::size_t>(k)];
-  on_tower(k, [&] {
-    if (r.receive_program == nullptr) {
-      std::vector<graph::FeedSpec> specs;
-      for (const graph::Tensor& p : r.parameter_inputs) specs.push_back({p, p.type()});
-      r.receive_program = &r.session->program(specs, {}, r.assigns);
-    }
-    r.receive_program->write_feeds(values, 0);
-    r.session->submit_program(*r.receive_program, 0);
-  });
-}
-
-void Towers::send_parameters() {
-  // Every receiving tower's copies run at once; then each is waited for.
-  const int first = host_master() ? 0 : 1;
-  if (first >= size()) return;  // one tower that is the master itself
-  std::span<const Array> values = master_;
-  if (!host_master()) {
-    Replica& r = *towers_[0];
-    on_tower(0, [&] {
-      if (r.read_program == nullptr) r.read_program = &r.session->program({}, r.trainables, {});
-      r.read_program->run({}, r.outputs_of_read);
-    });
-    values = r.outputs_of_read;
-  }
-  for (int k = first; k < size(); ++k) receive_parameters(k, values);
-  for (int k = first; k < size(); ++k) {
-    Replica& r = *towers_[static_cast<std::size_t>(k)];
-    on_tower(k, [&] { r.session->wait_program(*r.receive_program, r.none); });
-  }
-}
 
 double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t global_step) {
   std::vector<Array> none;
@@ -428,9 +129,8 @@ double Towers::step(int objective, bool run_updates, std::span<const std::vector
   if (objective < 0 || objective >= objective_count())
     throw Error(ErrorCode::invalid_argument,
                 "Towers::step: objective " + std::to_string(objective) + " of " + std::to_string(objective_count()));
-  current_ = objective;
-  current_updates_ = run_updates;
-  return step_current({}, batches, global_step, fetches, fetched);
+  check_batch_count(size(), batches.size());
+  return run_step({objective, run_updates, batches, {}, global_step, fetches, fetched});
 }
 
 double Towers::step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
@@ -438,123 +138,25 @@ double Towers::step(std::span<const std::vector<Array>> batches, std::span<const
   if (objective_count() > 1)
     throw Error(ErrorCode::invalid_argument, "Towers::step: these towers have " + std::to_string(objective_count()) +
                                                  " objectives; step one with step(objective, ...)");
-  current_ = 0;
-  current_updates_ = true;
-  return step_current(next, batches, global_step, fetches, fetched);
-}
-
-double Towers::step_current(std::span<const std::vector<Array>> next, std::span<const std::vector<Array>> batches,
-                            std::uint64_t global_step, const std::vector<graph::Tensor>& fetches,
-                            std::vector<Array>& fetched) {
   const int n = size();
   if (!next.empty() && (options_.staging_buffers < 2 || static_cast<int>(next.size()) != n))
     throw Error(ErrorCode::invalid_argument,
                 "Towers::step: next batches need staging_buffers = 2 and one batch per tower");
-  if (static_cast<int>(batches.size()) != n)
-    throw Error(ErrorCode::invalid_argument,
-                "Towers::step: " + std::to_string(n) + " towers, " + std::to_string(batches.size()) + " batches");
-  if (options_.reduction == Reduction::async) {
-    if (!next.empty())
-      throw Error(ErrorCode::invalid_argument,
-                  "Towers::step: async towers write each batch on their own thread; "
-                  "give no next batches");
-    return step_async(batches, fetches, fetched);
-  }
-  // Every mode: a hyperparameter may act in forward (a dropout rate), not only in updates.
-  broadcast_hyperparameters();
-  if (host_master()) host_step_ = read_host_optimizer_step(session(0), kind_, global_step);
+  check_batch_count(n, batches.size());
+  return run_step({0, true, batches, next, global_step, fetches, fetched});
+}
 
-  times_ = {};
-  auto start = Clock::now();
-  const double total = submit_gradients(batches, global_step, fetches);
-  if (!next.empty()) stage_next(next);
-  const double cost = reduce_gradients(samples_, total);
-  times_.compute = seconds_since(start) - times_.reduce;
-
-  start = Clock::now();
-  switch (options_.reduction) {
-    case Reduction::replicated: apply_replicated(global_step); break;
+std::unique_ptr<Towers> make_towers(std::vector<vk::Device*> devices, const Towers::BuildFn& build,
+                                    const Towers::OptimizerFn& optimizer, TowerOptions options) {
+  switch (options.reduction) {
+    case Reduction::replicated:
+      return std::make_unique<ReplicatedTowers>(std::move(devices), build, optimizer, std::move(options));
     case Reduction::parameter_server:
-      if (!host_master()) apply_on_tower_0(global_step);
-      send_parameters();
-      break;
-    case Reduction::async: break;  // step_async
+      return std::make_unique<ParameterServerTowers>(std::move(devices), build, optimizer, std::move(options));
+    case Reduction::async:
+      return std::make_unique<AsyncTowers>(std::move(devices), build, optimizer, std::move(options));
   }
-  for (int k = 0; k < n; ++k) set_step(k, global_step + 1);
-  times_.apply = seconds_since(start);
-
-  const Part& first = part(0);
-  fetched.resize(fetches.size());
-  for (std::size_t i = 0; i < fetches.size(); ++i) fetched[i] = first.outputs[1 + first.gradients.size() + i];
-  return cost;
-}
-
-// Forward and backward everywhere at once: every tower's gradient program submitted (the
-// results are waited for by reduce_gradients, bucket by bucket with bucket_bytes). Sets
-// samples_ and weights_; returns the samples of the step.
-double Towers::submit_gradients(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
-                                const std::vector<graph::Tensor>& fetches) {
-  const int n = size();
-  samples_.resize(static_cast<std::size_t>(n));
-  started_.resize(static_cast<std::size_t>(n));
-  double total = 0;
-  for (int k = 0; k < n; ++k) {
-    const std::vector<Array>& batch = batches[static_cast<std::size_t>(k)];
-    graph::Program& p = gradient_program(k, batch, k == 0 ? fetches : std::vector<graph::Tensor>{});
-    started_[static_cast<std::size_t>(k)] = Clock::now();  // after a compile, if there was one
-    samples_[static_cast<std::size_t>(k)] = static_cast<double>(batch_rows(batch));
-    total += samples_[static_cast<std::size_t>(k)];
-    Part& r = part(k);
-    on_tower(k, [&] {
-      const int variant = r.stager.prepare(p, batch);
-      set_step(k, global_step);
-      session(k).submit_program(p, variant);
-    });
-    r.next_segment = 0;
-  }
-  weights_.resize(static_cast<std::size_t>(n));
-  for (int k = 0; k < n; ++k)
-    weights_[static_cast<std::size_t>(k)] = static_cast<float>(samples_[static_cast<std::size_t>(k)] / total);
-  return total;
-}
-
-void Towers::follow_global_step(const std::int64_t* counter) {
-  if (options_.reduction == Reduction::async) return;
-  for (int k = 0; k < size(); ++k) session(k).follow_global_step(counter);
-  follows_counter_ = counter != nullptr;
-}
-
-void Towers::set_step(int k, std::uint64_t step) {
-  if (!follows_counter_) session(k).set_global_step(step);
-}
-
-// While this step's gradient programs run: the next batches into the other input
-// buffers, which the next step submits.
-void Towers::stage_next(std::span<const std::vector<Array>> next) {
-  for (int k = 0; k < size(); ++k) {
-    Part& r = part(k);
-    r.stager.stage(*r.program, next[static_cast<std::size_t>(k)], "tower " + std::to_string(k));
-  }
-}
-
-// Every tower applies the averages its gradient feeds hold.
-void Towers::apply_replicated(std::uint64_t global_step) {
-  for (int k = 0; k < size(); ++k)
-    on_tower(k, [&] {
-      set_step(k, global_step);
-      submit_apply(k);
-    });
-  for (int k = 0; k < size(); ++k) {
-    Replica& r = *towers_[static_cast<std::size_t>(k)];
-    on_tower(k, [&] { r.session->wait_program(*part(k).apply_program, r.none); });
-  }
-}
-
-// The master on tower 0 applies what its gradient feeds hold.
-void Towers::apply_on_tower_0(std::uint64_t global_step) {
-  set_step(0, global_step);
-  submit_apply(0);
-  session(0).wait_program(*part(0).apply_program, towers_[0]->none);
+  throw Error(ErrorCode::invalid_argument, "make_towers: unknown reduction");
 }
 
 }  // namespace vkp::towers

@@ -38,7 +38,7 @@ void DistributedTrainer::enable_mixed_precision(const graph::LossScaleOptions&) 
 void DistributedTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                                      OptimizerFn optimizer) {
   MultiDeviceTrainer::setup_graph(inputs, std::move(source), std::move(tower), std::move(optimizer));
-  towers().set_cross_reduce([this](std::span<Array> gradients, double& samples, double& cost) {
+  sync_towers().set_cross_reduce([this](std::span<Array> gradients, double& samples, double& cost) {
     what_.clear();  // keeps its capacity: no allocation in a steady loop
     fmt::format_to(std::back_inserter(what_), "gradients of global step {}", global_step());
     towers::allreduce_gradients(mpi_, gradients, samples, cost, bucket_, what_);

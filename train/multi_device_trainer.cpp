@@ -52,9 +52,8 @@ void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
   model_.reset(tower_count());
   split_resumed_ = false;
   staged_batches_.clear();
-  towers_ = std::make_unique<towers::Towers>(
-      list,
-      [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_);
+  towers_ = towers::make_towers(
+      list, [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_);
   const towers::Tower& first = towers_->tower(0);
   set_step(first.inputs, std::move(source), {}, first.cost);
 }
@@ -74,6 +73,16 @@ double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batch
 towers::Towers& MultiDeviceTrainer::towers() {
   if (!towers_) throw Error(ErrorCode::invalid_argument, "the towers exist once setup_graph has run");
   return *towers_;
+}
+
+towers::SyncTowers& MultiDeviceTrainer::sync_towers() {
+  if (is_async()) throw Error(ErrorCode::invalid_argument, "these towers are asynchronous");
+  return static_cast<towers::SyncTowers&>(towers());
+}
+
+towers::AsyncTowers& MultiDeviceTrainer::async_towers() {
+  if (!is_async()) throw Error(ErrorCode::invalid_argument, "these towers are synchronous");
+  return static_cast<towers::AsyncTowers&>(towers());
 }
 
 std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std::vector<std::string>& input_names,
@@ -111,14 +120,14 @@ std::vector<callbacks::StepProgram> MultiDeviceTrainer::step_programs() const {
 }
 
 graph::Session& MultiDeviceTrainer::session() {
-  if (is_async()) towers().drain();
+  if (is_async()) async_towers().drain();
   return towers().session(0);
 }
 
 callbacks::PredictFn MultiDeviceTrainer::draining(callbacks::PredictFn fn) {
   if (!is_async()) return fn;
   return [this, fn = std::move(fn)](const std::vector<Array>& inputs) {
-    towers().drain();
+    async_towers().drain();
     return fn(inputs);
   };
 }
@@ -138,7 +147,7 @@ void MultiDeviceTrainer::set_hyperparameter(const std::string& name, float value
 void MultiDeviceTrainer::share_global_step(const std::int64_t* counter) {
   if (!towers_) return;
   towers_->follow_global_step(counter);
-  if (counter == nullptr && is_async()) towers_->abandon();
+  if (counter == nullptr && is_async()) async_towers().abandon();
 }
 
 Array MultiDeviceTrainer::variable(const std::string& name) {
@@ -148,7 +157,7 @@ Array MultiDeviceTrainer::variable(const std::string& name) {
 }
 
 void MultiDeviceTrainer::sync_state() {
-  if (towers_ && is_async()) towers_->drain();  // tower 0's slots too
+  if (towers_ && is_async()) async_towers().drain();  // tower 0's slots too
   if (!slots_behind_) return;
   towers().store_master_slots();
   slots_behind_ = false;
@@ -168,7 +177,7 @@ std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
 
 void MultiDeviceTrainer::run_step() {
   if (is_async()) return run_async_step();
-  towers::Towers& t = towers();
+  towers::SyncTowers& t = sync_towers();
   if (first_step_of_epoch()) {
     t.broadcast_variables(0);
     if (t.host_master()) {
@@ -201,7 +210,7 @@ void MultiDeviceTrainer::run_step() {
 }
 
 void MultiDeviceTrainer::run_async_step() {
-  towers::Towers& t = towers();
+  towers::AsyncTowers& t = async_towers();
   if (first_step_of_epoch()) {
     // The last epoch ended drained; what a callback or a restore wrote into tower 0 since
     // reaches every tower and the master, whose updates go on from the global step.
@@ -324,7 +333,7 @@ void MultiDeviceTrainer::report_epoch() {
         monitors().put_scalar(s.name, s.values.at(0));
     }
   if (!is_async()) return;
-  const towers::AsyncStats s = towers_->take_async_stats();
+  const towers::AsyncStats s = async_towers().take_async_stats();
   std::string line;
   for (std::size_t k = 0; k < s.updates.size(); ++k) {
     line += fmt::format("{}tower {}: {} updates, staleness mean {:.2f} max {}", k == 0 ? "" : "; ", k, s.updates[k],

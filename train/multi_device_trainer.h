@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "engine/vk/device.h"
+#include "towers/async_towers.h"
+#include "towers/sync_towers.h"
 #include "towers/towers.h"
 #include "train/batch_split.h"
 #include "train/tower_trainer.h"
@@ -106,8 +108,11 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   std::vector<callbacks::StepProgram> step_programs() const override;
   int tower_count() const { return static_cast<int>(opened.size()); }
   std::int64_t batches_per_step() const override { return tower_count(); }
-  // Exists once setup_graph has run.
+  // Exist once setup_graph has run: the towers, and the same as the synchronous or the
+  // asynchronous strategy they are (Error(invalid_argument) for the other).
   towers::Towers& towers();
+  towers::SyncTowers& sync_towers();
+  towers::AsyncTowers& async_towers();
 
   // How each synchronous step's global batch is shared between the towers (batch_split.h);
   // before training starts. With BatchSplit::by_throughput every epoch logs each tower's

@@ -1,5 +1,5 @@
 // FeedStager: the double-buffered inputs of one program (StagingInput), the one mechanism
-// every step runner uses: Trainer's step and each tower of towers::Towers. The program is
+// every step runner uses: Trainer's step and each tower of towers::SyncTowers. The program is
 // compiled with two variants (CompileOptions::variants); while run i computes from one
 // set of input buffers, the host writes run i+1's batch into the other (on a transfer
 // queue where memory is staged and the device has one), so run i+1 starts without

@@ -13,16 +13,17 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "max_difference.h"
-#include "slow_work.h"
-#include "tower_fixtures.h"
-#include "vk_test_env.h"
 #include "core/error.h"
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/optimizer.h"
 #include "engine/graph/variables.h"
-#include "towers/towers.h"
+#include "max_difference.h"
+#include "slow_work.h"
+#include "tower_fixtures.h"
+#include "towers/async_towers.h"
+#include "towers/sync_towers.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -58,8 +59,8 @@ double cost_on(towers::Towers& t, const std::vector<Array>& batch) {
 // step with t = the master's count + 1. `from`: the count the updates start at.
 void expect_one_tower_is_sequential_adam(std::uint64_t from) {
   auto optimizer = [](Graph& g) { return adam(g, 0.05f); };
-  towers::Towers t(tower_devices(1), [](Graph& g, int) { return build(g); }, optimizer,
-                   {.reduction = towers::Reduction::async, .seed = 4});
+  towers::AsyncTowers t(tower_devices(1), [](Graph& g, int) { return build(g); }, optimizer,
+                        {.reduction = towers::Reduction::async, .seed = 4});
   Graph g(4);
   const towers::Tower ref = build(g);
   const std::vector<Tensor> train = optimizer(g).minimize(ref.cost);
@@ -107,8 +108,8 @@ double cost_after_sequential_training(const std::vector<std::vector<Array>>& bat
 }
 
 SlowRun run_with_a_slow_tower(int max_lead) {
-  towers::Towers t(tower_devices(2), [](Graph& g, int k) { return build(g, k == 1); }, slow_run_optimizer,
-                   {.reduction = towers::Reduction::async, .seed = 6, .async_max_lead = max_lead});
+  towers::AsyncTowers t(tower_devices(2), [](Graph& g, int k) { return build(g, k == 1); }, slow_run_optimizer,
+                        {.reduction = towers::Reduction::async, .seed = 6, .async_max_lead = max_lead});
   const auto held_out = three_class_batches(1, 256, 99)[0];
   SlowRun run;
   run.before = cost_on(t, held_out);
@@ -163,8 +164,9 @@ TEST_F(AsyncTowers, MaxLeadBoundsTheFastTowersLeadAndTheStaleness) {
 }
 
 TEST_F(AsyncTowers, AThreadsErrorReachesTheCallerNamingTheTower) {
-  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
-                   {.reduction = towers::Reduction::async});
+  towers::AsyncTowers t(
+      tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
+      {.reduction = towers::Reduction::async});
   const auto batches = three_class_batches(3, 8, 2);
   t.feed(1, {batches[0][0]});  // one input of two
   try {
@@ -183,8 +185,9 @@ TEST_F(AsyncTowers, AThreadsErrorReachesTheCallerNamingTheTower) {
 }
 
 TEST_F(AsyncTowers, AHyperparameterSetWhileTheThreadsRunReachesTheMasterAndEveryTower) {
-  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
-                   {.reduction = towers::Reduction::async});
+  towers::AsyncTowers t(
+      tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); },
+      {.reduction = towers::Reduction::async});
   const auto batches = three_class_batches(6, 8, 3);
   t.feed(batches[0]);  // the threads run
   t.set_hyperparameter("learning_rate", 0.0f);
@@ -198,10 +201,38 @@ TEST_F(AsyncTowers, AHyperparameterSetWhileTheThreadsRunReachesTheMasterAndEvery
   EXPECT_EQ(max_difference(t.session(0).variable("fc0/W"), before), 0.0f) << "updates at learning rate 0 moved";
 }
 
-TEST_F(AsyncTowers, OtherReductionsRefuseTheAsyncCalls) {
-  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g); }, [](Graph& g) { return sgd(g, 0.1f); });
-  EXPECT_THROW(t.feed(three_class_batches(1, 4, 1)[0]), Error);
-  EXPECT_THROW(t.drain(), Error);
+// The strategy classes take TowerOptions; the one check refuses what a strategy does not
+// honour, and a class refuses options that name another strategy.
+TEST_F(AsyncTowers, EachStrategyRefusesTheOptionsItCannotHonour) {
+  const auto refused = [](const towers::TowerOptions& o) {
+    try {
+      towers::check_tower_options(o);
+    } catch (const Error& e) {
+      return e.code() == ErrorCode::unsupported || e.code() == ErrorCode::invalid_argument;
+    }
+    return false;
+  };
+  using towers::Reduction;
+  EXPECT_TRUE(refused({.reduction = Reduction::async, .bucket_bytes = 1024}));
+  EXPECT_TRUE(refused({.reduction = Reduction::async, .time_towers = true}));
+  EXPECT_TRUE(refused({.reduction = Reduction::replicated, .master = towers::Master::device}));
+  EXPECT_TRUE(refused({.reduction = Reduction::parameter_server, .async_scale = 0.5f}));
+  EXPECT_TRUE(refused({.reduction = Reduction::replicated, .async_max_lead = 2}));
+  EXPECT_TRUE(refused({.reduction = Reduction::parameter_server, .loss_scale = graph::LossScaleOptions{}}));
+  EXPECT_TRUE(refused({.staging_buffers = 3}));
+  EXPECT_FALSE(refused({.reduction = Reduction::parameter_server,
+                        .master = towers::Master::device,
+                        .bucket_bytes = 1024,
+                        .staging_buffers = 2,
+                        .time_towers = true}));
+  EXPECT_FALSE(refused({.reduction = Reduction::async, .async_scale = 0.5f, .async_max_lead = 1}));
+  const auto sgd_at = [](Graph& g) { return sgd(g, 0.1f); };
+  const auto build_one = [](Graph& g, int) { return build(g); };
+  EXPECT_THROW(towers::AsyncTowers(tower_devices(2), build_one, sgd_at, {}), Error);
+  EXPECT_THROW(towers::ParameterServerTowers(tower_devices(2), build_one, sgd_at, {.reduction = Reduction::async}),
+               Error);
+  for (Reduction r : {Reduction::replicated, Reduction::parameter_server, Reduction::async})
+    EXPECT_EQ(towers::make_towers(tower_devices(2), build_one, sgd_at, {.reduction = r})->reduction(), r);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "engine/graph/optimizer.h"
 #include "engine/graph/session.h"
 #include "tower_fixtures.h"
-#include "towers/towers.h"
+#include "towers/sync_towers.h"
 #include "vk_test_env.h"
 
 namespace vkp::test {
@@ -68,12 +68,12 @@ Array scalar_array(float v) {
 }
 
 TEST_F(MixedPrecisionTowers, TwoTowersMatchOneOnTheWholeBatchAndSkipTogether) {
-  towers::Towers t(tower_devices(2),
-                   [](Graph& g, int) {
-                     const Model m = model(g, kUnknown);
-                     return towers::Tower{{m.x, m.label, m.factor}, m.cost};
-                   },
-                   make_optimizer, {.reduction = towers::Reduction::replicated, .seed = 3, .loss_scale = kScaling});
+  towers::ReplicatedTowers t(tower_devices(2),
+                             [](Graph& g, int) {
+                               const Model m = model(g, kUnknown);
+                               return towers::Tower{{m.x, m.label, m.factor}, m.cost};
+                             },
+                             make_optimizer, {.seed = 3, .loss_scale = kScaling});
   Graph g(3);
   const Model m = model(g, kRows);
   const ScaledTrainOp train = minimize_with_loss_scaling(make_optimizer(g), m.cost, kScaling);
@@ -123,7 +123,7 @@ TEST_F(MixedPrecisionTowers, OtherReductionsObjectivesAndProcessorsAreRefused) {
   };
   for (towers::Reduction r : {towers::Reduction::parameter_server, towers::Reduction::async}) {
     try {
-      towers::Towers t(tower_devices(2), build, make_optimizer, {.reduction = r, .loss_scale = kScaling});
+      towers::make_towers(tower_devices(2), build, make_optimizer, {.reduction = r, .loss_scale = kScaling});
       ADD_FAILURE() << "accepted " << towers::to_string(r);
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::unsupported);
@@ -133,7 +133,7 @@ TEST_F(MixedPrecisionTowers, OtherReductionsObjectivesAndProcessorsAreRefused) {
   const auto clipped = [](Graph& g) {
     return apply_grad_processors(make_optimizer(g), {std::make_shared<GlobalNormClip>(5.0f)});
   };
-  EXPECT_THROW(towers::Towers(tower_devices(2), build, clipped, {.loss_scale = kScaling}), Error);
+  EXPECT_THROW(towers::ReplicatedTowers(tower_devices(2), build, clipped, {.loss_scale = kScaling}), Error);
 }
 
 }  // namespace

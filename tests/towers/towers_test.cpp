@@ -6,8 +6,6 @@
 // (async_test.cpp has the free-running towers);
 // towers that differ are refused; gradients reduced in buckets while backward runs give
 // bitwise the synchronous path's variables.
-#include "towers/towers.h"
-
 #include <gtest/gtest.h>
 
 #include <array>
@@ -23,6 +21,8 @@
 #include "engine/graph/ops.h"
 #include "engine/graph/variables.h"
 #include "tower_fixtures.h"
+#include "towers/async_towers.h"
+#include "towers/sync_towers.h"
 #include "vk_test_env.h"
 
 namespace vkp::test {
@@ -133,8 +133,10 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
   for (std::int64_t s : sizes) total += s;
   const auto steps = three_class_batches(20, total, 17);
   if (on.empty()) on = tower_devices(static_cast<int>(sizes.size()));
-  towers::Towers t(on, [&](Graph& g, int) { return build(g, batch_norm); },
-                   make_optimizer, {.reduction = reduction, .seed = 3, .master = master});
+  const std::unique_ptr<towers::Towers> made =
+      towers::make_towers(on, [&](Graph& g, int) { return build(g, batch_norm); }, make_optimizer,
+                          {.reduction = reduction, .seed = 3, .master = master});
+  towers::Towers& t = *made;
   Reference ref(reference_splits ? sizes : std::vector<std::int64_t>{total}, batch_norm);
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const std::vector<std::vector<Array>> batches = split(steps[s], sizes);
@@ -251,8 +253,8 @@ void expect_async_step_applies_both_gradients(std::vector<vk::Device*> devices) 
   // every tower holds it; the reference computes the gradients on one device.
   const float lr = 0.3f, scale = 0.5f;
   auto sgd_optimizer = [lr](Graph& g) { return sgd(g, lr); };
-  towers::Towers t(std::move(devices), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
-                   {.reduction = towers::Reduction::async, .seed = 9, .async_scale = scale});
+  towers::AsyncTowers t(std::move(devices), [](Graph& g, int) { return build(g, false); }, sgd_optimizer,
+                        {.reduction = towers::Reduction::async, .seed = 9, .async_scale = scale});
   const auto batches = three_class_batches(2, 6, 5);
   Graph g(9);
   const towers::Tower ref = build(g, false);
@@ -291,13 +293,14 @@ TEST_F(TowersTest, AsyncTowersOnTwoDriversOfDifferentVendorsApplyBothGradients) 
 
 TEST_F(TowersTest, RefusesTowersWithOtherVariables) {
   try {
-    towers::Towers t(tower_devices(2),
-                     [](Graph& g, int k) {
-                       towers::Tower tw = build(g, false);
-                       if (k == 1) tw.cost = tw.cost + reduce_sum(get_variable(g, "extra", {2}, ones()));
-                       return tw;
-                     },
-                     make_optimizer);
+    towers::ReplicatedTowers t(
+        tower_devices(2),
+        [](Graph& g, int k) {
+          towers::Tower tw = build(g, false);
+          if (k == 1) tw.cost = tw.cost + reduce_sum(get_variable(g, "extra", {2}, ones()));
+          return tw;
+        },
+        make_optimizer);
     FAIL() << "towers with different variables were accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("extra"), std::string::npos) << e.what();
@@ -306,7 +309,8 @@ TEST_F(TowersTest, RefusesTowersWithOtherVariables) {
 }
 
 TEST_F(TowersTest, StepChecksTheBatchCount) {
-  towers::Towers t(tower_devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
+  towers::ReplicatedTowers t(
+      tower_devices(2), [](Graph& g, int) { return build(g, false); }, make_optimizer);
   const auto one = three_class_batches(1, 4, 1);
   EXPECT_THROW(t.step(one, 0), Error);
 }
@@ -315,8 +319,8 @@ TEST_F(TowersTest, StepChecksTheBatchCount) {
 // step's own wall time, and the timing changes nothing in what the step computes.
 TEST_F(TowersTest, TimedTowersTakeEachTowersSecondsWithinTheStep) {
   const auto run = [](bool timed, std::vector<double>& seconds, double& wall) {
-    towers::Towers t(tower_devices(3), [](Graph& g, int) { return build(g, false); }, make_optimizer,
-                     {.seed = 1, .time_towers = timed});
+    towers::ReplicatedTowers t(tower_devices(3), [](Graph& g, int) { return build(g, false); }, make_optimizer,
+                               {.seed = 1, .time_towers = timed});
     std::vector<std::vector<Array>> batches = three_class_batches(3, 4, 2);
     batches[2] = three_class_batches(1, 64, 3)[0];
     for (int s = 0; s < 3; ++s) {
@@ -358,8 +362,10 @@ Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, f
   std::int64_t total = 0;
   for (int k = 0; k < count; ++k) total += sizes.emplace_back(5 + k);
   const auto steps = three_class_batches(kSteps, total, 23);
-  towers::Towers t(
+  const std::unique_ptr<towers::Towers> made = towers::make_towers(
       tower_devices(count), [&](Graph& g, int) { return build(g, batch_norm); }, optimizer, options);
+  // Replicated or parameter server: both synchronous.
+  towers::SyncTowers& t = dynamic_cast<towers::SyncTowers&>(*made);
   Trained out;
   if (cross_scale > 0)
     t.set_cross_reduce([&out, cross_scale](std::span<Array> gradients, double& samples, double& cost) {

@@ -1,5 +1,5 @@
-// Towers' asynchronous reduction (Reduction::async): a thread per tower, a shared queue
-// of batches and one per tower, and the host master, which one mutex guards. A tower's
+// AsyncTowers: a thread per tower, a shared queue of batches and one per tower, and the
+// host master, which one mutex guards. A tower's
 // job: take a batch (its own queue first, then the shared one under the lead bound),
 // copy the master's parameters under the lock and receive them, compute its gradients,
 // apply them to the master under the lock. Only the master's copy and the counters are
@@ -11,28 +11,26 @@
 #include <limits>
 
 #include "core/error.h"
-#include "towers/internal/tower_state.h"
-#include "towers/towers.h"
+#include "towers/internal/async_state.h"
+#include "towers/internal/host_master.h"
+#include "towers/internal/replicas.h"
 
 namespace vkp::towers {
 
-using detail::on_tower;
 using Clock = std::chrono::steady_clock;
 
-
-Towers::Async& Towers::async(const char* what) {
-  if (options_.reduction != Reduction::async)
-    throw Error(ErrorCode::invalid_argument, std::string("Towers::") + what + " needs async reduction; these towers use " +
-                                                 to_string(options_.reduction));
-  if (!async_) {
-    async_ = std::make_unique<Async>(size());
-    for (int k = 0; k < size(); ++k)
-      for (const Array& v : master_) async_->parameters[static_cast<std::size_t>(k)].emplace_back(v.dtype(), v.shape());
-  }
-  return *async_;
+AsyncTowers::AsyncTowers(std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
+                         TowerOptions options)
+    : Towers(Reduction::async, std::move(devices), build, optimizer, std::move(options)),
+      state_(std::make_unique<State>(size())) {
+  for (int k = 0; k < size(); ++k)
+    for (const Array& v : master("AsyncTowers").values())
+      state_->parameters[static_cast<std::size_t>(k)].emplace_back(v.dtype(), v.shape());
 }
 
-std::vector<graph::Tensor> Towers::same_in_tower(int k, const std::vector<graph::Tensor>& of_tower_0) {
+AsyncTowers::~AsyncTowers() { stop(); }
+
+std::vector<graph::Tensor> AsyncTowers::same_in_tower(int k, const std::vector<graph::Tensor>& of_tower_0) {
   if (k == 0) return of_tower_0;
   std::vector<graph::Tensor> out;
   for (const graph::Tensor& t : of_tower_0) on_tower(k, [&] { out.push_back(graph(k).find(t.name())); });
@@ -56,34 +54,32 @@ bool has_hyperparameter(const graph::Graph& g, const std::string& name) {
 
 }  // namespace
 
-void Towers::feed(std::vector<Array> batch) {
-  async("feed");
-  enqueue(-1, std::move(batch));
-}
+void AsyncTowers::feed(std::vector<Array> batch) { enqueue(-1, std::move(batch)); }
 
-void Towers::feed(int k, std::vector<Array> batch) {
+void AsyncTowers::feed(int k, std::vector<Array> batch) {
   if (k < 0 || k >= size())
-    throw Error(ErrorCode::invalid_argument, "Towers::feed: no tower " + std::to_string(k) + " of " + std::to_string(size()));
-  async("feed");
+    throw Error(ErrorCode::invalid_argument,
+                "AsyncTowers::feed: no tower " + std::to_string(k) + " of " + std::to_string(size()));
   enqueue(k, std::move(batch));
 }
 
 // Activates the threads (starting them the first time), then queues the batch: tower
 // k's, or the shared queue's when k < 0, which holds at most size() batches.
-void Towers::enqueue(int k, std::vector<Array> batch) {
-  Async& a = *async_;
+void AsyncTowers::enqueue(int k, std::vector<Array> batch) {
+  State& a = *state_;
   std::unique_lock lock(a.mutex);
   throw_if_failed(a.error);
   if (!a.active) {
     // The caller owns the sessions until now: tower 0's hyperparameters become the table.
     a.hyper.clear();
-    for (const auto& [name, initial] : graph(0).hyperparameters()) a.hyper.emplace_back(name, session(0).hyperparameter(name));
+    for (const auto& [name, initial] : graph(0).hyperparameters())
+      a.hyper.emplace_back(name, session(0).hyperparameter(name));
     ++a.hyper_version;
     refresh_host_step();
     a.active = true;
   }
   if (a.threads.empty())
-    for (int t = 0; t < size(); ++t) a.threads.emplace_back([this, t] { run_async_tower(t); });
+    for (int t = 0; t < size(); ++t) a.threads.emplace_back([this, t] { run_tower(t); });
   auto& queue = k < 0 ? a.shared : a.own[static_cast<std::size_t>(k)];
   a.done.wait(lock, [&] { return a.error || static_cast<int>(queue.size()) < size(); });
   throw_if_failed(a.error);
@@ -92,9 +88,9 @@ void Towers::enqueue(int k, std::vector<Array> batch) {
 }
 
 // Under the lock: the master's hyperparameters from the table.
-void Towers::refresh_host_step() {
-  Async& a = *async_;
-  a.host_step = read_host_optimizer_step(kind_, 0, [&](const std::string& name) {
+void AsyncTowers::refresh_host_step() {
+  State& a = *state_;
+  a.host_step = read_host_optimizer_step(replicas().optimizer_kind(), 0, [&](const std::string& name) {
     for (const auto& [n, v] : a.hyper)
       if (n == name) return v;
     throw Error(ErrorCode::not_found, "no hyperparameter named '" + name + "' in tower 0");
@@ -102,25 +98,27 @@ void Towers::refresh_host_step() {
 }
 
 // Under the lock: whether tower k may take a batch of the shared queue.
-bool Towers::within_lead(int k) const {
-  if (options_.async_max_lead < 0) return true;
-  const Async& a = *async_;
+bool AsyncTowers::within_lead(int k) const {
+  const int max_lead = options().async_max_lead;
+  if (max_lead < 0) return true;
+  const State& a = *state_;
   const std::uint64_t least = *std::min_element(a.clock.begin(), a.clock.end());
-  return a.clock[static_cast<std::size_t>(k)] - least <= static_cast<std::uint64_t>(options_.async_max_lead);
+  return a.clock[static_cast<std::size_t>(k)] - least <= static_cast<std::uint64_t>(max_lead);
 }
 
 // Tower k's thread: take a batch, copy the master's state under the lock, compute
 // without it, apply under it.
-void Towers::run_async_tower(int k) {
-  Async& a = *async_;
+void AsyncTowers::run_tower(int k) {
+  State& a = *state_;
+  const std::vector<Array>& master = this->master("run_tower").values();
   const auto ku = static_cast<std::size_t>(k);
   std::unique_lock lock(a.mutex);
   std::vector<Array> batch;
   while (a.take_batch(*this, k, lock, batch)) {
     const std::uint64_t read = a.applied;
     std::vector<Array>& parameters = a.parameters[ku];
-    for (std::size_t i = 0; i < master_.size(); ++i)
-      std::memcpy(parameters[i].bytes().data(), master_[i].bytes().data(), master_[i].nbytes());
+    for (std::size_t i = 0; i < master.size(); ++i)
+      std::memcpy(parameters[i].bytes().data(), master[i].bytes().data(), master[i].nbytes());
     std::vector<std::pair<std::string, float>> hyper;
     if (a.hyper_seen[ku] != a.hyper_version) {
       hyper = a.hyper;
@@ -129,14 +127,14 @@ void Towers::run_async_tower(int k) {
     lock.unlock();
     std::exception_ptr failed;
     try {
-      compute_async(k, batch, read, hyper);
+      compute(k, batch, read, hyper);
     } catch (...) {
       failed = std::current_exception();
     }
     lock.lock();
     --a.busy;
     try {
-      if (!failed) apply_async(k, batch, read);
+      if (!failed) apply_update(k, batch, read);
     } catch (...) {
       failed = std::current_exception();
     }
@@ -153,7 +151,8 @@ void Towers::run_async_tower(int k) {
 
 // Under the lock: waits for tower k's next batch, its own or a shared one within the
 // lead bound, and takes it; false when the threads stop.
-bool Towers::Async::take_batch(Towers& towers, int k, std::unique_lock<std::mutex>& lock, std::vector<Array>& batch) {
+bool AsyncTowers::State::take_batch(const AsyncTowers& towers, int k, std::unique_lock<std::mutex>& lock,
+                                    std::vector<Array>& batch) {
   const auto ku = static_cast<std::size_t>(k);
   bool held = false;
   Clock::time_point held_since;
@@ -184,38 +183,42 @@ bool Towers::Async::take_batch(Towers& towers, int k, std::unique_lock<std::mute
 
 // Without the lock, on tower k's thread: its session takes the hyperparameters that
 // changed and the parameters of update `read`, then computes the gradients of `batch`.
-void Towers::compute_async(int k, const std::vector<Array>& batch, std::uint64_t read,
-                           std::span<const std::pair<std::string, float>> hyper) {
-  Replica& r = *towers_[static_cast<std::size_t>(k)];
+void AsyncTowers::compute(int k, const std::vector<Array>& batch, std::uint64_t read,
+                          std::span<const std::pair<std::string, float>> hyper) {
+  Replicas& replicas = this->replicas();
+  Replica& r = replicas.at(k);
+  const std::size_t n = trainable_names().size();
   on_tower(k, [&] {
     for (const auto& [name, value] : hyper)
       if (has_hyperparameter(graph(k), name) && session(k).hyperparameter(name) != value)
         session(k).set_hyperparameter(name, value);
-    receive_parameters(k, async_->parameters[static_cast<std::size_t>(k)]);
+    replicas.receive_parameters(k, state_->parameters[static_cast<std::size_t>(k)]);
     r.session->wait_program(*r.receive_program, r.none);
     session(k).set_global_step(read);  // dropout masks differ by update
-    graph::Program& p = gradient_program(k, batch, async_->fetches[static_cast<std::size_t>(k)]);
+    graph::Program& p = replicas.gradient_program(k, 0, true, batch, state_->fetches[static_cast<std::size_t>(k)]);
     r.session->submit_program(p, r.parts[0].stager.prepare(p, batch));
     r.session->wait_program(p, r.parts[0].outputs);
   });
-  if (options_.async_scale != 1.0f)
-    for (std::size_t i = 0; i < names_.size(); ++i)
-      for (float& x : r.parts[0].outputs[1 + i].data<float>()) x *= options_.async_scale;
+  const float scale = options().async_scale;
+  if (scale != 1.0f)
+    for (std::size_t i = 0; i < n; ++i)
+      for (float& x : r.parts[0].outputs[1 + i].data<float>()) x *= scale;
   // This tower's gradient through the processors, on its thread, as tensorpack's
   // asynchronous trainer applies them to each tower's gradients.
-  process_on_host(all_variables_, std::span<Array>(r.parts[0].outputs).subspan(1, names_.size()));
+  replicas.process_on_host(objective_variables(0), std::span<Array>(r.parts[0].outputs).subspan(1, n));
 }
 
 // Under the lock: tower k's gradients, computed from update `read`, applied to the
 // master as the update numbered `applied` (Adam's t - 1); the counters, the progress and
 // the latest fetches follow.
-void Towers::apply_async(int k, const std::vector<Array>& batch, std::uint64_t read) {
-  Async& a = *async_;
+void AsyncTowers::apply_update(int k, const std::vector<Array>& batch, std::uint64_t read) {
+  State& a = *state_;
   // Async towers have one objective, whose gradients are every trainable variable's.
-  const Part& r = towers_[static_cast<std::size_t>(k)]->parts[0];
+  const Part& r = replicas().part(k, 0);
+  const std::size_t n = trainable_names().size();
   const auto ku = static_cast<std::size_t>(k);
   a.host_step.global_step = a.applied;
-  apply_host_master(all_variables_, a.host_step, std::span<const Array>(r.outputs).subspan(1, names_.size()));
+  master("apply_update").apply(objective_variables(0), a.host_step, std::span<const Array>(r.outputs).subspan(1, n));
   const std::uint64_t staleness = a.applied - read;
   ++a.applied;
   ++a.clock[ku];
@@ -229,12 +232,12 @@ void Towers::apply_async(int k, const std::vector<Array>& batch, std::uint64_t r
   a.since.samples += samples;
   ++a.since.updates;
   a.last_cost = cost;
-  a.latest_fetched.assign(r.outputs.begin() + static_cast<std::ptrdiff_t>(1 + names_.size()), r.outputs.end());
+  a.latest_fetched.assign(r.outputs.begin() + static_cast<std::ptrdiff_t>(1 + n), r.outputs.end());
   a.has_latest = true;
 }
 
-void Towers::drain() {
-  Async& a = async("drain");
+void AsyncTowers::drain() {
+  State& a = *state_;
   {
     std::unique_lock lock(a.mutex);
     a.done.wait(lock, [&] { return a.idle(); });  // a failed thread empties the queues
@@ -250,14 +253,13 @@ void Towers::drain() {
     a.hyper_seen[static_cast<std::size_t>(k)] = a.hyper_version;
   }
   if (!a.dirty) return;
-  send_parameters();
+  replicas().send_parameters(master("drain").values(), 0);
   store_master_slots();
   a.dirty = false;
 }
 
-void Towers::abandon() noexcept {
-  if (!async_) return;
-  Async& a = *async_;
+void AsyncTowers::abandon() noexcept {
+  State& a = *state_;
   std::unique_lock lock(a.mutex);
   a.shared.clear();
   for (auto& q : a.own) q.clear();
@@ -266,8 +268,8 @@ void Towers::abandon() noexcept {
   a.active = false;
 }
 
-AsyncProgress Towers::progress(std::vector<Array>& fetched) {
-  Async& a = async("progress");
+AsyncProgress AsyncTowers::progress(std::vector<Array>& fetched) {
+  State& a = *state_;
   std::unique_lock lock(a.mutex);
   // Before the first update there are no values to give: wait, unless nothing is coming.
   a.done.wait(lock, [&] { return a.error || a.has_latest || a.idle(); });
@@ -280,24 +282,24 @@ AsyncProgress Towers::progress(std::vector<Array>& fetched) {
   return p;
 }
 
-void Towers::set_async_fetches(const std::vector<graph::Tensor>& of_tower_0) {
-  Async& a = async("set_async_fetches");
+void AsyncTowers::set_async_fetches(const std::vector<graph::Tensor>& of_tower_0) {
+  State& a = *state_;
   std::unique_lock lock(a.mutex);
-  if (a.active) throw Error(ErrorCode::invalid_argument, "Towers::set_async_fetches: drain the towers first");
+  if (a.active) throw Error(ErrorCode::invalid_argument, "AsyncTowers::set_async_fetches: drain the towers first");
   for (int k = 0; k < size(); ++k) a.fetches[static_cast<std::size_t>(k)] = same_in_tower(k, of_tower_0);
   a.latest_fetched.clear();
   a.has_latest = false;
 }
 
-void Towers::count_updates_from(std::uint64_t applied) {
-  Async& a = async("count_updates_from");
+void AsyncTowers::count_updates_from(std::uint64_t applied) {
+  State& a = *state_;
   std::unique_lock lock(a.mutex);
-  if (a.active) throw Error(ErrorCode::invalid_argument, "Towers::count_updates_from: drain the towers first");
+  if (a.active) throw Error(ErrorCode::invalid_argument, "AsyncTowers::count_updates_from: drain the towers first");
   a.applied = applied;
 }
 
-AsyncStats Towers::take_async_stats() {
-  Async& a = async("take_async_stats");
+AsyncStats AsyncTowers::take_async_stats() {
+  State& a = *state_;
   std::unique_lock lock(a.mutex);
   AsyncStats out = a.stats;
   for (std::size_t k = 0; k < out.updates.size(); ++k)
@@ -306,19 +308,19 @@ AsyncStats Towers::take_async_stats() {
   return out;
 }
 
-float Towers::hyperparameter(const std::string& name) {
-  if (async_) {
-    std::unique_lock lock(async_->mutex);
-    if (async_->active)
-      for (const auto& [n, v] : async_->hyper)
+float AsyncTowers::hyperparameter(const std::string& name) {
+  {
+    std::unique_lock lock(state_->mutex);
+    if (state_->active)
+      for (const auto& [n, v] : state_->hyper)
         if (n == name) return v;
   }
-  return session(0).hyperparameter(name);
+  return Towers::hyperparameter(name);
 }
 
-void Towers::set_hyperparameter(const std::string& name, float value) {
-  if (async_) {
-    Async& a = *async_;
+void AsyncTowers::set_hyperparameter(const std::string& name, float value) {
+  State& a = *state_;
+  {
     std::unique_lock lock(a.mutex);
     if (a.active) {
       const auto it = std::find_if(a.hyper.begin(), a.hyper.end(), [&](const auto& h) { return h.first == name; });
@@ -329,29 +331,34 @@ void Towers::set_hyperparameter(const std::string& name, float value) {
       return;
     }
   }
-  session(0).set_hyperparameter(name, value);
+  Towers::set_hyperparameter(name, value);
 }
 
-void Towers::stop_async() noexcept {
-  if (!async_) return;
+void AsyncTowers::follow_global_step(const std::int64_t*) {}
+
+void AsyncTowers::stop() noexcept {
   {
-    std::unique_lock lock(async_->mutex);
-    async_->stopping = true;
+    std::unique_lock lock(state_->mutex);
+    state_->stopping = true;
   }
-  async_->work.notify_all();
-  for (std::thread& t : async_->threads) t.join();
-  async_->threads.clear();
+  state_->work.notify_all();
+  for (std::thread& t : state_->threads) t.join();
+  state_->threads.clear();
 }
 
-// step() with async: a batch for every tower, then drain.
-double Towers::step_async(std::span<const std::vector<Array>> batches, const std::vector<graph::Tensor>& fetches,
-                          std::vector<Array>& fetched) {
-  Async& a = async("step");
+// A batch for every tower, then drain.
+double AsyncTowers::run_step(const StepRequest& request) {
+  if (!request.next.empty())
+    throw Error(ErrorCode::invalid_argument,
+                "Towers::step: async towers write each batch on their own thread; give no next batches");
+  const std::span<const std::vector<Array>> batches = request.batches;
+  const std::vector<graph::Tensor>& fetches = request.fetches;
+  State& a = *state_;
   drain();
   bool same = a.fetches[0].size() == fetches.size();
   for (std::size_t i = 0; same && i < fetches.size(); ++i) same = a.fetches[0][i].id() == fetches[i].id();
   if (!same) set_async_fetches(fetches);
-  times_ = {};
+  times() = {};
   const auto start = Clock::now();
   double total = 0;
   for (int k = 0; k < size(); ++k) {
@@ -359,13 +366,14 @@ double Towers::step_async(std::span<const std::vector<Array>> batches, const std
     feed(k, batches[static_cast<std::size_t>(k)]);
   }
   drain();
-  times_.compute = std::chrono::duration<double>(Clock::now() - start).count();
+  times().compute = std::chrono::duration<double>(Clock::now() - start).count();
   double cost = 0;
   for (int k = 0; k < size(); ++k)
     cost += static_cast<double>(batch_rows(batches[static_cast<std::size_t>(k)])) / total *
-            towers_[static_cast<std::size_t>(k)]->parts[0].outputs[0].data<float>()[0];
-  const Part& first = towers_[0]->parts[0];
-  fetched.assign(first.outputs.begin() + static_cast<std::ptrdiff_t>(1 + names_.size()), first.outputs.end());
+            replicas().part(k, 0).outputs[0].data<float>()[0];
+  const Part& first = replicas().part(0, 0);
+  request.fetched.assign(first.outputs.begin() + static_cast<std::ptrdiff_t>(1 + trainable_names().size()),
+                         first.outputs.end());
   return cost;
 }
 

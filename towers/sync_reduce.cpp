@@ -1,0 +1,123 @@
+// SyncTowers' reduction: waiting for every tower's gradients, averaging them (bucket by
+// bucket while backward runs, or at once), across processes, through the gradient
+// processors' host forms, and on to the strategy (use_averages).
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/error.h"
+#include "towers/internal/host_average.h"
+#include "towers/internal/replicas.h"
+#include "towers/sync_towers.h"
+
+namespace vkp::towers {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+void SyncTowers::reduce_bucket(std::span<const int> variables, bool use) {
+  const int n = size();
+  inputs_.resize(static_cast<std::size_t>(n));
+  for (int i : variables) {
+    for (int k = 0; k < n; ++k)
+      inputs_[static_cast<std::size_t>(k)] = replicas().gradient_output(k, current_, i).data<float>().data();
+    Array& out = averaged_[static_cast<std::size_t>(i)];
+    weighted_sum(inputs_, weights_, out.data<float>().data(), out.shape().numel());
+  }
+  if (use) use_averages(variables);
+}
+
+void SyncTowers::wait_gradients() {
+  const int n = size();
+  Replicas& r = replicas();
+  const bool timed = options().time_towers;
+  if (timed) {
+    // Polls while more than one tower computes, then blocks on the last: the fast
+    // towers' times are known to 100 us and the step does not wait longer.
+    tower_seconds_.assign(static_cast<std::size_t>(n), -1.0);
+    int running = n;
+    while (running > 1) {
+      for (int k = 0; k < n; ++k) {
+        double& t = tower_seconds_[static_cast<std::size_t>(k)];
+        if (t < 0 && r.part(k, current_).program->finished()) {
+          t = seconds_since(started_[static_cast<std::size_t>(k)]);
+          --running;
+        }
+      }
+      if (running > 1) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    Part& p = r.part(k, current_);
+    on_tower(k, [&] { session(k).wait_program(*p.program, p.outputs); });
+    if (timed && tower_seconds_[static_cast<std::size_t>(k)] < 0)
+      tower_seconds_[static_cast<std::size_t>(k)] = seconds_since(started_[static_cast<std::size_t>(k)]);
+  }
+}
+
+double SyncTowers::reduce_gradients(double total) {
+  const int n = size();
+  Replicas& r = replicas();
+  StepTimes& times = this->times();
+  const bool bucketed = options().bucket_bytes > 0;
+  // Across processes the averages change after the last bucket: feed them only then.
+  // Likewise the host master's update, and where gradient processors need every average.
+  const bool feed_early = !cross_reduce_ && processors().empty();
+  if (bucketed) {
+    // Tower 0's buckets set the order; another tower's program may cut its segments
+    // elsewhere (another schedule), so wait there for every segment up to the one
+    // holding the bucket's last gradient.
+    const graph::Program& first = *r.part(0, current_).program;
+    const std::vector<int>& vars = objective_variables(current_);
+    for (int s = 0; s < first.segment_count(); ++s) {
+      bucket_.clear();
+      for (int f : first.segment_fetches(s)) bucket_.push_back(vars[static_cast<std::size_t>(f - 1)]);
+      for (int k = 0; k < n; ++k) {
+        Part& p = r.part(k, current_);
+        int need = -1;
+        for (int i : bucket_) need = std::max(need, p.segment_of[static_cast<std::size_t>(i)]);
+        on_tower(k, [&] {
+          for (; p.next_segment <= need; ++p.next_segment) p.program->wait_segment(p.next_segment, p.outputs);
+        });
+      }
+      const auto start = Clock::now();
+      reduce_bucket(bucket_, feed_early);
+      const double spent = seconds_since(start);
+      times.reduce += spent;
+      times.exposed_reduce = spent;  // only the last bucket's averaging is not overlapped
+    }
+    times.buckets = first.segment_count();
+  }
+  wait_gradients();
+  double cost = 0;
+  for (int k = 0; k < n; ++k)
+    cost += samples_[static_cast<std::size_t>(k)] / total * r.part(k, current_).outputs[0].data<float>()[0];
+
+  const auto start = Clock::now();
+  if (!bucketed) {
+    reduce_bucket(objective_variables(current_), feed_early);
+    times.buckets = 1;
+  }
+  if (cross_reduce_) cross_reduce_(averaged_, total, cost);
+  if (!feed_early) {
+    const std::vector<int>& vars = objective_variables(current_);
+    r.process_on_host(vars, averaged_);
+    use_averages(vars);
+  }
+  const double spent = seconds_since(start);
+  times.reduce += spent;
+  times.exposed_reduce = bucketed ? times.exposed_reduce + spent : spent;
+  return cost;
+}
+
+void SyncTowers::set_cross_reduce(CrossReduce reduce) {
+  if (reduce && objective_count() > 1)
+    throw Error(ErrorCode::unsupported,
+                "towers of several objectives (a GAN's) cannot be reduced across processes yet");
+  cross_reduce_ = std::move(reduce);
+}
+
+}  // namespace vkp::towers
