@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "callbacks/monitors.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/rng.h"
 
 namespace vkp::train {
@@ -28,6 +31,24 @@ std::vector<Array> next_datapoint(dataflow::DataFlow& flow) {
 }
 
 }  // namespace
+
+// The input source (and its dataflow, shuffles and augmentations included) is
+// deterministic from its seed, so reading and dropping what the earlier run consumed
+// puts it exactly where that run stood, whatever the dataflow. It costs reading, not
+// training. A dataflow whose order follows thread timing cannot be put back exactly.
+void InputSource::replay_consumed(std::int64_t batches, std::int64_t global_step) {
+  const std::string obstacle = replay_obstacle();
+  if (!obstacle.empty())
+    log_warn(
+        "this resume is not exact: the input cannot give the interrupted run's batches again ({}); "
+        "training goes on from the checkpoint with other batches",
+        obstacle);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < batches; ++i) next_batch();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_info("resuming the input where global step {} left it: {} batches read and dropped in {:.1f} s", global_step,
+           batches, seconds);
+}
 
 void InputSource::setup(const std::vector<InputSpec>& specs) {
   specs_ = specs;

@@ -40,6 +40,10 @@ class InputSource {
   // Why reading this source again from the start may not give the same batches in the
   // same order ("" when it does): see DataFlow::replay_obstacle().
   virtual std::string replay_obstacle() const { return {}; }
+  // A resume at `global_step`: reads and drops the `batches` the interrupted run
+  // consumed, so that this source goes on where that run's stood (warning first when
+  // replay_obstacle() says it cannot give the same ones).
+  void replay_consumed(std::int64_t batches, std::int64_t global_step);
 
  protected:
   virtual void on_setup() {}

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cmath>
 #include <filesystem>
 
 #include "callbacks/pictures.h"
@@ -37,16 +35,12 @@ Trainer::~Trainer() = default;
 
 void Trainer::set_step(std::vector<graph::Tensor> inputs, InputSourcePtr source, std::vector<graph::Tensor> targets,
                        graph::Tensor cost) {
-  inputs_ = std::move(inputs);
-  source_ = std::move(source);
-  targets_ = std::move(targets);
-  cost_ = cost;
-  program_ = last_step_program_ = nullptr;
+  step_.set(std::move(inputs), std::move(source), std::move(targets), cost);
 }
 
 InputSource& Trainer::input_source() {
-  if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no input source: call set_step first");
-  return *source_;
+  if (!step_.source()) throw Error(ErrorCode::invalid_argument, "the trainer has no input source: call set_step first");
+  return *step_.source();
 }
 
 callbacks::Monitors& Trainer::monitors() {
@@ -62,7 +56,7 @@ callbacks::PredictFn Trainer::predictor(const std::vector<std::string>&, const s
 
 std::vector<std::string> Trainer::input_names() const {
   std::vector<std::string> names;
-  for (const graph::Tensor& t : inputs_) names.push_back(t.name());
+  for (const graph::Tensor& t : step_.inputs()) names.push_back(t.name());
   return names;
 }
 
@@ -73,8 +67,7 @@ void Trainer::set_kernel_timing(bool on) {
   if (session_options_.timestamps == on) return;  // the programs held are already so
   session_options_.timestamps = on;
   if (session_) session_->set_timestamps(on);
-  program_ = last_step_program_ = nullptr;  // compiled again (found in the session's cache)
-  stager_.reset();
+  step_.forget_programs();
 }
 
 std::vector<callbacks::StepProgram> Trainer::step_programs() const {
@@ -115,20 +108,20 @@ void Trainer::setup(TrainOptions& o) {
   epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done
   local_step_ = 0;
   // Programs are compiled again for this run's callbacks' fetches.
-  program_ = last_step_program_ = nullptr;
-  stager_.reset();
-  if (source_) {
+  step_.forget_programs();
+  InputSource* source = step_.source();
+  if (source) {
     std::vector<InputSpec> specs;
-    for (const graph::Tensor& t : inputs_) specs.push_back({t.name(), t.type()});
-    source_->setup(specs);
-    for (const callbacks::CallbackPtr& cb : source_->callbacks()) o.callbacks.push_back(cb);
+    for (const graph::Tensor& t : step_.inputs()) specs.push_back({t.name(), t.type()});
+    source->setup(specs);
+    for (const callbacks::CallbackPtr& cb : source->callbacks()) o.callbacks.push_back(cb);
   }
   for (callbacks::CallbackPtr& cb : collection_callbacks(graph())) o.callbacks.push_back(std::move(cb));
   steps_per_epoch_ = o.steps_per_epoch;
   if (steps_per_epoch_ <= 0) {
-    if (!source_ || !source_->size())
+    if (!source || !source->size())
       throw Error(ErrorCode::invalid_argument, "steps_per_epoch is not set and the input's size is unknown");
-    steps_per_epoch_ = static_cast<std::int64_t>(*source_->size());
+    steps_per_epoch_ = static_cast<std::int64_t>(*source->size());
   }
   global_step_ = o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_;
   if (o.starting_local_step < 0 || o.starting_local_step > steps_per_epoch_)
@@ -158,27 +151,9 @@ void Trainer::setup(TrainOptions& o) {
   share_global_step(nullptr);
   if (o.session_init) o.session_init->init(session());
   share_global_step(&global_step_);
-  if (source_ && o.resume_input && o.starting_global_step > 0)
-    replay_input(o.starting_global_step * batches_per_step());
-}
-
-// A resumed run must see the batches the uninterrupted one would have: the input
-// source (and its dataflow, shuffles and augmentations included) is deterministic
-// from its seed, so reading and dropping what the earlier run consumed puts it exactly
-// where that run stood, whatever the dataflow. It costs reading, not training. A
-// dataflow whose order follows thread timing cannot be put back exactly: the run says so.
-void Trainer::replay_input(std::int64_t batches) {
-  const std::string obstacle = source_->replay_obstacle();
-  if (!obstacle.empty())
-    log_warn(
-        "this resume is not exact: the input cannot give the interrupted run's batches again ({}); "
-        "training goes on from the checkpoint with other batches",
-        obstacle);
-  const auto start = std::chrono::steady_clock::now();
-  for (std::int64_t i = 0; i < batches; ++i) source_->next_batch();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log_info("resuming the input where global step {} left it: {} batches read and dropped in {:.1f} s", global_step_,
-           batches, seconds);
+  // A resumed run must see the batches the uninterrupted one would have.
+  if (source && o.resume_input && o.starting_global_step > 0)
+    source->replay_consumed(o.starting_global_step * batches_per_step(), global_step_);
 }
 
 void Trainer::train(TrainOptions options) {
@@ -268,13 +243,7 @@ void Trainer::run_after_train(std::exception_ptr failure) {
       if (!failure) failure = std::current_exception();
     }
   }
-  if (program_ != nullptr) {
-    std::vector<Array> discard;
-    try {
-      program_->wait(discard);  // a step that failed between submit and wait left its run pending
-    } catch (...) {
-    }
-  }
+  step_.wait_pending();
   if (failure) std::rethrow_exception(failure);
 }
 
@@ -282,24 +251,6 @@ bool Trainer::fetches_epoch_tensors() const { return !epoch_fetches_.empty() && 
 
 const std::vector<graph::Tensor>& Trainer::step_fetches() const {
   return fetches_epoch_tensors() ? last_step_fetches_ : hooked_fetches_;
-}
-
-graph::Program& Trainer::step_program(const std::vector<Array>& batch, bool last_of_epoch) {
-  graph::Program*& program = last_of_epoch ? last_step_program_ : program_;
-  bool same = program != nullptr;
-  for (std::size_t i = 0; same && i < batch.size(); ++i)
-    same = batch[i].shape().dims() == program->feeds()[i].type.dims;
-  if (same) return *program;
-  std::vector<graph::FeedSpec> specs;
-  samples_per_step_ = batch_rows(batch);
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    specs.push_back({inputs_[i], {batch[i].dtype(), batch[i].shape().dims()}});
-  std::vector<graph::Tensor> fetches = last_of_epoch ? last_step_fetches_ : hooked_fetches_;
-  if (cost_.valid()) fetches.insert(fetches.begin(), cost_);
-  // The epoch's last step runs alone (nothing staged for it): one variant.
-  program = &session().program(specs, fetches, targets_, last_of_epoch ? 1 : source_->staging_buffers());
-  if (!last_of_epoch) stager_.reset();
-  return *program;
 }
 
 void Trainer::deliver_fetched(std::span<const Array> values) {
@@ -328,29 +279,12 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
 }
 
 void Trainer::run_step() {
-  if (!source_) throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
-  const bool last_of_epoch = fetches_epoch_tensors();
-  if (source_->staging_buffers() > 1 && !last_of_epoch) {
-    // Double buffering (graph::FeedStager): this step's inputs were written during the
-    // last step; the next step's are read and written while this one runs, unless the
-    // next is an epoch's last step with epoch fetches (another program, fed by itself).
-    std::vector<Array> batch;
-    graph::Program* program = program_;
-    if (!stager_.staged()) {
-      batch = source_->next_batch();
-      program = &step_program(batch, false);
-    }
-    session().submit_program(*program, stager_.prepare(*program, batch));
-    const bool next_is_last = !epoch_fetches_.empty() && local_step_ + 2 == steps_per_epoch_;
-    if (!next_is_last) stager_.stage(*program, source_->next_batch(), "the training step");
-    session().wait_program(*program, outputs_);
-  } else {
-    const std::vector<Array> batch = source_->next_batch();
-    session().run_program(step_program(batch, last_of_epoch), batch, outputs_);
-  }
-  const std::size_t first = cost_.valid() ? 1 : 0;
-  last_cost_ = cost_.valid() ? static_cast<double>(outputs_[0].data<float>()[0]) : std::nan("");
-  deliver_fetched(std::span<const Array>(outputs_).subspan(first));
+  if (!step_.source())
+    throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
+  const bool next_is_last = !epoch_fetches_.empty() && local_step_ + 2 == steps_per_epoch_;
+  const std::span<const Array> values = step_.run(session(), step_fetches(), {fetches_epoch_tensors(), next_is_last});
+  set_step_result(step_.samples(), step_.last_cost());
+  deliver_fetched(values);
 }
 
 float Trainer::hyperparameter(const std::string& name) { return session().hyperparameter(name); }

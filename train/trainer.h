@@ -14,9 +14,9 @@
 
 #include "callbacks/callback.h"
 #include "callbacks/monitors.h"
-#include "engine/graph/feed_stager.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/session.h"
+#include "train/default_step.h"
 #include "train/input_source.h"
 #include "train/session_init.h"
 
@@ -63,7 +63,7 @@ class Trainer : public callbacks::TrainerView {
   // step, the callbacks' fetches (their values go to after_run); returns `fetches`'.
   std::vector<Array> run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
                                 const std::vector<graph::Tensor>& targets);
-  // The cost of the last default step (NaN when there is none).
+  // The cost of the last step (NaN when the default step has none).
   double last_cost() const { return last_cost_; }
 
   // --- TrainerView ---
@@ -88,7 +88,7 @@ class Trainer : public callbacks::TrainerView {
   std::uint64_t peak_device_memory_bytes() const override;
   std::int64_t samples_per_step() const override { return samples_per_step_; }
   std::vector<std::string> input_names() const override;
-  graph::Tensor cost() const override { return cost_; }
+  graph::Tensor cost() const override { return step_.cost(); }
   vk::Device& device() { return *device_; }
   void time_kernels() override { set_kernel_timing(true); }
   std::vector<callbacks::StepProgram> step_programs() const override;
@@ -149,7 +149,6 @@ class Trainer : public callbacks::TrainerView {
 
  private:
   void setup(TrainOptions& options);
-  void replay_input(std::int64_t batches);
   void run_epochs();
   // The local step the current epoch starts from in this run.
   std::int64_t first_local_step() const { return epoch_num_ == starting_epoch_ ? starting_local_step_ : 0; }
@@ -160,7 +159,6 @@ class Trainer : public callbacks::TrainerView {
   void each_callback(Hook&& hook);
   // With stops_together(): throws StopTraining when any process asked to stop.
   void check_stop();
-  graph::Program& step_program(const std::vector<Array>& batch, bool last_of_epoch);
 
   std::uint64_t seed_;
   std::unique_ptr<graph::Graph> graph_;  // declared before the session, which refers to it
@@ -172,14 +170,7 @@ class Trainer : public callbacks::TrainerView {
   std::vector<graph::Tensor> epoch_fetches_;   // every callback's epoch fetches, in callback order
   std::vector<graph::Tensor> last_step_fetches_;  // hooked_fetches_, then epoch_fetches_
 
-  // The default step.
-  std::vector<graph::Tensor> inputs_, targets_;
-  graph::Tensor cost_;
-  InputSourcePtr source_;
-  graph::Program* program_ = nullptr;
-  graph::Program* last_step_program_ = nullptr;  // with the epoch fetches
-  graph::FeedStager stager_;  // StagingInput's double buffering
-  std::vector<Array> outputs_;
+  DefaultStep step_;         // set_step's
   bool delivered_ = false;   // this step handed the callbacks their values
 
   std::int64_t global_step_ = 0, local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
