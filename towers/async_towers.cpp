@@ -334,7 +334,7 @@ void AsyncTowers::set_hyperparameter(const std::string& name, float value) {
   Towers::set_hyperparameter(name, value);
 }
 
-void AsyncTowers::follow_global_step(const std::int64_t*) {}
+void AsyncTowers::follow_global_step(std::shared_ptr<const graph::StepClock>) {}
 
 void AsyncTowers::stop() noexcept {
   {

@@ -76,7 +76,7 @@ class AsyncTowers final : public Towers {
   float hyperparameter(const std::string& name) override;
   void set_hyperparameter(const std::string& name, float value) override;
   // Ignored: the threads number the steps by the master's updates.
-  void follow_global_step(const std::int64_t* counter) override;
+  void follow_global_step(std::shared_ptr<const graph::StepClock> clock) override;
 
  private:
   struct State;  // internal/async_state.h

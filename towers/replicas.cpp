@@ -265,13 +265,13 @@ void Replicas::set_timestamps(bool on) {
   }
 }
 
-void Replicas::follow_global_step(const std::int64_t* counter) {
-  for (int k = 0; k < size(); ++k) session(k).follow_global_step(counter);
-  follows_counter_ = counter != nullptr;
+void Replicas::follow_global_step(const std::shared_ptr<const graph::StepClock>& clock) {
+  for (int k = 0; k < size(); ++k) session(k).follow_global_step(clock);
+  follows_clock_ = clock != nullptr;
 }
 
 void Replicas::set_step(int k, std::uint64_t step) {
-  if (!follows_counter_) session(k).set_global_step(step);
+  if (!follows_clock_) session(k).set_global_step(step);
 }
 
 graph::Program& Replicas::gradient_program(int k, int o, bool updates, const std::vector<Array>& batch,

@@ -86,7 +86,9 @@ const std::vector<graph::GradProcPtr>& Towers::processors() const { return repli
 void Towers::broadcast_variables(int from) { replicas_->broadcast_variables(from); }
 void Towers::discard_staged() { replicas_->discard_staged(); }
 void Towers::set_timestamps(bool on) { replicas_->set_timestamps(on); }
-void Towers::follow_global_step(const std::int64_t* counter) { replicas_->follow_global_step(counter); }
+void Towers::follow_global_step(std::shared_ptr<const graph::StepClock> clock) {
+  replicas_->follow_global_step(std::move(clock));
+}
 float Towers::hyperparameter(const std::string& name) { return session(0).hyperparameter(name); }
 void Towers::set_hyperparameter(const std::string& name, float value) { session(0).set_hyperparameter(name, value); }
 

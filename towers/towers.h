@@ -203,9 +203,9 @@ class Towers {
   // broadcasts it.
   virtual float hyperparameter(const std::string& name);
   virtual void set_hyperparameter(const std::string& name, float value);
-  // Every tower's session reads the global step from `counter` (a trainer's, which
+  // Every tower's session reads the global step from `clock` (a trainer's, whose time
   // step() is then given) instead of step() setting it; nullptr: step() sets it again.
-  virtual void follow_global_step(const std::int64_t* counter);
+  virtual void follow_global_step(std::shared_ptr<const graph::StepClock> clock);
 
   // The optimizer's gradient processors (apply_grad_processors), which the towers apply
   // on the host: to the averaged gradients of every synchronous step (after the reduction

@@ -144,10 +144,11 @@ void MultiDeviceTrainer::set_hyperparameter(const std::string& name, float value
   towers().set_hyperparameter(name, value);
 }
 
-void MultiDeviceTrainer::share_global_step(const std::int64_t* counter) {
+void MultiDeviceTrainer::share_global_step(std::shared_ptr<const graph::StepClock> clock) {
   if (!towers_) return;
-  towers_->follow_global_step(counter);
-  if (counter == nullptr && is_async()) async_towers().abandon();
+  const bool ends = clock == nullptr;
+  towers_->follow_global_step(std::move(clock));
+  if (ends && is_async()) async_towers().abandon();
 }
 
 Array MultiDeviceTrainer::variable(const std::string& name) {

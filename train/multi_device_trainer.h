@@ -132,7 +132,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void set_kernel_timing(bool on) override;
   // Every tower's session reads the trainer's global step. At the end of training async
   // towers drop what they were not given time to apply (after an error).
-  void share_global_step(const std::int64_t* counter) override;
+  void share_global_step(std::shared_ptr<const graph::StepClock> clock) override;
   // Async: each tower's updates and gradient staleness in the log and the monitors.
   void report_epoch() override;
   void set_async_max_lead(int max_lead) { options_.async_max_lead = max_lead; }

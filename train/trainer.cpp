@@ -123,7 +123,7 @@ void Trainer::setup(TrainOptions& o) {
       throw Error(ErrorCode::invalid_argument, "steps_per_epoch is not set and the input's size is unknown");
     steps_per_epoch_ = static_cast<std::int64_t>(*source->size());
   }
-  global_step_ = o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_;
+  clock_->set(o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_);
   if (o.starting_local_step < 0 || o.starting_local_step > steps_per_epoch_)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("starting_local_step is {}: steps of epoch {} already trained, 0 .. steps_per_epoch ({}); "
@@ -150,10 +150,10 @@ void Trainer::setup(TrainOptions& o) {
   // session's own counter, runs before they follow again).
   share_global_step(nullptr);
   if (o.session_init) o.session_init->init(session());
-  share_global_step(&global_step_);
+  share_global_step(clock_);
   // A resumed run must see the batches the uninterrupted one would have.
   if (source && o.resume_input && o.starting_global_step > 0)
-    source->replay_consumed(o.starting_global_step * batches_per_step(), global_step_);
+    source->replay_consumed(o.starting_global_step * batches_per_step(), global_step());
 }
 
 void Trainer::train(TrainOptions options) {
@@ -256,7 +256,7 @@ const std::vector<graph::Tensor>& Trainer::step_fetches() const {
 void Trainer::deliver_fetched(std::span<const Array> values) {
   // The step has run: after_run sees its global step counted, as in tensorpack, where
   // the step counter is the first callback.
-  ++global_step_;
+  clock_->advance();
   const bool with_epoch = !epoch_fetches_.empty() && values.size() == last_step_fetches_.size();
   VKP_CHECK(values.size() == hooked_fetches_.size() || with_epoch,
             "deliver_fetched: the step's values match neither the callbacks' fetches nor those with the epoch's");
@@ -275,7 +275,7 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
       if (n > 0) cb.after_epoch_run(values.subspan(first, n));
     });
   delivered_ = true;
-  if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step_));
+  if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step()));
 }
 
 void Trainer::run_step() {

@@ -67,7 +67,7 @@ class Trainer : public callbacks::TrainerView {
   double last_cost() const { return last_cost_; }
 
   // --- TrainerView ---
-  std::int64_t global_step() const override { return global_step_; }
+  std::int64_t global_step() const override { return clock_->now(); }
   int epoch_num() const override { return epoch_num_; }
   std::int64_t local_step() const override { return local_step_; }
   std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
@@ -112,9 +112,11 @@ class Trainer : public callbacks::TrainerView {
   // what the trainer itself has to say about the epoch (the async towers' staleness).
   virtual void report_epoch() {}
 
-  // Makes the sessions that run the steps read the trainer's global step, during
-  // train() (nullptr: they count their own again). The default: session().
-  virtual void share_global_step(const std::int64_t* counter) { session().follow_global_step(counter); }
+  // Makes the sessions that run the steps read the trainer's global step from its clock,
+  // during train() (nullptr: they count their own again). The default: session().
+  virtual void share_global_step(std::shared_ptr<const graph::StepClock> clock) {
+    session().follow_global_step(std::move(clock));
+  }
   // Whether the step about to run is the first this run trains in its epoch: local step
   // 0, or in a run resumed inside an epoch, starting_local_step (multi-device trainers
   // broadcast tower 0's variables then, a restore's values among them).
@@ -173,7 +175,9 @@ class Trainer : public callbacks::TrainerView {
   DefaultStep step_;         // set_step's
   bool delivered_ = false;   // this step handed the callbacks their values
 
-  std::int64_t global_step_ = 0, local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
+  // The global step, which the sessions read during train().
+  std::shared_ptr<graph::StepClock> clock_ = std::make_shared<graph::StepClock>();
+  std::int64_t local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
   std::int64_t starting_local_step_ = 0;
   int epoch_num_ = 0, starting_epoch_ = 1, max_epoch_ = 0;
   double last_cost_ = 0;

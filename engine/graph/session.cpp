@@ -105,7 +105,7 @@ void Session::submit_program(Program& program, int variant) {
 void Session::wait_program(Program& program, std::vector<Array>& outputs) {
   program.wait(outputs);
   ++runs_;
-  if (program.updates_variables() && global_step_ == &own_global_step_) ++own_global_step_;
+  if (program.updates_variables() && !clock_) ++own_global_step_;
 }
 
 std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& fetches,
@@ -153,15 +153,15 @@ void Session::write_adam_step_factor() {
 }
 
 void Session::set_global_step(std::uint64_t step) {
-  if (global_step_ != &own_global_step_)
+  if (clock_)
     throw Error(ErrorCode::invalid_argument,
                 "this session follows its trainer's global step; set the trainer's (TrainConfig::starting_global_step)");
   own_global_step_ = static_cast<std::int64_t>(step);
 }
 
-void Session::follow_global_step(const std::int64_t* owner) {
-  if (!owner) own_global_step_ = *global_step_;  // count on from where the owner left it
-  global_step_ = owner ? owner : &own_global_step_;
+void Session::follow_global_step(std::shared_ptr<const StepClock> clock) {
+  if (!clock && clock_) own_global_step_ = clock_->now();  // count on from where the owner left it
+  clock_ = std::move(clock);
 }
 
 void Session::sync_hyperparameters() {

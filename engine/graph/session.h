@@ -19,6 +19,7 @@
 #include "core/array.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/program.h"
+#include "engine/graph/step_clock.h"
 #include "engine/graph/variable_store.h"
 
 namespace vkp::vk {
@@ -73,13 +74,12 @@ class Session {
   float hyperparameter(const std::string& name);
   // The global step the next run writes (dropout masks and Adam read it). A session
   // counts its own, advancing it after each run that updates variables, unless it
-  // follows an owner's counter (a trainer's): then it only reads that one, and
-  // set_global_step is an Error naming the owner to set instead.
-  std::uint64_t global_step() const { return static_cast<std::uint64_t>(*global_step_); }
+  // follows a clock (a trainer's): then it only reads that one, and set_global_step is
+  // an Error naming the owner to set instead.
+  std::uint64_t global_step() const { return static_cast<std::uint64_t>(clock_ ? clock_->now() : own_global_step_); }
   void set_global_step(std::uint64_t step);
-  // Follow `owner` (which must outlive the session's runs); nullptr: count again, on from
-  // the owner's value.
-  void follow_global_step(const std::int64_t* owner);
+  // Follow `clock`; nullptr: count again, on from the clock's value.
+  void follow_global_step(std::shared_ptr<const StepClock> clock);
   std::uint64_t run_count() const { return runs_; }
 
   // Variable values by name; variables get storage (and their initial value) the first
@@ -112,7 +112,7 @@ class Session {
   vk::Arena scalar_arena_;
   vk::BufferSlice scalars_;
   std::int64_t own_global_step_ = 0;
-  const std::int64_t* global_step_ = &own_global_step_;  // own_global_step_ or an owner's
+  std::shared_ptr<const StepClock> clock_;  // null: own_global_step_
   std::uint64_t runs_ = 0;
   std::size_t hyperparameters_written_ = 0;
   // Words of learning_rate, beta1, beta2 when the graph has Adam's hyperparameters, as of

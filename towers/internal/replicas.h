@@ -107,7 +107,7 @@ class Replicas {
   void broadcast_hyperparameters();
   void set_timestamps(bool on);
   void discard_staged();
-  void follow_global_step(const std::int64_t* counter);
+  void follow_global_step(const std::shared_ptr<const graph::StepClock>& clock);
   // Tower k's session at `step`, unless the sessions follow a counter.
   void set_step(int k, std::uint64_t step);
 
@@ -135,7 +135,7 @@ class Replicas {
   std::vector<std::vector<int>> position_;        // by objective and variable: index in the objective, or -1
   graph::OptimizerKind kind_ = graph::OptimizerKind::sgd;
   std::vector<graph::GradProcPtr> processors_;
-  bool follows_counter_ = false;
+  bool follows_clock_ = false;
 };
 
 // Runs fn, naming tower k in an Error it throws (towers may be VkDevices of one physical

@@ -9,11 +9,13 @@
 #include <limits>
 #include <new>
 
+#include "core/error.h"
 #include "engine/graph/internal/reference.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/optimizer.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
+#include "max_difference.h"
 #include "test_models.h"
 #include "vk_test_env.h"
 
@@ -126,7 +128,8 @@ TEST(Training, OptimizersMatchTheReference) {
     for (const auto& [var, want] : ref.variables) {
       const RefTensor got = RefTensor::from(session.variable(var));
       for (std::size_t i = 0; i < got.values.size(); ++i)
-        ASSERT_NEAR(got.values[i], want.values[i], 1e-6 * std::max(1.0, std::abs(want.values[i]))) << var << "[" << i << "]";
+        ASSERT_NEAR(got.values[i], want.values[i], 1e-6 * std::max(1.0, std::abs(want.values[i])))
+            << var << "[" << i << "]";
     }
   }
 }
@@ -169,6 +172,48 @@ TEST(Training, ThousandReplaysAllocateNothing) {
   EXPECT_EQ(allocations.load(), 0);
   EXPECT_EQ(dev.allocated_bytes(), device_bytes);
   EXPECT_EQ(session.global_step(), 1001u);
+}
+
+// A session that follows a clock writes the clock's step into every run (Adam's bias
+// correction reads it: the update is the one a session at that step of its own makes),
+// does not advance it, refuses set_global_step, and counts on from the clock when let go.
+TEST(Training, ASessionReadsTheClockItFollowsThenCountsOnFromIt) {
+  const auto adam_step = [](std::shared_ptr<const StepClock> clock, std::int64_t own_step) {
+    Graph g(7);
+    const Model m = convnet(g, 4);
+    const std::vector<Tensor> step = adam(g, 0.1f).minimize(m.loss);
+    Session s(g, device());
+    if (clock)
+      s.follow_global_step(clock);
+    else
+      s.set_global_step(static_cast<std::uint64_t>(own_step));
+    auto [x, labels] = image_batch(4, 3);
+    s.run({{m.x, std::move(x)}, {m.labels, std::move(labels)}}, {}, step);
+    return std::make_pair(s.variable(std::get<VariableAttrs>(g.trainable_variables()[0].node().attrs).var_name),
+                          s.global_step());
+  };
+  auto clock = std::make_shared<StepClock>();
+  clock->set(41);
+  const auto [followed, step_after] = adam_step(clock, 0);
+  EXPECT_EQ(step_after, 41u) << "a followed clock is its owner's to advance";
+  const auto [own, own_after] = adam_step(nullptr, 41);
+  EXPECT_EQ(own_after, 42u);
+  EXPECT_EQ(max_difference(followed, own), 0.0f) << "the run read another step than the clock's";
+  const auto [first, unused] = adam_step(nullptr, 0);
+  EXPECT_GT(max_difference(followed, first), 0.0f) << "Adam's update does not depend on the step here";
+
+  Graph g(7);
+  const Model m = convnet(g, 4);
+  const std::vector<Tensor> step = adam(g, 0.1f).minimize(m.loss);
+  Session s(g, device());
+  s.follow_global_step(clock);
+  EXPECT_THROW(s.set_global_step(3), Error);
+  clock->advance();
+  EXPECT_EQ(s.global_step(), 42u);
+  s.follow_global_step(nullptr);
+  auto [x, labels] = image_batch(4, 3);
+  s.run({{m.x, std::move(x)}, {m.labels, std::move(labels)}}, {}, step);
+  EXPECT_EQ(s.global_step(), 43u);
 }
 
 // Hyperparameters outside what their update rule means are refused when the optimizer is
