@@ -30,11 +30,6 @@ DistributedTrainer::DistributedTrainer(towers::MpiSession& mpi, const vk::Instan
                          seed + static_cast<std::uint64_t>(mpi.rank()) * devices.size(), std::move(device_options)),
       mpi_(mpi) {}
 
-void DistributedTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
-  throw Error(ErrorCode::unsupported,
-              "mixed precision across processes is not supported yet; use one process of replicated towers");
-}
-
 void DistributedTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                                      OptimizerFn optimizer) {
   MultiDeviceTrainer::setup_graph(inputs, std::move(source), std::move(tower), std::move(optimizer));

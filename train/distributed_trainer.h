@@ -28,6 +28,11 @@
 // Callbacks see rank 0's tower 0 (summaries are rank 0's); samples_per_step() counts
 // every rank, last_cost() is the mean over every rank.
 //
+// Mixed precision (enable_mixed_precision, TrainConfig::mixed_precision) works with
+// replicated local towers: the gradients of scale * cost are averaged over the ranks
+// before any update sees them, so every rank skips the same steps and its loss scale
+// moves alike.
+//
 // A StopTraining on any rank (a chief-only callback's, say) stops every rank after the
 // same step: the ranks agree on it with one small collective after every step and epoch.
 //
@@ -58,8 +63,6 @@ class DistributedTrainer : public MultiDeviceTrainer {
 
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
-  // Not across processes yet (untested there): Error(unsupported).
-  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
   void run_step() override;
   bool stops_together() const override { return true; }
   std::string agree_to_stop(bool requested) override;

@@ -9,6 +9,8 @@
 // rank 1 leaves (std::_Exit), hangs or pauses for 3 s at global step 5, and rank 0 must
 // fail with a clear error rather than wait forever (or, for the pause under
 // VKPACK_MPI_TIMEOUT=0, wait and train to the end).
+#include "train/distributed_trainer.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -20,19 +22,20 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 
-#include "train_fixtures.h"
-#include "vk_test_env.h"
 #include "callbacks/checkpoint.h"
 #include "callbacks/param_setters.h"
 #include "callbacks/saver.h"
 #include "core/error.h"
 #include "dataflow/data_from_list.h"
 #include "engine/graph/grad_proc.h"
+#include "engine/graph/loss_scale.h"
 #include "towers/mpi_reduce.h"
-#include "train/distributed_trainer.h"
+#include "train_fixtures.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -99,20 +102,26 @@ void expect_same_as_chief(train::DistributedTrainer& trainer) {
 void expect_matches_one_process(const std::vector<std::vector<dataflow::Datapoint>>& rank_batches, bool bitwise,
                                 double tolerance, std::int64_t samples,
                                 towers::Reduction local = towers::Reduction::replicated,
-                                const std::function<std::shared_ptr<train::ModelDesc>()>& model = {}) {
+                                const std::function<std::shared_ptr<train::ModelDesc>()>& model = {},
+                                const std::optional<graph::LossScaleOptions>& mixed_precision = {}) {
   const int rank = mpi().rank();
   const auto steps = static_cast<std::int64_t>(rank_batches[0].size());
   std::vector<dataflow::Datapoint> interleaved;
   for (std::size_t i = 0; i < rank_batches[0].size(); ++i)
     for (const auto& mine : rank_batches) interleaved.push_back(mine[i]);
 
+  const auto configured = [&](std::vector<dataflow::Datapoint> batches) {
+    train::TrainConfig config = config_on(std::move(batches), steps, 3, model ? model() : nullptr);
+    config.mixed_precision = mixed_precision.has_value();
+    if (mixed_precision) config.loss_scale = *mixed_precision;
+    return config;
+  };
   train::SyncMultiDeviceTrainerReplicated reference(instance(), {device_index(), device_index()}, kSeed,
                                                     device_options());
-  train::launch_train_with_config(config_on(interleaved, steps, 3, model ? model() : nullptr), reference);
+  train::launch_train_with_config(configured(interleaved), reference);
 
   train::DistributedTrainer trainer(mpi(), instance(), {device_index()}, kSeed, device_options(), local);
-  train::launch_train_with_config(
-      config_on(rank_batches[static_cast<std::size_t>(rank)], steps, 3, model ? model() : nullptr), trainer);
+  train::launch_train_with_config(configured(rank_batches[static_cast<std::size_t>(rank)]), trainer);
   EXPECT_EQ(trainer.towers().host_master(), local == towers::Reduction::parameter_server);
   if (trainer.towers().host_master() && trainer.device().kind() != vk::DeviceKind::cpu) {
     bitwise = false;
@@ -138,6 +147,11 @@ void expect_matches_one_process(const std::vector<std::vector<dataflow::Datapoin
       EXPECT_LE(d, tolerance) << "rank " << rank << ": " << name;
   }
   std::printf("[rank %d] largest relative difference from one process of two towers: %.3g\n", rank, worst);
+  if (mixed_precision) {  // the overflow path ran, on every rank alike
+    const float skipped = mine.variable(graph::kSkippedStepsVariable).data<float>()[0];
+    EXPECT_GT(skipped, 0.0f) << "rank " << rank << ": no step overflowed";
+    EXPECT_LT(skipped, static_cast<float>(3 * steps)) << "rank " << rank << ": every step overflowed";
+  }
   expect_same_as_chief(trainer);
 }
 
@@ -170,6 +184,18 @@ TEST(DistributedTrainer, RanksApplyGradientProcessorsAfterReducingAcrossThem) {
   const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 14);
   expect_matches_one_process({share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32,
                              towers::Reduction::replicated, [] { return std::make_shared<ClippedTinyModel>(); });
+}
+
+TEST(DistributedTrainer, RanksInMixedPrecisionSkipAndScaleAsOneProcess) {
+  // 128 hidden units: activations of 16 x 128 are stored as float16. From a scale of 2^24
+  // the first steps overflow and halve it; every rank must skip those steps and reach the
+  // scale and weights of one process of two towers, whose skips are decided on the same
+  // averages.
+  const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 15);
+  expect_matches_one_process(
+      {share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32, towers::Reduction::replicated,
+      [] { return std::make_shared<TinyModel>(128); },
+      graph::LossScaleOptions{.initial_scale = 16777216.0f, .growth_interval = 3});
 }
 
 TEST(DistributedTrainer, WeighsUnequalBatchesBySize) {
