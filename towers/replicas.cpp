@@ -33,16 +33,17 @@ struct OwnedGradients {
   std::vector<graph::Tensor> gradient;
 };
 OwnedGradients objective_gradients(int k, const std::vector<graph::Tensor>& trainables,
-                                   const std::vector<Objective>& objectives, const graph::Tensor* scale) {
+                                   const std::vector<Objective>& objectives,
+                                   const std::vector<graph::LossScaleState>& scales) {
   OwnedGradients out{std::vector<int>(trainables.size(), -1), std::vector<graph::Tensor>(trainables.size())};
   for (std::size_t o = 0; o < objectives.size(); ++o) {
     const Objective& objective = objectives[o];
     const std::string which = "tower " + std::to_string(k) + ", objective " + std::to_string(o);
     if (!objective.cost.valid() || objective.cost.type().numel() != 1)
       throw Error(ErrorCode::invalid_argument, which + ": the cost must be a scalar");
-    const std::vector<graph::Tensor> grads = scale
-                                                 ? graph::gradients(objective.cost, objective.variables, *scale * 1.0f)
-                                                 : graph::gradients(objective.cost, objective.variables);
+    const std::vector<graph::Tensor> grads =
+        scales.empty() ? graph::gradients(objective.cost, objective.variables)
+                       : graph::gradients(objective.cost, objective.variables, scales[o].scale * 1.0f);
     for (std::size_t j = 0; j < grads.size(); ++j) {
       if (!grads[j].valid()) continue;
       const auto at = std::find_if(trainables.begin(), trainables.end(),
@@ -59,6 +60,12 @@ OwnedGradients objective_gradients(int k, const std::vector<graph::Tensor>& trai
     }
   }
   return out;
+}
+
+// Objective o's loss scale's name (Objective::loss_scale).
+std::string loss_scale_name(const std::vector<Objective>& objectives, std::size_t o) {
+  if (!objectives[o].loss_scale.empty()) return objectives[o].loss_scale;
+  return objectives.size() == 1 ? "loss_scale" : "loss_scale_" + std::to_string(o);
 }
 
 // The variables some objective trains, in the graph's order: their names, and by
@@ -128,11 +135,12 @@ void Replicas::add_replica(int k, vk::Device& device, const Towers::BuildFn& bui
   std::vector<Objective> objectives = r->tower.objectives;
   if (objectives.empty()) objectives.push_back({r->tower.cost, trainables});
   const std::optional<graph::LossScaleOptions>& scaled = plan_.loss_scale;
-  graph::LossScaleState loss_scale;
-  if (scaled) loss_scale = graph::loss_scale_state(g, *scaled);
-  const TrainedVariables trained = trained_variables(
-      trainables, objective_gradients(k, trainables, objectives, scaled ? &loss_scale.scale : nullptr),
-      objectives.size());
+  std::vector<graph::LossScaleState> loss_scales;  // by objective, with loss scaling
+  if (scaled)
+    for (std::size_t o = 0; o < objectives.size(); ++o)
+      loss_scales.push_back(graph::loss_scale_state(g, *scaled, loss_scale_name(objectives, o)));
+  const TrainedVariables trained =
+      trained_variables(trainables, objective_gradients(k, trainables, objectives, loss_scales), objectives.size());
   const std::vector<graph::Tensor>& vars = trained.vars;
   r->parts.resize(objectives.size());
   for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].gradients = trained.gradients[o];
@@ -155,19 +163,25 @@ void Replicas::add_replica(int k, vk::Device& device, const Towers::BuildFn& bui
                     "Towers: mixed precision (loss_scale) with gradient processors is not "
                     "supported on several towers yet");
     }
-    const std::optional<Scaling> scaling = scaled ? std::optional<Scaling>(Scaling{loss_scale, *scaled}) : std::nullopt;
     for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
+      const std::optional<Scaling> scaling =
+          scaled ? std::optional<Scaling>(Scaling{loss_scales[objective], *scaled}) : std::nullopt;
       FedUpdates fed = fed_updates(g, objective_vars_[objective], vars, names_, o, scaling ? &*scaling : nullptr);
       r->parts[objective].gradient_inputs = std::move(fed.inputs);
       r->parts[objective].apply_ops = std::move(fed.apply_ops);
     }
   }
-  if (plan_.receives_parameters)
-    for (std::size_t i = 0; i < vars.size(); ++i) {
-      r->trainables.push_back(vars[i]);
-      r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + names_[i], vars[i].type()));
-      r->assigns.push_back(graph::assign(vars[i], r->parameter_inputs.back()));
+  if (plan_.receives_parameters) {
+    // The trainable variables, then the loss scales' state, which tower 0's update moves.
+    std::vector<graph::Tensor> sent = vars;
+    for (const graph::LossScaleState& s : loss_scales)
+      sent.insert(sent.end(), {s.scale, s.good_steps, s.skipped_steps});
+    for (const graph::Tensor& v : sent) {
+      r->sent.push_back(v);
+      r->parameter_inputs.push_back(graph::placeholder(g, "parameter/" + var_name(v), v.type()));
+      r->assigns.push_back(graph::assign(v, r->parameter_inputs.back()));
     }
+  }
   r->session = std::make_unique<graph::Session>(g, device, graph::SessionOptions{.f16_storage = scaled.has_value()});
   replicas_.push_back(std::move(r));
 }
@@ -350,10 +364,10 @@ void Replicas::send_parameters(std::span<const Array> values, int first) {
   }
 }
 
-std::span<const Array> Replicas::read_trainables() {
+std::span<const Array> Replicas::read_sent() {
   Replica& r = at(0);
   on_tower(0, [&] {
-    if (r.read_program == nullptr) r.read_program = &r.session->program({}, r.trainables, {});
+    if (r.read_program == nullptr) r.read_program = &r.session->program({}, r.sent, {});
     r.read_program->run({}, r.outputs_of_read);
   });
   return r.outputs_of_read;

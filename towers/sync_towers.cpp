@@ -132,7 +132,7 @@ void ParameterServerTowers::apply(std::uint64_t global_step) {
   }
   // The master on tower 0 applies what its gradient feeds hold, and sends the result on.
   apply_feeds(0, 0, global_step);
-  if (size() > 1) replicas().send_parameters(replicas().read_trainables(), 1);
+  if (size() > 1) replicas().send_parameters(replicas().read_sent(), 1);
 }
 
 }  // namespace vkp::towers

@@ -33,9 +33,12 @@ void check_tower_options(const TowerOptions& o) {
   const bool async = o.reduction == Reduction::async;
   if (o.bucket_bytes > 0 && async)
     refuse("bucket_bytes needs synchronous towers (async applies each tower's gradients whole, without averaging)");
-  if (o.loss_scale && o.reduction != Reduction::replicated)
+  if (o.loss_scale && o.reduction != Reduction::replicated &&
+      !(o.reduction == Reduction::parameter_server && o.master == Master::device))
     throw Error(ErrorCode::unsupported,
-                "Towers: mixed precision (loss_scale) needs replicated reduction, not " + reduction);
+                "Towers: mixed precision (loss_scale) needs replicated reduction or a parameter server with its "
+                "master on the device, not " +
+                    reduction + (async ? "" : " with its master on the host"));
   if (o.master == Master::device && o.reduction != Reduction::parameter_server)
     refuse("Master::device places a parameter server's master");
   if (!async && (o.async_scale != 1.0f || o.async_max_lead >= 0))
@@ -61,10 +64,9 @@ Towers::Towers(Reduction own, std::vector<vk::Device*> devices, const BuildFn& b
                    .staging_buffers = options_.staging_buffers,
                    .bucket_bytes = options_.bucket_bytes};
   replicas_ = std::make_unique<Replicas>(std::move(devices), build, optimizer, std::move(plan));
-  if (objective_count() > 1 && (own == Reduction::async || options_.bucket_bytes > 0 || options_.loss_scale))
+  if (objective_count() > 1 && (own == Reduction::async || options_.bucket_bytes > 0))
     throw Error(ErrorCode::unsupported,
-                "Towers: towers of several objectives (a GAN's) need synchronous towers without bucket_bytes or "
-                "loss_scale");
+                "Towers: towers of several objectives (a GAN's) need synchronous towers without bucket_bytes");
   broadcast_variables(0);
   const bool on_host =
       own == Reduction::async || (own == Reduction::parameter_server && options_.master == Master::host);

@@ -57,6 +57,9 @@ namespace vkp::towers {
 struct Objective {
   graph::Tensor cost;                     // a scalar
   std::vector<graph::Tensor> variables;   // trainable variables of the tower's graph
+  // With TowerOptions::loss_scale, the name of this objective's loss scale
+  // (graph::loss_scale_state): each objective keeps one. Empty: "loss_scale_<o>".
+  std::string loss_scale;
 };
 
 // What a tower function built in one tower's graph.
@@ -66,7 +69,7 @@ struct Tower {
   // Empty: one objective, `cost` over every trainable variable. Otherwise step() trains
   // one of these at a time (objective i of every tower together); every tower must give
   // the same objectives over the same variables. Synchronous towers without bucket_bytes
-  // or loss_scale only.
+  // only.
   std::vector<Objective> objectives;
 };
 
@@ -112,8 +115,10 @@ struct TowerOptions {
   // the host as any, and every tower's update divides the averages by the scale and is
   // skipped when one of them is not finite (one tower's overflow skips the step
   // everywhere); the scale, good steps and skipped steps are variables of every tower
-  // that move alike. ReplicatedTowers of one objective without gradient processors only
-  // (Error(unsupported) otherwise).
+  // that move alike (a tower of several objectives keeps a scale for each, see
+  // Objective::loss_scale). ReplicatedTowers, or ParameterServerTowers with its master on
+  // the device (tower 0's update moves the scale, sent on with the parameters), without
+  // gradient processors (Error(unsupported) otherwise).
   std::optional<graph::LossScaleOptions> loss_scale;
 };
 

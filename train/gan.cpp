@@ -124,7 +124,8 @@ towers::Tower MultiDeviceGANTrainer::build_tower(graph::Graph& g, int k) {
   if (g_vars.empty() || d_vars.empty())
     throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: no trainable variable under '" +
                                                  (g_vars.empty() ? model_->g_scope() : model_->d_scope()) + "/'");
-  t.objectives = {{d_loss, std::move(d_vars)}, {g_loss, std::move(g_vars)}};
+  t.objectives = {{d_loss, std::move(d_vars), kDiscriminatorLossScale},
+                  {g_loss, std::move(g_vars), kGeneratorLossScale}};
   if (k == 0)
     log_info("GAN on towers: discriminator every {} step(s), generator every {}", d_period_, g_period_);
   return t;
@@ -142,21 +143,6 @@ double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> ba
                    train_g ? none_ : fetched);
   if (train_g) cost += t.step(kGenerator, true, batches, step, step_fetches(), fetched);
   return cost;
-}
-
-void GANTrainer::report_epoch() {
-  if (!loss_scale_) return;
-  for (const std::string net : {kDiscriminatorLossScale, kGeneratorLossScale}) {
-    const std::vector<Array> v = variable_values({net + "/scale", net + "/skipped_steps"});
-    const std::string prefix = net.substr(0, 2);  // "d_", "g_"
-    monitors().put_scalar(net, v[0].data<float>()[0]);
-    monitors().put_scalar(prefix + "skipped_steps", v[1].data<float>()[0]);
-  }
-}
-
-void MultiDeviceGANTrainer::enable_mixed_precision(const graph::LossScaleOptions&) {
-  throw Error(ErrorCode::unsupported,
-              "mixed precision is not supported with GAN training on several devices yet; use GANTrainer on one");
 }
 
 }  // namespace vkp::train

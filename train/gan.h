@@ -76,8 +76,7 @@ class GANTrainer : public TowerTrainer {
   const std::vector<graph::Tensor>& d_vars() const { return d_vars_; }
 
  protected:
-  // With mixed precision: each net's loss scale and skipped steps.
-  void report_epoch() override;
+  std::vector<std::string> loss_scale_names() const override { return {kDiscriminatorLossScale, kGeneratorLossScale}; }
 
  private:
   std::shared_ptr<GANModelDesc> model_;
@@ -102,17 +101,18 @@ class SeparateGANTrainer : public GANTrainer {
 // last objective of the step; the callbacks' fetches come from that objective's run
 // (tower 0's batch). The step's cost is the mean d_loss plus the mean g_loss of the two
 // runs. With periods, one of d_period and g_period must be 1, so that every step trains.
-// Not with async towers or bucket_bytes.
+// Not with async towers or bucket_bytes. Mixed precision keeps a loss scale for each net
+// in every tower, as GANTrainer does on one device (replicated towers, or a parameter
+// server with its master on the device).
 class MultiDeviceGANTrainer : public MultiDeviceTrainer {
  public:
   MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
                         std::shared_ptr<GANModelDesc> model,
                         towers::Reduction reduction = towers::Reduction::replicated, std::uint64_t seed = 0,
                         int d_period = 1, int g_period = 1, PerDeviceOptions device_options = {});
-  // Not supported yet (GANTrainer has it on one device): Error(unsupported).
-  void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
  protected:
+  std::vector<std::string> loss_scale_names() const override { return {kDiscriminatorLossScale, kGeneratorLossScale}; }
   towers::Tower build_tower(graph::Graph& graph, int k) override;
   double step_towers(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
                      std::vector<Array>& fetched) override;

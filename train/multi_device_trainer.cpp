@@ -357,12 +357,11 @@ AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, c
 
 void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
   if (towers_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
-  if (options_.reduction != towers::Reduction::replicated)
-    throw Error(ErrorCode::unsupported,
-                std::string("mixed precision on several towers needs replicated reduction, not ") +
-                    towers::to_string(options_.reduction));
+  towers::TowerOptions with = options_;
+  with.loss_scale = options;
+  towers::check_tower_options(with);  // Error(unsupported) where these towers cannot
   loss_scale_ = options;
-  options_.loss_scale = options;
+  options_ = std::move(with);
 }
 
 }  // namespace vkp::train

@@ -31,9 +31,12 @@ void TowerTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSource
 
 void TowerTrainer::report_epoch() {
   if (!loss_scale_) return;
-  const std::vector<Array> v = variable_values({graph::kLossScaleVariable, graph::kSkippedStepsVariable});
-  monitors().put_scalar("loss_scale", v[0].data<float>()[0]);
-  monitors().put_scalar("skipped_steps", v[1].data<float>()[0]);
+  for (const std::string& name : loss_scale_names()) {
+    const std::vector<Array> v = variable_values({name + "/scale", name + "/skipped_steps"});
+    const std::string prefix = name.substr(0, name.size() - std::string("loss_scale").size());  // "d_", ""
+    monitors().put_scalar(name, v[0].data<float>()[0]);
+    monitors().put_scalar(prefix + "skipped_steps", v[1].data<float>()[0]);
+  }
 }
 
 void TowerTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {

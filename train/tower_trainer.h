@@ -33,9 +33,9 @@ class TowerTrainer : public Trainer {
   // float16 (CompileOptions::f16_storage; float32 master weights and optimizer state)
   // and trains with dynamic loss scaling (graph/loss_scale.h), whose scale and skipped
   // steps the trainer reports as the statistics "loss_scale" and "skipped_steps"
-  // (GANTrainer: one scale for each net, train/gan.h). Error (unsupported) from trainers
-  // that do not support it yet (asynchronous and parameter-server towers, GANs on
-  // several devices, MPI).
+  // (GAN trainers: one scale for each net, train/gan.h). Error (unsupported) from
+  // trainers that do not support it yet (asynchronous towers, a parameter server with its
+  // master on the host).
   virtual void enable_mixed_precision(const graph::LossScaleOptions& options = {});
   bool mixed_precision() const { return loss_scale_.has_value(); }
 
@@ -51,8 +51,11 @@ class TowerTrainer : public Trainer {
                                     const std::vector<std::string>& input_names,
                                     const std::vector<std::string>& output_names);
 
-  // With mixed precision: the statistics loss_scale and skipped_steps.
+  // With mixed precision, for each loss scale the trainer keeps (loss_scale_names: by
+  // default "loss_scale"; a GAN trainer's "d_loss_scale" and "g_loss_scale"): the
+  // statistics <name> (its scale) and <p>skipped_steps, where <name> is <p>loss_scale.
   void report_epoch() override;
+  virtual std::vector<std::string> loss_scale_names() const { return {"loss_scale"}; }
 
   std::vector<InputSpec> specs_;
   TowerFn tower_;

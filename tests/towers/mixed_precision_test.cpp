@@ -116,6 +116,37 @@ TEST_F(MixedPrecisionTowers, TwoTowersMatchOneOnTheWholeBatchAndSkipTogether) {
   EXPECT_LT(10 * to_f16, to_f32) << "the towers computed as in float32";
 }
 
+// A parameter server with its master on tower 0 applies the averages through the same
+// guarded update as replicated towers and sends the parameters and the loss scale's state
+// on: every tower ends bit for bit where replicated towers do, the skipped step included.
+TEST_F(MixedPrecisionTowers, AParameterServerOnTheDeviceTrainsAsReplicatedTowers) {
+  const auto build = [](Graph& g, int) {
+    const Model m = model(g, kUnknown);
+    return towers::Tower{{m.x, m.label, m.factor}, m.cost};
+  };
+  towers::ReplicatedTowers replicated(tower_devices(2), build, make_optimizer, {.seed = 3, .loss_scale = kScaling});
+  towers::ParameterServerTowers server(tower_devices(2), build, make_optimizer,
+                                       {.reduction = towers::Reduction::parameter_server,
+                                        .seed = 3,
+                                        .master = towers::Master::device,
+                                        .loss_scale = kScaling});
+  const std::vector<std::vector<Array>> batches = three_class_batches(6, kRows, 101, kFeatures);
+  for (std::uint64_t step = 0; step < batches.size(); ++step) {
+    const std::vector<Array>& b = batches[step];
+    std::vector<std::vector<Array>> halves = {rows(b, 0, kRows / 2), rows(b, kRows / 2, kRows)};
+    halves[0].push_back(scalar_array(step == 2 ? 1e38f : 1.0f));  // step 2 overflows
+    halves[1].push_back(scalar_array(1.0f));
+    replicated.step(halves, step);
+    server.step(halves, step);
+  }
+  EXPECT_EQ(scalar_of(server.session(1), kSkippedStepsVariable), 1.0f);
+  for (int k = 0; k < 2; ++k)
+    for (const char* name :
+         {"fc0/W", "fc0/b", "fc1/W", "fc1/b", kLossScaleVariable, kGoodStepsVariable, kSkippedStepsVariable})
+      EXPECT_EQ(relative_difference(server.session(k).variable(name), replicated.session(k).variable(name)), 0.0)
+          << "tower " << k << ", " << name;
+}
+
 TEST_F(MixedPrecisionTowers, OtherReductionsObjectivesAndProcessorsAreRefused) {
   const auto build = [](Graph& g, int) {
     const Model m = model(g, kUnknown);

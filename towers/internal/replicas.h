@@ -49,16 +49,17 @@ struct Replica {
   Tower tower;
   std::vector<Part> parts;             // by objective
   std::vector<graph::Tensor> updates;  // update ops (BatchNorm averages)
-  // Where the parameters are sent (parameter server, async): placeholders for every
-  // trainable variable and the assigns from them, compiled into receive_program, so that
-  // a tower receives all its parameters in one submission (host-visible input buffers,
-  // one command buffer of copies) rather than one staging allocation and submission per
-  // variable.
+  // Where the parameters are sent (parameter server, async): what is sent (every
+  // trainable variable, then with loss scaling each objective's scale, good steps and
+  // skipped steps), placeholders for each and the assigns from them, compiled into
+  // receive_program, so that a tower receives all its parameters in one submission
+  // (host-visible input buffers, one command buffer of copies) rather than one staging
+  // allocation and submission per variable.
+  std::vector<graph::Tensor> sent;
   std::vector<graph::Tensor> parameter_inputs;
   std::vector<graph::Tensor> assigns;
   graph::Program* receive_program = nullptr;
-  // Tower 0 with its master on the device: every trainable variable fetched at once.
-  std::vector<graph::Tensor> trainables;
+  // Tower 0 with its master on the device: everything sent, fetched at once.
   graph::Program* read_program = nullptr;
   std::vector<Array> outputs_of_read;
   std::vector<Array> none;
@@ -116,12 +117,12 @@ class Replicas {
   graph::Program& gradient_program(int k, int o, bool updates, const std::vector<Array>& batch,
                                    const std::vector<graph::Tensor>& fetches);
   graph::Program& apply_program(int k, int o);
-  // Submits the program that assigns `values` (by trainable variable) to tower k.
+  // Submits the program that assigns `values` (as Replica::sent) to tower k.
   void receive_parameters(int k, std::span<const Array> values);
   // `values` into towers first .. size() - 1, all at once, then waits for each.
   void send_parameters(std::span<const Array> values, int first);
-  // Tower 0's trainable variables, fetched at once.
-  std::span<const Array> read_trainables();
+  // Tower 0's values of what is sent (Replica::sent), fetched at once.
+  std::span<const Array> read_sent();
 
  private:
   void add_replica(int k, vk::Device& device, const Towers::BuildFn& build, const Towers::OptimizerFn& optimizer);
