@@ -214,11 +214,11 @@ void AsyncTowers::compute(int k, const std::vector<Array>& batch, std::uint64_t 
 void AsyncTowers::apply_update(int k, const std::vector<Array>& batch, std::uint64_t read) {
   State& a = *state_;
   // Async towers have one objective, whose gradients are every trainable variable's.
-  const Part& r = replicas().part(k, 0);
+  Part& r = replicas().part(k, 0);
   const std::size_t n = trainable_names().size();
   const auto ku = static_cast<std::size_t>(k);
   a.host_step.global_step = a.applied;
-  master("apply_update").apply(objective_variables(0), a.host_step, std::span<const Array>(r.outputs).subspan(1, n));
+  master("apply_update").apply(0, objective_variables(0), a.host_step, std::span<Array>(r.outputs).subspan(1, n));
   const std::uint64_t staleness = a.applied - read;
   ++a.applied;
   ++a.clock[ku];

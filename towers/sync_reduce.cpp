@@ -65,7 +65,7 @@ double SyncTowers::reduce_gradients(double total) {
   const bool bucketed = options().bucket_bytes > 0;
   // Across processes the averages change after the last bucket: feed them only then.
   // Likewise the host master's update, and where gradient processors need every average.
-  const bool feed_early = !cross_reduce_ && processors().empty();
+  const bool feed_early = !cross_reduce_ && processors().empty() && !needs_every_average();
   if (bucketed) {
     // Tower 0's buckets set the order; another tower's program may cut its segments
     // elsewhere (another schedule), so wait there for every segment up to the one

@@ -120,7 +120,7 @@ ParameterServerTowers::ParameterServerTowers(std::vector<vk::Device*> devices, c
 
 void ParameterServerTowers::use_averages(std::span<const int> variables) {
   if (host_master())
-    master("use_averages").apply(variables, host_step(), averaged());
+    master("use_averages").apply(objective(), variables, host_step(), averaged());
   else
     write_feeds(0, variables);
 }

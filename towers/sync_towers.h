@@ -43,6 +43,9 @@ class SyncTowers : public Towers {
   // average, the update and the parameters' distribution.
   virtual void use_averages(std::span<const int> variables) = 0;
   virtual void apply(std::uint64_t global_step) = 0;
+  // Whether use_averages must see every average of the step at once (a host master's
+  // loss scaling decides on all of them): then buckets only overlap the averaging.
+  virtual bool needs_every_average() const { return false; }
 
   int objective() const { return current_; }
   std::vector<Array>& averaged() { return averaged_; }
@@ -106,6 +109,7 @@ class ParameterServerTowers final : public SyncTowers {
  private:
   void use_averages(std::span<const int> variables) override;
   void apply(std::uint64_t global_step) override;
+  bool needs_every_average() const override { return host_master() && options().loss_scale.has_value(); }
 };
 
 }  // namespace vkp::towers

@@ -33,12 +33,6 @@ void check_tower_options(const TowerOptions& o) {
   const bool async = o.reduction == Reduction::async;
   if (o.bucket_bytes > 0 && async)
     refuse("bucket_bytes needs synchronous towers (async applies each tower's gradients whole, without averaging)");
-  if (o.loss_scale && o.reduction != Reduction::replicated &&
-      !(o.reduction == Reduction::parameter_server && o.master == Master::device))
-    throw Error(ErrorCode::unsupported,
-                "Towers: mixed precision (loss_scale) needs replicated reduction or a parameter server with its "
-                "master on the device, not " +
-                    reduction + (async ? "" : " with its master on the host"));
   if (o.master == Master::device && o.reduction != Reduction::parameter_server)
     refuse("Master::device places a parameter server's master");
   if (!async && (o.async_scale != 1.0f || o.async_max_lead >= 0))
@@ -70,7 +64,7 @@ Towers::Towers(Reduction own, std::vector<vk::Device*> devices, const BuildFn& b
   broadcast_variables(0);
   const bool on_host =
       own == Reduction::async || (own == Reduction::parameter_server && options_.master == Master::host);
-  if (on_host) master_ = std::make_unique<HostMaster>(*replicas_);
+  if (on_host) master_ = std::make_unique<HostMaster>(*replicas_, options_.loss_scale);
   log_info("{} towers, {} gradient reduction{}, {} trainable variables", size(), to_string(own),
            on_host ? " (master on the host)" : "", trainable_names().size());
 }

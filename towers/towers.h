@@ -116,9 +116,11 @@ struct TowerOptions {
   // skipped when one of them is not finite (one tower's overflow skips the step
   // everywhere); the scale, good steps and skipped steps are variables of every tower
   // that move alike (a tower of several objectives keeps a scale for each, see
-  // Objective::loss_scale). ReplicatedTowers, or ParameterServerTowers with its master on
-  // the device (tower 0's update moves the scale, sent on with the parameters), without
-  // gradient processors (Error(unsupported) otherwise).
+  // Objective::loss_scale). A parameter server's master on tower 0 moves the scale with its
+  // update and sends it on with the parameters; a host master (the parameter server's,
+  // async towers') keeps the scale itself, skips, unscales and moves it on the host
+  // (each async tower's gradient is one update, skipped alone). Not with gradient
+  // processors (Error(unsupported)).
   std::optional<graph::LossScaleOptions> loss_scale;
 };
 

@@ -79,8 +79,8 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
                    OptimizerFn optimizer) override;
   void run_step() override;
   // Mixed precision on every tower (towers::TowerOptions::loss_scale): the skip decided
-  // on the averaged gradients, the same in every tower. Replicated reduction, or the
-  // parameter server with its master on the device (Error(unsupported) otherwise).
+  // on the averaged gradients (each gradient with async towers), the same in every tower;
+  // a host master keeps the scale itself (towers::TowerOptions::loss_scale).
   void enable_mixed_precision(const graph::LossScaleOptions& options = {}) override;
 
   // A predictor per tower after copying tower 0's variables to every tower.

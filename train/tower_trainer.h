@@ -33,9 +33,8 @@ class TowerTrainer : public Trainer {
   // float16 (CompileOptions::f16_storage; float32 master weights and optimizer state)
   // and trains with dynamic loss scaling (graph/loss_scale.h), whose scale and skipped
   // steps the trainer reports as the statistics "loss_scale" and "skipped_steps"
-  // (GAN trainers: one scale for each net, train/gan.h). Error (unsupported) from
-  // trainers that do not support it yet (asynchronous towers, a parameter server with its
-  // master on the host).
+  // (GAN trainers: one scale for each net, train/gan.h). Every trainer supports it; on
+  // several towers, not with gradient processors (Error(unsupported) at setup_graph).
   virtual void enable_mixed_precision(const graph::LossScaleOptions& options = {});
   bool mixed_precision() const { return loss_scale_.has_value(); }
 

@@ -35,7 +35,7 @@ constexpr const char* kHelp =
     "  --batch N            batch size (default 64)\n"
     "  --lr X               Adam's learning rate, beta1 0.5 (default 0.0002)\n"
     "  --mixed-precision    float16 activations and gradients, a dynamic loss scale for each\n"
-    "                       net (with --devices, replicated towers only)\n"
+    "                       net\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
     "  --devices I,J,...    train data-parallel on these devices, one tower each (an index may\n"
     "                       repeat): each step takes a batch per tower, and both nets' gradients\n"

@@ -218,7 +218,6 @@ TEST_F(AsyncTowers, EachStrategyRefusesTheOptionsItCannotHonour) {
   EXPECT_TRUE(refused({.reduction = Reduction::replicated, .master = towers::Master::device}));
   EXPECT_TRUE(refused({.reduction = Reduction::parameter_server, .async_scale = 0.5f}));
   EXPECT_TRUE(refused({.reduction = Reduction::replicated, .async_max_lead = 2}));
-  EXPECT_TRUE(refused({.reduction = Reduction::parameter_server, .loss_scale = graph::LossScaleOptions{}}));
   EXPECT_TRUE(refused({.staging_buffers = 3}));
   EXPECT_FALSE(refused({.reduction = Reduction::parameter_server,
                         .master = towers::Master::device,

@@ -4,13 +4,11 @@
 // master, its slots too, and resumes from it), and names a missing device.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 
-#include "slow_work.h"
-#include "train_fixtures.h"
-#include "vk_test_env.h"
 #include "callbacks/checkpoint.h"
 #include "callbacks/data_parallel_inference.h"
 #include "callbacks/monitors.h"
@@ -21,8 +19,11 @@
 #include "dataflow/data_from_list.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/variables.h"
+#include "slow_work.h"
 #include "train/input_source.h"
 #include "train/multi_device_trainer.h"
+#include "train_fixtures.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -105,22 +106,37 @@ TEST(MultiDeviceTrainer, HoldsNoSessionOfItsOwn) {
   EXPECT_THROW(trainer.session(), Error);  // tower 0's, once setup_graph has made the towers
 }
 
-// Mixed precision on several towers needs replicated reduction (tests/towers/
-// mixed_precision_test.cpp checks what it computes; the fashion_mnist example trains so).
-TEST(MultiDeviceTrainer, RefusesMixedPrecisionWithoutReplicatedReductionByName) {
-  train::SyncMultiDeviceTrainerReplicated replicated(instance(), {device_index(), device_index()}, 3, device_options());
-  EXPECT_NO_THROW(replicated.enable_mixed_precision());
-  train::SyncMultiDeviceTrainerParameterServer ps(instance(), {device_index(), device_index()}, 3, device_options());
-  train::AsyncMultiDeviceTrainer async(instance(), {device_index(), device_index()}, 3, 1.0f, device_options());
-  for (train::MultiDeviceTrainer* trainer :
-       {static_cast<train::MultiDeviceTrainer*>(&ps), static_cast<train::MultiDeviceTrainer*>(&async)}) {
-    try {
-      trainer->enable_mixed_precision();
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::unsupported);
-      EXPECT_NE(std::string(e.what()).find("needs replicated reduction"), std::string::npos) << e.what();
-    }
+// Mixed precision on every reduction, as a user turns it on (TrainConfig): each trainer
+// trains, keeps the loss scale where it updates (the host master of the parameter server
+// and of async towers) and reports it. The tiny model's gradients never overflow, so the
+// scale doubles every 2 updates: one a step for synchronous towers, one a batch (two a
+// step) for async ones. (tests/towers/mixed_precision_test.cpp checks what each computes.)
+TEST(MultiDeviceTrainer, EveryReductionTrainsInMixedPrecisionAndReportsTheScale) {
+  const std::vector<int> two{device_index(), device_index()};
+  struct Case {
+    std::unique_ptr<train::MultiDeviceTrainer> trainer;
+    const char* what;
+    std::int64_t updates_per_step;
+  };
+  std::vector<Case> cases;
+  cases.push_back({std::make_unique<train::SyncMultiDeviceTrainerReplicated>(instance(), two, 3, device_options()),
+                   "replicated", 1});
+  cases.push_back({std::make_unique<train::SyncMultiDeviceTrainerParameterServer>(instance(), two, 3, device_options()),
+                   "parameter server", 1});
+  cases.push_back(
+      {std::make_unique<train::AsyncMultiDeviceTrainer>(instance(), two, 3, 1.0f, device_options()), "async", 2});
+  for (Case& c : cases) {
+    train::TrainConfig config = tiny_config(4, 2);
+    config.mixed_precision = true;
+    config.loss_scale = {.initial_scale = 64.0f, .growth_interval = 2, .max_scale = 1024.0f};
+    train::launch_train_with_config(std::move(config), *c.trainer);
+    const std::int64_t updates = c.trainer->global_step() * c.updates_per_step;
+    const float want = std::min(1024.0f, 64.0f * std::exp2(static_cast<float>(updates / 2)));
+    EXPECT_EQ(c.trainer->variable("loss_scale/scale").data<float>()[0], want) << c.what;
+    EXPECT_EQ(c.trainer->towers().session(1).variable("loss_scale/scale").data<float>()[0], want) << c.what;
+    EXPECT_EQ(c.trainer->monitors().get_latest("loss_scale"), want) << c.what;
+    EXPECT_EQ(c.trainer->monitors().get_latest("skipped_steps"), 0.0) << c.what;
+    EXPECT_LT(c.trainer->last_cost(), 1.0) << c.what;
   }
 }
 

@@ -1,13 +1,18 @@
 // The master copy kept on the host (parameter server with Master::host, async towers):
 // by trainable variable its value and its optimizer slots (none, m or m and s), loaded
-// from and stored into tower 0, updated by host_optimizer.h. Internal to towers/.
+// from and stored into tower 0, updated by host_optimizer.h. With loss scaling
+// (TowerOptions::loss_scale) it keeps each objective's scale state too, moves it by
+// graph/loss_scale.h's rule and sends it to the towers with the parameters. Internal to
+// towers/.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/array.h"
+#include "engine/graph/loss_scale.h"
 #include "towers/host_optimizer.h"
 
 namespace vkp::towers {
@@ -18,24 +23,34 @@ class HostMaster {
  public:
   // Checks that every trainable variable is float32 and that tower 0 has the slot
   // variables the optimizer makes, then loads them.
-  explicit HostMaster(Replicas& replicas);
+  HostMaster(Replicas& replicas, std::optional<graph::LossScaleOptions> loss_scale);
 
-  // Tower 0's trainable variables and slots into the master.
+  // Tower 0's trainable variables, slots and loss scale state into the master.
   void load();
   // The master's slots into tower 0.
   void store_slots();
   bool holds(const std::string& name) const;
-  // Error(not_found) when it holds no trainable variable or slot of this name.
+  // Error(not_found) when it holds no trainable variable, slot or loss scale state of
+  // this name.
   const Array& value(const std::string& name) const;
-  // By trainable variable.
+  // What the towers receive (Replica::sent): every trainable variable, then with loss
+  // scaling each objective's scale, good steps and skipped steps.
   const std::vector<Array>& values() const { return values_; }
   // This step's hyperparameters, from tower 0's session.
   HostOptimizerStep read_step(std::uint64_t global_step);
-  // Updates `variables` from `gradients` (by trainable variable).
-  void apply(std::span<const int> variables, const HostOptimizerStep& step, std::span<const Array> gradients);
+  // Updates `variables` of `objective` from `gradients` (by trainable variable). With
+  // loss scaling the gradients are of scale * cost: when one of them is not finite the
+  // update is skipped, else they are divided by the scale (in place) first; either way
+  // the scale moves. Returns whether the update was made.
+  bool apply(int objective, std::span<const int> variables, const HostOptimizerStep& step, std::span<Array> gradients);
 
  private:
+  // The loss scale rule on objective o's state, after a step with or without an overflow.
+  void move_scale(int objective, bool overflow);
+
   Replicas& replicas_;
+  std::optional<graph::LossScaleOptions> loss_scale_;
+  std::vector<std::string> sent_names_;  // as values_
   std::vector<Array> values_;
   std::vector<std::vector<Array>> slots_;
   std::vector<std::vector<std::string>> slot_names_;
