@@ -20,9 +20,10 @@ namespace {
 
 bool is_effect(const Graph& graph, int id) { return op_def(graph.node(id).op).side_effect; }
 
-// Execution order: what the fetches and targets need, in creation order (topological),
-// then each effect placed as early as it may run: after its inputs, and after every
-// other op that reads a variable it writes.
+// Execution order: what the fetches and targets need (and the effects attached to what
+// they need, Graph::attach_effect), in creation order (topological), then each effect
+// placed as early as it may run: after its inputs, and after every other op that reads a
+// variable it writes.
 std::vector<int> schedule_nodes(const Graph& graph, const std::vector<Tensor>& fetches,
                                 const std::vector<Tensor>& targets) {
   std::vector<char> needed(static_cast<std::size_t>(graph.size()), 0);
@@ -35,6 +36,7 @@ std::vector<int> schedule_nodes(const Graph& graph, const std::vector<Tensor>& f
     if (needed[static_cast<std::size_t>(id)]) continue;
     needed[static_cast<std::size_t>(id)] = 1;
     for (int input : graph.node(id).inputs) stack.push_back(input);
+    for (int effect : graph.attached_effects(id)) stack.push_back(effect);
   }
   std::vector<int> order;
   std::vector<int> effects;

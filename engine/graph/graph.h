@@ -107,6 +107,12 @@ class Graph {
   void set_collection(const std::string& key, std::vector<Tensor> tensors);
   std::vector<std::string> collection_keys() const;
 
+  // `effect` (an op with a side effect, an assign) runs in every program that computes
+  // `t`, as tensorpack's control dependencies do (BatchNorm's EmaUpdate::internal); it is
+  // scheduled as any effect is. Attached effects: those of node `id`.
+  void attach_effect(const Tensor& t, const Tensor& effect);
+  const std::vector<int>& attached_effects(int id) const;
+
   // Scopes. Prefer the RAII guards of variables.h (VariableScope, NameScope, TowerContext).
   void push_scope(std::string name, Reuse reuse, bool names_ops, bool names_variables);
   void pop_scope();
@@ -136,6 +142,7 @@ class Graph {
   std::vector<Tensor> variables_;
   std::vector<std::pair<std::string, float>> hyperparameters_;
   std::map<std::string, std::vector<Tensor>> collections_;
+  std::map<int, std::vector<int>> attached_;  // node id -> the effects attached to it
   std::vector<Scope> scopes_;
   TowerInfo tower_;
   int frozen_ = 0;

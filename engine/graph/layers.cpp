@@ -118,7 +118,8 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   const std::int64_t c = channels(x, name);
   const auto [beta, gamma, moving_mean, moving_var] = norm_variables(g, c, o.center, o.scale);
   Tensor y;
-  const bool update = o.ema_update == EmaUpdate::collection;
+  const bool update = o.ema_update != EmaUpdate::skip;
+  std::vector<Tensor> updates;  // of the moving averages
   if (g.tower().is_training && !g.frozen() && o.virtual_batch_size > 0) {
     const std::int64_t v = o.virtual_batch_size;
     if (x.dims()[0] > 0 && x.dims()[0] % v != 0)
@@ -143,8 +144,8 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     y = reshape(z, back);
     if (update) {
       const Tensor groups_mean = reshape(reduce_mean(mean, {1}), {c}), groups_var = reshape(reduce_mean(variance, {1}), {c});
-      g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + groups_mean * (1.0f - o.momentum)));
-      g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + groups_var * (1.0f - o.momentum)));
+      updates.push_back(assign(moving_mean, moving_mean * o.momentum + groups_mean * (1.0f - o.momentum)));
+      updates.push_back(assign(moving_var, moving_var * o.momentum + groups_var * (1.0f - o.momentum)));
     }
   } else if (g.tower().is_training && !g.frozen()) {
     const Tensor stats = bn_stats(x);
@@ -156,14 +157,21 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c});
     const Tensor variance = reshape(slice(stats, {1, 0}, {1, c}), {c}) * bn_bessel(x);
     if (update) {
-      g.add_to_collection(kUpdateOps, assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
-      g.add_to_collection(kUpdateOps, assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
+      updates.push_back(assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
+      updates.push_back(assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
     }
   } else {
     const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
     y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false, o.relu);
   }
-  return identity(y, "output");
+  const Tensor out = identity(y, "output");
+  for (const Tensor& u : updates) {
+    if (o.ema_update == EmaUpdate::internal)
+      g.attach_effect(out, u);
+    else
+      g.add_to_collection(kUpdateOps, u);
+  }
+  return out;
 }
 
 Tensor BatchRenorm(const std::string& name, Tensor x, float rmax, float dmax, const BatchRenormOptions& o) {

@@ -55,7 +55,11 @@ Tensor GlobalAvgPooling(const std::string& name, Tensor x);
 // tensorpack's ema_update: how the moving averages follow the batch statistics.
 enum class EmaUpdate {
   collection,  // update ops in the update-ops collection, run after each step (tensorpack's default)
-  skip,        // never updated: the averages keep what they were given (restored, or initial)
+  // Attached to the layer's output (Graph::attach_effect): every training program that
+  // computes it updates the averages, whether or not it runs the update-ops collection
+  // (a GAN's discriminator called in both nets' steps updates in each, as in tensorpack).
+  internal,
+  skip,  // never updated: the averages keep what they were given (restored, or initial)
 };
 
 struct BatchNormOptions {

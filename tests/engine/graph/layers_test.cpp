@@ -2,23 +2,26 @@
 // batches, BatchRenorm), the regularizers, PReLU, Maxout and FixedUnPooling. Each through
 // check_op (op_check.h: device against the reference, gradients against finite
 // differences) and against its definition computed here in double or by hand.
+#include "engine/graph/layers.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "op_check.h"
-#include "vk_test_env.h"
 #include "core/rng.h"
 #include "engine/graph/autodiff.h"
-#include "engine/graph/layers.h"
 #include "engine/graph/linear_wrap.h"
 #include "engine/graph/ops.h"
 #include "engine/graph/session.h"
 #include "engine/graph/variables.h"
+#include "max_difference.h"
+#include "op_check.h"
+#include "vk_test_env.h"
 
 namespace vkp::test {
 namespace {
@@ -134,15 +137,17 @@ TEST(Ops, BatchNormOverVirtualBatches) {
 // TensorFlow's ghost batches, computed here in double: a batch of 8 in virtual batches of
 // 4 is two batches, {0, 2, 4, 6} and {1, 3, 5, 7} (the batch seen as [4, 2, C]); each is
 // normalised by its own mean and biased variance, and the averages follow the two
-// batches' mean statistics. With ema_update skip the averages stay as they were.
+// batches' mean statistics. With ema_update internal they follow as well, without an
+// update op in the collection (the output's program runs them); with skip they stay as
+// they were.
 TEST(Ops, BatchNormVirtualBatchesAreStridedAndTheirStatisticsAveraged) {
   constexpr std::int64_t m = 8, c = 3, v = 4, groups = m / v;
   const std::vector<float> values = random_floats(static_cast<std::size_t>(m * c), 61, -2.0f, 4.0f);
-  for (const EmaUpdate ema : {EmaUpdate::collection, EmaUpdate::skip}) {
+  for (const EmaUpdate ema : {EmaUpdate::collection, EmaUpdate::internal, EmaUpdate::skip}) {
     Graph g(1);
     const Tensor x = placeholder(g, "x", f32({m, c}));
     const Tensor y = BatchNorm("bn", x, {.momentum = 0.5f, .epsilon = 1e-3f, .virtual_batch_size = v, .ema_update = ema});
-    EXPECT_EQ(g.collection(kUpdateOps).size(), ema == EmaUpdate::skip ? 0u : 2u);
+    EXPECT_EQ(g.collection(kUpdateOps).size(), ema == EmaUpdate::collection ? 2u : 0u);
     Session session(g, device());
     const Array got = session.run({{x, Array::from(Shape{m, c}, values)}}, {y}, g.collection(kUpdateOps))[0];
     for (std::int64_t ch = 0; ch < c; ++ch) {
@@ -160,13 +165,38 @@ TEST(Ops, BatchNormVirtualBatchesAreStridedAndTheirStatisticsAveraged) {
         mean_of_means += mean / double(groups);
         mean_of_vars += var / double(groups);
       }
-      const bool updated = ema == EmaUpdate::collection;
+      const bool updated = ema != EmaUpdate::skip;
       EXPECT_NEAR(session.variable("bn/mean/EMA").data<float>()[ch], updated ? 0.5 * mean_of_means : 0.0, 1e-5);
       EXPECT_NEAR(session.variable("bn/variance/EMA").data<float>()[ch], updated ? 0.5 + 0.5 * mean_of_vars : 1.0, 1e-5);
     }
   }
   Graph g(1);
   EXPECT_THROW(BatchNorm("bn", placeholder(g, "x", f32({6, 3})), {.virtual_batch_size = 4}), Error);
+}
+
+// tensorpack's ema_update = internal: every training program that computes the output
+// updates the averages, one that does not leaves them; two runs of the output equal two
+// steps of the collection's update ops.
+TEST(Ops, BatchNormInternalUpdatesRunWithEveryProgramOfTheOutput) {
+  const std::vector<float> values = random_floats(6 * 4, 62, -1.0f, 3.0f);
+  std::map<EmaUpdate, std::pair<Array, Array>> averages;
+  for (const EmaUpdate ema : {EmaUpdate::collection, EmaUpdate::internal}) {
+    Graph g(1);
+    const Tensor x = placeholder(g, "x", f32({6, 4}));
+    const Tensor other = reduce_sum(x * 2.0f);
+    const Tensor y = BatchNorm("bn", x, {.momentum = 0.75f, .ema_update = ema});
+    Session session(g, device());
+    const Array batch = Array::from(Shape{6, 4}, values);
+    session.run({{x, batch}}, {other});  // not the output: no update
+    EXPECT_EQ(max_difference(session.variable("bn/mean/EMA"), Array::from(Shape{4}, std::vector<float>(4, 0.0f))),
+              0.0f);
+    for (int step = 0; step < 2; ++step) session.run({{x, batch}}, {y}, g.collection(kUpdateOps));
+    averages[ema] = {session.variable("bn/mean/EMA"), session.variable("bn/variance/EMA")};
+  }
+  EXPECT_GT(max_difference(averages[EmaUpdate::internal].first, Array::from(Shape{4}, std::vector<float>(4, 0.0f))),
+            0.1f);
+  EXPECT_EQ(max_difference(averages[EmaUpdate::internal].first, averages[EmaUpdate::collection].first), 0.0f);
+  EXPECT_EQ(max_difference(averages[EmaUpdate::internal].second, averages[EmaUpdate::collection].second), 0.0f);
 }
 
 TEST(Ops, BatchNormInferenceUsesMovingAverages) {
