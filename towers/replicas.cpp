@@ -144,7 +144,10 @@ void Replicas::add_replica(int k, vk::Device& device, const Towers::BuildFn& bui
   const std::vector<graph::Tensor>& vars = trained.vars;
   r->parts.resize(objectives.size());
   for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].gradients = trained.gradients[o];
-  for (std::size_t o = 0; o < objectives.size(); ++o) r->parts[o].cost = objectives[o].cost;
+  for (std::size_t o = 0; o < objectives.size(); ++o) {
+    r->parts[o].cost = objectives[o].cost;
+    if (scaled) r->parts[o].scale = loss_scales[o].scale;
+  }
   check_same_variables(k, trained.names, vars, trained.objective_vars);
   r->updates = g.collection(graph::kUpdateOps);
   // Applying towers take gradients through placeholders: every tower when replicated,
@@ -157,11 +160,6 @@ void Replicas::add_replica(int k, vk::Device& device, const Towers::BuildFn& bui
       kind_ = o.kind();
       processors_ = given.processors();
       graph::require_host_forms(processors_, "a trainer of several towers");
-      // They would see the averages of scaled gradients on the host.
-      if (scaled && !processors_.empty())
-        throw Error(ErrorCode::unsupported,
-                    "Towers: mixed precision (loss_scale) with gradient processors is not "
-                    "supported on several towers yet");
     }
     for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
       const std::optional<Scaling> scaling =
@@ -310,6 +308,7 @@ graph::Program& Replicas::gradient_program(int k, int o, bool updates, const std
   std::vector<graph::Tensor> all{p.cost};
   all.insert(all.end(), p.gradients.begin(), p.gradients.end());
   all.insert(all.end(), fetches.begin(), fetches.end());
+  if (plan_.fetch_scale) all.push_back(p.scale);
   p.fetch_ids.clear();
   for (const graph::Tensor& t : fetches) p.fetch_ids.push_back(t.id());
   // Gradients are fetches 1 .. gradients.size(); with buckets they arrive in segments.

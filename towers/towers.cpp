@@ -56,7 +56,8 @@ Towers::Towers(Reduction own, std::vector<vk::Device*> devices, const BuildFn& b
                    .receives_parameters = own != Reduction::replicated,
                    .loss_scale = options_.loss_scale,
                    .staging_buffers = options_.staging_buffers,
-                   .bucket_bytes = options_.bucket_bytes};
+                   .bucket_bytes = options_.bucket_bytes,
+                   .fetch_scale = options_.loss_scale && own != Reduction::async};
   replicas_ = std::make_unique<Replicas>(std::move(devices), build, optimizer, std::move(plan));
   if (objective_count() > 1 && (own == Reduction::async || options_.bucket_bytes > 0))
     throw Error(ErrorCode::unsupported,

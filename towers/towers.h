@@ -119,8 +119,8 @@ struct TowerOptions {
   // Objective::loss_scale). A parameter server's master on tower 0 moves the scale with its
   // update and sends it on with the parameters; a host master (the parameter server's,
   // async towers') keeps the scale itself, skips, unscales and moves it on the host
-  // (each async tower's gradient is one update, skipped alone). Not with gradient
-  // processors (Error(unsupported)).
+  // (each async tower's gradient is one update, skipped alone). Gradient processors see
+  // the gradients unscaled, as on one device.
   std::optional<graph::LossScaleOptions> loss_scale;
 };
 

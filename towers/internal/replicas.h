@@ -39,7 +39,11 @@ struct Part {
   std::vector<int> segment_of;
   int next_segment = 0;
   graph::Program* apply_program = nullptr;
-  std::vector<Array> outputs;  // cost, the objective's gradients, then the extra fetches
+  // With loss scaling: the scale the objective's gradients are taken with.
+  graph::Tensor scale;
+  // Cost, the objective's gradients, the extra fetches, then with ReplicaPlan::fetch_scale
+  // the scale (Replicas::scale_of).
+  std::vector<Array> outputs;
   graph::FeedStager stager;    // staging_buffers = 2
 };
 
@@ -73,6 +77,9 @@ struct ReplicaPlan {
   std::optional<graph::LossScaleOptions> loss_scale;
   int staging_buffers = 1;
   std::size_t bucket_bytes = 0;
+  // With loss_scale: every gradient program fetches the scale it used last (synchronous
+  // towers, whose gradient processors see the unscaled averages).
+  bool fetch_scale = false;
 };
 
 class Replicas {
@@ -117,6 +124,9 @@ class Replicas {
   graph::Program& gradient_program(int k, int o, bool updates, const std::vector<Array>& batch,
                                    const std::vector<graph::Tensor>& fetches);
   graph::Program& apply_program(int k, int o);
+  // With ReplicaPlan::fetch_scale, after tower k's gradient program of objective o ran:
+  // the loss scale it used.
+  float scale_of(int k, int o) { return part(k, o).outputs.back().data<float>()[0]; }
   // Submits the program that assigns `values` (as Replica::sent) to tower k.
   void receive_parameters(int k, std::span<const Array> values);
   // `values` into towers first .. size() - 1, all at once, then waits for each.
