@@ -76,18 +76,11 @@ void launch_train_with_config(TrainConfig config, TowerTrainer& trainer) {
       model->inputs(), source, [model](const std::vector<graph::Tensor>& in) { return model->build_graph(in); },
       [model](graph::Graph& g) { return model->optimizer(g); });
   TrainOptions o;
+  static_cast<TrainLoopOptions&>(o) = config;
   o.callbacks = config.callbacks;
   const std::vector<callbacks::CallbackPtr> extra = config.extra_callbacks ? *config.extra_callbacks : default_callbacks();
   o.callbacks.insert(o.callbacks.end(), extra.begin(), extra.end());
   o.monitors = config.monitors ? *config.monitors : default_monitors();
-  o.session_init = config.session_init;
-  o.steps_per_epoch = config.steps_per_epoch;
-  o.starting_epoch = config.starting_epoch;
-  o.max_epoch = config.max_epoch;
-  o.starting_global_step = config.starting_global_step;
-  o.starting_local_step = config.starting_local_step;
-  o.resume_input = config.resume_input;
-  o.logger_dir = config.logger_dir;
   trainer.train(std::move(o));
 }
 

@@ -15,12 +15,16 @@
 #include "train/input_source.h"
 #include "train/model_desc.h"
 #include "train/session_init.h"
+#include "train/train_loop_options.h"
 
 namespace vkp::train {
 
 class TowerTrainer;
 
-struct TrainConfig {
+// TrainLoopOptions (train_loop_options.h): session_init, steps_per_epoch (0: the dataflow's size),
+// starting_epoch, max_epoch, starting_global_step, starting_local_step, logger_dir
+// (empty: no files, see LoggerDir) and resume_input.
+struct TrainConfig : TrainLoopOptions {
   // Where batches come from: a dataflow (read through QueueInput) or an InputSource.
   dataflow::DataFlowPtr dataflow;
   InputSourcePtr data;
@@ -29,14 +33,6 @@ struct TrainConfig {
   // nullopt: tensorpack's defaults (default_callbacks(), default_monitors()).
   std::optional<std::vector<callbacks::CallbackPtr>> extra_callbacks;
   std::optional<std::vector<callbacks::MonitorPtr>> monitors;
-  std::shared_ptr<SessionInit> session_init;
-  int starting_epoch = 1;
-  std::int64_t steps_per_epoch = 0;  // 0: the dataflow's size
-  int max_epoch = 99999;
-  std::int64_t starting_global_step = -1;  // -1: (starting_epoch - 1) * steps_per_epoch
-  std::int64_t starting_local_step = 0;    // TrainOptions::starting_local_step
-  std::string logger_dir;  // empty: no files (see LoggerDir)
-  bool resume_input = true;  // TrainOptions::resume_input
   // TowerTrainer::enable_mixed_precision(loss_scale): float16 activations and gradients,
   // dynamic loss scaling.
   bool mixed_precision = false;

@@ -38,6 +38,8 @@
 #include "engine/vk/limits_profile.h"
 
 // towers: data-parallel replication
+#include "towers/async_towers.h"
+#include "towers/sync_towers.h"
 #include "towers/towers.h"
 
 // callbacks and monitors
