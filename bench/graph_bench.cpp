@@ -116,7 +116,7 @@ void host_overhead(int steps) {
     std::memcpy(out[0].bytes().data(), mapped ? result.host : out_stage.host, 16);
   });
   const Cost compiled = per_call(std::max(1, steps / 10), [&] {
-    auto fresh = compile(g, specs, {y}, {}, device(), session.variables(), session.scalars(), {"fresh"});
+    auto fresh = compile({g, specs, {y}, {}}, {device(), session.variables(), session.scalars()}, {"fresh"});
     fresh->run(feeds, out);
   });
 
@@ -131,8 +131,8 @@ void host_overhead(int steps) {
   Program& step = train_session.program({{tx, f32({1, 4})}, {labels, i32({1})}}, {loss}, train);
   const Cost train_replay = per_call(steps, [&] { train_session.run_program(step, train_feeds, out); });
   const Cost train_compiled = per_call(std::max(1, steps / 10), [&] {
-    auto fresh = compile(tg, {{tx, f32({1, 4})}, {labels, i32({1})}}, {loss}, train, device(), train_session.variables(),
-                         train_session.scalars(), {"fresh"});
+    auto fresh = compile({tg, {{tx, f32({1, 4})}, {labels, i32({1})}}, {loss}, train},
+                         {device(), train_session.variables(), train_session.scalars()}, {"fresh"});
     fresh->run(train_feeds, out);
   });
 

@@ -182,11 +182,17 @@ SegmentPlan plan_segments(const Graph& graph, const std::vector<int>& schedule, 
 //   record          one command stream per variant (one per segment with segments)
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Graph& graph, const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                 const std::vector<Tensor>& targets, vk::Device& device, VariableStore& variables,
-                 const vk::BufferSlice& scalars, const CompileOptions& options)
-      : graph_(graph), feeds_(feeds), fetches_(fetches), targets_(targets), device_(device), variables_(variables),
-        scalars_(scalars), options_(options), variants_(std::max(1, options.variants)), p_(new Program()) {}
+  ProgramBuilder(const ProgramRequest& what, const ProgramHome& where, const CompileOptions& options)
+      : graph_(what.graph),
+        feeds_(what.feeds),
+        fetches_(what.fetches),
+        targets_(what.targets),
+        device_(where.device),
+        variables_(where.variables),
+        scalars_(where.scalars),
+        options_(options),
+        variants_(std::max(1, options.variants)),
+        p_(new Program()) {}
 
   std::unique_ptr<Program> build() {
     check_graph();
@@ -583,11 +589,8 @@ class ProgramBuilder {
   std::vector<vk::BufferSlice> fetch_stage_;  // by fetch: its read-back copy, if any
 };
 
-std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>& feeds,
-                                 const std::vector<Tensor>& fetches, const std::vector<Tensor>& targets,
-                                 vk::Device& device, VariableStore& variables, const vk::BufferSlice& scalars,
-                                 const CompileOptions& options) {
-  return ProgramBuilder(graph, feeds, fetches, targets, device, variables, scalars, options).build();
+std::unique_ptr<Program> compile(const ProgramRequest& what, const ProgramHome& where, const CompileOptions& options) {
+  return ProgramBuilder(what, where, options).build();
 }
 
 }  // namespace vkp::graph

@@ -149,7 +149,7 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     }
   } else if (g.tower().is_training && !g.frozen()) {
     const Tensor stats = bn_stats(x);
-    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/true, o.relu);
+    y = batch_norm(x, stats, gamma, beta, {.epsilon = o.epsilon, .batch_stats = true, .relu = o.relu});
     // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's
     // BatchNorm (TensorFlow's fused batch norm) and PyTorch's: x is normalised with the
     // biased batch variance, the moving variance follows the unbiased one, M / (M - 1)
@@ -162,7 +162,7 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
     }
   } else {
     const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
-    y = batch_norm(x, stats, gamma, beta, o.epsilon, /*batch_stats=*/false, o.relu);
+    y = batch_norm(x, stats, gamma, beta, {.epsilon = o.epsilon, .batch_stats = false, .relu = o.relu});
   }
   const Tensor out = identity(y, "output");
   for (const Tensor& u : updates) {

@@ -164,11 +164,10 @@ Tensor bn_stats(Tensor x);
 // that makes bn_stats' biased variance an unbiased estimate.
 Tensor bn_bessel(Tensor x);
 // (x - mean) / sqrt(var + epsilon) * gamma + beta with stats [2, C] = (mean, var) and
-// gamma, beta [C]. batch_stats: stats is bn_stats(x) (training), so the gradient of x
-// accounts for it; otherwise they are fixed (inference, moving averages). relu: then
-// max(0, .) in the same kernel.
-Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats,
-                  bool relu = false);
+// gamma, beta [C]; how.batch_stats: stats is bn_stats(x) (training), so the gradient of
+// x accounts for it; otherwise they are fixed (inference, moving averages); how.relu:
+// then max(0, .) in the same kernel (BatchNormAttrs, attrs.h).
+Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, const BatchNormAttrs& how);
 
 // x normalized over its last axis: (x - mean) / sqrt(var + epsilon), biased variance,
 // one fused kernel per direction. LayerNorm (sequence_layers.h) adds the scale and shift.

@@ -170,13 +170,24 @@ class Program {
   std::vector<std::vector<vk::Recording*>> in_order_;  // the same, for submit_in_order
 };
 
-// Compiles `fetches` and `targets` (side effects, run after what they depend on) of
-// `graph` for `device`. Variables come from `variables`; `scalars` is the session's
-// scalar buffer. Throws Error naming the node when a shape does not fit, a needed
-// placeholder is not fed, or a tensor exceeds the device's per-binding range.
-std::unique_ptr<Program> compile(const Graph& graph, const std::vector<FeedSpec>& feeds,
-                                 const std::vector<Tensor>& fetches, const std::vector<Tensor>& targets,
-                                 vk::Device& device, VariableStore& variables, const vk::BufferSlice& scalars,
+// What compile() builds: `fetches` and `targets` (side effects, run after what they
+// depend on) of `graph`, fed `feeds`.
+struct ProgramRequest {
+  const Graph& graph;
+  const std::vector<FeedSpec>& feeds;
+  const std::vector<Tensor>& fetches;
+  const std::vector<Tensor>& targets;
+};
+// Where the program runs: on `device`, with the session's `variables` and scalar buffer.
+struct ProgramHome {
+  vk::Device& device;
+  VariableStore& variables;
+  const vk::BufferSlice& scalars;
+};
+
+// Compiles `what` to run `where`. Throws Error naming the node when a shape does not fit,
+// a needed placeholder is not fed, or a tensor exceeds the device's per-binding range.
+std::unique_ptr<Program> compile(const ProgramRequest& what, const ProgramHome& where,
                                  const CompileOptions& options = {});
 
 }  // namespace vkp::graph

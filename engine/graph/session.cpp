@@ -53,9 +53,9 @@ Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& fe
   auto [it, fresh] = programs_.try_emplace(key);
   if (fresh) {
     try {
-      it->second.program = compile(*graph_, feeds, fetches, targets, *device_, variables_, scalars_,
-                                   {"program " + std::to_string(programs_.size()), options_.timestamps, variants, segments,
-                                    options_.fuse, options_.f16_storage});
+      it->second.program = compile({*graph_, feeds, fetches, targets}, {*device_, variables_, scalars_},
+                                   {"program " + std::to_string(programs_.size()), options_.timestamps, variants,
+                                    segments, options_.fuse, options_.f16_storage});
     } catch (...) {
       programs_.erase(it);
       throw;

@@ -345,8 +345,8 @@ Tensor bn_stats(Tensor x) { return x.graph().add(OpKind::bn_stats, {x}); }
 
 Tensor bn_bessel(Tensor x) { return x.graph().add(OpKind::bn_bessel, {x}); }
 
-Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, float epsilon, bool batch_stats, bool relu) {
-  return x.graph().add(OpKind::batch_norm, {x, stats, gamma, beta}, BatchNormAttrs{epsilon, batch_stats, relu});
+Tensor batch_norm(Tensor x, Tensor stats, Tensor gamma, Tensor beta, const BatchNormAttrs& how) {
+  return x.graph().add(OpKind::batch_norm, {x, stats, gamma, beta}, how);
 }
 
 }  // namespace vkp::graph

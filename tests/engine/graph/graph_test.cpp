@@ -179,8 +179,9 @@ TEST(Program, VariantsDoubleBufferTheFeeds) {
   const Tensor y = x * 2.0f;
   Session session(g, device());
   const std::vector<Tensor> fetches = {y, x};
-  std::unique_ptr<Program> p = compile(g, {{x, f32({1000})}}, fetches, {}, device(), session.variables(),
-                                       session.scalars(), {.name = "staged", .variants = 2});
+  const std::vector<FeedSpec> feeds{{x, f32({1000})}};
+  std::unique_ptr<Program> p = compile({g, feeds, fetches, {}}, {device(), session.variables(), session.scalars()},
+                                       {.name = "staged", .variants = 2});
   ASSERT_EQ(p->variants(), 2);
   std::vector<Array> out;
   const std::vector<float> a = random_floats(1000, 1), b = random_floats(1000, 2);

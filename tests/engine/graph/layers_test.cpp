@@ -68,7 +68,7 @@ TEST(Ops, BNReLUIsReluOfBatchNormInOneKernel) {
             .inputs = {f32({6, 4}), f32({1, 4}), f32({1, 4}), f32({4}), f32({4})},
             .build = [](Inputs& in) {
               const Tensor stats = concat({in[1], square(in[2]) + 0.5f}, 0);
-              return batch_norm(in[0], stats, in[3], in[4], 1e-3f, /*batch_stats=*/false, /*relu=*/true);
+              return batch_norm(in[0], stats, in[3], in[4], {.epsilon = 1e-3f, .batch_stats = false, .relu = true});
             },
             .forward_tolerance = kBatchNormTolerance,
             .gradient_tolerance = 1e-4,
@@ -85,7 +85,7 @@ TEST(Ops, BatchNormStatisticsAndFixedStatistics) {
             .inputs = {f32({6, 4}), f32({1, 4}), f32({1, 4}), f32({4}), f32({4})},
             .build = [](Inputs& in) {
               const Tensor stats = concat({in[1], square(in[2]) + 0.5f}, 0);
-              return batch_norm(in[0], stats, in[3], in[4], 1e-3f, /*batch_stats=*/false);
+              return batch_norm(in[0], stats, in[3], in[4], {.epsilon = 1e-3f, .batch_stats = false});
             },
             .forward_tolerance = kBatchNormTolerance,
             .gradient_tolerance = 1e-4,
