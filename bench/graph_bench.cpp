@@ -108,7 +108,7 @@ void host_overhead(int steps) {
     std::memcpy(mapped ? in.host : in_stage.host, feeds[0].bytes().data(), 16);
     vk::Recording recording(device());
     if (!mapped) recording.copy(in_stage, in);
-    vk::binary_scalar(recording, vk::BinaryOp::add, 4, in, 1.0f, result);
+    vk::binary_scalar(recording, vk::BinaryOp::add, 4, in, {1.0f}, result);
     if (!mapped) recording.copy(result, out_stage);
     recording.finish();
     recording.run();

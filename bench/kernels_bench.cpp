@@ -86,7 +86,7 @@ void gemm(benchmark::State& state) {
   args.trans_b = tb;
   vk::Recording recording(dev, {.name = "gemm", .timestamps = true});
   const vk::BufferSlice work = arena.allocate(std::max<std::size_t>(vk::gemm_workspace_bytes(args, dev), 4), "work");
-  vk::gemm(recording, args, da, db, dc, work);
+  vk::gemm(recording, args, {da, db, dc, work});
   recording.finish();
   replay(state, recording);
   if (dev.kind() == vk::DeviceKind::cpu) {
@@ -135,7 +135,7 @@ void gemm_gpu(benchmark::State& state) {
   args.choice = vk::KernelChoice::gpu;
   args.variant = variant;
   vk::Recording recording(dev, {.name = "gemm_gpu", .timestamps = true});
-  vk::gemm(recording, args, da, db, dc, vk::BufferSlice{});
+  vk::gemm(recording, args, {da, db, dc, vk::BufferSlice{}});
   recording.finish();
   replay(state, recording);
   const vk::GemmVariant ran = vk::gemm_variant_for(args, da, db, dev);

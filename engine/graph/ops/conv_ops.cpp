@@ -177,7 +177,7 @@ void lower_conv2d_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilo
                       {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace}, vk::KernelChoice::automatic, epilogue);
     return;
   }
-  vk::gemm(ctx.recording, forward_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g),
+  vk::gemm(ctx.recording, forward_gemm(g), {ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g)},
            epilogue);  // pointwise
 }
 
@@ -189,7 +189,7 @@ void lower_conv2d(LowerContext& ctx) {
     return;
   }
   const vk::BufferSlice col = col_matrix(ctx, g, ctx.in[0]);
-  vk::gemm(ctx.recording, forward_gemm(g), col, ctx.in[1], ctx.out, gemm_workspace(ctx, g));
+  vk::gemm(ctx.recording, forward_gemm(g), {col, ctx.in[1], ctx.out, gemm_workspace(ctx, g)});
 }
 
 // Calls fn(b, oy, ox, i, j, y, x) for every (output, tap) pair whose input pixel is
@@ -270,7 +270,7 @@ bool backprop_input_takes_epilogue(const Node& node, std::span<const TensorType>
 void lower_backprop_input_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
   const ConvGeometry g = geometry_backprop_input(ctx.node, ctx.in_types);
   if (g.pointwise()) {
-    vk::gemm(ctx.recording, input_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g), epilogue);
+    vk::gemm(ctx.recording, input_gemm(g), {ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g)}, epilogue);
     return;
   }
   vk::implicit_conv(ctx.recording, {conv_push(g), u(g.cout), vk::ConvProduct::input_gradient},
@@ -285,11 +285,11 @@ void lower_backprop_input(LowerContext& ctx) {
     return;
   }
   if (g.pointwise()) {
-    vk::gemm(ctx.recording, input_gemm(g), ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g));
+    vk::gemm(ctx.recording, input_gemm(g), {ctx.in[0], ctx.in[1], ctx.out, gemm_workspace(ctx, g)});
     return;
   }
   const vk::BufferSlice col = ctx.workspace.sub(0, vk::im2col_elements(conv_push(g)) * 4);
-  vk::gemm(ctx.recording, input_gemm(g), ctx.in[0], ctx.in[1], col, gemm_workspace(ctx, g));
+  vk::gemm(ctx.recording, input_gemm(g), {ctx.in[0], ctx.in[1], col, gemm_workspace(ctx, g)});
   vk::col2im(ctx.recording, conv_push(g), col, ctx.out);
 }
 
@@ -349,7 +349,7 @@ void lower_backprop_filter(LowerContext& ctx) {
     col = ctx.workspace.sub(0, vk::im2col_elements(conv_push(g)) * 4);
     vk::im2col(ctx.recording, conv_push(g), ctx.in[0], col, /*transposed=*/true);
   }
-  vk::gemm(ctx.recording, filter_gemm(g), col, ctx.in[1], ctx.out, gemm_workspace(ctx, g));
+  vk::gemm(ctx.recording, filter_gemm(g), {col, ctx.in[1], ctx.out, gemm_workspace(ctx, g)});
 }
 
 RefTensor reference_backprop_filter(const Node& node, std::span<const RefTensor* const> in, RefState&) {

@@ -142,13 +142,13 @@ void lower_binary(LowerContext& ctx) {
   const auto n = static_cast<std::uint64_t>(ctx.out_type.numel());
   if (scalar_op) {
     if (const Node* c = scalar_constant(ctx, 1); c && ctx.in_types[0].numel() == ctx.out_type.numel()) {
-      vk::binary_scalar(ctx.recording, a.fn, n, ctx.in[0], std::get<ConstantAttrs>(c->attrs).value.data<float>()[0],
+      vk::binary_scalar(ctx.recording, a.fn, n, ctx.in[0], {std::get<ConstantAttrs>(c->attrs).value.data<float>()[0]},
                         ctx.out);
       return;
     }
     if (const Node* c = scalar_constant(ctx, 0); c && ctx.in_types[1].numel() == ctx.out_type.numel()) {
-      vk::binary_scalar(ctx.recording, a.fn, n, ctx.in[1], std::get<ConstantAttrs>(c->attrs).value.data<float>()[0],
-                        ctx.out, /*scalar_first=*/true);
+      vk::binary_scalar(ctx.recording, a.fn, n, ctx.in[1],
+                        {.value = std::get<ConstantAttrs>(c->attrs).value.data<float>()[0], .first = true}, ctx.out);
       return;
     }
   }

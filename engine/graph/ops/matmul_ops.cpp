@@ -91,7 +91,7 @@ std::size_t workspace_matmul(const Node& node, std::span<const TensorType> in, c
 
 void lower_matmul_with_epilogue(LowerContext& ctx, const vk::GemmEpilogue& epilogue) {
   const vk::GemmArgs args = gemm_args(ctx.attrs<MatmulAttrs>(), ctx.in_types[0], ctx.in_types[1], ctx.out_type);
-  vk::gemm(ctx.recording, args, ctx.in[0], ctx.in[1], ctx.out, ctx.workspace, epilogue);
+  vk::gemm(ctx.recording, args, {ctx.in[0], ctx.in[1], ctx.out, ctx.workspace}, epilogue);
 }
 
 void lower_matmul(LowerContext& ctx) { lower_matmul_with_epilogue(ctx, {}); }

@@ -101,8 +101,9 @@ void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src,
   recording.dispatch(kernel, bindings, push, grid_1d(workgroups_for(n), device), "copy");
 }
 
-void transpose(Recording& recording, std::uint32_t batch, std::uint32_t rows, std::uint32_t cols,
-               const BufferSlice& src, const BufferSlice& dst, KernelChoice choice) {
+void transpose(Recording& recording, const MatrixBatch& of, const BufferSlice& src, const BufferSlice& dst,
+               KernelChoice choice) {
+  const auto [batch, rows, cols] = of;
   const std::uint64_t n = std::uint64_t{batch} * rows * cols;
   require_elements(src, n, "transpose", "src");
   require_elements(dst, n, "transpose", "dst");

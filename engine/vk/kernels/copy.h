@@ -55,8 +55,12 @@ struct StridedCopy {
 };
 void copy(Recording& recording, const StridedCopy& args, const BufferSlice& src, const BufferSlice& dst);
 
-// dst[b] = transpose(src[b]) for `batch` matrices of rows x cols (src) -> cols x rows.
-void transpose(Recording& recording, std::uint32_t batch, std::uint32_t rows, std::uint32_t cols,
-               const BufferSlice& src, const BufferSlice& dst, KernelChoice choice = KernelChoice::automatic);
+// `batch` matrices of rows x cols.
+struct MatrixBatch {
+  std::uint32_t batch = 1, rows = 0, cols = 0;
+};
+// dst[b] = transpose(src[b]) for the matrices of `of` (src) -> cols x rows.
+void transpose(Recording& recording, const MatrixBatch& of, const BufferSlice& src, const BufferSlice& dst,
+               KernelChoice choice = KernelChoice::automatic);
 
 }  // namespace vkp::vk

@@ -113,8 +113,8 @@ void binary(Recording& recording, BinaryOp op, const ShapedSlice& a_in, const Sh
                      to_string(op));
 }
 
-void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, float scalar,
-                   const BufferSlice& c, bool scalar_first) {
+void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, ScalarOperand scalar,
+                   const BufferSlice& c) {
   require_u32(n, "binary");
   require_elements(a, n, "binary", "a");
   require_elements(c, n, "binary", "c");
@@ -123,9 +123,9 @@ void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const Buf
   push.rank = 1;
   push.dims[0] = push.n;
   push.stride_a[0] = push.stride_b[0] = 1;
-  push.scalar = scalar;
+  push.scalar = scalar.value;
   Device& device = recording.device();
-  const std::uint32_t mode = scalar_first ? 2 : 1;
+  const std::uint32_t mode = scalar.first ? 2 : 1;
   const bool vec4 = aligned16({a, c});
   // The scalar side's binding is not read; bind the tensor operand there too.
   const BufferSlice bindings[] = {a, a, c};

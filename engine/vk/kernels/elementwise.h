@@ -56,8 +56,13 @@ struct ShapedSlice {
 void binary(Recording& recording, BinaryOp op, const ShapedSlice& a, const ShapedSlice& b, const BufferSlice& c,
             float alpha = 0.0f);
 
-// c = a op scalar (scalar_first: c = scalar op a) over `n` elements.
-void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, float scalar,
-                   const BufferSlice& c, bool scalar_first = false);
+// A scalar operand: c = a op value, or with `first`, c = value op a.
+struct ScalarOperand {
+  float value = 0;
+  bool first = false;
+};
+// c = a op scalar over `n` elements.
+void binary_scalar(Recording& recording, BinaryOp op, std::uint64_t n, const BufferSlice& a, ScalarOperand scalar,
+                   const BufferSlice& c);
 
 }  // namespace vkp::vk

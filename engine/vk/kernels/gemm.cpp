@@ -434,8 +434,8 @@ bool gemm_cpu_transposes(const GemmArgs& args) {
   return args.m > 0 && args.n > 0 && args.batch > 0 && transposes(args, gemm_layout(args));
 }
 
-void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b, const BufferSlice& c,
-          const BufferSlice& workspace, const GemmEpilogue& epilogue) {
+void gemm(Recording& recording, const GemmArgs& args, const GemmOperands& operands, const GemmEpilogue& epilogue) {
+  const auto& [a, b, c, workspace] = operands;
   const GemmLayout l = gemm_layout(args);
   if (args.m == 0 || args.n == 0 || args.batch == 0) return;
   const std::uint32_t a_rows = args.trans_a ? args.k : args.m, a_cols = args.trans_a ? args.m : args.k;

@@ -204,10 +204,13 @@ std::uint32_t gemm_cpu_splits(const GemmArgs& args, const Device& device);
 // packs it) when the operands' slices start 16-byte aligned, as the arena places them.
 std::uint32_t gemm_cpu_y_mode(const GemmArgs& args, const Device& device);
 
-// Records C = alpha * op(A) op(B) + beta * C; `workspace` holds at least
-// gemm_workspace_bytes() bytes. Throws Error(invalid_argument) when a slice is too
-// small for the shapes and strides, or a row stride is shorter than its row.
-void gemm(Recording& recording, const GemmArgs& args, const BufferSlice& a, const BufferSlice& b,
-          const BufferSlice& c, const BufferSlice& workspace, const GemmEpilogue& epilogue = {});
+// What gemm() reads and writes: A, B, C, and a workspace of at least
+// gemm_workspace_bytes() bytes.
+struct GemmOperands {
+  BufferSlice a, b, c, workspace;
+};
+// Records C = alpha * op(A) op(B) + beta * C. Throws Error(invalid_argument) when a slice
+// is too small for the shapes and strides, or a row stride is shorter than its row.
+void gemm(Recording& recording, const GemmArgs& args, const GemmOperands& operands, const GemmEpilogue& epilogue = {});
 
 }  // namespace vkp::vk

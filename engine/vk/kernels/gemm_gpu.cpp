@@ -85,7 +85,7 @@ std::unique_ptr<Recording> record_variant(Device& device, GemmArgs args, GemmVar
                                           const BufferSlice& b, const BufferSlice& c) {
   args.variant = variant;
   auto recording = std::make_unique<Recording>(device, RecordingOptions{.name = "gemm tuning", .timestamps = true});
-  for (int i = 0; i < kRuns; ++i) gemm(*recording, args, a, b, c, BufferSlice{});
+  for (int i = 0; i < kRuns; ++i) gemm(*recording, args, {a, b, c, BufferSlice{}});
   recording->finish();
   return recording;
 }

@@ -88,7 +88,7 @@ void swap_w(Recording& recording, const ConvProblem& problem, bool cpu, const Bu
   const std::uint32_t taps = g.kh * g.kw, cg = g.c / g.groups;
   StridedCopy copy_args;
   if (!cpu && !w.f16) {  // w' [taps][cout][c]
-    transpose(recording, taps, g.c, cout, w, to);
+    transpose(recording, {taps, g.c, cout}, w, to);
     return;
   }
   if (!cpu) {  // the same, float16 kept (transpose reads float32 only)

@@ -116,7 +116,7 @@ TEST_P(Transpose, SwapsTheLastTwoAxes) {
     const std::vector<float> src = random_floats(std::size_t{batch} * rows * cols, rows * cols);
     const vk::BufferSlice ds = upload(src), dd = scratch(src.size());
     vk::Recording recording(device());
-    vk::transpose(recording, batch, rows, cols, ds, dd, GetParam());
+    vk::transpose(recording, {batch, rows, cols}, ds, dd, GetParam());
     recording.finish();
     recording.run();
     const std::vector<float> got = download(dd, src.size());

@@ -173,8 +173,8 @@ TEST_P(Binary, ScalarOperandOnEitherSide) {
   const float scalar = pow ? 2.5f : 1.75f;
   const vk::BufferSlice dx = upload(x), right = scratch(x.size()), left = scratch(x.size());
   vk::Recording recording(device());
-  vk::binary_scalar(recording, op, x.size(), dx, scalar, right);
-  vk::binary_scalar(recording, op, x.size(), dx, scalar, left, /*scalar_first=*/true);
+  vk::binary_scalar(recording, op, x.size(), dx, {scalar}, right);
+  vk::binary_scalar(recording, op, x.size(), dx, {.value = scalar, .first = true}, left);
   recording.finish();
   recording.run();
   std::vector<double> want_right(x.size()), want_left(x.size());

@@ -135,8 +135,8 @@ TEST_P(F16Storage, GemmOperandsAndResultInEitherWidth) {
       plain_epilogue.activation = half_epilogue.activation = vk::UnaryOp::relu;
       const vk::BufferSlice c32 = result(mn, false), c16 = result(mn, hc);
       run([&](vk::Recording& r) {
-        vk::gemm(r, args, upload(a), upload(b), c32, work, plain_epilogue);
-        vk::gemm(r, args, put(a, ha), put(b, hb), c16, work, half_epilogue);
+        vk::gemm(r, args, {upload(a), upload(b), c32, work}, plain_epilogue);
+        vk::gemm(r, args, {put(a, ha), put(b, hb), c16, work}, half_epilogue);
       });
       EXPECT_EQ(same(get(c16, mn), get(c32, mn), hc), "");
     }
@@ -157,8 +157,8 @@ TEST_P(F16Storage, GemmGateReadAsFloat16) {
   plain.gate_fn = half.gate_fn = vk::BinaryOp::relu_grad;
   const vk::BufferSlice c32 = result(mn, false), c16 = result(mn, true);
   run([&](vk::Recording& r) {
-    vk::gemm(r, args, upload(a), upload(b), c32, work, plain);
-    vk::gemm(r, args, put(a, true), put(b, true), c16, work, half);
+    vk::gemm(r, args, {upload(a), upload(b), c32, work}, plain);
+    vk::gemm(r, args, {put(a, true), put(b, true), c16, work}, half);
   });
   EXPECT_EQ(same(get(c16, mn), get(c32, mn), true), "");
 }
@@ -306,7 +306,7 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
     vk::binary(r, vk::BinaryOp::mul, {Shape{1003}, put(a, half)}, {Shape{1003}, put(b, half)}, y);
   });
   both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
-    vk::binary_scalar(r, vk::BinaryOp::sub, n, put(a, half), 0.25f, y, true);
+    vk::binary_scalar(r, vk::BinaryOp::sub, n, put(a, half), {.value = 0.25f, .first = true}, y);
   });
   // Broadcasting: [17, 1, 5] - [3, 5].
   const auto big = rounded_to_half(random_floats(17 * 5, 602)), small = rounded_to_half(random_floats(15, 603));
@@ -366,7 +366,7 @@ TEST_F(F16StorageErrors, AKernelWithoutAFloat16BuildRefusesAFloat16Operand) {
     // gemm_pack reads its source as float16, but writes panels of float32 only.
     vk::BufferSlice bad_workspace = scratch(4096);
     bad_workspace.f16 = true;
-    vk::gemm(recording, args, y, x, y, bad_workspace);
+    vk::gemm(recording, args, {y, x, y, bad_workspace});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);

@@ -111,7 +111,7 @@ class GemmEpilogue : public VkTest, public ::testing::WithParamInterface<vk::Ker
     const vk::BufferSlice da = upload(a), db = upload(b), dc = upload(std::vector<float>(mn, std::nanf("")));
     const vk::BufferSlice work = arena().allocate(std::max<std::size_t>(vk::gemm_workspace_bytes(args, device()), 4), "work");
     vk::Recording recording(device(), {.name = "gemm epilogue test"});
-    vk::gemm(recording, args, da, db, dc, work, epilogue);
+    vk::gemm(recording, args, {da, db, dc, work}, epilogue);
     recording.finish();
     recording.run();
     EXPECT_EQ(compare(download(dc, mn), want, tolerance), "");
@@ -170,15 +170,15 @@ TEST_F(GemmEpilogueErrors, AShortBiasAResidualWithAGateAndAnUnsupportedActivatio
   vk::Recording recording(device());
   vk::GemmEpilogue short_bias;
   short_bias.bias = scratch(4);
-  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s, short_bias), Error);
+  EXPECT_THROW(vk::gemm(recording, args, {s, s, s, s}, short_bias), Error);
   vk::GemmEpilogue both;
   both.residual = scratch(20);
   both.gate = scratch(20);
   both.gate_fn = BinaryOp::relu_grad;
-  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s, both), Error);
+  EXPECT_THROW(vk::gemm(recording, args, {s, s, s, s}, both), Error);
   vk::GemmEpilogue exp_act;
   exp_act.activation = UnaryOp::exp;
-  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s, exp_act), Error);
+  EXPECT_THROW(vk::gemm(recording, args, {s, s, s, s}, exp_act), Error);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ class GemmTest : public VkTest {
     const vk::BufferSlice da = upload(a), db = upload(b), dc = upload(c0);
     const vk::BufferSlice work = arena().allocate(std::max<std::size_t>(vk::gemm_workspace_bytes(args, device()), 4), "work");
     vk::Recording recording(device(), {.name = "gemm test"});
-    vk::gemm(recording, args, da, db, dc, work);
+    vk::gemm(recording, args, {da, db, dc, work});
     recording.finish();
     recording.run();
     const std::vector<float> got = download(dc, c_count);
@@ -351,7 +351,7 @@ TEST_F(GemmTest, TooSmallOperandIsAnErrorNamingIt) {
   const vk::BufferSlice a = scratch(16), b = scratch(15), c = scratch(16), work = scratch(4096);
   vk::Recording recording(device());
   try {
-    vk::gemm(recording, args, a, b, c, work);
+    vk::gemm(recording, args, {a, b, c, work});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
@@ -367,11 +367,11 @@ TEST_F(GemmTest, ShortRowStrideAndSmallWorkspaceAreErrors) {
   args.lda = 3;
   const vk::BufferSlice s = scratch(64);
   vk::Recording recording(device());
-  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s), Error);
+  EXPECT_THROW(vk::gemm(recording, args, {s, s, s, s}), Error);
   args.lda.reset();
   args.choice = vk::KernelChoice::cpu;
   ASSERT_GT(vk::gemm_workspace_bytes(args, device()), 4u);
-  EXPECT_THROW(vk::gemm(recording, args, s, s, s, s.sub(0, 4)), Error);
+  EXPECT_THROW(vk::gemm(recording, args, {s, s, s, s.sub(0, 4)}), Error);
 }
 
 }  // namespace

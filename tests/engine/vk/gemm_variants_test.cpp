@@ -58,7 +58,7 @@ class GemmVariantTest : public VkTest, public ::testing::WithParamInterface<Gemm
     if (storage.half_c) c0 = rounded_to_half(c0);
     const vk::BufferSlice da = put(a, storage.half_ab), db = put(b, storage.half_ab), dc = put(c0, storage.half_c);
     vk::Recording recording(device(), {.name = "gemm variant test"});
-    vk::gemm(recording, args, da, db, dc, vk::BufferSlice{});
+    vk::gemm(recording, args, {da, db, dc, vk::BufferSlice{}});
     recording.finish();
     recording.run();
     const std::vector<float> got = get(dc, c_count);
@@ -154,7 +154,7 @@ TEST_P(GemmVariantTest, TheEpilogueAddsTheBiasAndActivates) {
   epilogue.activation = vk::UnaryOp::relu;
   const vk::BufferSlice dc = scratch(m * n);
   vk::Recording recording(device(), {.name = "gemm variant epilogue"});
-  vk::gemm(recording, args, upload(a), upload(b), dc, vk::BufferSlice{}, epilogue);
+  vk::gemm(recording, args, {upload(a), upload(b), dc, vk::BufferSlice{}}, epilogue);
   recording.finish();
   recording.run();
   const std::vector<float> got = download(dc, m * n);

@@ -21,7 +21,7 @@ TEST_F(VkTest, RecordedOnceReplayedWithNewInputs) {
   const std::size_t n = 1031;
   const vk::BufferSlice x = scratch(n), y = scratch(n);
   vk::Recording recording(device(), {.name = "double"});
-  vk::binary_scalar(recording, vk::BinaryOp::mul, n, x, 2.0f, y);
+  vk::binary_scalar(recording, vk::BinaryOp::mul, n, x, {2.0f}, y);
   recording.finish();
   for (int step = 0; step < 100; ++step) {
     const std::vector<float> input = random_floats(n, static_cast<std::uint64_t>(step));
@@ -41,8 +41,8 @@ TEST_F(VkTest, DependentKernelsSeeEachOthersWrites) {
   vk::Recording recording(device());
   vk::fill(recording, a, n, 0.0f);
   for (int i = 0; i < 10; ++i) {
-    vk::binary_scalar(recording, vk::BinaryOp::add, n, a, 1.0f, b);
-    vk::binary_scalar(recording, vk::BinaryOp::mul, n, b, 1.0f, a);
+    vk::binary_scalar(recording, vk::BinaryOp::add, n, a, {1.0f}, b);
+    vk::binary_scalar(recording, vk::BinaryOp::mul, n, b, {1.0f}, a);
   }
   recording.finish();
   recording.run();

@@ -54,7 +54,7 @@ void run_and_check(vk::Device& dev, std::uint32_t m, std::uint32_t n, std::uint3
   vk::upload(dev, da, std::as_bytes(std::span(a)));
   vk::upload(dev, db, std::as_bytes(std::span(b)));
   vk::Recording recording(dev, {.name = "tuning test"});
-  vk::gemm(recording, args, da, db, dc, vk::BufferSlice{});
+  vk::gemm(recording, args, {da, db, dc, vk::BufferSlice{}});
   recording.finish();
   recording.run();
   std::vector<float> got(std::size_t{m} * n);

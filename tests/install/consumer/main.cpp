@@ -20,7 +20,7 @@ int main() {
   vkp::vk::upload(device, da, std::as_bytes(std::span(a)));
   vkp::vk::upload(device, db, std::as_bytes(std::span(b)));
   vkp::vk::Recording recording(device);
-  vkp::vk::gemm(recording, args, da, db, dc, work);
+  vkp::vk::gemm(recording, args, {da, db, dc, work});
   recording.finish();
   recording.run();
   std::vector<float> c(4);
