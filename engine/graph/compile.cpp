@@ -490,8 +490,10 @@ class ProgramBuilder {
       for (int input : f.chain_inputs) inputs.push_back(slice_of(input, variant));
       const TensorType& out = type_of(tail);
       try {
-        vk::elementwise_chain(rec, f.steps, inputs, f.modes, static_cast<std::uint64_t>(out.numel()),
-                              static_cast<std::uint32_t>(out.rank() > 0 ? out.dims.back() : 1), slice_of(tail, variant));
+        vk::elementwise_chain(
+            rec, f.steps, inputs, f.modes,
+            {static_cast<std::uint64_t>(out.numel()), static_cast<std::uint32_t>(out.rank() > 0 ? out.dims.back() : 1)},
+            slice_of(tail, variant));
       } catch (const Error& e) {
         throw Error(e.code(), graph_.node(tail).name + " (an elementwise chain): " + e.what());
       }

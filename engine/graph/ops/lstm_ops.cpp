@@ -50,7 +50,7 @@ vk::LstmCellPush push(const LowerContext& ctx) {
 }
 
 void lower_cell(LowerContext& ctx) {
-  vk::lstm_cell(ctx.recording, vk::LstmCellPart::step, push(ctx), ctx.in[0], ctx.in[1], ctx.in[0], ctx.out);
+  vk::lstm_cell(ctx.recording, vk::LstmCellPart::step, push(ctx), {ctx.in[0], ctx.in[1], ctx.in[0], ctx.out});
 }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -100,7 +100,7 @@ TensorType infer_cell_grad(const Node& node, std::span<const TensorType> in) {
 void lower_cell_grad(LowerContext& ctx) {
   const vk::LstmCellPart part =
       ctx.attrs<LstmCellAttrs>().state_gradient ? vk::LstmCellPart::state_grad : vk::LstmCellPart::gates_grad;
-  vk::lstm_cell(ctx.recording, part, push(ctx), ctx.in[0], ctx.in[1], ctx.in[2], ctx.out);
+  vk::lstm_cell(ctx.recording, part, push(ctx), {ctx.in[0], ctx.in[1], ctx.in[2], ctx.out});
 }
 
 RefTensor reference_cell_grad(const Node& node, std::span<const RefTensor* const> in, RefState&) {

@@ -16,8 +16,8 @@ void fail(const std::string& what) { throw Error(ErrorCode::invalid_argument, "e
 }  // namespace
 
 void elementwise_chain(Recording& recording, std::span<const ChainStep> steps, std::span<const BufferSlice> inputs,
-                       std::span<const ChainInput> modes, std::uint64_t n, std::uint32_t channels,
-                       const BufferSlice& out) {
+                       std::span<const ChainInput> modes, ChainExtent extent, const BufferSlice& out) {
+  const auto [n, channels] = extent;
   if (steps.empty() || steps.size() > kMaxChainSteps) fail(std::to_string(steps.size()) + " steps (1 to 8)");
   if (inputs.empty() || inputs.size() > kMaxChainInputs || modes.size() != inputs.size())
     fail(std::to_string(inputs.size()) + " inputs with " + std::to_string(modes.size()) + " modes (1 to 4 each)");

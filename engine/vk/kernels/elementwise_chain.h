@@ -40,11 +40,16 @@ struct ChainPush {
 };
 static_assert(sizeof(ChainPush) == 40);
 
+// The elements a chain writes: n of them, the last axis of `channels` (what per-channel
+// inputs follow).
+struct ChainExtent {
+  std::uint64_t n = 0;
+  std::uint32_t channels = 1;
+};
 // out[i] for i < n = the last step's result. Throws Error(invalid_argument) for more
 // than 8 steps or 4 inputs, an operand that is not an input or an earlier step, or an
 // input too small for its mode.
 void elementwise_chain(Recording& recording, std::span<const ChainStep> steps, std::span<const BufferSlice> inputs,
-                       std::span<const ChainInput> modes, std::uint64_t n, std::uint32_t channels,
-                       const BufferSlice& out);
+                       std::span<const ChainInput> modes, ChainExtent extent, const BufferSlice& out);
 
 }  // namespace vkp::vk

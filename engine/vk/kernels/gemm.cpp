@@ -315,11 +315,11 @@ void gemm_cpu(Recording& recording, const GemmArgs& args, const GemmLayout& l, c
   run.bias_col = plan.transposed ? 0 : 1;
   const BufferSlice x = plan.transposed ? b : a;
   if (splits == 1) {
-    gemm_packed(recording, run, plan.panels, x, y_operand, c, epilogue);
+    gemm_packed(recording, run, plan.panels, {x, y_operand, c}, epilogue);
     return;
   }
   const BufferSlice partials = workspace.sub(plan.packed_bytes, plan.partial_bytes);
-  gemm_packed(recording, run, plan.panels, x, y_operand, partials);
+  gemm_packed(recording, run, plan.panels, {x, y_operand, partials});
   reduce(recording, plan.sums, partials, c, workspace.sub(plan.packed_bytes + plan.partial_bytes, plan.reduce_bytes));
 }
 
@@ -354,8 +354,9 @@ GemmPanels gemm_panels(const PanelGemm& g) {
   return p;
 }
 
-void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const BufferSlice& x,
-                 const BufferSlice& packed_y, const BufferSlice& c, const GemmEpilogue& epilogue) {
+void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const PackedOperands& operands,
+                 const GemmEpilogue& epilogue) {
+  const auto& [x, packed_y, c] = operands;
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   GemmRegblockPush push{};
   push.m = g.m;

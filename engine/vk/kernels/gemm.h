@@ -190,8 +190,12 @@ GemmPanels gemm_panels(const PanelGemm& g);
 // in all (each costs about a microsecond on lavapipe). Launch: (ceil(k_groups / chunk),
 // panel_count, batches).
 std::uint32_t gemm_pack_chunk(const GemmPanels& panels, std::uint32_t panel_count);
-void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const BufferSlice& x,
-                 const BufferSlice& packed_y, const BufferSlice& c, const GemmEpilogue& epilogue = {});
+// What gemm_packed reads and writes: X, Y packed in panels, and C.
+struct PackedOperands {
+  BufferSlice x, packed_y, c;
+};
+void gemm_packed(Recording& recording, const PanelGemm& g, const GemmPanels& panels, const PackedOperands& operands,
+                 const GemmEpilogue& epilogue = {});
 
 // Whether the CPU path runs this product as C^T = op(B)^T op(A)^T (when C is narrow),
 // for benchmarks to report and tests to cover both orientations.

@@ -255,7 +255,7 @@ void implicit_conv_cpu(Recording& recording, const CpuPlan& plan, const ConvRun&
     PanelGemm gemm = c.gemm;
     gemm.bias_row = 1;  // the run is the result transposed: its rows are channels
     gemm.bias_col = 0;
-    gemm_packed(recording, gemm, c.panels, x_operand, packed, plan.along_k() ? partials : result, epilogue);
+    gemm_packed(recording, gemm, c.panels, {x_operand, packed, plan.along_k() ? partials : result}, epilogue);
     first_partial += c.splits;
   }
   if (plan.partials > 1) {

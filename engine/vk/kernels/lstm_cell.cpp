@@ -4,8 +4,8 @@
 
 namespace vkp::vk {
 
-void lstm_cell(Recording& recording, LstmCellPart part, const LstmCellPush& shape, const BufferSlice& z,
-               const BufferSlice& state, const BufferSlice& ds, const BufferSlice& out) {
+void lstm_cell(Recording& recording, LstmCellPart part, const LstmCellPush& shape, const LstmCellBuffers& buffers) {
+  const auto& [z, state, ds, out] = buffers;
   const std::uint64_t cells = std::uint64_t{shape.batch} * shape.units;
   require_elements(z, 4 * cells, "lstm_cell", "z");
   require_elements(state, 2 * cells, "lstm_cell", "state");

@@ -21,7 +21,9 @@ enum class LstmCellPart : std::uint32_t { step, gates_grad, state_grad };
 // step: out = the next state [batch, 2 units] (c, h) from z [batch, 4 units] and state.
 // gates_grad: out = dz [batch, 4 units]; state_grad: out = dstate [batch, 2 units]; both
 // from ds, the gradient of the next state (bind anything of its size for step).
-void lstm_cell(Recording& recording, LstmCellPart part, const LstmCellPush& shape, const BufferSlice& z,
-               const BufferSlice& state, const BufferSlice& ds, const BufferSlice& out);
+struct LstmCellBuffers {
+  BufferSlice z, state, ds, out;
+};
+void lstm_cell(Recording& recording, LstmCellPart part, const LstmCellPush& shape, const LstmCellBuffers& buffers);
 
 }  // namespace vkp::vk

@@ -60,7 +60,7 @@ class ElementwiseChain : public VkTest {
     }
     const vk::BufferSlice out = upload(std::vector<float>(n, std::nanf("")));
     vk::Recording recording(device(), {.name = "chain test"});
-    vk::elementwise_chain(recording, steps, inputs, modes, n, channels, out);
+    vk::elementwise_chain(recording, steps, inputs, modes, {n, channels}, out);
     recording.finish();
     recording.run();
     EXPECT_EQ(compare(download(out, n), want, tolerance), "");
@@ -126,12 +126,12 @@ TEST_F(ElementwiseChain, TooManyStepsAndAnOperandFromTheFutureAreErrors) {
   const std::vector<ChainInput> full = {ChainInput::full};
   const std::vector<vk::BufferSlice> in = {x};
   const std::vector<ChainStep> nine(9, vk::unary_step(UnaryOp::relu, vk::chain_input(0)));
-  EXPECT_THROW(vk::elementwise_chain(recording, nine, in, full, 64, 1, x), Error);
+  EXPECT_THROW(vk::elementwise_chain(recording, nine, in, full, {64, 1}, x), Error);
   const std::vector<ChainStep> future = {vk::unary_step(UnaryOp::relu, vk::chain_result(0))};
-  EXPECT_THROW(vk::elementwise_chain(recording, future, in, full, 64, 1, x), Error);
+  EXPECT_THROW(vk::elementwise_chain(recording, future, in, full, {64, 1}, x), Error);
   const std::vector<ChainInput> channel = {ChainInput::channel};
   const std::vector<ChainStep> one = {vk::unary_step(UnaryOp::relu, vk::chain_input(0))};
-  EXPECT_THROW(vk::elementwise_chain(recording, one, in, channel, 64, 5, x), Error);  // 5 does not divide 64
+  EXPECT_THROW(vk::elementwise_chain(recording, one, in, channel, {64, 5}, x), Error);  // 5 does not divide 64
 }
 
 }  // namespace

@@ -324,7 +324,7 @@ TEST_P(F16Storage, ElementwiseOpsChainsDropoutAndReductions) {
   const auto ca = rounded_to_half(random_floats(rows * channels, 605)), cb = rounded_to_half(random_floats(rows * channels, 606));
   both_widths(rows * channels, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
     const vk::BufferSlice inputs[] = {put(ca, half), put(cb, half), upload(bias)};
-    vk::elementwise_chain(r, steps, inputs, modes, rows * channels, channels, y);
+    vk::elementwise_chain(r, steps, inputs, modes, {rows * channels, channels}, y);
   });
   const vk::BufferSlice scalars = upload(std::vector<float>(8, 0.0f));
   both_widths(n, true, [&](vk::Recording& r, bool half, const vk::BufferSlice& y) {
