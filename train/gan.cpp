@@ -102,15 +102,16 @@ void GANTrainer::run_step() {
 }
 
 MultiDeviceGANTrainer::MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
-                                             std::shared_ptr<GANModelDesc> model, towers::Reduction reduction,
-                                             std::uint64_t seed, int d_period, int g_period,
+                                             std::shared_ptr<GANModelDesc> model, GANTowerOptions options,
                                              PerDeviceOptions device_options)
-    : MultiDeviceTrainer(instance, devices, reduction, seed, std::move(device_options)), model_(std::move(model)),
-      d_period_(d_period), g_period_(g_period) {
+    : MultiDeviceTrainer(instance, devices, options.reduction, options.seed, std::move(device_options)),
+      model_(std::move(model)),
+      d_period_(options.d_period),
+      g_period_(options.g_period) {
   if (!model_) throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: the model is null");
-  if (reduction == towers::Reduction::async)
+  if (options.reduction == towers::Reduction::async)
     throw Error(ErrorCode::unsupported, "MultiDeviceGANTrainer: async towers train one cost; use replicated or ps");
-  if (d_period < 1 || g_period < 1 || (d_period > 1 && g_period > 1))
+  if (d_period_ < 1 || g_period_ < 1 || (d_period_ > 1 && g_period_ > 1))
     throw Error(ErrorCode::invalid_argument, "MultiDeviceGANTrainer: d_period and g_period must be >= 1, and one of "
                                              "them 1 (every step trains a net)");
 }

@@ -104,12 +104,17 @@ class SeparateGANTrainer : public GANTrainer {
 // Not with async towers or bucket_bytes. Mixed precision keeps a loss scale for each net
 // in every tower, as GANTrainer does on one device (replicated towers, or a parameter
 // server with its master on the device).
+struct GANTowerOptions {
+  towers::Reduction reduction = towers::Reduction::replicated;  // or parameter_server
+  std::uint64_t seed = 0;
+  int d_period = 1, g_period = 1;  // as SeparateGANTrainer's
+};
+
 class MultiDeviceGANTrainer : public MultiDeviceTrainer {
  public:
   MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
-                        std::shared_ptr<GANModelDesc> model,
-                        towers::Reduction reduction = towers::Reduction::replicated, std::uint64_t seed = 0,
-                        int d_period = 1, int g_period = 1, PerDeviceOptions device_options = {});
+                        std::shared_ptr<GANModelDesc> model, GANTowerOptions options = {},
+                        PerDeviceOptions device_options = {});
 
  protected:
   std::vector<std::string> loss_scale_names() const override { return {kDiscriminatorLossScale, kGeneratorLossScale}; }

@@ -70,8 +70,9 @@ void train_gan(const RunOptions& o, std::int64_t batch, bool mixed_precision,
     device = std::make_unique<vk::Device>(instance, o.device);
     trainer = std::make_unique<train::GANTrainer>(*device, model, o.seed);
   } else {
-    trainer = std::make_unique<train::MultiDeviceGANTrainer>(instance, o.devices, model,
-                                                             towers::parse_reduction(o.trainer), o.seed);
+    trainer = std::make_unique<train::MultiDeviceGANTrainer>(
+        instance, o.devices, model,
+        train::GANTowerOptions{.reduction = towers::parse_reduction(o.trainer), .seed = o.seed});
   }
   train::TrainConfig config;
   config.model = model;

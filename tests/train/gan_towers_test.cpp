@@ -70,7 +70,8 @@ void expect_towers_train_as_one(towers::Reduction reduction, int d_period, int g
   train::GANTrainer one(device(), whole, 5, d_period, g_period);
   train::launch_train_with_config(config_of(whole, joined(halves), steps, epochs), one);
   auto half = std::make_shared<OneDimGan>(true, kHalf);
-  train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, half, reduction, 5, d_period, g_period,
+  train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, half,
+                                   {.reduction = reduction, .seed = 5, .d_period = d_period, .g_period = g_period},
                                    device_options());
   train::launch_train_with_config(config_of(half, halves, steps, epochs), two);
   EXPECT_EQ(two.global_step(), one.global_step());
@@ -106,9 +107,9 @@ TEST(MultiDeviceGANTrainer, ACrashedAndResumedRunEqualsAnUninterruptedOne) {
     return config;
   };
   const auto trainer = [](std::shared_ptr<OneDimGan> model) {
-    return std::make_unique<train::MultiDeviceGANTrainer>(instance(), std::vector<int>{device_index(), device_index()},
-                                                          std::move(model), towers::Reduction::parameter_server, 3, 1,
-                                                          1, device_options());
+    return std::make_unique<train::MultiDeviceGANTrainer>(
+        instance(), std::vector<int>{device_index(), device_index()}, std::move(model),
+        train::GANTowerOptions{.reduction = towers::Reduction::parameter_server, .seed = 3}, device_options());
   };
   auto model = std::make_shared<OneDimGan>(true, kHalf);
   auto whole = trainer(model);
@@ -130,13 +131,14 @@ TEST(MultiDeviceGANTrainer, RefusesWhatItCannotTrain) {
   auto model = std::make_shared<OneDimGan>(true, kHalf);
   const std::vector<int> two{device_index(), device_index()};
   try {
-    train::MultiDeviceGANTrainer t(instance(), two, model, towers::Reduction::async, 1, 1, 1, device_options());
+    train::MultiDeviceGANTrainer t(instance(), two, model, {.reduction = towers::Reduction::async, .seed = 1},
+                                   device_options());
     ADD_FAILURE() << "async towers were taken";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);
   }
   EXPECT_THROW(
-      train::MultiDeviceGANTrainer(instance(), two, model, towers::Reduction::replicated, 1, 2, 3, device_options()),
+      train::MultiDeviceGANTrainer(instance(), two, model, {.seed = 1, .d_period = 2, .g_period = 3}, device_options()),
       Error);
 }
 
@@ -155,8 +157,7 @@ TEST(MultiDeviceGANTrainer, MixedPrecisionTowersTrainAsOneDevice) {
   config.mixed_precision = true;
   train::launch_train_with_config(std::move(config), one);
   auto half = std::make_shared<OneDimGan>(true, kWideHalf);
-  train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, half, towers::Reduction::replicated, 5,
-                                   1, 1, device_options());
+  train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, half, {.seed = 5}, device_options());
   config = config_of(half, halves, steps, 1);
   config.mixed_precision = true;
   train::launch_train_with_config(std::move(config), two);
@@ -187,8 +188,8 @@ TEST(MultiDeviceGANTrainer, AnOverflowSkipsThatNetsUpdateOnEveryTower) {
   for (const towers::Reduction reduction : {towers::Reduction::replicated, towers::Reduction::parameter_server}) {
     SCOPED_TRACE(towers::to_string(reduction));
     auto model = std::make_shared<OneDimGan>(false, 128);
-    train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, model, reduction, 5, 1, 2,
-                                     device_options());
+    train::MultiDeviceGANTrainer two(instance(), {device_index(), device_index()}, model,
+                                     {.reduction = reduction, .seed = 5, .g_period = 2}, device_options());
     constexpr float kScale = 1073741824.0f;  // 2^30
     two.enable_mixed_precision({.initial_scale = kScale, .growth_interval = 100, .max_scale = kScale});
     std::map<std::string, Array> before;

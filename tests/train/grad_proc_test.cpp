@@ -391,8 +391,7 @@ TEST(GradientProcessors, GanTrainersApplyThemOnOneDeviceAndOnTowers) {
       t = std::make_unique<train::GANTrainer>(device(), model, 3);
     else
       t = std::make_unique<train::MultiDeviceGANTrainer>(instance(), std::vector<int>{device_index(), device_index()},
-                                                         model, towers::Reduction::replicated, 3, 1, 1,
-                                                         device_options());
+                                                         model, train::GANTowerOptions{.seed = 3}, device_options());
     train::launch_train_with_config(gan_config(model, 4, towers), *t);
     for (const char* name : {"discrim/fc0/W", "discrim/fc1/b"})
       EXPECT_EQ(max_difference(t->session().variable(name), still.session().variable(name)), 0.0)
