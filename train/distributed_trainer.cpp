@@ -26,8 +26,10 @@ const std::string& var_name(const graph::Tensor& v) { return std::get<graph::Var
 DistributedTrainer::DistributedTrainer(towers::MpiSession& mpi, const vk::Instance& instance,
                                        const std::vector<int>& devices, std::uint64_t seed,
                                        PerDeviceOptions device_options, towers::Reduction local)
-    : MultiDeviceTrainer(instance, devices, across_processes(local),
-                         seed + static_cast<std::uint64_t>(mpi.rank()) * devices.size(), std::move(device_options)),
+    : MultiDeviceTrainer(instance, devices,
+                         {.reduction = across_processes(local),
+                          .seed = seed + static_cast<std::uint64_t>(mpi.rank()) * devices.size()},
+                         std::move(device_options)),
       mpi_(mpi) {}
 
 void DistributedTrainer::setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,

@@ -104,7 +104,8 @@ void GANTrainer::run_step() {
 MultiDeviceGANTrainer::MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
                                              std::shared_ptr<GANModelDesc> model, GANTowerOptions options,
                                              PerDeviceOptions device_options)
-    : MultiDeviceTrainer(instance, devices, options.reduction, options.seed, std::move(device_options)),
+    : MultiDeviceTrainer(instance, devices, {.reduction = options.reduction, .seed = options.seed},
+                         std::move(device_options)),
       model_(std::move(model)),
       d_period_(options.d_period),
       g_period_(options.g_period) {

@@ -27,14 +27,11 @@ detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::ve
 }
 
 MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& device_indices,
-                                       towers::Reduction reduction, std::uint64_t seed,
-                                       PerDeviceOptions device_options, float async_scale,
-                                       ParameterServerOptions parameter_server)
-    : OpenedDevices(instance, device_indices, device_options), TowerTrainer(*opened.front(), seed) {
-  options_.reduction = reduction;
-  options_.seed = seed;
-  options_.async_scale = async_scale;
-  options_.master = parameter_server.master;
+                                       towers::TowerOptions tower_options, PerDeviceOptions device_options)
+    : OpenedDevices(instance, device_indices, device_options),
+      TowerTrainer(*opened.front(), tower_options.seed),
+      options_(std::move(tower_options)) {
+  towers::check_tower_options(options_);
 }
 
 MultiDeviceTrainer::~MultiDeviceTrainer() = default;
@@ -351,9 +348,10 @@ void MultiDeviceTrainer::report_epoch() {
 AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices,
                                                  std::uint64_t seed, float scale, PerDeviceOptions device_options,
                                                  int max_lead)
-    : MultiDeviceTrainer(instance, devices, towers::Reduction::async, seed, std::move(device_options), scale) {
-  set_async_max_lead(max_lead);
-}
+    : MultiDeviceTrainer(
+          instance, devices,
+          {.reduction = towers::Reduction::async, .seed = seed, .async_scale = scale, .async_max_lead = max_lead},
+          std::move(device_options)) {}
 
 void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
   if (towers_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");

@@ -70,9 +70,10 @@ struct OpenedDevices {
 
 class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
  public:
-  MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, towers::Reduction reduction,
-                     std::uint64_t seed = 0, PerDeviceOptions device_options = {}, float async_scale = 1.0f,
-                     ParameterServerOptions parameter_server = {});
+  // `tower_options`: the strategy and its settings (reduction, seed, master, async_scale,
+  // async_max_lead); the trainer sets staging, timing and loss scaling itself.
+  MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& devices, towers::TowerOptions tower_options,
+                     PerDeviceOptions device_options = {});
   ~MultiDeviceTrainer() override;
 
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
@@ -135,7 +136,6 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void share_global_step(std::shared_ptr<const graph::StepClock> clock) override;
   // Async: each tower's updates and gradient staleness in the log and the monitors.
   void report_epoch() override;
-  void set_async_max_lead(int max_lead) { options_.async_max_lead = max_lead; }
   // Tower k: placeholders of the input specs and the tower function's cost. A trainer of
   // several objectives (a GAN's) adds them here.
   virtual towers::Tower build_tower(graph::Graph& graph, int k);
@@ -177,7 +177,8 @@ class SyncMultiDeviceTrainerReplicated : public MultiDeviceTrainer {
  public:
   SyncMultiDeviceTrainerReplicated(const vk::Instance& instance, const std::vector<int>& devices,
                                    std::uint64_t seed = 0, PerDeviceOptions device_options = {})
-      : MultiDeviceTrainer(instance, devices, towers::Reduction::replicated, seed, std::move(device_options)) {}
+      : MultiDeviceTrainer(instance, devices, {.reduction = towers::Reduction::replicated, .seed = seed},
+                           std::move(device_options)) {}
 };
 
 // One master copy of the variables and optimizer state, on the host by default (or on
@@ -188,8 +189,9 @@ class SyncMultiDeviceTrainerParameterServer : public MultiDeviceTrainer {
   SyncMultiDeviceTrainerParameterServer(const vk::Instance& instance, const std::vector<int>& devices,
                                         std::uint64_t seed = 0, PerDeviceOptions device_options = {},
                                         ParameterServerOptions options = {})
-      : MultiDeviceTrainer(instance, devices, towers::Reduction::parameter_server, seed, std::move(device_options),
-                           1.0f, options) {}
+      : MultiDeviceTrainer(instance, devices,
+                           {.reduction = towers::Reduction::parameter_server, .seed = seed, .master = options.master},
+                           std::move(device_options)) {}
 };
 
 // Towers that run free (tensorpack's AsyncMultiGPUTrainer): each on a thread of its own
