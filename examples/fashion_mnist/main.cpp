@@ -79,7 +79,7 @@ constexpr const char* kHelp =
     "                       directory's latest, or an .npz / .safetensors of the same\n"
     "                       names); optimizer state and the step start afresh\n"
     "  --mixed-precision    float16 activations and gradients (float32 weights and\n"
-    "                       optimizer state) with dynamic loss scaling; one device\n"
+    "                       optimizer state) with dynamic loss scaling\n"
     "  --freeze-conv        fine-tuning: train the fully connected layers only (the\n"
     "                       convnet's convolutions and batch norms keep their values)\n"
     "  --evaluate           train nothing: classify the test split with the log directory's\n"
