@@ -5,8 +5,14 @@
 namespace vkp::vk {
 namespace {
 
-void launch(Recording& recording, std::uint32_t grad, const LayerNormPush& shape, const BufferSlice& x,
-            const BufferSlice& dy, const BufferSlice& out, const char* name) {
+// x, then dy (x again forward; dxhat backward), then out.
+struct LayerNormBuffers {
+  BufferSlice x, dy, out;
+};
+
+void launch(Recording& recording, std::uint32_t grad, const LayerNormPush& shape, const LayerNormBuffers& buffers,
+            const char* name) {
+  const auto& [x, dy, out] = buffers;
   const std::uint64_t n = std::uint64_t{shape.rows} * shape.cols;
   require_elements(x, n, name, "x");
   require_elements(dy, n, name, grad ? "dxhat" : "x");
@@ -21,12 +27,12 @@ void launch(Recording& recording, std::uint32_t grad, const LayerNormPush& shape
 }  // namespace
 
 void layer_norm(Recording& recording, const LayerNormPush& shape, const BufferSlice& x, const BufferSlice& xhat) {
-  launch(recording, 0, shape, x, x, xhat, "layer_norm");
+  launch(recording, 0, shape, {x, x, xhat}, "layer_norm");
 }
 
 void layer_norm_grad(Recording& recording, const LayerNormPush& shape, const BufferSlice& x, const BufferSlice& dxhat,
                      const BufferSlice& dx) {
-  launch(recording, 1, shape, x, dxhat, dx, "layer_norm_grad");
+  launch(recording, 1, shape, {x, dxhat, dx}, "layer_norm_grad");
 }
 
 }  // namespace vkp::vk

@@ -82,8 +82,15 @@ std::uint64_t copy_bytes_for(const Device& device) {
   return bytes / 16 * 16;
 }
 
-double copy_rate(Device& device, double min_seconds, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
-                 std::uint32_t groups, bool shader);
+// What a copy benchmark copies: `bytes` of src into dst, in `groups` workgroups when a
+// shader copies; by peak_copy.comp or by vkCmdCopyBuffer.
+struct CopyRun {
+  BufferSlice src, dst;
+  std::uint64_t bytes = 0;
+  std::uint32_t groups = 1;
+};
+enum class CopyBy { shader, driver };
+double copy_rate(Device& device, double min_seconds, const CopyRun& run, CopyBy by);
 
 // peak.bytes_per_second: the faster of peak_copy.comp and vkCmdCopyBuffer (a CPU
 // driver's memcpy; on a GPU the driver's own copy kernel or engine);
@@ -96,13 +103,14 @@ void copy_rates(Device& device, double min_seconds, Peak& peak) {
   const std::uint32_t groups =
       device.kind() == DeviceKind::cpu ? static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes / 16 / 256, 65535))
                                        : 4096;
-  peak.shader_bytes_per_second = copy_rate(device, min_seconds, src, dst, bytes, groups, true);
-  peak.bytes_per_second =
-      std::max(peak.shader_bytes_per_second, copy_rate(device, min_seconds, src, dst, bytes, groups, false));
+  const CopyRun run{src, dst, bytes, groups};
+  peak.shader_bytes_per_second = copy_rate(device, min_seconds, run, CopyBy::shader);
+  peak.bytes_per_second = std::max(peak.shader_bytes_per_second, copy_rate(device, min_seconds, run, CopyBy::driver));
 }
 
-double copy_rate(Device& device, double min_seconds, const BufferSlice& src, const BufferSlice& dst, std::uint64_t bytes,
-                 std::uint32_t groups, bool shader) {
+double copy_rate(Device& device, double min_seconds, const CopyRun& run, CopyBy by) {
+  const auto& [src, dst, bytes, groups] = run;
+  const bool shader = by == CopyBy::shader;
   for (int copies = 1;; copies *= 2) {
     Recording recording(device, {.name = "peak copy", .timestamps = true});
     for (int c = 0; c < copies; ++c) {
