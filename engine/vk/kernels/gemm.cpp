@@ -114,8 +114,15 @@ GemmPanels blocking_for(std::uint32_t m, std::uint32_t n, bool x_vec4) {
   return p;
 }
 
-double cost_of(const GemmPanels& p, std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t batch,
-               std::uint32_t packed_batches, bool x_vec4) {
+// One orientation of a product as the CPU path would run it: m x n x k in `batch`
+// products, Y packed for `packed_batches` of them, X read as vec4s or not.
+struct Orientation {
+  std::uint32_t m, n, k, batch, packed_batches;
+  bool x_vec4;
+};
+
+double cost_of(const GemmPanels& p, const Orientation& o) {
+  const auto [m, n, k, batch, packed_batches, x_vec4] = o;
   const double padded_m = static_cast<double>(div_up(m, p.rows)) * p.rows;
   const double padded_n = static_cast<double>(div_up(n, p.width)) * p.width;
   const double padded_k = static_cast<double>(div_up(k, 4)) * 4;
@@ -154,9 +161,10 @@ bool transposes(const GemmArgs& args, const GemmLayout& l) {
     const std::uint32_t x_batch = transposed ? l.stride_b : l.stride_a;
     return x_k == 1 && x_row % 4 == 0 && x_batch % 4 == 0;
   };
-  return cost_of(blocking_for(args.n, args.m, x_vec4(true)), args.n, args.m, args.k, args.batch, packed_batches(true),
-                 x_vec4(true)) < cost_of(blocking_for(args.m, args.n, x_vec4(false)), args.m, args.n, args.k,
-                                         args.batch, packed_batches(false), x_vec4(false));
+  const Orientation transposed{args.n, args.m, args.k, args.batch, packed_batches(true), x_vec4(true)};
+  const Orientation plain{args.m, args.n, args.k, args.batch, packed_batches(false), x_vec4(false)};
+  return cost_of(blocking_for(args.n, args.m, transposed.x_vec4), transposed) <
+         cost_of(blocking_for(args.m, args.n, plain.x_vec4), plain);
 }
 
 // Y seen as X[p][k] (p along n): its extents and element strides.

@@ -90,8 +90,15 @@ std::unique_ptr<Recording> record_variant(Device& device, GemmArgs args, GemmVar
   return recording;
 }
 
+// The variants to measure, and the one kept where the operands are too large to measure.
+struct Candidates {
+  const std::vector<GemmVariant>& variants;
+  GemmVariant fixed;
+};
+
 GemmVariant measure_variant(Device& device, const GemmArgs& args, const GemmLayout& l, const BufferSlice& a,
-                            const BufferSlice& b, const std::vector<GemmVariant>& candidates, GemmVariant fixed) {
+                            const BufferSlice& b, const Candidates& choice) {
+  const auto& [candidates, fixed] = choice;
   const std::uint32_t a_rows = args.trans_a ? args.k : args.m, a_cols = args.trans_a ? args.m : args.k;
   const std::uint32_t b_rows = args.trans_b ? args.n : args.k, b_cols = args.trans_b ? args.k : args.n;
   const std::uint64_t a_bytes = gemm_extent(a_rows, a_cols, l.lda, args.batch, l.stride_a) * (a.f16 ? 2 : 4);
@@ -140,7 +147,7 @@ GemmVariant chosen_variant(const GemmArgs& args, const GemmLayout& l, const Buff
   if (const std::optional<std::string> kept = cache.get(key))
     for (GemmVariant v : candidates)
       if (to_string(v) == *kept) return v;
-  const GemmVariant best = measure_variant(device, args, l, a, b, candidates, fixed);
+  const GemmVariant best = measure_variant(device, args, l, a, b, {candidates, fixed});
   cache.put(key, std::string(to_string(best)));
   log_info("{}: {} runs {} (measured; {})", device.label(), key, to_string(best),
            cache.path().empty() ? "kept in memory" : cache.path());
