@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "towers/internal/async_state.h"
+#include "towers/internal/host_average.h"
 #include "towers/internal/host_master.h"
 #include "towers/internal/replicas.h"
 
@@ -199,21 +200,16 @@ void AsyncTowers::compute(int k, const std::vector<Array>& batch, std::uint64_t 
     r.session->submit_program(p, r.parts[0].stager.prepare(p, batch));
     r.session->wait_program(p, r.parts[0].outputs);
   });
+  // Async towers have one objective, whose gradients are every trainable variable's.
   const std::span<Array> gradients = std::span<Array>(r.parts[0].outputs).subspan(1, n);
-  const auto times = [&](float factor) {
-    for (Array& g : gradients)
-      for (float& x : g.data<float>()) x *= factor;
-  };
-  if (options().async_scale != 1.0f) times(options().async_scale);
+  const std::vector<int>& all = objective_variables(0);
+  if (options().async_scale != 1.0f) multiply(gradients, all, options().async_scale);
   // This tower's gradient through the processors, on its thread, as tensorpack's
-  // asynchronous trainer applies them to each tower's gradients. With loss scaling they
-  // see it unscaled: divided by the scale it was taken with (sent with the parameters)
-  // and multiplied again after, exact for the powers of two a scale takes.
-  const bool unscale = options().loss_scale && !processors().empty();
-  const float loss_scale = unscale ? state_->parameters[static_cast<std::size_t>(k)][n].data<float>()[0] : 1.0f;
-  if (unscale) times(1.0f / loss_scale);
-  replicas.process_on_host(objective_variables(0), gradients);
-  if (unscale) times(loss_scale);
+  // asynchronous trainer applies them to each tower's gradients; with loss scaling,
+  // unscaled by the scale it was taken with (sent with the parameters).
+  const bool scaled = options().loss_scale && !processors().empty();
+  replicas.process_on_host(all, gradients,
+                           scaled ? state_->parameters[static_cast<std::size_t>(k)][n].data<float>()[0] : 1.0f);
 }
 
 // Under the lock: tower k's gradients, computed from update `read`, applied to the

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "engine/graph/optimizer_table.h"
+#include "towers/internal/host_average.h"
 #include "towers/internal/replicas.h"
 
 namespace vkp::towers {
@@ -102,9 +103,7 @@ bool HostMaster::apply(int objective, std::span<const int> variables, const Host
     if (!finite) return false;
     // As the device's guarded update: g * (1 / scale), exact for the powers of two a
     // scale takes.
-    const float factor = 1.0f / scale;
-    for (int v : variables)
-      for (float& x : gradients[static_cast<std::size_t>(v)].data<float>()) x *= factor;
+    multiply(gradients, variables, 1.0f / scale);
   }
   for (int v : variables) {
     const auto i = static_cast<std::size_t>(v);

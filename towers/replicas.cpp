@@ -7,6 +7,7 @@
 #include "engine/graph/ops.h"
 #include "engine/graph/variables.h"
 #include "engine/vk/device.h"
+#include "towers/internal/host_average.h"
 
 namespace vkp::towers {
 namespace {
@@ -223,13 +224,15 @@ void Replicas::check_same_variables(int k, const std::vector<std::string>& names
   }
 }
 
-void Replicas::process_on_host(std::span<const int> variables, std::span<Array> gradients) {
+void Replicas::process_on_host(std::span<const int> variables, std::span<Array> gradients, float loss_scale) {
   if (processors_.empty()) return;
+  if (loss_scale != 1.0f) multiply(gradients, variables, 1.0f / loss_scale);
   std::vector<graph::HostGradient> grads;
   grads.reserve(variables.size());
   for (int i : variables)
     grads.push_back({names_[static_cast<std::size_t>(i)], gradients[static_cast<std::size_t>(i)].data<float>()});
   graph::process_gradients_on_host(processors_, grads);
+  if (loss_scale != 1.0f) multiply(gradients, variables, loss_scale);
 }
 
 // One transfer out of tower `from` and one into each other tower.

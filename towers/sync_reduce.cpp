@@ -104,24 +104,14 @@ double SyncTowers::reduce_gradients(double total) {
   if (cross_reduce_) cross_reduce_(averaged_, total, cost);
   if (!feed_early) {
     const std::vector<int>& vars = objective_variables(current_);
-    // With loss scaling the processors see the true gradients, as on one device: the
-    // averages divided by the scale and multiplied again after (exact for the powers of
-    // two a scale takes), which the update divides as ever.
-    const float scale = options().loss_scale && !processors().empty() ? r.scale_of(0, current_) : 1.0f;
-    if (scale != 1.0f) multiply(vars, 1.0f / scale);
-    r.process_on_host(vars, averaged_);
-    if (scale != 1.0f) multiply(vars, scale);
+    // With loss scaling the processors see the averages unscaled; the update divides them.
+    r.process_on_host(vars, averaged_, options().loss_scale && !processors().empty() ? r.scale_of(0, current_) : 1.0f);
     use_averages(vars);
   }
   const double spent = seconds_since(start);
   times.reduce += spent;
   times.exposed_reduce = bucketed ? times.exposed_reduce + spent : spent;
   return cost;
-}
-
-void SyncTowers::multiply(std::span<const int> variables, float factor) {
-  for (int i : variables)
-    for (float& x : averaged_[static_cast<std::size_t>(i)].data<float>()) x *= factor;
 }
 
 void SyncTowers::set_cross_reduce(CrossReduce reduce) {

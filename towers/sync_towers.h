@@ -69,8 +69,6 @@ class SyncTowers : public Towers {
   void reduce_bucket(std::span<const int> variables, bool use);
   // Waits for every tower's gradient program; with time_towers, notes when each finished.
   void wait_gradients();
-  // The averages of `variables` times `factor`.
-  void multiply(std::span<const int> variables, float factor);
 
   CrossReduce cross_reduce_;
   std::vector<Array> averaged_;  // by variable

@@ -26,4 +26,9 @@ void weighted_sum(std::span<const float* const> inputs, std::span<const float> w
   }
 }
 
+void multiply(std::span<Array> gradients, std::span<const int> variables, float factor) {
+  for (int i : variables)
+    for (float& x : gradients[static_cast<std::size_t>(i)].data<float>()) x *= factor;
+}
+
 }  // namespace vkp::towers

@@ -7,8 +7,13 @@
 #include <cstddef>
 #include <span>
 
+#include "core/array.h"
+
 namespace vkp::towers {
 
 void weighted_sum(std::span<const float* const> inputs, std::span<const float> weights, float* out, std::size_t n);
+
+// gradients[i] *= factor for each i of `variables` (gradients by trainable variable).
+void multiply(std::span<Array> gradients, std::span<const int> variables, float factor);
 
 }  // namespace vkp::towers

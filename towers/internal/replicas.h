@@ -109,7 +109,10 @@ class Replicas {
   // The optimizer's gradient processors, which the strategies apply on the host.
   const std::vector<graph::GradProcPtr>& processors() const { return processors_; }
   // The processors' host forms on `gradients` (by trainable variable) of `variables`.
-  void process_on_host(std::span<const int> variables, std::span<Array> gradients);
+  // Gradients of loss_scale * cost are divided by it first and multiplied again after
+  // (exact for the powers of two a scale takes), so that the processors see the true
+  // ones, as minimize_with_loss_scaling's do on one device.
+  void process_on_host(std::span<const int> variables, std::span<Array> gradients, float loss_scale = 1.0f);
 
   void broadcast_variables(int from);
   void broadcast_hyperparameters();
