@@ -186,8 +186,8 @@ void time_mode(vk::Device& dev, int steps, ModeTimes& best) {
   const auto [mx, labels, loss] = mlp_model(mg, batch);
   const std::vector<Tensor> train = sgd(mg, 0.01f).minimize(loss);
   Session mlp(mg, dev);
-  Program& step = mlp.program({{mx, f32({batch, 784})}, {labels, i32({batch})}}, {loss}, train);
-  const std::vector<Array> mlp_feeds = {random_array(DType::f32, Shape{batch, 784}, 3),
+  Program& step = mlp.program({{mx, f32({batch, 28, 28, 1})}, {labels, i32({batch})}}, {loss}, train);
+  const std::vector<Array> mlp_feeds = {random_array(DType::f32, Shape{batch, 28, 28, 1}, 3),
                                         random_array(DType::i32, Shape{batch}, 4)};
   best.mlp = std::min(best.mlp, per_call(steps, [&] { mlp.run_program(step, mlp_feeds, out); }).wall);
 }
@@ -344,8 +344,9 @@ void mlp_throughput(int steps) {
   const auto [x, labels, loss] = mlp_model(g, batch);
   const std::vector<Tensor> train = sgd(g, 0.01f).minimize(loss);
   Session session(g, device(), {.timestamps = true});
-  Program& program = session.program({{x, f32({batch, 784})}, {labels, i32({batch})}}, {loss}, train);
-  const std::vector<Array> feeds = {random_array(DType::f32, Shape{batch, 784}, 3), random_array(DType::i32, Shape{batch}, 4)};
+  Program& program = session.program({{x, f32({batch, 28, 28, 1})}, {labels, i32({batch})}}, {loss}, train);
+  const std::vector<Array> feeds = {random_array(DType::f32, Shape{batch, 28, 28, 1}, 3),
+                                    random_array(DType::i32, Shape{batch}, 4)};
   const StepStats s = measure(session, program, feeds, steps);
   const double flops = 3 * 2.0 * batch * (784 * 256 + 256 * 256 + 256 * 10);  // forward + two backward GEMMs
   print_stats("MLP 784-256-256-10", batch, s, flops);
@@ -378,7 +379,7 @@ void convnet_throughput(int steps) {
     const StepStats s = measure(session, program, feeds, steps);
     // Multiply-adds of the convolutions and FCs, times 3 (forward, input and weight gradients).
     const double macs = batch * (28.0 * 28 * 9 * 1 * 32 + 14.0 * 14 * 9 * 32 * 64 + 7.0 * 7 * 64 * 128 + 128 * 10);
-    print_stats(std::string("convnet conv3x3x32-BN-relu-pool, conv3x3x64-BN-relu-pool, FC128, FC10") +
+    print_stats(std::string("convnet conv3x3x32-BN-relu-pool, conv3x3x64-BN-relu-pool, FC128, dropout, FC10") +
                     (mixed ? " in mixed precision" : ""),
                 batch, s, 3 * 2 * macs);
     if (mixed) print_f16(program);
@@ -531,8 +532,8 @@ void profiler_overhead(int steps) {
     Graph g(2);
     const auto [x, labels, loss] = mlp_model(g, 128);
     const std::vector<Tensor> train = sgd(g, 0.01f).minimize(loss);
-    profiler_cost("MLP 784-256-256-10", g, {{x, f32({128, 784})}, {labels, i32({128})}}, loss, train,
-                  {random_array(DType::f32, Shape{128, 784}, 3), random_array(DType::i32, Shape{128}, 4)}, steps);
+    profiler_cost("MLP 784-256-256-10", g, {{x, f32({128, 28, 28, 1})}, {labels, i32({128})}}, loss, train,
+                  {random_array(DType::f32, Shape{128, 28, 28, 1}, 3), random_array(DType::i32, Shape{128}, 4)}, steps);
   }
   Graph g(3);
   const auto [x, labels, loss] = convnet_model(g, 128);

@@ -209,10 +209,12 @@ int main(int argc, char** argv) {
   std::printf("device: %s (each tower opens its own VkDevice on it)\n\n", vkp::bench::device().label().c_str());
   vkp::bench::averaging_bandwidth();
   using vkp::Shape;
-  vkp::bench::tower_steps({"MLP 784-256-256-10", 64, vkp::bench::mlp, {Shape{64, 784}, Shape{64}}}, counts, steps,
+  vkp::bench::tower_steps({"MLP 784-256-256-10", 64, vkp::bench::mlp, {Shape{64, 28, 28, 1}, Shape{64}}}, counts, steps,
                           device_index, bucket_bytes, options);
-  vkp::bench::tower_steps(
-      {"convnet conv32-BN-pool, conv64-BN-pool, FC128, FC10", 32, vkp::bench::convnet, {Shape{32, 28, 28, 1}, Shape{32}}},
-      counts, std::max(3, steps / 2), device_index, bucket_bytes, options);
+  vkp::bench::tower_steps({"convnet conv32-BN-pool, conv64-BN-pool, FC128, dropout, FC10",
+                           32,
+                           vkp::bench::convnet,
+                           {Shape{32, 28, 28, 1}, Shape{32}}},
+                          counts, std::max(3, steps / 2), device_index, bucket_bytes, options);
   return 0;
 }

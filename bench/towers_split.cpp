@@ -17,10 +17,10 @@
 namespace vkp::bench {
 namespace {
 
-// The global batch of the MLP: x f32 [rows, 784], labels i32 [rows].
+// The global batch of the MLP: x f32 [rows, 28, 28, 1], labels i32 [rows].
 std::vector<Array> global_batch(std::int64_t rows) {
   Rng rng(3);
-  Array x(DType::f32, Shape{rows, 784}), labels(DType::i32, Shape{rows});
+  Array x(DType::f32, Shape{rows, 28, 28, 1}), labels(DType::i32, Shape{rows});
   for (float& v : x.data<float>()) v = rng.normal();
   for (std::int32_t& v : labels.data<std::int32_t>()) v = static_cast<std::int32_t>(rng.below(10));
   return {x, labels};
