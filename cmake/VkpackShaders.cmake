@@ -1,13 +1,18 @@
-# vkpack_shaders(<target> <name>... [F16 <name>...] [TEXEL <name>...]): compiles
-# shaders/<name>.comp to SPIR-V and embeds it in <target>. The shaders listed after F16
-# are compiled a second time with VKP_F16 defined, as vkp::shaders::<name>_f16: the build
-# whose bindings may hold float16 values (it needs the storageBuffer16BitAccess feature,
-# so the plain build stays free of it), and a third time with VKP_F16_PACKED too, as
-# <name>_f16p: the same bytes as pairs of halves in 32-bit words, for devices without
-# that feature (Spirv::packed of <name>_f16 points at it). Those listed after TEXEL are compiled again with
-# VKP_TEXEL defined, as <name>_texel: the build that reads some inputs through uniform
-# texel buffers (shaders/texel_input.glsl); a name in both lists has <name>_texel_f16
-# too, with both defined.
+# vkpack_shaders(<target> <name>...): compiles shaders/<name>.comp to SPIR-V and embeds
+# it in <target>. Which further builds a shader has follows from its own source, the one
+# place that knows (vkpack_shader_builds):
+# - a shader that enables 16-bit storage under `#if defined(VKP_F16) &&
+#   !defined(VKP_F16_PACKED)` (the opening line of every float16 shader, docs/design.md)
+#   is compiled a second time with VKP_F16 defined, as vkp::shaders::<name>_f16: the
+#   build whose bindings may hold float16 values (it needs the storageBuffer16BitAccess
+#   feature, so the plain build stays free of it), and a third time with VKP_F16_PACKED
+#   too, as <name>_f16p: the same bytes as pairs of halves in 32-bit words, for devices
+#   without that feature (Spirv::packed of <name>_f16 points at it);
+# - a shader whose code (not a comment) names VKP_TEXEL (`#ifdef VKP_TEXEL`,
+#   VKP_TEXEL_INPUT4) is compiled again with VKP_TEXEL defined, as <name>_texel: the build
+#   that reads some inputs through uniform texel buffers (shaders/texel_input.glsl); one
+#   with both has <name>_texel_f16 too, with both defined.
+# Editing a .comp reconfigures, so a shader that gains or loses a build is rebuilt.
 #
 #   <name>.comp --glslangValidator --target-env vulkan1.2 --depfile--> <name>.raw.spv
 #               --spirv-opt -O--> <name>.spv --spirv-val--> <name>.spv.cpp (uint32_t array)
@@ -51,8 +56,25 @@ function(vkpack_op_code_defines out_dir)
   file(CONFIGURE OUTPUT "${out_dir}/op_codes.glsl" CONTENT "${text}")
 endfunction()
 
+# Sets <f16_var> and <texel_var> to whether shaders/<name>.comp has float16 and texel
+# builds (see above).
+function(vkpack_shader_builds comp f16_var texel_var)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${comp}")
+  file(STRINGS "${comp}" f16_lines REGEX "^#if defined\\(VKP_F16\\) && !defined\\(VKP_F16_PACKED\\)")
+  file(STRINGS "${comp}" texel_lines REGEX "^[^/]*VKP_TEXEL")
+  if(f16_lines)
+    set(${f16_var} TRUE PARENT_SCOPE)
+  else()
+    set(${f16_var} FALSE PARENT_SCOPE)
+  endif()
+  if(texel_lines)
+    set(${texel_var} TRUE PARENT_SCOPE)
+  else()
+    set(${texel_var} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
 function(vkpack_shaders target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "F16;TEXEL")
   set(out_dir "${PROJECT_BINARY_DIR}/generated/shaders")
   set(header_dir "${PROJECT_BINARY_DIR}/generated/include/shaders")
   file(MAKE_DIRECTORY "${out_dir}" "${header_dir}")
@@ -60,39 +82,38 @@ function(vkpack_shaders target)
   set(sources "")
   set(declarations "")
   set(builds "")
-  foreach(name IN LISTS arg_UNPARSED_ARGUMENTS)
+  set(f16_shaders "")
+  set(texel_shaders "")
+  foreach(name IN LISTS ARGN)
     list(APPEND builds "${name}")
-  endforeach()
-  foreach(name IN LISTS arg_F16)
-    if(NOT name IN_LIST arg_UNPARSED_ARGUMENTS)
-      message(FATAL_ERROR "vkpack_shaders: ${name} is listed after F16 but not as a shader")
+    vkpack_shader_builds("${CMAKE_CURRENT_SOURCE_DIR}/${name}.comp" f16 texel)
+    if(f16)
+      list(APPEND f16_shaders "${name}")
+      list(APPEND builds "${name}_f16" "${name}_f16p")
     endif()
-    list(APPEND builds "${name}_f16" "${name}_f16p")
-  endforeach()
-  foreach(name IN LISTS arg_TEXEL)
-    if(NOT name IN_LIST arg_UNPARSED_ARGUMENTS)
-      message(FATAL_ERROR "vkpack_shaders: ${name} is listed after TEXEL but not as a shader")
-    endif()
-    list(APPEND builds "${name}_texel")
-    if(name IN_LIST arg_F16)
-      list(APPEND builds "${name}_texel_f16")
+    if(texel)
+      list(APPEND texel_shaders "${name}")
+      list(APPEND builds "${name}_texel")
+      if(f16)
+        list(APPEND builds "${name}_texel_f16")
+      endif()
     endif()
   endforeach()
   foreach(name IN LISTS builds)
     set(defines "")
     set(source "${name}")
     set(packed "")
-    if(name MATCHES "^(.*)_f16p$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
+    if(name MATCHES "^(.*)_f16p$" AND CMAKE_MATCH_1 IN_LIST f16_shaders)
       set(defines "-DVKP_F16=1" "-DVKP_F16_PACKED=1")
       set(source "${CMAKE_MATCH_1}")
-    elseif(name MATCHES "^(.*)_texel_f16$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
+    elseif(name MATCHES "^(.*)_texel_f16$" AND CMAKE_MATCH_1 IN_LIST texel_shaders)
       set(defines "-DVKP_TEXEL=1" "-DVKP_F16=1")
       set(source "${CMAKE_MATCH_1}")
-    elseif(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST arg_F16)
+    elseif(name MATCHES "^(.*)_f16$" AND CMAKE_MATCH_1 IN_LIST f16_shaders)
       set(defines "-DVKP_F16=1")
       set(source "${CMAKE_MATCH_1}")
       set(packed "-DPACKED=${name}p")
-    elseif(name MATCHES "^(.*)_texel$" AND CMAKE_MATCH_1 IN_LIST arg_TEXEL)
+    elseif(name MATCHES "^(.*)_texel$" AND CMAKE_MATCH_1 IN_LIST texel_shaders)
       set(defines "-DVKP_TEXEL=1")
       set(source "${CMAKE_MATCH_1}")
     endif()

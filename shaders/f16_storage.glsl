@@ -1,14 +1,15 @@
 // Float16 storage (vkp::vk::BufferSlice::f16): a tensor kept in half precision is
-// converted to float32 when a kernel loads it and back when it stores it; all
-// arithmetic stays float32. A kernel family that accepts it is listed after F16 in
-// shaders/CMakeLists.txt and built three times: without VKP_F16 every binding is float32
-// and the module needs no 16-bit feature; with it, bit b of kF16Bindings says that
-// binding b holds float16 values (the driver folds the choice when it specializes).
+// converted to float32 when a kernel loads it and back when it stores it; all arithmetic
+// stays float32. A kernel family that accepts it opens with `#if defined(VKP_F16) &&
+// !defined(VKP_F16_PACKED)` (enabling the 16-bit storage extension), and is therefore
+// built three times (cmake/VkpackShaders.cmake): without VKP_F16 every binding is
+// float32 and the module needs no 16-bit feature; with it, bit b of kF16Bindings says
+// that binding b holds float16 values (the driver folds the choice when it specializes).
 // The _f16 build reads and writes float16_t (storageBuffer16BitAccess); the _f16p build
-// (VKP_F16_PACKED too), for devices without that feature, keeps the same bytes as
-// 32-bit words of two halves (packHalf2x16, core GLSL): element i is half i % 2 of word
-// i / 2, a lone half is written with atomicAnd + atomicOr so that two invocations
-// writing the two halves of one word cannot lose either, and a vec4 is two whole words.
+// (VKP_F16_PACKED too), for devices without that feature, keeps the same bytes as 32-bit
+// words of two halves (packHalf2x16, core GLSL): element i is half i % 2 of word i / 2,
+// a lone half is written with atomicAnd + atomicOr so that two invocations writing the
+// two halves of one word cannot lose either, and a vec4 is two whole words.
 //
 // The macros declare a float buffer `name` at binding b under every width, with
 //   VKP_INPUT(b, Block, name)    float load_<name>(uint i)

@@ -29,7 +29,9 @@ struct RefState;
 
 // What an op's lowering can keep in float16 (CompileOptions::f16_storage, f16_storage.h):
 // bit i of `inputs` for input i, and its output. The kernels it records must have the
-// float16 builds to match (shaders/CMakeLists.txt, F16).
+// float16 builds to match (a shader has them when its source handles VKP_F16,
+// cmake/VkpackShaders.cmake); which bindings are float16 follows from the operands'
+// slices at launch (vk::f16_mask), so this is the one list of what is kept in float16.
 struct F16Capability {
   std::uint32_t inputs = 0;
   bool output = false;

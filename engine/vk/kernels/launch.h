@@ -33,13 +33,13 @@ void require_elements(const BufferSlice& slice, std::uint64_t elements, std::str
 // Bit b set where bindings[b] holds float16 values: the value of kF16BindingsId for them.
 std::uint32_t f16_mask(std::span<const BufferSlice> bindings);
 
-// The kernel of a family with a float16 build (shaders/CMakeLists.txt, F16) for these
-// bindings: `plain` when none holds float16 values (BufferSlice::f16); otherwise `f16`,
-// specialized with kF16BindingsId = the mask of float16 bindings, or, on a device
-// without the storageBuffer16BitAccess feature, `f16.packed` (two halves a word), after
-// checking that one of the two can run (Error(unsupported) naming the kernel and the
-// device) and that only bindings in `allowed` are float16 (Error(invalid_argument)
-// naming the binding).
+// The kernel of a family with a float16 build (its source enables 16-bit storage under
+// VKP_F16, cmake/VkpackShaders.cmake) for these bindings: `plain` when none holds
+// float16 values (BufferSlice::f16); otherwise `f16`, specialized with kF16BindingsId =
+// the mask of float16 bindings, or, on a device without the storageBuffer16BitAccess
+// feature, `f16.packed` (two halves a word), after checking that one of the two can run
+// (Error(unsupported) naming the kernel and the device) and that only bindings in
+// `allowed` are float16 (Error(invalid_argument) naming the binding).
 const Kernel& storage_kernel(Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
                              std::span<const BufferSlice> bindings, std::vector<SpecConstant> specialization,
                              std::uint32_t allowed = ~0u);
