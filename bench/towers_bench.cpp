@@ -11,11 +11,13 @@
 //
 //   4. with --split=I,J alone: two towers on devices I and J (two drivers) sharing the
 //      global batch equally and by measured throughput, against each device alone
-//      (towers_split.h).
+//      (towers_split.h);
+//   5. with --sync-bn[=DEPTH] alone: two ResNet towers with synchronized BatchNorm
+//      against per-tower BatchNorm (towers_sync_bn.h; --sync-batch, default 32 a tower).
 //
 //   vkpack_bench_towers [--device=N] [--steps=N] [--towers=1,2,4] [--bucket-kb=256]
 //                       [--reduction=replicated|ps|ps-device|async]
-//                       [--split=I,J [--split-batch=128]]
+//                       [--split=I,J [--split-batch=128]] [--sync-bn[=20] [--sync-batch=32]]
 // ps keeps the parameter server's master on the host, ps-device on the first tower.
 #include <omp.h>
 
@@ -36,6 +38,7 @@
 #include "towers/internal/host_average.h"
 #include "towers/towers.h"
 #include "towers_split.h"
+#include "towers_sync_bn.h"
 
 namespace vkp::bench {
 namespace {
@@ -180,13 +183,20 @@ int main(int argc, char** argv) {
   std::size_t bucket_bytes = 256 << 10;
   vkp::towers::TowerOptions options;
   int split[2] = {-1, -1};
-  long long split_batch = 128;
+  long long split_batch = 128, sync_batch = 32;
+  int sync_depth = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::atoi(argv[i] + 8);
     else if (std::strncmp(argv[i], "--device=", 9) == 0) device_index = std::atoi(argv[i] + 9);
     else if (std::strncmp(argv[i], "--bucket-kb=", 12) == 0) bucket_bytes = std::size_t(std::atoi(argv[i] + 12)) << 10;
     else if (std::sscanf(argv[i], "--split=%d,%d", &split[0], &split[1]) == 2) continue;
     else if (std::sscanf(argv[i], "--split-batch=%lld", &split_batch) == 1) continue;
+    else if (std::strcmp(argv[i], "--sync-bn") == 0)
+      sync_depth = 20;
+    else if (std::sscanf(argv[i], "--sync-bn=%d", &sync_depth) == 1)
+      continue;
+    else if (std::sscanf(argv[i], "--sync-batch=%lld", &sync_batch) == 1)
+      continue;
     else if (std::strncmp(argv[i], "--reduction=", 12) == 0) {
       const std::string name = argv[i] + 12;
       const bool on_device = name == "ps-device";
@@ -202,6 +212,10 @@ int main(int argc, char** argv) {
     }
   }
   vkp::bench::open_device(&argc, argv);
+  if (sync_depth > 0) {
+    vkp::bench::sync_batch_norm_cost(device_index, sync_depth, sync_batch, steps);
+    return 0;
+  }
   if (split[0] >= 0) {
     vkp::bench::split_across_devices(split[0], split[1], split_batch, steps);
     return 0;

@@ -197,6 +197,12 @@ void AsyncTowers::compute(int k, const std::vector<Array>& batch, std::uint64_t 
     r.session->wait_program(*r.receive_program, r.none);
     session(k).set_global_step(read);  // dropout masks differ by update
     graph::Program& p = replicas.gradient_program(k, 0, true, batch, state_->fetches[static_cast<std::size_t>(k)]);
+    // Each tower steps alone: there is no global batch to share statistics over.
+    if (p.exchange_count() > 0)
+      throw Error(ErrorCode::unsupported,
+                  "asynchronous towers cannot exchange values between towers "
+                  "(cross_tower_mean, BatchNorm's sync_statistics): use a synchronous "
+                  "reduction (replicated or parameter server)");
     r.session->submit_program(p, r.parts[0].stager.prepare(p, batch));
     r.session->wait_program(p, r.parts[0].outputs);
   });

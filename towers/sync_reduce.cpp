@@ -1,6 +1,8 @@
 // SyncTowers' reduction: waiting for every tower's gradients, averaging them (bucket by
 // bucket while backward runs, or at once), across processes, through the gradient
 // processors' host forms, and on to the strategy (use_averages).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -28,6 +30,33 @@ void SyncTowers::reduce_bucket(std::span<const int> variables, bool use) {
     weighted_sum(inputs_, weights_, out.data<float>().data(), out.shape().numel());
   }
   if (use) use_averages(variables);
+}
+
+void SyncTowers::exchange_values(double total) {
+  const int n = size();
+  Replicas& r = replicas();
+  const int count = r.part(0, current_).program->exchange_count();
+  for (int k = 1; k < n; ++k)
+    if (r.part(k, current_).program->exchange_count() != count)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("tower {} exchanges {} values a step (cross_tower_mean), tower 0 {}: every tower must "
+                              "build the same synchronized layers",
+                              k, r.part(k, current_).program->exchange_count(), count));
+  exchanged_.resize(static_cast<std::size_t>(n));
+  inputs_.resize(static_cast<std::size_t>(n));
+  for (int e = 0; e < count; ++e) {
+    for (int k = 0; k < n; ++k) {
+      Array& value = exchanged_[static_cast<std::size_t>(k)];
+      on_tower(k, [&] { r.part(k, current_).program->wait_exchange(e, value); });
+      inputs_[static_cast<std::size_t>(k)] = value.data<float>().data();
+    }
+    const Array& first = exchanged_[0];
+    if (mean_.dtype() != first.dtype() || mean_.shape().dims() != first.shape().dims())
+      mean_ = Array(first.dtype(), first.shape());
+    weighted_sum(inputs_, weights_, mean_.data<float>().data(), mean_.shape().numel());
+    if (cross_exchange_) cross_exchange_(mean_, total);
+    for (int k = 0; k < n; ++k) on_tower(k, [&] { r.part(k, current_).program->resume_exchange(e, mean_); });
+  }
 }
 
 void SyncTowers::wait_gradients() {

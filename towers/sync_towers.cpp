@@ -33,6 +33,7 @@ double SyncTowers::run_step(const StepRequest& request) {
   auto start = Clock::now();
   const double total = submit_gradients(request);
   if (!request.next.empty()) stage_next(request.next);
+  exchange_values(total);
   const double cost = reduce_gradients(total);
   times.compute = seconds_since(start) - times.reduce;
 

@@ -33,6 +33,11 @@ class SyncTowers : public Towers {
   // only overlaps the local averaging with backward. Towers of one objective only.
   using CrossReduce = std::function<void(std::span<Array> gradients, double& samples, double& cost)>;
   void set_cross_reduce(CrossReduce reduce);
+  // Across processes too, for each exchange of the step (cross_tower_mean, synchronized
+  // BatchNorm): called with this process's weighted mean of its towers' values and its
+  // sample count; it must leave in `value` the mean over every process's samples.
+  using CrossExchange = std::function<void(Array& value, double samples)>;
+  void set_cross_exchange(CrossExchange exchange) { cross_exchange_ = std::move(exchange); }
 
  protected:
   SyncTowers(Reduction own, std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
@@ -62,6 +67,10 @@ class SyncTowers : public Towers {
   double submit_gradients(const StepRequest& request);
   // Writes each tower's next batch into its other input buffers (staging).
   void stage_next(std::span<const std::vector<Array>> next);
+  // sync_reduce.cpp: each exchange of the towers' programs in turn (cross_tower_mean):
+  // waits for every tower to reach it, and resumes each with the weighted mean of their
+  // values (across processes where cross_exchange_ is set).
+  void exchange_values(double total);
   // sync_reduce.cpp: waits for every tower's gradients and averages them, bucket by
   // bucket or at once, into averaged_, across processes where cross_reduce_ is set,
   // through the processors, and on to use_averages. Returns the weighted mean cost.
@@ -71,6 +80,9 @@ class SyncTowers : public Towers {
   void wait_gradients();
 
   CrossReduce cross_reduce_;
+  CrossExchange cross_exchange_;
+  std::vector<Array> exchanged_;  // by tower: its value at the current exchange
+  Array mean_;                    // their weighted mean
   std::vector<Array> averaged_;  // by variable
   HostOptimizerStep host_step_;
   std::vector<double> samples_;  // this step's batch size of each tower

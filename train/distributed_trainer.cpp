@@ -41,6 +41,12 @@ void DistributedTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
     towers::allreduce_gradients(mpi_, gradients, samples, cost, bucket_, what_);
     global_samples_ = static_cast<std::int64_t>(samples);
   });
+  sync_towers().set_cross_exchange([this](Array& value, double samples) {
+    what_.clear();
+    fmt::format_to(std::back_inserter(what_), "a value exchanged between towers in global step {}", global_step());
+    double cost = 0;  // allreduce_gradients averages one; nothing to average here
+    towers::allreduce_gradients(mpi_, std::span<Array>(&value, 1), samples, cost, bucket_, what_);
+  });
 }
 
 const std::string& DistributedTrainer::logger_dir() const {

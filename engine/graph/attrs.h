@@ -42,22 +42,23 @@ enum class OpKind : std::uint8_t {
   softmax_xent_grad,
   in_top_k,  // 1 where the target's logit is among the k largest (f32)
   dropout,
-  assign,           // variable <- value (a side effect)
-  apply_optimizer,  // fused in-place optimizer update (a side effect)
-  bn_stats,         // per-channel mean and biased variance [2, C]
-  batch_norm,       // (x - mean) / sqrt(var + eps) * gamma + beta, per channel
-  bn_grad_sums,     // per-channel sum dy and sum dy * xhat [2, C]
-  bn_grad_input,    // the input gradient of batch_norm
-  bn_bessel,        // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
-  resize,           // nearest or bilinear resampling of NHWC images to another size
-  resize_grad,      // the gradient of resize for its input
-  gather,           // rows picked by i32 indices along an axis (embedding lookup)
-  gather_grad,      // the gradient of gather for its params: a segment sum
-  layer_norm,       // (x - mean) / sqrt(var + eps) over the last axis (BatchNormAttrs' epsilon)
-  layer_norm_grad,  // the gradient of layer_norm for its input
-  lstm_cell,        // one fused step of TensorFlow's LSTMCell on preactivations
-  lstm_cell_grad,   // its gradient for the preactivations or the previous state
-  count_,           // number of kinds, not an op
+  assign,            // variable <- value (a side effect)
+  apply_optimizer,   // fused in-place optimizer update (a side effect)
+  bn_stats,          // per-channel mean and biased variance [2, C]
+  batch_norm,        // (x - mean) / sqrt(var + eps) * gamma + beta, per channel
+  bn_grad_sums,      // per-channel sum dy and sum dy * xhat [2, C]
+  bn_grad_input,     // the input gradient of batch_norm
+  bn_bessel,         // M / (M - 1) for x viewed as [M, C], a scalar (1 when M <= 1)
+  resize,            // nearest or bilinear resampling of NHWC images to another size
+  resize_grad,       // the gradient of resize for its input
+  gather,            // rows picked by i32 indices along an axis (embedding lookup)
+  gather_grad,       // the gradient of gather for its params: a segment sum
+  layer_norm,        // (x - mean) / sqrt(var + eps) over the last axis (BatchNormAttrs' epsilon)
+  layer_norm_grad,   // the gradient of layer_norm for its input
+  lstm_cell,         // one fused step of TensorFlow's LSTMCell on preactivations
+  lstm_cell_grad,    // its gradient for the preactivations or the previous state
+  cross_tower_mean,  // the towers' values averaged by the host mid-step (Program's exchanges)
+  count_,            // number of kinds, not an op
 };
 
 struct NoAttrs {};
@@ -172,6 +173,10 @@ struct BatchNormAttrs {
   // batch_norm only: y = max(0, ...), BatchNorm and ReLU in one pass (BNReLU); the
   // gradient masks dy by y > 0 before the batch-norm gradient.
   bool relu = false;
+  // With batch_stats, the statistics are the global batch's (synchronized BatchNorm:
+  // cross_tower_mean of the towers' moments): the input gradient then takes the sums of
+  // dy and dy * xhat over the global batch too, exchanged the same way.
+  bool sync_statistics = false;
 };
 
 enum class ResizeMethod : std::uint8_t { nearest, bilinear };

@@ -203,6 +203,7 @@ class ProgramBuilder {
     allocate_activations();
     upload_constants_and_variables();
     allocate_inputs();
+    allocate_exchanges();
     allocate_fetches();
     for (int variant = 0; variant < variants_; ++variant) record(variant);
     if (feeds_on_transfer_) {
@@ -264,9 +265,10 @@ class ProgramBuilder {
       const Node& node = graph_.node(id);
       const OpDef& def = op_def(node.op);
       owner_[at(id)] = def.view ? owner_[at(node.inputs[0])] : id;
-      // Variables, constants and feeds have storage of their own; the rest is planned.
-      const bool own_storage =
-          node.op == OpKind::variable || node.op == OpKind::constant || node.op == OpKind::placeholder;
+      // Variables, constants, feeds and exchanged values have storage of their own; the
+      // rest is planned.
+      const bool own_storage = node.op == OpKind::variable || node.op == OpKind::constant ||
+                               node.op == OpKind::placeholder || node.op == OpKind::cross_tower_mean;
       if (!def.view && !own_storage && !def.side_effect) {
         tensor_at_[id] = lifetimes_.size();
         lifetimes_.push_back({step, step, bytes_of(type_of(id))});
@@ -416,6 +418,28 @@ class ProgramBuilder {
     }
   }
 
+  // Each cross_tower_mean: a read-back copy of its input and host-written storage for its
+  // value, shared by the variants (one runs at a time).
+  void allocate_exchanges() {
+    std::uint64_t bytes = 0;
+    for (int id : p_->schedule_)
+      if (graph_.node(id).op == OpKind::cross_tower_mean) bytes += bytes_of(type_of(id)) + vk::Arena::kAlignment;
+    if (bytes == 0) return;
+    p_->exchange_in_ =
+        std::make_unique<vk::Arena>(device_, vk::MemoryUse::readback, options_.name + " exchanges", bytes);
+    p_->exchange_out_ =
+        std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " exchanged", bytes);
+    for (int id : p_->schedule_) {
+      if (graph_.node(id).op != OpKind::cross_tower_mean) continue;
+      const std::string& name = graph_.node(id).name;
+      const vk::BufferSlice in = p_->exchange_in_->allocate(bytes_of(type_of(id)), name);
+      const vk::BufferSlice out = p_->exchange_out_->allocate(bytes_of(type_of(id)), name);
+      exchange_copy_[id] = in;
+      persistent_[id] = out;
+      p_->exchanges_.push_back({type_of(id), in.host, out.host, 0});
+    }
+  }
+
   vk::BufferSlice slice_of(int id, int variant) const {
     const int o = owner_[at(id)];
     if (const auto it = persistent_.find(o); it != persistent_.end()) return it->second;
@@ -530,7 +554,7 @@ class ProgramBuilder {
     auto start_recording = [&] {
       std::string name = options_.name;
       if (variants_ > 1) name += " variant " + std::to_string(variant);
-      if (!segments_.buckets.empty()) name += " segment " + std::to_string(recordings.size());
+      if (!segments_.buckets.empty() || !p_->exchanges_.empty()) name += " part " + std::to_string(recordings.size());
       recordings.push_back(std::make_unique<vk::Recording>(device_, vk::RecordingOptions{name, options_.timestamps}));
       return recordings.back().get();
     };
@@ -541,15 +565,26 @@ class ProgramBuilder {
       rec->copy(slice_of(fetches_[i].id(), variant), fetch_stage_[i], "fetch");
     };
     record_feed_copies(variant, *rec);
-    std::size_t bucket = 0;
+    std::size_t bucket = 0, exchange = 0;
     const std::vector<int>& schedule = p_->schedule_;
     for (int step = 0; step < static_cast<int>(schedule.size()); ++step) {
-      lower_node(schedule[at(step)], variant, *rec);
+      const int id = schedule[at(step)];
+      lower_node(id, variant, *rec);
       // A bucket is complete: end its segment with the copies of its fetches (its
       // submission signals the timeline) and go on in the next command buffer.
       for (; bucket < segments_.end_step.size() && segments_.end_step[bucket] == step; ++bucket) {
         for (int i : segments_.buckets[bucket]) copy_out(at(i));
         rec->finish();
+        if (variant == 0) p_->segment_recording_.push_back(static_cast<int>(recordings.size()) - 1);
+        rec = start_recording();
+      }
+      // An exchange: the run stops here for the host, which reads the input's copy and
+      // writes the value before the next command buffer is submitted.
+      if (graph_.node(id).op == OpKind::cross_tower_mean) {
+        rec->set_node(graph_.node(id).name);
+        rec->copy(slice_of(graph_.node(id).inputs[0], variant), exchange_copy_.at(id), "exchange");
+        rec->finish();
+        if (variant == 0) p_->exchanges_[exchange++].recording = static_cast<int>(recordings.size()) - 1;
         rec = start_recording();
       }
     }
@@ -589,6 +624,7 @@ class ProgramBuilder {
   std::vector<std::vector<vk::BufferSlice>> inputs_;  // by variant, by feed
   bool mapped_ = true, feeds_on_transfer_ = false;
   std::vector<vk::BufferSlice> fetch_stage_;  // by fetch: its read-back copy, if any
+  std::map<int, vk::BufferSlice> exchange_copy_;  // cross_tower_mean -> its input's read-back copy
 };
 
 std::unique_ptr<Program> compile(const ProgramRequest& what, const ProgramHome& where, const CompileOptions& options) {

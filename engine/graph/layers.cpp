@@ -110,6 +110,19 @@ NormVariables norm_variables(Graph& g, std::int64_t c, bool center, bool scale) 
 
 }  // namespace
 
+namespace {
+
+// The global batch's mean and biased variance [2, C] from a tower's: the towers' means
+// of x and x^2 (weighted by their rows), then var = E[x^2] - E[x]^2.
+Tensor global_statistics(Tensor stats, std::int64_t c) {
+  const Tensor mean = slice(stats, {0, 0}, {1, c}), var = slice(stats, {1, 0}, {1, c});
+  const Tensor moments = cross_tower_mean(concat({mean, var + square(mean)}, 0));
+  const Tensor global_mean = slice(moments, {0, 0}, {1, c});
+  return concat({global_mean, slice(moments, {1, 0}, {1, c}) - square(global_mean)}, 0);
+}
+
+}  // namespace
+
 Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   Graph& g = x.graph();
   VariableScope scope(g, name);
@@ -120,6 +133,9 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   Tensor y;
   const bool update = o.ema_update != EmaUpdate::skip;
   std::vector<Tensor> updates;  // of the moving averages
+  if (o.sync_statistics && o.virtual_batch_size > 0)
+    throw Error(ErrorCode::invalid_argument,
+                name + ": sync_statistics and virtual_batch_size exclude each other (global or ghost batches)");
   if (g.tower().is_training && !g.frozen() && o.virtual_batch_size > 0) {
     const std::int64_t v = o.virtual_batch_size;
     if (x.dims()[0] > 0 && x.dims()[0] % v != 0)
@@ -148,8 +164,10 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
       updates.push_back(assign(moving_var, moving_var * o.momentum + groups_var * (1.0f - o.momentum)));
     }
   } else if (g.tower().is_training && !g.frozen()) {
-    const Tensor stats = bn_stats(x);
-    y = batch_norm(x, stats, gamma, beta, {.epsilon = o.epsilon, .batch_stats = true, .relu = o.relu});
+    Tensor stats = bn_stats(x);
+    if (o.sync_statistics) stats = global_statistics(stats, c);
+    y = batch_norm(x, stats, gamma, beta,
+                   {.epsilon = o.epsilon, .batch_stats = true, .relu = o.relu, .sync_statistics = o.sync_statistics});
     // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's
     // BatchNorm (TensorFlow's fused batch norm) and PyTorch's: x is normalised with the
     // biased batch variance, the moving variance follows the unbiased one, M / (M - 1)

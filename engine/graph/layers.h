@@ -77,6 +77,13 @@ struct BatchNormOptions {
   // multiple of it; 0: the whole batch.
   std::int64_t virtual_batch_size = 0;
   EmaUpdate ema_update = EmaUpdate::collection;
+  // tensorpack's sync_statistics: in training, the statistics of the global batch of a
+  // synchronous multi-tower step (and across MPI ranks), not the tower's own; the towers
+  // exchange their moments through the host in forward and two sums in backward
+  // (cross_tower_mean). Every tower then normalises alike and the moving averages follow
+  // the global batch (the variance's Bessel factor stays the tower's M_k / (M_k - 1)).
+  // One tower: the same as without.
+  bool sync_statistics = false;
 };
 // Over the last axis (channels). Training: batch statistics (biased variance), and
 // moving-average updates of the mean and the unbiased variance (as tensorpack's) added

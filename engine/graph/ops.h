@@ -157,6 +157,15 @@ Tensor sigmoid_cross_entropy(Tensor logits, Tensor labels);
 Tensor in_top_k(Tensor predictions, Tensor targets, std::int64_t k = 1);
 Tensor accuracy(Tensor logits, Tensor labels);  // mean of in_top_k(.., 1)
 
+// --- across towers ---
+// The mean of x over the towers of a synchronous step (towers::SyncTowers, and across
+// processes under MPI), each tower weighted by its share of the global batch, the
+// weights of the gradient average: tower k of M_k rows gets sum_j (M_j / N) x_j. The
+// program stops after computing x (Program's exchanges) for the host to combine the
+// towers' values, and goes on with the result. Its gradient is the same mean of dy. A
+// program run on its own is its only tower: the mean is x. f32 only.
+Tensor cross_tower_mean(Tensor x);
+
 // --- normalization (channels last) ---
 // [.., C] -> [2, C]: per-channel mean and biased variance over every other axis.
 Tensor bn_stats(Tensor x);

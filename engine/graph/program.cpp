@@ -96,26 +96,71 @@ void Program::write_feed(std::size_t index, const Array& value, int variant) {
 }
 
 void Program::await_device() {
+  if (pending_ >= 0 && next_exchange_ < exchange_count())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("the run is stopped at exchange {} of {}: resume it, or wait() for it, first",
+                            next_exchange_, exchange_count()));
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
+}
+
+void Program::submit_part(int part, std::uint64_t after_feeds) {
+  const std::vector<vk::Recording*>& order = in_order_[static_cast<std::size_t>(pending_)];
+  const std::size_t first =
+      part == 0 ? 0 : static_cast<std::size_t>(exchanges_[static_cast<std::size_t>(part - 1)].recording) + 1;
+  const std::size_t last = part < exchange_count()
+                               ? static_cast<std::size_t>(exchanges_[static_cast<std::size_t>(part)].recording)
+                               : order.size() - 1;
+  if (order.size() == 1)
+    order[0]->submit(after_feeds);
+  else
+    vk::Recording::submit_in_order(std::span(order).subspan(first, last - first + 1), after_feeds);
+  if (last + 1 == order.size() && !feed_uploads_.empty())
+    last_run_[static_cast<std::size_t>(pending_)] = order.back()->last_submission();
+}
+
+void Program::check_exchange(int e, const char* call) const {
+  if (pending_ < 0) throw Error(ErrorCode::invalid_argument, fmt::format("{}({}) without a submitted run", call, e));
+  if (e != next_exchange_ || e >= exchange_count())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}({}): the run is at exchange {} of {}", call, e, next_exchange_, exchange_count()));
+}
+
+void Program::wait_exchange(int e, Array& value) {
+  const auto begin = std::chrono::steady_clock::now();
+  check_exchange(e, "wait_exchange");
+  const Exchange& x = exchanges_[static_cast<std::size_t>(e)];
+  recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(x.recording)]->wait();
+  exchange_in_->invalidate();
+  if (value.dtype() != x.type.dtype || value.shape().dims() != x.type.dims) value = Array(x.type.dtype, x.type.shape());
+  std::memcpy(value.bytes().data(), x.input, value.nbytes());
+  note_host(HostSpan::Kind::wait, pending_, begin);
+}
+
+void Program::resume_exchange(int e, const Array& value) {
+  const auto begin = std::chrono::steady_clock::now();
+  check_exchange(e, "resume_exchange");
+  const Exchange& x = exchanges_[static_cast<std::size_t>(e)];
+  if (value.dtype() != x.type.dtype || value.shape().dims() != x.type.dims)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("exchange {} takes {}, got {}", e, to_string(x.type), describe(value)));
+  std::memcpy(x.value, value.bytes().data(), value.nbytes());
+  submit_part(++next_exchange_, 0);  // the host has waited for the part before
+  note_host(HostSpan::Kind::submit, pending_, begin);
 }
 
 void Program::submit(int variant) {
   const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
-  if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
-  auto& recordings = recordings_[static_cast<std::size_t>(variant)];
+  await_device();
   std::uint64_t after_feeds = 0;
   if (!feed_uploads_.empty()) {
     if (!feeds_sent_[static_cast<std::size_t>(variant)]) send_feeds(variant);
     after_feeds = feeds_ready_[static_cast<std::size_t>(variant)];
   }
-  if (recordings.size() == 1)
-    recordings[0]->submit(after_feeds);
-  else
-    vk::Recording::submit_in_order(in_order_[static_cast<std::size_t>(variant)], after_feeds);
-  if (!feed_uploads_.empty()) last_run_[static_cast<std::size_t>(variant)] = recordings.back()->last_submission();
-  std::fill(delivered_.begin(), delivered_.end(), 0);
   pending_ = variant;
+  next_exchange_ = 0;
+  submit_part(0, after_feeds);
+  std::fill(delivered_.begin(), delivered_.end(), 0);
   last_variant_ = variant;
   note_host(HostSpan::Kind::submit, variant, begin);
 }
@@ -130,7 +175,11 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
   const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(s >= 0 && s < segment_count(), fmt::format("segment {} of a program of {} segments", s, segment_count()));
   VKP_CHECK(pending_ >= 0, "wait_segment without a submitted run");
-  recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(s)]->wait();
+  const int recording = segment_recording_[static_cast<std::size_t>(s)];
+  if (next_exchange_ < exchange_count() && recording > exchanges_[static_cast<std::size_t>(next_exchange_)].recording)
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("wait_segment({}): the run is stopped at exchange {}, before it", s, next_exchange_));
+  recordings_[static_cast<std::size_t>(pending_)][static_cast<std::size_t>(recording)]->wait();
   if (readback_) readback_->invalidate();
   outputs.resize(fetch_types_.size());
   for (int i : segments_[static_cast<std::size_t>(s)]) {
@@ -143,6 +192,13 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
 void Program::wait(std::vector<Array>& outputs) {
   const auto begin = std::chrono::steady_clock::now();
   const int variant = pending_;
+  if (pending_ >= 0 && next_exchange_ < exchange_count()) {
+    Array own;  // a run alone: each exchange's value is its input
+    for (int e = next_exchange_; e < exchange_count(); ++e) {
+      wait_exchange(e, own);
+      resume_exchange(e, own);
+    }
+  }
   if (pending_ >= 0) recordings_[static_cast<std::size_t>(pending_)].back()->wait();
   pending_ = -1;
   if (readback_) readback_->invalidate();
@@ -154,6 +210,7 @@ void Program::wait(std::vector<Array>& outputs) {
 }
 
 bool Program::finished() const {
+  if (pending_ >= 0 && next_exchange_ < exchange_count()) return false;
   return pending_ < 0 || recordings_[static_cast<std::size_t>(pending_)].back()->done();
 }
 

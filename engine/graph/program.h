@@ -100,8 +100,21 @@ class Program {
   // The fetch indices of bucket s, in the order the program computes them.
   const std::vector<int>& segment_fetches(int s) const { return segments_.at(static_cast<std::size_t>(s)); }
   void wait_segment(int s, std::vector<Array>& outputs);
-  // Whether the submitted run has completed, without waiting (true when none is).
+  // Whether the submitted run has completed, without waiting (true when none is, false
+  // while it is stopped at an exchange).
   bool finished() const;
+
+  // Exchanges: the program's cross_tower_mean nodes, in the order it computes them. A
+  // submitted run stops after computing exchange e's input; wait_exchange(e) blocks
+  // until then and copies that input into `value`; resume_exchange(e) writes the node's
+  // value (the towers' mean, the input's type) and submits the run's next part. They go
+  // in order, each once per run. wait() completes the ones not resumed with their own
+  // input (a program run alone is its only tower); await_device() refuses a run stopped
+  // at one. Segments after an exchange can be waited for once it is resumed.
+  int exchange_count() const { return static_cast<int>(exchanges_.size()); }
+  const TensorType& exchange_type(int e) const { return exchanges_.at(static_cast<std::size_t>(e)).type; }
+  void wait_exchange(int e, Array& value);
+  void resume_exchange(int e, const Array& value);
 
   const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
   const std::vector<FeedSpec>& feeds() const { return feeds_; }
@@ -128,6 +141,10 @@ class Program {
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
   void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue
+  // Submits the pending run's part `part`: its recordings from the one after exchange
+  // part - 1 to the one ending exchange `part` (the last, after every exchange).
+  void submit_part(int part, std::uint64_t after_feeds);
+  void check_exchange(int e, const char* call) const;
   void note_host(HostSpan::Kind kind, int variant, std::chrono::steady_clock::time_point begin);
   // index_limits_ from the gathers of the schedule whose indices are a feed (through
   // views); `feed_index`: placeholder id -> feed, `types`: concrete types by node id.
@@ -156,9 +173,21 @@ class Program {
   int pending_ = -1;       // the submitted variant not yet waited for
   int last_variant_ = 0;
   std::vector<std::vector<int>> segments_;  // fetch indices by bucket
+  std::vector<int> segment_recording_;      // by bucket: the recording it ends
+  // By exchange: the input's type, where the host reads the input (a read-back copy made
+  // at the end of recording `recording`) and writes the node's value, which the later
+  // recordings read.
+  struct Exchange {
+    TensorType type;
+    const std::byte* input = nullptr;
+    std::byte* value = nullptr;
+    int recording = 0;
+  };
+  std::vector<Exchange> exchanges_;
+  int next_exchange_ = 0;                   // of the pending run: the first not resumed
   std::vector<char> delivered_;             // by fetch, this run; empty without segments
   // Declared before the recordings, which refer to their buffers.
-  std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_;
+  std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_, exchange_in_, exchange_out_;
   // By variant: one recording, or one per bucket then the tail.
   std::vector<std::vector<std::unique_ptr<vk::Recording>>> recordings_;
   // By variant, with feeds_on_transfer_queue(): the upload, the transfer timeline value

@@ -48,7 +48,9 @@ constexpr const char* kHelp =
     "                       files (default /usr/share/datasets/fashion-mnist)\n"
     "  --seed N             seed of initial values, shuffling and augmentation (default 1)\n"
     "  --mixed-precision    float16 activations and gradients (float32 weights and\n"
-    "                       optimizer state) with dynamic loss scaling; one device\n"
+    "                       optimizer state) with dynamic loss scaling\n"
+    "  --sync-bn            with --devices: BatchNorm over the global batch of the towers\n"
+    "                       (statistics exchanged through the host), not each tower's own\n"
     "  --export PATH        train nothing: write the model of the log directory's latest\n"
     "                       checkpoint (input f32 [batch, H, W, C] -> logits [batch, 10],\n"
     "                       inference mode) to PATH as ONNX\n"
@@ -59,7 +61,7 @@ struct Options : examples::RunOptions {
   int depth = 14;
   std::int64_t batch = 128;
   float lr = 0.1f;
-  bool augment = true, mixed_precision = false;
+  bool augment = true, mixed_precision = false, sync_bn = false;
   std::string schedule = "step", export_path;
 };
 
@@ -77,6 +79,8 @@ Options parse(int argc, char** argv) {
     else if (flags.is("--no-augment"))
       o.augment = false;
     else if (flags.is("--mixed-precision")) o.mixed_precision = true;
+    else if (flags.is("--sync-bn"))
+      o.sync_bn = true;
     else if (flags.is("--export")) o.export_path = flags.value();
     else flags.unknown();
   }
@@ -86,6 +90,8 @@ Options parse(int argc, char** argv) {
   o.check("the train split");
   if (o.batch < 1) throw Error(ErrorCode::invalid_argument, "--batch must be >= 1");
   if (!std::isfinite(o.lr) || o.lr <= 0) throw Error(ErrorCode::invalid_argument, "--lr must be a positive finite number");
+  if (o.sync_bn && o.trainer == "async")
+    throw Error(ErrorCode::invalid_argument, "--sync-bn needs synchronous towers: --trainer replicated or ps");
   if (o.schedule != "step" && o.schedule != "cosine")
     throw Error(ErrorCode::invalid_argument, "--schedule must be step or cosine, not '" + o.schedule + "'");
   if (o.logdir.empty()) o.logdir = "train_log/resnet-" + std::to_string(o.depth);
@@ -130,7 +136,7 @@ int run(const Options& o) {
   }
 
   train::TrainConfig config;
-  config.model = std::make_shared<examples::PreactResNet>(images, (o.depth - 2) / 6, o.lr);
+  config.model = std::make_shared<examples::PreactResNet>(images, (o.depth - 2) / 6, o.lr, o.sync_bn);
   config.dataflow = examples::resnet_batches(images, true, o.batch, o.seed, o.augment);
   const std::int64_t steps_per_epoch = o.steps > 0 ? o.steps : train_images / o.batch / towers;
   config.steps_per_epoch = steps_per_epoch;

@@ -24,8 +24,8 @@ std::int64_t ImageSet::train_size() const {
   return dataflow::fashion_mnist_images(dataflow::Split::train, dir.empty() ? dataflow::kFashionMnistDir : dir);
 }
 
-PreactResNet::PreactResNet(const ImageSet& images, int units_per_stage, float learning_rate)
-    : images_(images), n_(units_per_stage), learning_rate_(learning_rate) {
+PreactResNet::PreactResNet(const ImageSet& images, int units_per_stage, float learning_rate, bool sync_statistics)
+    : images_(images), n_(units_per_stage), learning_rate_(learning_rate), sync_statistics_(sync_statistics) {
   if (n_ < 1) throw Error(ErrorCode::invalid_argument, "a residual network needs at least one unit per stage");
 }
 
@@ -45,12 +45,12 @@ Conv2DOptions conv_options(std::int64_t stride = 1) {
 // A pre-activation unit: BN-relu (skipped by the first unit, whose input conv0 has just
 // been through BN-relu), conv, BN-relu, conv, plus the shortcut. `increase`: stride 2 and
 // twice the channels; the shortcut is then 2 x 2 average pooling, zero-padded to them.
-Tensor residual(const std::string& name, Tensor x, bool increase, bool first) {
+Tensor residual(const std::string& name, Tensor x, bool increase, bool first, const BatchNormOptions& bn) {
   const std::int64_t in_channels = x.dims().back();
   const std::int64_t out_channels = increase ? in_channels * 2 : in_channels;
-  const Tensor b1 = first ? x : BNReLU(name + "/preact", x);
+  const Tensor b1 = first ? x : BNReLU(name + "/preact", x, bn);
   Tensor c1 = Conv2D(name + "/conv1", b1, out_channels, {3, 3}, conv_options(increase ? 2 : 1));
-  c1 = BNReLU(name + "/conv1_bn", c1);
+  c1 = BNReLU(name + "/conv1_bn", c1, bn);
   const Tensor c2 = Conv2D(name + "/conv2", c1, out_channels, {3, 3}, conv_options());
   Tensor shortcut = x;
   if (increase) {
@@ -65,12 +65,14 @@ Tensor residual(const std::string& name, Tensor x, bool increase, bool first) {
 Tensor PreactResNet::build_graph(const std::vector<Tensor>& in) {
   const Tensor image = in[0], label = in[1];
   Tensor t = Conv2D("conv0", image * 2.0f + -1.0f, 16, {3, 3}, conv_options());
-  t = BNReLU("conv0_bn", t);
+  const BatchNormOptions bn{.sync_statistics = sync_statistics_};
+  t = BNReLU("conv0_bn", t, bn);
   for (int stage = 1; stage <= 3; ++stage)
     for (int k = 0; k < n_; ++k)
-      t = residual("res" + std::to_string(stage) + "." + std::to_string(k), t, stage > 1 && k == 0, stage == 1 && k == 0);
+      t = residual("res" + std::to_string(stage) + "." + std::to_string(k), t, stage > 1 && k == 0,
+                   stage == 1 && k == 0, bn);
   // Its histogram, zero fraction and rms go to TensorBoard once an epoch.
-  t = callbacks::add_activation_summary(identity(BNReLU("bnlast", t), "bnlast_output"));
+  t = callbacks::add_activation_summary(identity(BNReLU("bnlast", t, bn), "bnlast_output"));
   t = GlobalAvgPooling("gap", t);
   const Tensor logits = identity(FullyConnected("linear", t, 10), "logits");
   const Tensor xent = identity(reduce_mean(sparse_softmax_cross_entropy(logits, label)), "cross_entropy_loss");

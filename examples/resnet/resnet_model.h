@@ -30,9 +30,11 @@ ImageSet find_image_set(const std::string& dir);
 // channels), BN-relu, global average pooling and a 10-way linear layer. Names "cost"
 // (cross entropy + weight decay 2e-4 * l2_loss of every .*/W), "accuracy",
 // "incorrect_vector" and "logits"; Momentum(0.9) with the session's learning rate.
+// `sync_statistics`: every BatchNorm normalises over the global batch of synchronous
+// towers (BatchNormOptions::sync_statistics), not each tower's own.
 class PreactResNet : public train::ModelDesc {
  public:
-  PreactResNet(const ImageSet& images, int units_per_stage, float learning_rate);
+  PreactResNet(const ImageSet& images, int units_per_stage, float learning_rate, bool sync_statistics = false);
   std::vector<train::InputSpec> inputs() const override;
   graph::Tensor build_graph(const std::vector<graph::Tensor>& inputs) override;
   graph::Optimizer optimizer(graph::Graph& graph) override;
@@ -41,6 +43,7 @@ class PreactResNet : public train::ModelDesc {
   ImageSet images_;
   int n_;
   float learning_rate_;
+  bool sync_statistics_;
 };
 
 // Train batches: shuffled from `seed`, each image padded by 4 pixels, a random crop of

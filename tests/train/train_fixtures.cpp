@@ -23,7 +23,7 @@ std::vector<train::InputSpec> TinyModel::inputs() const {
 
 Tensor TinyModel::build_graph(const std::vector<Tensor>& in) {
   Tensor t = FullyConnected("fc0", in[0], hidden_);
-  t = relu(BatchNorm("bn", t));
+  t = relu(BatchNorm("bn", t, {.sync_statistics = sync_statistics_}));
   t = Dropout("dropout", t, 0.2f);
   const Tensor logits = identity(FullyConnected("fc1", t, 3), "logits");
   const Tensor cost = identity(reduce_mean(sparse_softmax_cross_entropy(logits, in[1])), "cost");

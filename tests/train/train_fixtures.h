@@ -18,7 +18,9 @@ namespace vkp::test {
 
 class TinyModel : public train::ModelDesc {
  public:
-  explicit TinyModel(std::int64_t hidden = 8, float learning_rate = 0.1f) : hidden_(hidden), lr_(learning_rate) {}
+  // `sync_statistics`: its BatchNorm's (BatchNormOptions::sync_statistics).
+  explicit TinyModel(std::int64_t hidden = 8, float learning_rate = 0.1f, bool sync_statistics = false)
+      : hidden_(hidden), lr_(learning_rate), sync_statistics_(sync_statistics) {}
   std::vector<train::InputSpec> inputs() const override;
   graph::Tensor build_graph(const std::vector<graph::Tensor>& inputs) override;
   graph::Optimizer optimizer(graph::Graph& graph) override;
@@ -26,6 +28,7 @@ class TinyModel : public train::ModelDesc {
  private:
   std::int64_t hidden_;
   float lr_;
+  bool sync_statistics_;
 };
 
 // The tiny model trained with Adam: for resume tests, where its slots and its bias

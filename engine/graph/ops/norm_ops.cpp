@@ -124,8 +124,14 @@ std::vector<Tensor> grad_batch_norm(const Node& node, std::span<const Tensor> in
   // A fused ReLU: the gradient ops mask dy themselves, from gamma and beta.
   const Tensor sums = a.relu ? g.add(OpKind::bn_grad_sums, {x, stats, dy, gamma, beta}, a)
                              : g.add(OpKind::bn_grad_sums, {x, stats, dy}, a);
-  const Tensor dx = a.relu ? g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, sums, beta}, a)
-                           : g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, sums}, a);
+  // Global statistics: the input gradient takes the global batch's means of dy and
+  // dy * xhat. bn_grad_input divides its sums by the tower's M_k, and tower k's dy is
+  // N / M_k times the global batch's (its cost is a mean over M_k rows): the towers'
+  // sums averaged with weights M_k / N give it exactly those. dgamma and dbeta stay the
+  // tower's own, averaged with the other gradients.
+  const Tensor shared = a.batch_stats && a.sync_statistics ? cross_tower_mean(sums) : sums;
+  const Tensor dx = a.relu ? g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, shared, beta}, a)
+                           : g.add(OpKind::bn_grad_input, {x, stats, gamma, dy, shared}, a);
   auto row = [&](Tensor t, std::int64_t r) { return reshape(slice(t, {r, 0}, {1, c}), {c}); };
   const Tensor dbeta = row(sums, 0), dgamma = row(sums, 1);
   if (a.batch_stats) return {dx, Tensor(), dgamma, dbeta};

@@ -75,6 +75,21 @@ TEST(Ops, BNReLUIsReluOfBatchNormInOneKernel) {
             .backward_tolerance = kBatchNormTolerance});
 }
 
+// One tower: sync_statistics exchanges its moments and sums with itself (the program's
+// exchanges, completed by wait()), so it is BatchNorm of that tower's batch; through the
+// moments' E[x^2] - E[x]^2 and the exchanged sums in backward (towers: sync_batch_norm_test).
+TEST(Ops, BatchNormWithSyncStatisticsAloneIsBatchNorm) {
+  for (const bool relu : {false, true})
+    check_op(
+        {.name = std::string(relu ? "BNReLU" : "BatchNorm") + " with sync_statistics",
+         .inputs = {f32({4, 3, 5, 6})},
+         .more_inputs = {{f32({9, 11, 13, 8})}},
+         .build = [relu](Inputs& in) { return BatchNorm("bn", in[0], {.relu = relu, .sync_statistics = true}) * 1.5f; },
+         .forward_tolerance = kBatchNormTolerance,
+         .gradient_tolerance = 1e-4,
+         .backward_tolerance = kBatchNormTolerance});
+}
+
 TEST(Ops, BatchNormStatisticsAndFixedStatistics) {
   check_op({.name = "bn_stats",
             .inputs = {f32({5, 3, 7})},

@@ -3,7 +3,8 @@
 // the batches tower r is fed; unequal batches are weighted by size; only rank 0 writes
 // logs, statistics and checkpoints; rank 0's hyperparameters reach every rank; ranks that
 // disagree are refused on both; a StopTraining on one rank stops both after one step;
-// gradient processors apply to the gradients reduced over the ranks.
+// gradient processors apply to the gradients reduced over the ranks; BatchNorm with
+// sync_statistics normalises over every rank's batch.
 //
 // With --fault=exit|hang|pause the program is the fault drill instead (fault_test.cmake):
 // rank 1 leaves (std::_Exit), hangs or pauses for 3 s at global step 5, and rank 0 must
@@ -196,6 +197,17 @@ TEST(DistributedTrainer, RanksInMixedPrecisionSkipAndScaleAsOneProcess) {
       {share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32, towers::Reduction::replicated,
       [] { return std::make_shared<TinyModel>(128); },
       graph::LossScaleOptions{.initial_scale = 16777216.0f, .growth_interval = 3});
+}
+
+TEST(DistributedTrainer, RanksSynchronizeBatchNormStatisticsAsOneProcessOfTwoTowers) {
+  // BatchNorm over the global batch: each rank's moments and backward sums are averaged
+  // over its towers, then over the ranks (SyncTowers::set_cross_exchange), as one
+  // process averages its two towers'; every variable, the moving averages included,
+  // ends as there.
+  const std::vector<dataflow::Datapoint> all = tiny_batches(8, 16, 16);
+  expect_matches_one_process({share(all, 2, 0), share(all, 2, 1)}, /*bitwise=*/true, 0, 32,
+                             towers::Reduction::replicated,
+                             [] { return std::make_shared<TinyModel>(8, 0.1f, /*sync_statistics=*/true); });
 }
 
 TEST(DistributedTrainer, WeighsUnequalBatchesBySize) {
