@@ -120,7 +120,7 @@ void gemm_gpu(benchmark::State& state) {
   const std::vector<vk::GemmVariant> offered = vk::gemm_gpu_variants(dev);
   if (variant != vk::GemmVariant::automatic && std::find(offered.begin(), offered.end(), variant) == offered.end())
     return state.SkipWithError("the device lacks this variant");
-  if (half && !dev.f16_storage()) return state.SkipWithError("no 16-bit storage");
+  if (half && !dev.features().f16_storage) return state.SkipWithError("no 16-bit storage");
   vk::Arena arena(dev, vk::MemoryUse::device, "bench gemm_gpu");
   const std::size_t count = std::size_t{s} * s;
   // Float16 values in [-1, 1), packed: random bits would hold NaNs.
@@ -157,7 +157,7 @@ void conv(benchmark::State& state) {
   const bool half = state.range(5) != 0;
   const vk::ConvPush g{n, hw, hw, c, hw, hw, 3, 3, 1, 1, 1, 1, 1, 1, 1};
   vk::Device& dev = device();
-  if (half && !dev.f16_storage()) return state.SkipWithError("no 16-bit storage");
+  if (half && !dev.features().f16_storage) return state.SkipWithError("no 16-bit storage");
   vk::Arena arena(dev, vk::MemoryUse::device, "bench conv");
   const std::size_t pixels = std::size_t{n} * hw * hw, x_size = pixels * c, y_size = pixels * cout, w_size = 9 * c * cout;
   auto filled = [&](std::size_t count, std::uint64_t seed) {

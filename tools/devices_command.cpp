@@ -87,13 +87,14 @@ void print_text(const vk::PhysicalDeviceInfo& d, const Opened& o) {
              l.max_shared_memory_bytes / 1024);
   fmt::print("  workgroup count      {} x {} x {}\n", l.max_workgroup_count[0], l.max_workgroup_count[1],
              l.max_workgroup_count[2]);
-  fmt::print("  readback             {}\n", dev.coherent_readback() ? "host-coherent" : "not host-coherent (invalidated)");
+  fmt::print("  readback             {}\n",
+             dev.features().coherent_readback ? "host-coherent" : "not host-coherent (invalidated)");
   fmt::print("  timestamps           {}\n", l.timestamps ? "yes" : "no");
   fmt::print("  matrix units         {}{}\n", matrix_units(d),
-             d.matrix_shapes.empty() ? ""
-             : dev.cooperative_matrix() ? " (VK_NV_cooperative_matrix, enabled)"
-                                        : " (VK_NV_cooperative_matrix, not enabled: needs 16-bit storage, "
-                                          "shaderFloat16 and vulkanMemoryModel)");
+             d.matrix_shapes.empty()             ? ""
+             : dev.features().cooperative_matrix ? " (VK_NV_cooperative_matrix, enabled)"
+                                                 : " (VK_NV_cooperative_matrix, not enabled: needs 16-bit storage, "
+                                                   "shaderFloat16 and vulkanMemoryModel)");
   fmt::print("  usable by vkpack     yes\n");
 }
 

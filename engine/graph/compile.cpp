@@ -384,7 +384,7 @@ class ProgramBuilder {
         for (const FeedSpec& f : feeds_) set.push_back(p_->inputs_->allocate(bytes_of(f.type), f.placeholder.name()));
     }
     mapped_ = !p_->inputs_ || p_->inputs_->host_visible();
-    feeds_on_transfer_ = !mapped_ && variants_ > 1 && device_.has_transfer_queue();
+    feeds_on_transfer_ = !mapped_ && variants_ > 1 && device_.queues().has_transfer_queue();
     if (!mapped_)
       p_->upload_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " feeds",
                                                 feed_bytes_ * static_cast<std::uint64_t>(variants_));

@@ -29,10 +29,7 @@ std::uint32_t pick_compute_family(const std::vector<VkQueueFamilyProperties>& fa
               "device " + std::to_string(info.index) + " (" + info.name + ") has no compute queue");
 }
 
-// The transfer queue as (family, index in the family), or none.
-struct QueueSlot {
-  std::uint32_t family = 0, index = 0;
-};
+// The transfer queue, or none.
 std::optional<QueueSlot> pick_transfer_queue(const std::vector<VkQueueFamilyProperties>& families,
                                              std::uint32_t compute_family, TransferQueue want) {
   if (want == TransferQueue::none) return std::nullopt;
@@ -43,17 +40,6 @@ std::optional<QueueSlot> pick_transfer_queue(const std::vector<VkQueueFamilyProp
   }
   if (want == TransferQueue::automatic) return std::nullopt;
   return QueueSlot{compute_family, families[compute_family].queueCount > 1 ? 1u : 0u};
-}
-
-SemaphoreHandle make_timeline(const DeviceFns& fn, VkDevice device) {
-  VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type_info.initialValue = 0;
-  VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  semaphore_info.pNext = &type_info;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  check(fn.vkCreateSemaphore(device, &semaphore_info, nullptr, &semaphore), "vkCreateSemaphore");
-  return {device, semaphore, fn.vkDestroySemaphore};
 }
 
 // VKPACK_MEMORY (docs/guide.md, Environment) picks the mode of devices whose options leave it
@@ -210,13 +196,14 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
       limits_(info_->limits),
       staging_bytes_(options.staging_bytes) {
   // VKPACK_TEXEL_BUFFERS=0 (docs/guide.md, Environment): storage buffers only, for a whole run.
-  texel_buffers_ = options.texel_buffers && info_->float_texels && env::flag("VKPACK_TEXEL_BUFFERS").value_or(true);
-  half_texels_ = texel_buffers_ && info_->half_texels;
+  features_.texel_buffers =
+      options.texel_buffers && info_->float_texels && env::flag("VKPACK_TEXEL_BUFFERS").value_or(true);
+  features_.half_texels = features_.texel_buffers && info_->half_texels;
   const LimitsProfile* profile = requested_profile(options.limits_profile);
   if (profile) {
     limits_ = clamp_limits(info_->limits, profile->limits);
     profile_ = profile->name;
-    coherent_readback_ = profile->coherent_readback;
+    features_.coherent_readback = profile->coherent_readback;
   }
   if (options.custom_limits) {
     limits_ = clamp_limits(limits_, *options.custom_limits);
@@ -230,27 +217,21 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   require_vulkan_12(info, label_);
   const InstanceFns& ifn = instance.fns();
   const std::vector<VkQueueFamilyProperties> families = queue_families(ifn, info);
-  queue_family_ = pick_compute_family(families, info);
-  const std::optional<QueueSlot> transfer = pick_transfer_queue(families, queue_family_, options.transfer_queue);
+  const std::uint32_t compute_family = pick_compute_family(families, info);
+  const std::optional<QueueSlot> transfer = pick_transfer_queue(families, compute_family, options.transfer_queue);
 
   const float priorities[2] = {1.0f, 1.0f};
-  const std::vector<VkDeviceQueueCreateInfo> queue_infos = queue_create_infos(queue_family_, transfer, priorities);
-  kernel_statistics_ = env::flag("VKPACK_KERNEL_STATS").value_or(false) && info.pipeline_statistics;
-  const FeatureRequest request(info, profile, options, kernel_statistics_);
-  f16_storage_ = request.f16_storage();
-  cooperative_matrix_ = request.cooperative_matrix();
+  const std::vector<VkDeviceQueueCreateInfo> queue_infos = queue_create_infos(compute_family, transfer, priorities);
+  features_.kernel_statistics = env::flag("VKPACK_KERNEL_STATS").value_or(false) && info.pipeline_statistics;
+  const FeatureRequest request(info, profile, options, features_.kernel_statistics);
+  features_.f16_storage = request.f16_storage();
+  features_.cooperative_matrix = request.cooperative_matrix();
   const VkDevice device = create_device(ifn, info, queue_infos, request);
   // vkDestroyDevice comes from the instance table, so it is known before loading the rest.
   device_ =
       DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
-  fn_ = load_device_fns(ifn, device, kernel_statistics_);
-  fn_.vkGetDeviceQueue(device, queue_family_, 0, &queue_);
-  timeline_ = make_timeline(fn_, device);
-  if (transfer) {
-    transfer_family_ = transfer->family;
-    fn_.vkGetDeviceQueue(device, transfer->family, transfer->index, &transfer_queue_);
-    transfer_timeline_ = make_timeline(fn_, device);
-  }
+  fn_ = load_device_fns(ifn, device, features_.kernel_statistics);
+  queues_ = std::make_unique<Queues>(fn_, device, QueueSlot{compute_family, 0}, transfer, label_);
 
   ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties_);
   device_memory_mappable_ = whole_device_memory_mappable(memory_properties_, info);
@@ -294,7 +275,7 @@ const Kernel& Device::kernel(const shaders::Spirv& spirv, std::vector<SpecConsta
 }
 
 bool Device::has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const {
-  if (!cooperative_matrix_) return false;
+  if (!features_.cooperative_matrix) return false;
   return std::any_of(info_->matrix_shapes.begin(), info_->matrix_shapes.end(), [&](const MatrixShape& s) {
     return s.m == m && s.n == n && s.k == k && s.ab_type == "float16" && s.d_type == "float32";
   });
@@ -308,148 +289,6 @@ StagingRing& Device::staging() {
 std::size_t Device::kernel_count() const {
   std::lock_guard lock(kernels_mutex_);
   return kernels_.size();
-}
-
-void Device::simulate_loss(std::uint64_t after) {
-  std::lock_guard lock(queue_mutex_);
-  submits_until_loss_ = after;
-}
-
-void Device::check_simulated_loss() {
-  if (submits_until_loss_ == UINT64_MAX) return;
-  if (submits_until_loss_ == 0) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit; simulated)");
-  --submits_until_loss_;
-}
-
-// Makes `submit` wait for `value` of `semaphore` (at the stages of copies and kernels)
-// when value > 0; the arrays must outlive the submission call.
-void add_wait(VkSubmitInfo& submit, VkTimelineSemaphoreSubmitInfo& timeline, const VkSemaphore* semaphore,
-              const std::uint64_t* value, const VkPipelineStageFlags* stages) {
-  if (*value == 0) return;
-  timeline.waitSemaphoreValueCount = 1;
-  timeline.pWaitSemaphoreValues = value;
-  submit.waitSemaphoreCount = 1;
-  submit.pWaitSemaphores = semaphore;
-  submit.pWaitDstStageMask = stages;
-}
-
-constexpr VkPipelineStageFlags kWaitStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-
-std::uint64_t Device::submit(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer) {
-  std::lock_guard lock(queue_mutex_);
-  check_simulated_loss();
-  const std::uint64_t value = submitted_ + 1;
-  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-  timeline.signalSemaphoreValueCount = 1;
-  timeline.pSignalSemaphoreValues = &value;
-  const VkSemaphore semaphore = timeline_.get();
-  const VkSemaphore transfer = transfer_timeline_.get();
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.pNext = &timeline;
-  submit.commandBufferCount = static_cast<std::uint32_t>(buffers.size());
-  submit.pCommandBuffers = buffers.data();
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &semaphore;
-  VKP_CHECK(after_transfer == 0 || has_transfer_queue(), "a wait for transfers on a device without a transfer queue");
-  add_wait(submit, timeline, &transfer, &after_transfer, &kWaitStages);
-  const VkResult result = fn_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE);
-  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
-  check(result, "vkQueueSubmit");
-  submitted_ = value;
-  return value;
-}
-
-std::uint64_t Device::submit_batches(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer) {
-  VKP_CHECK(!buffers.empty(), "submit_batches with no command buffers");
-  std::lock_guard lock(queue_mutex_);
-  check_simulated_loss();
-  const std::size_t n = buffers.size();
-  const VkSemaphore semaphore = timeline_.get();
-  std::vector<std::uint64_t> values(n);
-  std::vector<VkTimelineSemaphoreSubmitInfo> timelines(n, {VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO});
-  std::vector<VkSubmitInfo> submits(n, {VK_STRUCTURE_TYPE_SUBMIT_INFO});
-  for (std::size_t i = 0; i < n; ++i) {
-    values[i] = submitted_ + 1 + i;
-    timelines[i].signalSemaphoreValueCount = 1;
-    timelines[i].pSignalSemaphoreValues = &values[i];
-    submits[i].pNext = &timelines[i];
-    submits[i].commandBufferCount = 1;
-    submits[i].pCommandBuffers = &buffers[i];
-    submits[i].signalSemaphoreCount = 1;
-    submits[i].pSignalSemaphores = &semaphore;
-  }
-  const VkSemaphore transfer = transfer_timeline_.get();
-  add_wait(submits[0], timelines[0], &transfer, &after_transfer, &kWaitStages);
-  const VkResult result = fn_.vkQueueSubmit(queue_, static_cast<std::uint32_t>(n), submits.data(), VK_NULL_HANDLE);
-  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit)");
-  check(result, "vkQueueSubmit");
-  submitted_ = values.back();
-  return values.front();
-}
-
-std::uint64_t Device::submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute) {
-  VKP_CHECK(has_transfer_queue(), label_ + " has no transfer queue");
-  // A stand-in on the compute queue shares its lock: a VkQueue is used by one thread at a time.
-  const bool separate = transfer_queue_is_separate();
-  std::lock_guard lock(separate ? transfer_mutex_ : queue_mutex_);
-  if (separate) {
-    std::lock_guard loss(queue_mutex_);
-    check_simulated_loss();
-  } else {
-    check_simulated_loss();
-  }
-  const std::uint64_t value = transfer_submitted_ + 1;
-  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-  timeline.signalSemaphoreValueCount = 1;
-  timeline.pSignalSemaphoreValues = &value;
-  const VkSemaphore signal = transfer_timeline_.get(), compute = timeline_.get();
-  constexpr VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.pNext = &timeline;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &buffer;
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &signal;
-  add_wait(submit, timeline, &compute, &after_compute, &stages);
-  const VkResult result = fn_.vkQueueSubmit(transfer_queue_, 1, &submit, VK_NULL_HANDLE);
-  if (result == VK_ERROR_DEVICE_LOST)
-    throw Error(ErrorCode::device_lost, label_ + " was lost (vkQueueSubmit, transfer)");
-  check(result, "vkQueueSubmit");
-  transfer_submitted_ = value;
-  return value;
-}
-
-void Device::wait_transfer(std::uint64_t value) { wait_on(transfer_timeline_.get(), value); }
-
-bool Device::transfer_reached(std::uint64_t value) const { return counter(transfer_timeline_.get()) >= value; }
-
-void Device::wait_on(VkSemaphore semaphore, std::uint64_t value) {
-  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-  info.semaphoreCount = 1;
-  info.pSemaphores = &semaphore;
-  info.pValues = &value;
-  const VkResult result = fn_.vkWaitSemaphores(device_.get(), &info, UINT64_MAX);
-  if (result == VK_ERROR_DEVICE_LOST) throw Error(ErrorCode::device_lost, label_ + " was lost (vkWaitSemaphores)");
-  check(result, "vkWaitSemaphores");
-}
-
-std::uint64_t Device::counter(VkSemaphore semaphore) const {
-  std::uint64_t now = 0;
-  check(fn_.vkGetSemaphoreCounterValue(device_.get(), semaphore, &now), "vkGetSemaphoreCounterValue");
-  return now;
-}
-
-void Device::wait(std::uint64_t value) { wait_on(timeline_.get(), value); }
-
-bool Device::reached(std::uint64_t value) const { return counter(timeline_.get()) >= value; }
-
-void Device::wait_idle() {
-  std::uint64_t last = 0;
-  {
-    std::lock_guard lock(queue_mutex_);
-    last = submitted_;
-  }
-  wait(last);
 }
 
 int Device::find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,

@@ -1,5 +1,5 @@
-// Device: one VkDevice on a physical device, with its compute queue, a timeline
-// semaphore that orders its submissions, a pipeline cache and the kernels built so far.
+// Device: one VkDevice on a physical device, with its queues (queues.h), the features
+// enabled on it, its memory types, a pipeline cache and the kernels built so far.
 //
 // Several Devices may be opened on the same physical device; each has its own VkDevice
 // and queue. That is how multi-tower code is tested on one GPU or on lavapipe.
@@ -22,6 +22,7 @@
 #include "engine/vk/kernel.h"
 #include "engine/vk/loader.h"
 #include "engine/vk/pipeline_cache.h"
+#include "engine/vk/queues.h"
 #include "engine/vk/tuning.h"
 
 namespace vkp::vk {
@@ -87,6 +88,27 @@ struct DeviceOptions {
 // register blocking wins; GPUs want shared-memory tiles.
 enum class DeviceKind { cpu, gpu };
 
+// What a Device has enabled, from its options, the driver and the environment.
+struct DeviceFeatures {
+  // Whether kernels may bind float16 buffers (storageBuffer16BitAccess is enabled).
+  bool f16_storage = false;
+  // DeviceOptions::texel_buffers, where the device reads R32G32B32A32_SFLOAT texel
+  // buffers; half_texels: float16 slices too, as R16G16B16A16_SFLOAT.
+  bool texel_buffers = true;
+  bool half_texels = false;
+  // Whether VK_NV_cooperative_matrix is enabled (DeviceOptions::cooperative_matrix), with
+  // storageBuffer16BitAccess, shaderFloat16 and vulkanMemoryModel: float16 products on
+  // the matrix units, in the shapes PhysicalDeviceInfo::matrix_shapes lists.
+  bool cooperative_matrix = false;
+  // Whether each kernel carries the driver's statistics (Kernel::statistics): asked for
+  // with VKPACK_KERNEL_STATS=1 and offered by the driver
+  // (VK_KHR_pipeline_executable_properties).
+  bool kernel_statistics = false;
+  // Whether readback memory is written by the device and read by the host without
+  // invalidation (false under a limits profile whose GPU caches it non-coherently).
+  bool coherent_readback = true;
+};
+
 class Device {
  public:
   Device(const Instance& instance, int index, DeviceOptions options = {});
@@ -99,31 +121,17 @@ class Device {
   const DeviceLimits& limits() const { return limits_; }
   // The active profile's name, or empty.
   const std::string& limits_profile() const { return profile_; }
-  // Whether readback memory is written by the device and read by the host without
-  // invalidation (false under a profile whose GPU caches it non-coherently).
-  bool coherent_readback() const { return coherent_readback_; }
   DeviceKind kind() const { return kind_; }
-  // Whether kernels may bind float16 buffers (storageBuffer16BitAccess is enabled).
-  bool f16_storage() const { return f16_storage_; }
-  // DeviceOptions::texel_buffers, where the device reads R32G32B32A32_SFLOAT texel
-  // buffers; half_texels(): float16 slices too, as R16G16B16A16_SFLOAT.
-  bool texel_buffers() const { return texel_buffers_; }
-  bool half_texels() const { return half_texels_; }
-  // Whether VK_NV_cooperative_matrix is enabled (DeviceOptions::cooperative_matrix), with
-  // storageBuffer16BitAccess, shaderFloat16 and vulkanMemoryModel: float16 products on
-  // the matrix units, in the shapes info().matrix_shapes lists.
-  bool cooperative_matrix() const { return cooperative_matrix_; }
-  // Whether each kernel carries the driver's statistics (Kernel::statistics): asked for with
-  // VKPACK_KERNEL_STATS=1 and offered by the driver (VK_KHR_pipeline_executable_properties).
-  bool kernel_statistics() const { return kernel_statistics_; }
-  // The subgroup-scope float16 x float16 -> float32 shape m x n x k among them.
+  // What is enabled on this device (DeviceFeatures).
+  const DeviceFeatures& features() const { return features_; }
+  // Whether cooperative_matrix is enabled and info().matrix_shapes has the subgroup-scope
+  // float16 x float16 -> float32 shape m x n x k.
   bool has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const;
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
   const std::string& label() const { return label_; }
 
   VkDevice handle() const { return device_.get(); }
   const DeviceFns& fn() const { return fn_; }
-  std::uint32_t queue_family() const { return queue_family_; }
 
   // The kernel for `spirv` with `specialization`, built on first use and kept.
   const Kernel& kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization = {});
@@ -132,33 +140,9 @@ class Device {
   // Measured kernel choices (DeviceOptions::tune); disabled() when tuning is off.
   TuningCache& tuning() const { return *tuning_; }
 
-  // Submits command buffers to the compute queue, after the transfer timeline reaches
-  // `after_transfer` (0: no wait); returns the timeline value that is reached when they
-  // have completed.
-  std::uint64_t submit(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer = 0);
-  // Submits each command buffer as a batch of its own, all in one vkQueueSubmit; batch
-  // i signals the timeline at first + i, where first is returned. The host can then
-  // wait for the results of one batch while the later ones run.
-  std::uint64_t submit_batches(std::span<const VkCommandBuffer> buffers, std::uint64_t after_transfer = 0);
-  // The transfer queue (DeviceOptions::transfer_queue), when there is one: a command
-  // buffer of its family submitted after the compute timeline reaches `after_compute`;
-  // returns the value its own timeline reaches on completion.
-  bool has_transfer_queue() const { return transfer_queue_ != VK_NULL_HANDLE; }
-  std::uint32_t transfer_family() const { return transfer_family_; }
-  // Whether transfers run on a queue of their own, beside the compute queue.
-  bool transfer_queue_is_separate() const { return transfer_queue_ != VK_NULL_HANDLE && transfer_queue_ != queue_; }
-  std::uint64_t submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute);
-  void wait_transfer(std::uint64_t value);
-  bool transfer_reached(std::uint64_t value) const;
-  std::uint64_t transfer_submissions() const { return transfer_submitted_; }
-  // Fault injection, for tests of what happens when a device is lost: submission number
-  // `after` from now (0: the next) and every later one fail as on a lost device, with
-  // Error(device_lost), and submit nothing.
-  void simulate_loss(std::uint64_t after = 0);
-  // Blocks until the timeline reaches `value`. Throws Error(device_lost) naming the device.
-  void wait(std::uint64_t value);
-  bool reached(std::uint64_t value) const;
-  void wait_idle();
+  // The compute queue and the transfer queue, with their timelines: submissions and waits.
+  Queues& queues() { return *queues_; }
+  const Queues& queues() const { return *queues_; }
 
   // Memory bookkeeping for arenas: the index of the memory type for `required` flags
   // (and preferred ones where possible) among `type_bits`, or -1.
@@ -178,38 +162,19 @@ class Device {
   std::uint64_t peak_allocated_bytes() const { return peak_.load(); }
 
  private:
-  void check_simulated_loss();  // with queue_mutex_ held
-  void wait_on(VkSemaphore timeline, std::uint64_t value);  // Error(device_lost) naming the device
-  std::uint64_t counter(VkSemaphore timeline) const;
-
   const PhysicalDeviceInfo* info_;
   DeviceKind kind_;
   std::string label_;
   DeviceLimits limits_;
   std::string profile_;
-  bool coherent_readback_ = true;
-  bool f16_storage_ = false;
-  bool texel_buffers_ = true;
-  bool half_texels_ = false;
-  bool cooperative_matrix_ = false;
-  bool kernel_statistics_ = false;
+  DeviceFeatures features_;
   DeviceFns fn_;
   DeviceOwner device_;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  std::uint32_t queue_family_ = 0;
-  VkQueue transfer_queue_ = VK_NULL_HANDLE;  // may be queue_ itself (a stand-in)
-  std::uint32_t transfer_family_ = 0;
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   bool device_memory_mappable_ = false;
 
   // Everything below is destroyed before device_.
-  SemaphoreHandle timeline_;
-  std::uint64_t submitted_ = 0;
-  SemaphoreHandle transfer_timeline_;
-  std::atomic<std::uint64_t> transfer_submitted_{0};
-  std::mutex transfer_mutex_;  // for a queue of its own; a stand-in on queue_ takes queue_mutex_
-  std::uint64_t submits_until_loss_ = UINT64_MAX;  // simulate_loss; UINT64_MAX: never
-  std::mutex queue_mutex_;
+  std::unique_ptr<Queues> queues_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
   std::shared_ptr<TuningCache> tuning_;  // shared by the Devices of one physical device
   mutable std::mutex kernels_mutex_;

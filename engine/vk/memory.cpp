@@ -50,7 +50,7 @@ Arena::Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block
       // invalidate() makes the device's writes visible.
       required_ = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
       preferred_ = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-      coherent_ = device.coherent_readback();
+      coherent_ = device.features().coherent_readback;
       break;
   }
   host_visible_ = (required_ & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
@@ -113,8 +113,8 @@ void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
   buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   // A transfer queue of another family (a discrete GPU's DMA engine) writes inputs that
   // the compute queue reads: shared by both families, no ownership transfers.
-  const std::uint32_t families[2] = {device_->queue_family(), device_->transfer_family()};
-  if (device_->has_transfer_queue() && families[0] != families[1]) {
+  const std::uint32_t families[2] = {device_->queues().compute_family(), device_->queues().transfer_family()};
+  if (device_->queues().has_transfer_queue() && families[0] != families[1]) {
     buffer_info.sharingMode = VK_SHARING_MODE_CONCURRENT;
     buffer_info.queueFamilyIndexCount = 2;
     buffer_info.pQueueFamilyIndices = families;

@@ -42,11 +42,11 @@ CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t famil
 
 Recording::Recording(Device& device, RecordingOptions options) : device_(&device), options_(std::move(options)) {
   const DeviceFns& fn = device.fn();
-  VKP_CHECK(!options_.transfer || device.has_transfer_queue(),
+  VKP_CHECK(!options_.transfer || device.queues().has_transfer_queue(),
             "transfer recording '" + options_.name + "' on " + device.label() + ", which has no transfer queue");
   if (options_.transfer) options_.timestamps = false;
-  CommandBufferOwner owner =
-      make_command_buffer(device, options_.transfer ? device.transfer_family() : device.queue_family());
+  CommandBufferOwner owner = make_command_buffer(
+      device, options_.transfer ? device.queues().transfer_family() : device.queues().compute_family());
   pool_ = std::move(owner.pool);
   commands_ = owner.buffer;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -93,14 +93,15 @@ void Recording::barrier() {
 bool texel_readable(const BufferSlice& slice, const Device& device) {
   const DeviceLimits& l = device.limits();
   const std::uint64_t texel = slice.f16 ? 8 : 16;
-  return (slice.f16 ? device.half_texels() : device.texel_buffers()) && slice.buffer != VK_NULL_HANDLE &&
-         slice.size > 0 && slice.size % texel == 0 && slice.size / texel <= max_texels(l) &&
-         l.min_texel_buffer_offset_alignment > 0 && slice.offset % l.min_texel_buffer_offset_alignment == 0;
+  return (slice.f16 ? device.features().half_texels : device.features().texel_buffers) &&
+         slice.buffer != VK_NULL_HANDLE && slice.size > 0 && slice.size % texel == 0 &&
+         slice.size / texel <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
+         slice.offset % l.min_texel_buffer_offset_alignment == 0;
 }
 
 bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
   const DeviceLimits& l = device.limits();
-  return (f16 ? device.half_texels() : device.texel_buffers()) && elements > 0 && elements % 4 == 0 &&
+  return (f16 ? device.features().half_texels : device.features().texel_buffers) && elements > 0 && elements % 4 == 0 &&
          elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
          Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
 }
@@ -333,16 +334,16 @@ void Recording::finish() {
 std::uint64_t Recording::submit(std::uint64_t after) {
   VKP_CHECK(finished_, "recording '" + options_.name + "' submitted before finish()");
   if (last_submit_ != 0) wait_for(last_submit_);
-  last_submit_ =
-      options_.transfer ? device_->submit_transfer(commands_, after) : device_->submit({&commands_, 1}, after);
+  last_submit_ = options_.transfer ? device_->queues().submit_transfer(commands_, after)
+                                   : device_->queues().submit({&commands_, 1}, after);
   return last_submit_;
 }
 
 void Recording::wait_for(std::uint64_t value) const {
   if (options_.transfer)
-    device_->wait_transfer(value);
+    device_->queues().wait_transfer(value);
   else
-    device_->wait(value);
+    device_->queues().wait(value);
 }
 
 void Recording::submit_in_order(std::span<Recording* const> recordings, std::uint64_t after_transfer) {
@@ -353,10 +354,10 @@ void Recording::submit_in_order(std::span<Recording* const> recordings, std::uin
     VKP_CHECK(r->finished_, "recording '" + r->options_.name + "' submitted before finish()");
     VKP_CHECK(r->device_ == &device, "recordings of two devices submitted together");
     VKP_CHECK(!r->options_.transfer, "transfer recording '" + r->options_.name + "' submitted in order");
-    if (r->last_submit_ != 0) device.wait(r->last_submit_);
+    if (r->last_submit_ != 0) device.queues().wait(r->last_submit_);
     buffers.push_back(r->commands_);
   }
-  const std::uint64_t first = device.submit_batches(buffers, after_transfer);
+  const std::uint64_t first = device.queues().submit_batches(buffers, after_transfer);
   for (std::size_t i = 0; i < recordings.size(); ++i) recordings[i]->last_submit_ = first + i;
 }
 
@@ -366,7 +367,7 @@ void Recording::wait() {
 
 bool Recording::done() const {
   if (last_submit_ == 0) return true;
-  return options_.transfer ? device_->transfer_reached(last_submit_) : device_->reached(last_submit_);
+  return options_.transfer ? device_->queues().transfer_reached(last_submit_) : device_->queues().reached(last_submit_);
 }
 
 std::vector<std::uint64_t> Recording::read_ticks() const {

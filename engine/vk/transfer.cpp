@@ -28,7 +28,8 @@ StagingRing::StagingRing(Device& device, VkDeviceSize bytes)
   upload_ = upload_arena_.allocate(bytes, "staging ring");
   readback_ = readback_arena_.allocate(bytes, "staging ring");
   // Each batch resets the pool, and with it the one command buffer.
-  CommandBufferOwner owner = make_command_buffer(device, device.queue_family(), VK_COMMAND_POOL_CREATE_TRANSIENT_BIT);
+  CommandBufferOwner owner =
+      make_command_buffer(device, device.queues().compute_family(), VK_COMMAND_POOL_CREATE_TRANSIENT_BIT);
   pool_ = std::move(owner.pool);
   commands_ = owner.buffer;
 }
@@ -141,9 +142,9 @@ void TransferBatch::run() {
                           0, 1, &memory, 0, nullptr, 0, nullptr);
   recording_ = false;
   check(fn.vkEndCommandBuffer(ring_->commands_), "vkEndCommandBuffer");
-  const std::uint64_t done = device_->submit({&ring_->commands_, 1});
+  const std::uint64_t done = device_->queues().submit({&ring_->commands_, 1});
   ++ring_->submissions_;
-  device_->wait(done);
+  device_->queues().wait(done);
   if (!deliveries_.empty()) ring_->readback_arena_.invalidate();
   for (const Delivery& d : deliveries_) std::memcpy(d.dst, ring_->readback_.host + d.staged_at, d.bytes);
   deliveries_.clear();

@@ -190,7 +190,7 @@ TEST_F(TowersTest, TowersOnDevicesOfDifferentVendorsEqualOneTower) {
     const std::vector<std::unique_ptr<vk::Device>> mixed = mixed_devices();
     EXPECT_FALSE(mixed[0]->device_memory_mappable());
     EXPECT_EQ(mixed[1]->limits_profile(), "arm-mali");
-    EXPECT_FALSE(mixed[1]->coherent_readback());
+    EXPECT_FALSE(mixed[1]->features().coherent_readback);
     compare(reduction, {4, 6, 5}, /*batch_norm=*/false, /*reference_splits=*/false, towers::Master::host,
             {mixed[0].get(), mixed[1].get(), mixed[2].get()});
   }

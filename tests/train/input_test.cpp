@@ -48,13 +48,13 @@ TEST(InputSources, StagingInputUploadsOnTheTransferQueue) {
   o.memory = vk::MemoryMode::staged;
   o.transfer_queue = vk::TransferQueue::stand_in;
   vk::Device dev(instance(), device_index(), o);
-  ASSERT_TRUE(dev.has_transfer_queue());
+  ASSERT_TRUE(dev.queues().has_transfer_queue());
   const std::vector<Array> fed = train_variables(std::make_shared<train::FeedInput>(tiny_flow(5)), 2, &dev);
-  EXPECT_EQ(dev.transfer_submissions(), 0u) << "feeding records its copies into the step";
+  EXPECT_EQ(dev.queues().transfer_submissions(), 0u) << "feeding records its copies into the step";
   const std::vector<Array> staged =
       train_variables(std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5))), 2, &dev);
   expect_same(fed, staged);
-  EXPECT_GE(dev.transfer_submissions(), 10u) << "one upload a step";
+  EXPECT_GE(dev.queues().transfer_submissions(), 10u) << "one upload a step";
 }
 
 // The same on a device's own transfer-only queue family (TransferQueue::automatic, as a
@@ -65,13 +65,13 @@ TEST(InputSources, StagingInputUploadsOnATransferOnlyFamily) {
   o.memory = vk::MemoryMode::staged;
   o.transfer_queue = vk::TransferQueue::automatic;
   vk::Device dev(instance(), device_index(), o);
-  if (!dev.has_transfer_queue()) GTEST_SKIP() << dev.label() << " has no transfer-only queue family";
-  ASSERT_TRUE(dev.transfer_queue_is_separate());
+  if (!dev.queues().has_transfer_queue()) GTEST_SKIP() << dev.label() << " has no transfer-only queue family";
+  ASSERT_TRUE(dev.queues().transfer_queue_is_separate());
   const std::vector<Array> fed = train_variables(std::make_shared<train::FeedInput>(tiny_flow(5)), 2, &dev);
   const std::vector<Array> staged = train_variables(
       std::make_shared<train::StagingInput>(std::make_shared<train::QueueInput>(tiny_flow(5))), 2, &dev);
   expect_same(fed, staged);
-  EXPECT_GE(dev.transfer_submissions(), 10u) << "one upload a step";
+  EXPECT_GE(dev.queues().transfer_submissions(), 10u) << "one upload a step";
 }
 
 // Gives `good` datapoints, then fails.

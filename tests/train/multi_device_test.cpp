@@ -427,7 +427,7 @@ TEST(MultiDeviceTrainer, ALostDeviceStopsTrainingNamingItAndKeepsTheCheckpoint) 
   auto faults = std::make_shared<Hooks>();
   faults->trigger_epoch = [&](callbacks::TrainerView& t) { saved = t.variable("fc0/W"); };
   faults->trigger_step = [&](callbacks::TrainerView& t) {
-    if (t.global_step() == 5) trainer.towers().session(1).device().simulate_loss();
+    if (t.global_step() == 5) trainer.towers().session(1).device().queues().simulate_loss();
   };
   config.callbacks = {std::make_shared<callbacks::ModelSaver>(3), faults};
   try {

@@ -52,12 +52,12 @@ namespace {
 // The float16 build a device runs: `f16` where it has storageBuffer16BitAccess, its
 // packed sibling where it does not.
 const shaders::Spirv& f16_build(const Device& device, const shaders::Spirv& f16) {
-  return device.f16_storage() || f16.packed == nullptr ? f16 : *f16.packed;
+  return device.features().f16_storage || f16.packed == nullptr ? f16 : *f16.packed;
 }
 
 void check_f16(const Device& device, const shaders::Spirv& plain, const shaders::Spirv& f16,
                std::uint32_t storage_f16, std::uint32_t all_f16, std::uint32_t allowed) {
-  if (storage_f16 != 0 && !device.f16_storage() && f16.packed == nullptr)
+  if (storage_f16 != 0 && !device.features().f16_storage && f16.packed == nullptr)
     throw Error(ErrorCode::unsupported,
                 fmt::format("{}: a binding holds float16 values, but {} lacks the storageBuffer16BitAccess feature "
                             "and this kernel has no packed float16 build (compile without f16 storage / mixed "
@@ -98,7 +98,8 @@ const Kernel& storage_kernel(Device& device, const TexelFamily& family, std::uin
   const std::uint32_t all = f16_mask(bindings), storage = all & ~texel_inputs;
   // The texel float16 build stores float16_t; without 16-bit storage the packed plain
   // build takes every float16 binding.
-  const bool use_texel = texel_build_fits(device, texel_inputs, bindings) && (storage == 0 || device.f16_storage());
+  const bool use_texel =
+      texel_build_fits(device, texel_inputs, bindings) && (storage == 0 || device.features().f16_storage);
   if (!use_texel) return storage_kernel(device, plain, f16, bindings, std::move(specialization), allowed);
   check_f16(device, plain, f16, storage, all, allowed);
   if (storage == 0) return device.kernel(texel, std::move(specialization));

@@ -90,7 +90,7 @@ TEST_P(EveryProfile, TrainsTheSameBitsWithinItsLimits) {
   EXPECT_EQ(l.max_push_constants_bytes, std::min(driver.max_push_constants_bytes, profile.limits.max_push_constants_bytes));
   EXPECT_EQ(l.min_storage_buffer_offset_alignment,
             std::max(driver.min_storage_buffer_offset_alignment, profile.limits.min_storage_buffer_offset_alignment));
-  EXPECT_EQ(dev.coherent_readback(), profile.coherent_readback);
+  EXPECT_EQ(dev.features().coherent_readback, profile.coherent_readback);
   expect_bitwise_equal(train(dev), reference_run(), profile.name);
 }
 

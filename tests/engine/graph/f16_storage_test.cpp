@@ -143,7 +143,7 @@ TEST(F16Storage, AConvnetStepHalvesItsActivationsAndItsGradientsStayNearFloat32)
 // same size as with 16-bit storage, and the results are as near float32.
 TEST(F16Storage, ADeviceWithoutSixteenBitStorageHalvesTheSameTensorsPacked) {
   vk::Device& packed = packed_f16_device();
-  ASSERT_FALSE(packed.f16_storage());
+  ASSERT_FALSE(packed.features().f16_storage);
   expect_halved_and_near_float32(packed);
   const Step native = run_step(/*f16=*/true, /*fuse=*/true, /*images_rounded_to_half=*/false, device()),
              packed_step = run_step(/*f16=*/true, /*fuse=*/true, /*images_rounded_to_half=*/false, packed);

@@ -64,7 +64,7 @@ TEST(Device, ASimulatedLossFailsLaterSubmissionsNamingTheDevice) {
   vk::Recording work(dev);
   vk::fill(work, slice, 100, 1.0f);
   work.finish();
-  dev.simulate_loss(1);
+  dev.queues().simulate_loss(1);
   work.run();  // the one submission still allowed
   for (int attempt = 0; attempt < 2; ++attempt) {
     try {

@@ -379,7 +379,7 @@ TEST_F(F16StorageErrors, AKernelWithoutAFloat16BuildRefusesAFloat16Operand) {
 // float16 build without a packed sibling is refused, naming the kernel and the feature.
 TEST_F(F16StorageErrors, WithoutSixteenBitStorageThePackedBuildRunsOrTheKernelIsRefused) {
   vk::Device& packed = packed_f16_device();
-  EXPECT_FALSE(packed.f16_storage());
+  EXPECT_FALSE(packed.features().f16_storage);
   vk::Arena arena(packed, vk::MemoryUse::device, "no f16", 1 << 16);
   vk::BufferSlice x = arena.allocate(4096, "x");
   const vk::BufferSlice y = arena.allocate(4096, "y");
@@ -388,7 +388,7 @@ TEST_F(F16StorageErrors, WithoutSixteenBitStorageThePackedBuildRunsOrTheKernelIs
   const vk::Kernel& kernel = vk::storage_kernel(packed, shaders::unary, shaders::unary_f16, bindings, {});
   EXPECT_EQ(kernel.name().rfind("unary_f16p", 0), 0u) << kernel.name();
   EXPECT_EQ(kernel.f16_bindings(), 0b01u);
-  if (device().f16_storage()) {
+  if (device().features().f16_storage) {
     const vk::Kernel& native = vk::storage_kernel(device(), shaders::unary, shaders::unary_f16, bindings, {});
     EXPECT_EQ(native.name().rfind("unary_f16{", 0), 0u) << native.name();
   }

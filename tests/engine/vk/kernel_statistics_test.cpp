@@ -31,17 +31,17 @@ std::vector<float> filled(vk::Device& dev) {
 TEST(KernelStatistics, NoneUnlessAskedFor) {
   ScopedEnv off("VKPACK_KERNEL_STATS", nullptr);
   vk::Device dev(instance(), device_index(), device_options());
-  EXPECT_FALSE(dev.kernel_statistics());
+  EXPECT_FALSE(dev.features().kernel_statistics);
   EXPECT_TRUE(dev.kernel(shaders::fill, {{0, 64}, {1, 4}}).statistics().empty());
 }
 
 TEST(KernelStatistics, AskedForTheDriverGivesThemWhereItOffersThem) {
   ScopedEnv on("VKPACK_KERNEL_STATS", "1");
   vk::Device dev(instance(), device_index(), device_options());
-  EXPECT_EQ(dev.kernel_statistics(), dev.info().pipeline_statistics);
+  EXPECT_EQ(dev.features().kernel_statistics, dev.info().pipeline_statistics);
   EXPECT_EQ(filled(dev), std::vector<float>(1000, 3.0f));
   const vk::Kernel& kernel = dev.kernel(shaders::fill, {{0, 64}, {1, 4}});
-  if (!dev.kernel_statistics()) {
+  if (!dev.features().kernel_statistics) {
     EXPECT_TRUE(kernel.statistics().empty());
     GTEST_SKIP() << dev.label() << " lacks VK_KHR_pipeline_executable_properties: kernels build without statistics";
   }

@@ -77,7 +77,7 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
             .name();
     return name.substr(0, name.find('{'));  // the build, without the specialization
   };
-  const bool texel = device().kind() == vk::DeviceKind::cpu && device().texel_buffers();
+  const bool texel = device().kind() == vk::DeviceKind::cpu && device().features().texel_buffers;
   const std::vector<float> x = random_floats(1001, 5);
   const vk::BufferSlice whole = upload(std::span(x).first(1000)), ragged = upload(x), y = scratch(1001);
   EXPECT_EQ(chosen(device(), whole, y), texel ? "unary_texel" : "unary");
@@ -85,7 +85,7 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
   vk::DeviceOptions options = device_options();
   options.texel_buffers = false;
   vk::Device storage_only(instance(), device_index(), options);
-  EXPECT_FALSE(storage_only.texel_buffers());
+  EXPECT_FALSE(storage_only.features().texel_buffers);
   EXPECT_EQ(chosen(storage_only, whole, y), "unary");
 
   for (const std::size_t n : {std::size_t{1000}, std::size_t{1001}}) {
@@ -103,7 +103,7 @@ TEST_F(VkTest, TexelBuildsAreChosenWhereTheSliceAllowsAndAgreeWithStorageBuilds)
 // a device without storageBuffer16BitAccess reads it too, and the values are the
 // float16 numbers exactly.
 TEST_F(VkTest, Float16InputsAreReadThroughHalfTexelViews) {
-  if (device().kind() != vk::DeviceKind::cpu || !device().half_texels())
+  if (device().kind() != vk::DeviceKind::cpu || !device().features().half_texels)
     GTEST_SKIP() << "texel builds are chosen on CPU devices with R16G16B16A16_SFLOAT texel buffers";
   const std::size_t n = 1000;  // 250 texels of 8 bytes
   std::vector<std::uint16_t> bits(n);
@@ -137,7 +137,7 @@ TEST_F(VkTest, Float16InputsAreReadThroughHalfTexelViews) {
     EXPECT_EQ(chosen(y32), "unary_texel") << "storageBuffer16BitAccess " << storage16;
     // A float16 result is stored as float16_t where the device has 16-bit storage; where
     // it has not, the packed plain build takes both bindings.
-    EXPECT_EQ(chosen(y16), dev.f16_storage() ? "unary_texel_f16" : "unary_f16p");
+    EXPECT_EQ(chosen(y16), dev.features().f16_storage ? "unary_texel_f16" : "unary_f16p");
 
     vk::Recording recording(dev);
     vk::unary(recording, vk::UnaryOp::neg, n, x16, y32);
