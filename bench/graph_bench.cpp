@@ -512,7 +512,7 @@ void profiler_cost(const char* name, Graph& g, const std::vector<FeedSpec>& spec
         session.run_program(p, feeds, out);
         if (mode < 2) continue;
         callbacks::StepProfile profile{i, step_begin, Clock::now(), {}};
-        std::vector<HostSpan> host = p.host_spans(step_begin);
+        std::vector<HostSpan> host = p.host_spans().since(step_begin);
         const auto submit =
             std::find_if(host.begin(), host.end(), [](const HostSpan& h) { return h.kind == HostSpan::Kind::submit; });
         profile.runs.push_back({0, device().label(), host, p.kernel_times(), submit->begin});

@@ -64,7 +64,7 @@ StepProfile profile_step(TrainerView& trainer, Clock::time_point begin, Clock::t
     const auto seen = std::find(devices.begin(), devices.end(), p.device);
     const int device = static_cast<int>(seen - devices.begin());
     if (seen == devices.end()) devices.push_back(p.device);
-    std::vector<graph::HostSpan> host = p.program->host_spans(begin);
+    std::vector<graph::HostSpan> host = p.program->host_spans().since(begin);
     const auto submit = std::find_if(host.rbegin(), host.rend(),
                                      [](const graph::HostSpan& h) { return h.kind == graph::HostSpan::Kind::submit; });
     if (submit == host.rend()) continue;  // not run in this step

@@ -88,7 +88,7 @@ class TrainerView {
   // the trainer cannot.
   virtual void time_kernels();
   // Every program the trainer's steps may run, with its device; those that ran in a
-  // step carry that step's host spans (graph::Program::host_spans).
+  // step carry that step's host spans (graph::Program::host_spans, HostSpanLog).
   virtual std::vector<StepProgram> step_programs() const { return {}; }
 };
 

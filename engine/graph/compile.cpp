@@ -207,9 +207,9 @@ class ProgramBuilder {
     allocate_fetches();
     for (int variant = 0; variant < variants_; ++variant) record(variant);
     if (feeds_on_transfer_) {
-      p_->feeds_ready_.assign(static_cast<std::size_t>(variants_), 0);
-      p_->last_run_.assign(static_cast<std::size_t>(variants_), 0);
-      p_->feeds_sent_.assign(static_cast<std::size_t>(variants_), 0);
+      p_->uploads_.ready.assign(static_cast<std::size_t>(variants_), 0);
+      p_->uploads_.last_run.assign(static_cast<std::size_t>(variants_), 0);
+      p_->uploads_.sent.assign(static_cast<std::size_t>(variants_), 0);
     }
     return std::move(p_);
   }
@@ -231,7 +231,6 @@ class ProgramBuilder {
 
   void schedule() {
     p_->timed_ = options_.timestamps && device_.limits().timestamps;
-    p_->host_spans_.reserve(2 * Program::kKeptHostSpans);  // a steady loop allocates nothing
     p_->schedule_ = schedule_nodes(graph_, fetches_, targets_);
     types_ = concrete_types(graph_, p_->schedule_, feeds_);
     absorbed_.assign(at(graph_.size()), 0);
@@ -456,10 +455,10 @@ class ProgramBuilder {
     std::vector<std::byte*> hosts;
     vk::Recording* copies = &first;
     if (feeds_on_transfer_) {
-      p_->feed_uploads_.push_back(std::make_unique<vk::Recording>(
+      p_->uploads_.recordings.push_back(std::make_unique<vk::Recording>(
           device_,
           vk::RecordingOptions{.name = options_.name + " feeds variant " + std::to_string(variant), .transfer = true}));
-      copies = p_->feed_uploads_.back().get();
+      copies = p_->uploads_.recordings.back().get();
     }
     for (std::size_t i = 0; i < feeds_.size(); ++i) {
       const vk::BufferSlice dst = inputs_[at(variant)][i];

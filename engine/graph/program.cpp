@@ -17,31 +17,8 @@ namespace vkp::graph {
 void Program::send_feeds(int variant) {
   const auto v = static_cast<std::size_t>(variant);
   // After the variant's last run, which read these inputs, on the device's compute timeline.
-  feeds_ready_[v] = feed_uploads_[v]->submit(last_run_[v]);
-  feeds_sent_[v] = 1;
-}
-
-const char* to_string(HostSpan::Kind kind) {
-  switch (kind) {
-    case HostSpan::Kind::feed: return "feed";
-    case HostSpan::Kind::submit: return "submit";
-    case HostSpan::Kind::wait: return "wait";
-  }
-  return "?";
-}
-
-void Program::note_host(HostSpan::Kind kind, int variant, std::chrono::steady_clock::time_point begin) {
-  // Trimmed by halves: amortised, no allocation in a steady loop.
-  if (host_spans_.size() >= 2 * kKeptHostSpans)
-    host_spans_.erase(host_spans_.begin(), host_spans_.begin() + kKeptHostSpans);
-  host_spans_.push_back({kind, variant, begin, std::chrono::steady_clock::now()});
-}
-
-std::vector<HostSpan> Program::host_spans(std::chrono::steady_clock::time_point since) const {
-  std::vector<HostSpan> spans;
-  for (const HostSpan& s : host_spans_)
-    if (s.begin >= since) spans.push_back(s);
-  return spans;
+  uploads_.ready[v] = uploads_.recordings[v]->submit(uploads_.last_run[v]);
+  uploads_.sent[v] = 1;
 }
 
 void Program::write_feeds(std::span<const Array> feeds, int variant) {
@@ -52,8 +29,8 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
-  if (!feed_uploads_.empty()) send_feeds(variant);
-  note_host(HostSpan::Kind::feed, variant, begin);
+  if (!uploads_.recordings.empty()) send_feeds(variant);
+  host_spans_.note(HostSpan::Kind::feed, variant, begin);
 }
 
 void Program::limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
@@ -88,9 +65,9 @@ void Program::write_feed(std::size_t index, const Array& value, int variant) {
                     fmt::format("{}: index {} at position {} of feed '{}' is outside [0, {})", bound.reader, values[k],
                                 k, feed_names_[index], bound.limit));
   }
-  if (!feed_uploads_.empty()) {
-    feed_uploads_[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
-    feeds_sent_[static_cast<std::size_t>(variant)] = 0;
+  if (!uploads_.recordings.empty()) {
+    uploads_.recordings[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
+    uploads_.sent[static_cast<std::size_t>(variant)] = 0;
   }
   std::memcpy(feed_host_[static_cast<std::size_t>(variant)][index], value.bytes().data(), value.nbytes());
 }
@@ -114,8 +91,8 @@ void Program::submit_part(int part, std::uint64_t after_feeds) {
     order[0]->submit(after_feeds);
   else
     vk::Recording::submit_in_order(std::span(order).subspan(first, last - first + 1), after_feeds);
-  if (last + 1 == order.size() && !feed_uploads_.empty())
-    last_run_[static_cast<std::size_t>(pending_)] = order.back()->last_submission();
+  if (last + 1 == order.size() && !uploads_.recordings.empty())
+    uploads_.last_run[static_cast<std::size_t>(pending_)] = order.back()->last_submission();
 }
 
 void Program::check_exchange(int e, const char* call) const {
@@ -133,7 +110,7 @@ void Program::wait_exchange(int e, Array& value) {
   exchange_in_->invalidate();
   if (value.dtype() != x.type.dtype || value.shape().dims() != x.type.dims) value = Array(x.type.dtype, x.type.shape());
   std::memcpy(value.bytes().data(), x.input, value.nbytes());
-  note_host(HostSpan::Kind::wait, pending_, begin);
+  host_spans_.note(HostSpan::Kind::wait, pending_, begin);
 }
 
 void Program::resume_exchange(int e, const Array& value) {
@@ -145,7 +122,7 @@ void Program::resume_exchange(int e, const Array& value) {
                 fmt::format("exchange {} takes {}, got {}", e, to_string(x.type), describe(value)));
   std::memcpy(x.value, value.bytes().data(), value.nbytes());
   submit_part(++next_exchange_, 0);  // the host has waited for the part before
-  note_host(HostSpan::Kind::submit, pending_, begin);
+  host_spans_.note(HostSpan::Kind::submit, pending_, begin);
 }
 
 void Program::submit(int variant) {
@@ -153,16 +130,16 @@ void Program::submit(int variant) {
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   await_device();
   std::uint64_t after_feeds = 0;
-  if (!feed_uploads_.empty()) {
-    if (!feeds_sent_[static_cast<std::size_t>(variant)]) send_feeds(variant);
-    after_feeds = feeds_ready_[static_cast<std::size_t>(variant)];
+  if (!uploads_.recordings.empty()) {
+    if (!uploads_.sent[static_cast<std::size_t>(variant)]) send_feeds(variant);
+    after_feeds = uploads_.ready[static_cast<std::size_t>(variant)];
   }
   pending_ = variant;
   next_exchange_ = 0;
   submit_part(0, after_feeds);
   std::fill(delivered_.begin(), delivered_.end(), 0);
   last_variant_ = variant;
-  note_host(HostSpan::Kind::submit, variant, begin);
+  host_spans_.note(HostSpan::Kind::submit, variant, begin);
 }
 
 void Program::copy_fetch(std::size_t i, std::vector<Array>& outputs) const {
@@ -186,7 +163,7 @@ void Program::wait_segment(int s, std::vector<Array>& outputs) {
     copy_fetch(static_cast<std::size_t>(i), outputs);
     delivered_[static_cast<std::size_t>(i)] = 1;
   }
-  note_host(HostSpan::Kind::wait, pending_, begin);
+  host_spans_.note(HostSpan::Kind::wait, pending_, begin);
 }
 
 void Program::wait(std::vector<Array>& outputs) {
@@ -206,7 +183,7 @@ void Program::wait(std::vector<Array>& outputs) {
   for (std::size_t i = 0; i < fetch_types_.size(); ++i)
     if (delivered_.empty() || !delivered_[i]) copy_fetch(i, outputs);
   std::fill(delivered_.begin(), delivered_.end(), 0);
-  if (variant >= 0) note_host(HostSpan::Kind::wait, variant, begin);
+  if (variant >= 0) host_spans_.note(HostSpan::Kind::wait, variant, begin);
 }
 
 bool Program::finished() const {

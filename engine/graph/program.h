@@ -12,6 +12,7 @@
 
 #include "core/array.h"
 #include "engine/graph/graph.h"
+#include "engine/graph/host_spans.h"
 #include "engine/graph/memory_plan.h"
 #include "engine/graph/variable_store.h"
 #include "engine/vk/recording.h"
@@ -52,16 +53,6 @@ struct CompileOptions {
   bool f16_storage = false;
 };
 
-// A host call of a run, for profilers (GraphProfiler): writing a variant's feeds,
-// submitting it, or waiting for it and reading its fetches.
-struct HostSpan {
-  enum class Kind { feed, submit, wait };
-  Kind kind = Kind::feed;
-  int variant = 0;
-  std::chrono::steady_clock::time_point begin, end;
-};
-const char* to_string(HostSpan::Kind kind);
-
 class Program {
  public:
   // Writes `feeds` (in compile's order; dtype and shape must be the compiled ones; a feed
@@ -90,7 +81,7 @@ class Program {
   // submitted as soon as write_feeds has written them, so that the upload of the next
   // step's inputs overlaps the current step (StagingInput); the step waits for it on
   // the device.
-  bool feeds_on_transfer_queue() const { return !feed_uploads_.empty(); }
+  bool feeds_on_transfer_queue() const { return !uploads_.recordings.empty(); }
 
   // Segments (CompileOptions::segments): bucket s is computed by command buffer s,
   // which signals the device timeline when done. wait_segment(s) blocks until then and
@@ -131,10 +122,8 @@ class Program {
   // begin_ns counted from the run's first timestamp; needs CompileOptions::timestamps.
   std::vector<vk::KernelTime> kernel_times() const;
   bool timed() const { return timed_; }
-  // The host calls of the recent runs (at least the last kKeptHostSpans), oldest first,
-  // that began at or after `since`. Two clock reads a call: always on.
-  std::vector<HostSpan> host_spans(std::chrono::steady_clock::time_point since) const;
-  static constexpr std::size_t kKeptHostSpans = 32;
+  // The host calls of the recent runs (HostSpanLog::since).
+  const HostSpanLog& host_spans() const { return host_spans_; }
 
  private:
   friend class ProgramBuilder;  // compile()'s stages, in compile.cpp
@@ -145,7 +134,6 @@ class Program {
   // part - 1 to the one ending exchange `part` (the last, after every exchange).
   void submit_part(int part, std::uint64_t after_feeds);
   void check_exchange(int e, const char* call) const;
-  void note_host(HostSpan::Kind kind, int variant, std::chrono::steady_clock::time_point begin);
   // index_limits_ from the gathers of the schedule whose indices are a feed (through
   // views); `feed_index`: placeholder id -> feed, `types`: concrete types by node id.
   void limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
@@ -169,7 +157,7 @@ class Program {
   std::uint64_t f16_bytes_ = 0;
   bool updates_variables_ = false;
   bool timed_ = false;
-  std::vector<HostSpan> host_spans_;
+  HostSpanLog host_spans_;
   int pending_ = -1;       // the submitted variant not yet waited for
   int last_variant_ = 0;
   std::vector<std::vector<int>> segments_;  // fetch indices by bucket
@@ -188,15 +176,19 @@ class Program {
   std::vector<char> delivered_;             // by fetch, this run; empty without segments
   // Declared before the recordings, which refer to their buffers.
   std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_, exchange_in_, exchange_out_;
-  // By variant: one recording, or one per bucket then the tail.
+  // By variant: one recording, or one per part (cut after each bucket and each exchange)
+  // then the tail; and the same as pointers, for submit_in_order.
   std::vector<std::vector<std::unique_ptr<vk::Recording>>> recordings_;
+  std::vector<std::vector<vk::Recording*>> in_order_;
   // By variant, with feeds_on_transfer_queue(): the upload, the transfer timeline value
   // its last submission reaches, whether the feeds written since have been sent, and
   // the compute timeline value of the variant's last run (which read the inputs).
-  std::vector<std::unique_ptr<vk::Recording>> feed_uploads_;
-  std::vector<std::uint64_t> feeds_ready_, last_run_;
-  std::vector<char> feeds_sent_;
-  std::vector<std::vector<vk::Recording*>> in_order_;  // the same, for submit_in_order
+  struct FeedUploads {
+    std::vector<std::unique_ptr<vk::Recording>> recordings;
+    std::vector<std::uint64_t> ready, last_run;
+    std::vector<char> sent;
+  };
+  FeedUploads uploads_;
 };
 
 // What compile() builds: `fetches` and `targets` (side effects, run after what they
