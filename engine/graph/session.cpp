@@ -11,9 +11,6 @@
 namespace vkp::graph {
 namespace {
 
-// Words of the scalar buffer: run counter, global step, then hyperparameters.
-constexpr std::uint32_t kScalarWords = 256;
-
 std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
                         const std::vector<Tensor>& targets, int variants, const FetchSegments& segments,
                         bool timestamps) {
@@ -31,14 +28,7 @@ std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Te
 }  // namespace
 
 Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
-    : graph_(&graph),
-      device_(&device),
-      options_(options),
-      variables_(device, graph.seed()),
-      scalar_arena_(device, vk::MemoryUse::upload, "scalars", kScalarWords * 4) {
-  scalars_ = scalar_arena_.allocate(kScalarWords * 4, "scalars");
-  std::memset(scalars_.host, 0, kScalarWords * 4);
-}
+    : graph_(&graph), device_(&device), options_(options), variables_(device, graph.seed()), scalars_(graph, device) {}
 
 std::vector<const Program*> Session::programs() const {
   std::vector<const Program*> all;
@@ -53,7 +43,7 @@ Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& fe
   auto [it, fresh] = programs_.try_emplace(key);
   if (fresh) {
     try {
-      it->second.program = compile({*graph_, feeds, fetches, targets}, {*device_, variables_, scalars_},
+      it->second.program = compile({*graph_, feeds, fetches, targets}, {*device_, variables_, scalars_.slice()},
                                    {"program " + std::to_string(programs_.size()), options_.timestamps, variants,
                                     segments, options_.fuse, options_.f16_storage});
     } catch (...) {
@@ -95,10 +85,10 @@ void Session::run_program(Program& program, std::span<const Array> feeds, std::v
 void Session::submit_program(Program& program, int variant) {
   // A run still in flight reads the scalar buffer: its words change only once it is done.
   program.await_device();
-  sync_hyperparameters();
-  write_word(Graph::kRunWord, static_cast<std::uint32_t>(runs_));
-  write_word(Graph::kStepWord, static_cast<std::uint32_t>(global_step()));
-  write_adam_step_factor();
+  scalars_.sync_hyperparameters();
+  scalars_.write(Graph::kRunWord, static_cast<std::uint32_t>(runs_));
+  scalars_.write(Graph::kStepWord, static_cast<std::uint32_t>(global_step()));
+  scalars_.write_adam_step_factor(global_step() + 1);
   program.submit(variant);
 }
 
@@ -124,34 +114,6 @@ std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& f
   return outputs;
 }
 
-std::uint32_t Session::word_of(const std::string& name) const {
-  const auto& hyper = graph_->hyperparameters();
-  for (std::size_t i = 0; i < hyper.size(); ++i)
-    if (hyper[i].first == name) return Graph::kFirstHyperparameterWord + static_cast<std::uint32_t>(i);
-  std::string known;
-  for (const auto& [n, v] : hyper) known += (known.empty() ? "" : ", ") + n;
-  throw Error(ErrorCode::not_found, "no hyperparameter named '" + name + "' (the graph has: " +
-                                        (known.empty() ? "none" : known) + ")");
-}
-
-// Adam's hyperparameters have fixed names, so every Adam of a graph shares one factor.
-void Session::write_adam_step_factor() {
-  // The words are looked up by name again only when the graph made hyperparameters since.
-  const auto& hyper = graph_->hyperparameters();
-  if (adam_words_for_ != hyper.size()) {
-    adam_words_for_ = hyper.size();
-    const auto has = [&](std::string_view name) {
-      return std::any_of(hyper.begin(), hyper.end(), [&](const auto& h) { return h.first == name; });
-    };
-    adam_words_.reset();
-    if (has("beta1") && has("beta2")) adam_words_ = {word_of("learning_rate"), word_of("beta1"), word_of("beta2")};
-  }
-  if (!adam_words_) return;
-  const auto value = [&](std::size_t i) { return std::bit_cast<float>(read_word((*adam_words_)[i])); };
-  const float factor = adam_step_factor(value(0), value(1), value(2), global_step() + 1);
-  write_word(Graph::kAdamStepWord, std::bit_cast<std::uint32_t>(factor));
-}
-
 void Session::set_global_step(std::uint64_t step) {
   if (clock_)
     throw Error(ErrorCode::invalid_argument,
@@ -164,34 +126,9 @@ void Session::follow_global_step(std::shared_ptr<const StepClock> clock) {
   clock_ = std::move(clock);
 }
 
-void Session::sync_hyperparameters() {
-  const auto& hyper = graph_->hyperparameters();
-  if (Graph::kFirstHyperparameterWord + hyper.size() > kScalarWords)
-    throw Error(ErrorCode::unsupported, "more hyperparameters than the scalar buffer holds");
-  for (; hyperparameters_written_ < hyper.size(); ++hyperparameters_written_)
-    write_word(Graph::kFirstHyperparameterWord + static_cast<std::uint32_t>(hyperparameters_written_),
-               std::bit_cast<std::uint32_t>(hyper[hyperparameters_written_].second));
-}
+void Session::set_hyperparameter(const std::string& name, float value) { scalars_.set_hyperparameter(name, value); }
 
-void Session::set_hyperparameter(const std::string& name, float value) {
-  sync_hyperparameters();
-  write_word(word_of(name), std::bit_cast<std::uint32_t>(value));
-}
-
-float Session::hyperparameter(const std::string& name) {
-  sync_hyperparameters();
-  return std::bit_cast<float>(read_word(word_of(name)));
-}
-
-void Session::write_word(std::uint32_t word, std::uint32_t bits) {
-  std::memcpy(scalars_.host + 4 * word, &bits, 4);
-}
-
-std::uint32_t Session::read_word(std::uint32_t word) const {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, scalars_.host + 4 * word, 4);
-  return bits;
-}
+float Session::hyperparameter(const std::string& name) { return scalars_.hyperparameter(name); }
 
 void Session::ensure_variable(const std::string& name) {
   const Tensor v = graph_->find_variable(name);

@@ -1,10 +1,10 @@
-// Session: runs a graph on one device. It owns the variables' device storage, the
-// scalar buffer (run counter, global step, hyperparameters) and the programs compiled so
-// far, cached by (feeds and their shapes, fetches, targets). Programs handed out by
-// program() live as long as the session (their callers keep references); those that
-// run() compiles for itself are a bounded cache: beyond SessionOptions::cached_programs
-// the least recently run one is released (an evaluation that tries many batch sizes does
-// not keep every one's device memory).
+// Session: runs a graph on one device. It owns the variables' device storage, the scalar
+// buffer (ScalarWords: run counter, global step, hyperparameters) and the programs
+// compiled so far, cached by (feeds and their shapes, fetches, targets). Programs handed
+// out by program() live as long as the session (their callers keep references); those
+// that run() compiles for itself are a bounded cache: beyond
+// SessionOptions::cached_programs the least recently run one is released (an evaluation
+// that tries many batch sizes does not keep every one's device memory).
 #pragma once
 
 #include <array>
@@ -19,6 +19,7 @@
 #include "core/array.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/program.h"
+#include "engine/graph/scalar_words.h"
 #include "engine/graph/step_clock.h"
 #include "engine/graph/variable_store.h"
 
@@ -91,34 +92,22 @@ class Session {
   void set_variables(const std::vector<std::string>& names, const std::vector<Array>& values);
   VariableStore& variables() { return variables_; }
   // The scalar buffer programs of this session read (for compile()).
-  const vk::BufferSlice& scalars() const { return scalars_; }
+  const vk::BufferSlice& scalars() const { return scalars_.slice(); }
 
   Graph& graph() { return *graph_; }
   vk::Device& device() { return *device_; }
 
  private:
-  // Writes the initial values of hyperparameters the graph made since the last call.
-  void sync_hyperparameters();
-  void write_adam_step_factor();
-  std::uint32_t word_of(const std::string& name) const;
-  void write_word(std::uint32_t word, std::uint32_t bits);
-  std::uint32_t read_word(std::uint32_t word) const;
   void ensure_variable(const std::string& name);
 
   Graph* graph_;
   vk::Device* device_;
   SessionOptions options_;
   VariableStore variables_;
-  vk::Arena scalar_arena_;
-  vk::BufferSlice scalars_;
+  ScalarWords scalars_;
   std::int64_t own_global_step_ = 0;
   std::shared_ptr<const StepClock> clock_;  // null: own_global_step_
   std::uint64_t runs_ = 0;
-  std::size_t hyperparameters_written_ = 0;
-  // Words of learning_rate, beta1, beta2 when the graph has Adam's hyperparameters, as of
-  // adam_words_for_ hyperparameters.
-  std::optional<std::array<std::uint32_t, 3>> adam_words_;
-  std::size_t adam_words_for_ = SIZE_MAX;
   struct CachedProgram {
     std::unique_ptr<Program> program;
     bool handed_out = false;    // by program(): never released
