@@ -44,10 +44,8 @@ void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
   for (const auto& d : opened) list.push_back(d.get());
   // StagingInput: every tower double-buffers its inputs, as the one-device step does.
   options_.staging_buffers = source ? source->staging_buffers() : 1;
-  options_.time_towers = split_.mode == BatchSplit::Mode::throughput;
-  if (shares_.empty()) shares_.assign(opened.size(), 1.0 / static_cast<double>(opened.size()));
-  model_.reset(tower_count());
-  split_resumed_ = false;
+  options_.time_towers = splitter_.by_throughput();
+  splitter_.start(tower_count());
   staged_batches_.clear();
   towers_ = towers::make_towers(
       list, [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_);
@@ -183,25 +181,22 @@ void MultiDeviceTrainer::run_step() {
       slots_behind_ = false;
     }
   }
-  if (first_step_of_epoch()) begin_epoch_split();
+  if (first_step_of_epoch() && splitter_.begin_epoch(monitors(), staged_batches_)) towers().discard_staged();
   // With StagingInput the batches of this step were read (and written to the devices)
   // during the last one, and the next step's are read and written during this one.
   const bool staging = options_.staging_buffers > 1;
   if (!staging || staged_batches_.empty())
-    read_batches(batches_);
+    splitter_.read(input_source(), batches_);
   else
     std::swap(batches_, staged_batches_);
-  if (staging) read_batches(staged_batches_);
-  std::int64_t samples = 0;
-  rows_.resize(batches_.size());
-  for (std::size_t k = 0; k < batches_.size(); ++k) samples += rows_[k] = batch_rows(batches_[k]);
+  if (staging) splitter_.read(input_source(), staged_batches_);
+  const std::int64_t samples = splitter_.note_rows(batches_);
   const double cost = step_towers(batches_, staging ? std::span<const std::vector<Array>>(staged_batches_)
                                                     : std::span<const std::vector<Array>>(),
                                   fetched_);
   // An epoch's first step may compile programs for new shapes: the rates leave it out.
   if (options_.time_towers && !first_step_of_epoch())
-    for (int k = 0; k < t.size(); ++k)
-      model_.add(k, rows_[static_cast<std::size_t>(k)], t.tower_seconds()[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < t.size(); ++k) splitter_.add_time(k, t.tower_seconds()[static_cast<std::size_t>(k)]);
   slots_behind_ = t.host_master();
   set_step_result(samples, cost);
   deliver_fetched(fetched_);
@@ -237,91 +232,13 @@ void MultiDeviceTrainer::set_batch_split(BatchSplit split) {
   if (is_async() && split.mode != BatchSplit::Mode::equal)
     throw Error(ErrorCode::unsupported, "async towers share the batches by speed already (a free tower takes the "
                                         "next one); a batch split is for synchronous towers");
-  const auto n = static_cast<std::size_t>(tower_count());
-  shares_.assign(n, 1.0 / static_cast<double>(n));
-  if (split.mode == BatchSplit::Mode::fixed) {
-    if (split.shares.size() != n)
-      throw Error(ErrorCode::invalid_argument, "set_batch_split: " + std::to_string(split.shares.size()) +
-                                                   " shares for " + std::to_string(n) + " towers");
-    (void)split_rows(static_cast<std::int64_t>(n), split.shares);  // positive and finite, or Error
-    double sum = 0;
-    for (double w : split.shares) sum += w;
-    for (std::size_t k = 0; k < n; ++k) shares_[k] = split.shares[k] / sum;
-  }
-  split_ = std::move(split);
-}
-
-void MultiDeviceTrainer::read_batches(std::vector<std::vector<Array>>& batches) {
-  const auto n = static_cast<std::size_t>(tower_count());
-  if (split_.mode == BatchSplit::Mode::equal) {
-    batches.resize(n);
-    for (std::vector<Array>& batch : batches) batch = input_source().next_batch();
-    return;
-  }
-  read_.resize(n);
-  std::int64_t rows = 0;
-  for (std::vector<Array>& batch : read_) {
-    batch = input_source().next_batch();
-    rows += batch_rows(batch);
-  }
-  resplit(read_, split_rows(rows, shares_), batches);
-}
-
-void MultiDeviceTrainer::begin_epoch_split() {
-  if (split_.mode != BatchSplit::Mode::throughput) return;
-  if (!split_resumed_) {
-    // A resumed run goes on with the shares the interrupted one recorded last.
-    split_resumed_ = true;
-    std::vector<double> recorded;
-    for (int k = 0; k < tower_count(); ++k) {
-      const std::string name = "towers/tower" + std::to_string(k) + "/share";
-      if (!monitors().has_history(name) || monitors().get_history(name).empty()) break;
-      recorded.push_back(monitors().get_history(name).back().second);
-    }
-    if (recorded.size() == shares_.size()) {
-      shares_ = recorded;
-      log_info("batch split: resuming with the recorded shares");
-    }
-  }
-  if (staged_batches_.empty()) return;
-  // Read during the last epoch's last step, with its shares.
-  std::int64_t rows = 0;
-  for (const std::vector<Array>& b : staged_batches_) rows += batch_rows(b);
-  const std::vector<std::int64_t> want = split_rows(rows, shares_);
-  bool same = true;
-  for (std::size_t k = 0; k < want.size(); ++k) same = same && batch_rows(staged_batches_[k]) == want[k];
-  if (same) return;
-  std::vector<std::vector<Array>> cut;
-  resplit(staged_batches_, want, cut);
-  staged_batches_ = std::move(cut);
-  towers().discard_staged();
-}
-
-void MultiDeviceTrainer::end_epoch_split() {
-  if (split_.mode != BatchSplit::Mode::throughput || !model_.measured()) return;
-  model_.end_epoch();
-  std::int64_t rows = 0;
-  for (std::int64_t r : rows_) rows += r;
-  const std::vector<std::int64_t> next = model_.balance(rows);
-  std::string line;
-  for (std::size_t k = 0; k < next.size(); ++k) {
-    const int tower = static_cast<int>(k);
-    shares_[k] = static_cast<double>(next[k]) / static_cast<double>(rows);
-    line += fmt::format("{}tower {} {:.0f} samples/s ({:.2f} ms + {:.4f} ms a row)", k == 0 ? "" : ", ", k,
-                        model_.rates()[k], 1e3 * model_.fixed_seconds(tower), 1e3 * model_.seconds_per_row(tower));
-    const std::string prefix = "towers/tower" + std::to_string(k) + "/";
-    monitors().put_scalar(prefix + "samples_per_second", model_.rates()[k]);
-    monitors().put_scalar(prefix + "share", shares_[k]);
-  }
-  line += "; next epoch's shares";
-  for (double s : shares_) line += fmt::format(" {:.3f}", s);
-  log_info("batch split, epoch {}: {}", epoch_num(), line);
+  splitter_.set(std::move(split), tower_count());
 }
 
 void MultiDeviceTrainer::report_epoch() {
   if (!towers_) return;
   TowerTrainer::report_epoch();  // the loss scale and skipped steps, with mixed precision
-  end_epoch_split();
+  splitter_.end_epoch(monitors(), epoch_num());
   // What the gradient processors' host forms summarised (SummaryGradient).
   for (const graph::GradProcPtr& p : towers_->processors())
     for (const graph::ProcessorSummary& s : p->take_summaries()) {

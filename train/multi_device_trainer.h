@@ -33,6 +33,7 @@
 #include "towers/sync_towers.h"
 #include "towers/towers.h"
 #include "train/batch_split.h"
+#include "train/batch_splitter.h"
 #include "train/tower_trainer.h"
 
 namespace vkp::vk {
@@ -126,8 +127,8 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void set_batch_split(BatchSplit split);
   // The shares in use (equal ones unless set otherwise) and the rows each tower took in
   // the last step.
-  const std::vector<double>& batch_shares() const { return shares_; }
-  const std::vector<std::int64_t>& last_rows() const { return rows_; }
+  const std::vector<double>& batch_shares() const { return splitter_.shares(); }
+  const std::vector<std::int64_t>& last_rows() const { return splitter_.rows(); }
 
  protected:
   void set_kernel_timing(bool on) override;
@@ -151,12 +152,9 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   // For async towers: a predictor that drains them before every call.
   callbacks::PredictFn draining(callbacks::PredictFn fn);
   // One batch per tower from the input source into `batches`, cut by the shares.
-  void read_batches(std::vector<std::vector<Array>>& batches);
   // At an epoch's first step: the shares of a resumed run, and the staged batches cut
   // again where the shares changed since they were read.
-  void begin_epoch_split();
   // At an epoch's end: the next epoch's shares from this epoch's rates, logged and recorded.
-  void end_epoch_split();
 
   towers::TowerOptions options_;
   bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
@@ -164,12 +162,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   std::vector<std::vector<Array>> batches_;
   std::vector<std::vector<Array>> staged_batches_;  // StagingInput: the next step's, already on the devices
   std::vector<Array> fetched_;
-  BatchSplit split_;
-  std::vector<double> shares_;         // by tower, adding up to 1
-  std::vector<std::int64_t> rows_;     // by tower, the last step's
-  std::vector<std::vector<Array>> read_;  // the input source's batches before the cut
-  StepTimeModel model_;                // BatchSplit::Mode::throughput
-  bool split_resumed_ = false;         // the recorded shares were looked up
+  BatchSplitter splitter_;
 };
 
 // Every device holds all variables and applies the averaged gradients.
