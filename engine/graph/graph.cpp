@@ -16,7 +16,7 @@ Tensor Graph::add(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, std
   Node node;
   node.op = op;
   node.attrs = std::move(attrs);
-  node.name = unique_name(op_prefix() + std::string(name.empty() ? def.name : name));
+  node.name = unique_name(context_.op_prefix() + std::string(name.empty() ? def.name : name));
   std::vector<TensorType> types;
   for (const Tensor& t : inputs) {
     if (&t.graph() != this)
@@ -93,34 +93,6 @@ std::vector<std::string> Graph::collection_keys() const {
   for (const auto& [key, tensors] : collections_) keys.push_back(key);
   return keys;
 }
-
-void Graph::push_scope(std::string name, Reuse reuse, bool names_ops, bool names_variables) {
-  scopes_.push_back({std::move(name), reuse, names_ops, names_variables});
-}
-
-void Graph::pop_scope() { scopes_.pop_back(); }
-
-std::string Graph::op_prefix() const {
-  std::string prefix;
-  for (const Scope& s : scopes_)
-    if (s.names_ops && !s.name.empty()) prefix += s.name + "/";
-  return prefix;
-}
-
-std::string Graph::variable_prefix() const {
-  std::string prefix;
-  for (const Scope& s : scopes_)
-    if (s.names_variables && !s.name.empty()) prefix += s.name + "/";
-  return prefix;
-}
-
-Reuse Graph::reuse_mode() const {
-  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
-    if (it->reuse != Reuse::inherit) return it->reuse;
-  return Reuse::no;
-}
-
-bool Graph::reuse() const { return reuse_mode() == Reuse::yes; }
 
 std::string Graph::unique_name(const std::string& wanted) {
   if (!names_.count(wanted)) return wanted;

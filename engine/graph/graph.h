@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/graph/attrs.h"
+#include "engine/graph/build_context.h"
 #include "engine/graph/tensor_type.h"
 
 namespace vkp::graph {
@@ -49,19 +50,6 @@ class Tensor {
  private:
   Graph* graph_ = nullptr;
   int id_ = -1;
-};
-
-enum class Reuse : std::uint8_t {
-  inherit,     // as the enclosing scope (no at the top)
-  no,          // get_variable creates; an existing name is an error
-  yes,         // get_variable returns an existing variable; a new name is an error
-  automatic,   // either
-};
-
-struct TowerInfo {
-  std::string name;        // "tower0"; empty outside towers
-  int index = 0;
-  bool is_training = true;
 };
 
 class Graph {
@@ -113,26 +101,14 @@ class Graph {
   void attach_effect(const Tensor& t, const Tensor& effect);
   const std::vector<int>& attached_effects(int id) const;
 
-  // Scopes. Prefer the RAII guards of variables.h (VariableScope, NameScope, TowerContext).
-  void push_scope(std::string name, Reuse reuse, bool names_ops, bool names_variables);
-  void pop_scope();
-  std::string op_prefix() const;        // "tower0/conv0/"
-  std::string variable_prefix() const;  // "conv0/"
-  bool reuse() const;                   // the innermost explicit reuse setting
-  Reuse reuse_mode() const;
-  void set_tower(TowerInfo info) { tower_ = std::move(info); }
-  const TowerInfo& tower() const { return tower_; }
-  // Inside FreezeVariables (variables.h): variables made are not trainable.
-  void set_frozen(int depth) { frozen_ = depth; }
-  int frozen_depth() const { return frozen_; }
-  bool frozen() const { return frozen_ > 0; }
+  // What the code adding nodes is inside (scopes, tower, FreezeVariables); the RAII
+  // guards of variables.h change it, layers read tower() and frozen().
+  BuildContext& context() { return context_; }
+  const BuildContext& context() const { return context_; }
+  const TowerInfo& tower() const { return context_.tower(); }
+  bool frozen() const { return context_.frozen(); }
 
  private:
-  struct Scope {
-    std::string name;
-    Reuse reuse;
-    bool names_ops, names_variables;
-  };
   std::string unique_name(const std::string& wanted);
 
   std::uint64_t seed_;
@@ -143,9 +119,7 @@ class Graph {
   std::vector<std::pair<std::string, float>> hyperparameters_;
   std::map<std::string, std::vector<Tensor>> collections_;
   std::map<int, std::vector<int>> attached_;  // node id -> the effects attached to it
-  std::vector<Scope> scopes_;
-  TowerInfo tower_;
-  int frozen_ = 0;
+  BuildContext context_;
 };
 
 // Collection keys.

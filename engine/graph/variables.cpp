@@ -7,8 +7,8 @@ namespace vkp::graph {
 
 Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int64_t> dims, Initializer init,
                     bool trainable) {
-  const std::string full = graph.variable_prefix() + name;
-  const Reuse reuse = graph.reuse_mode();
+  const std::string full = graph.context().variable_prefix() + name;
+  const Reuse reuse = graph.context().reuse_mode();
   if (Tensor existing = graph.find_variable(full); existing.valid()) {
     if (reuse == Reuse::no)
       throw Error(ErrorCode::invalid_argument, "variable " + full + " already exists; to share it, get it inside a "
@@ -33,22 +33,22 @@ Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int6
 }
 
 VariableScope::VariableScope(Graph& graph, std::string name, Reuse reuse) : graph_(graph) {
-  graph.push_scope(std::move(name), reuse, /*names_ops=*/true, /*names_variables=*/true);
+  graph.context().push_scope(std::move(name), reuse, /*names_ops=*/true, /*names_variables=*/true);
 }
 
 NameScope::NameScope(Graph& graph, std::string name) : graph_(graph) {
-  graph.push_scope(std::move(name), Reuse::inherit, /*names_ops=*/true, /*names_variables=*/false);
+  graph.context().push_scope(std::move(name), Reuse::inherit, /*names_ops=*/true, /*names_variables=*/false);
 }
 
 TowerContext::TowerContext(Graph& graph, std::string name, int index, bool is_training)
     : graph_(graph), saved_(graph.tower()) {
-  graph.push_scope(name, Reuse::inherit, /*names_ops=*/true, /*names_variables=*/false);
-  graph.set_tower({std::move(name), index, is_training});
+  graph.context().push_scope(name, Reuse::inherit, /*names_ops=*/true, /*names_variables=*/false);
+  graph.context().set_tower({std::move(name), index, is_training});
 }
 
 TowerContext::~TowerContext() {
-  graph_.pop_scope();
-  graph_.set_tower(saved_);
+  graph_.context().pop_scope();
+  graph_.context().set_tower(saved_);
 }
 
 }  // namespace vkp::graph

@@ -24,7 +24,7 @@ Tensor get_variable(Graph& graph, const std::string& name, std::vector<std::int6
 class VariableScope {
  public:
   VariableScope(Graph& graph, std::string name, Reuse reuse = Reuse::inherit);
-  ~VariableScope() { graph_.pop_scope(); }
+  ~VariableScope() { graph_.context().pop_scope(); }
   VariableScope(const VariableScope&) = delete;
   VariableScope& operator=(const VariableScope&) = delete;
 
@@ -36,7 +36,7 @@ class VariableScope {
 class NameScope {
  public:
   NameScope(Graph& graph, std::string name);
-  ~NameScope() { graph_.pop_scope(); }
+  ~NameScope() { graph_.context().pop_scope(); }
   NameScope(const NameScope&) = delete;
   NameScope& operator=(const NameScope&) = delete;
 
@@ -51,8 +51,10 @@ class NameScope {
 // as they are. Layers take `trainable = false` to freeze themselves the same way.
 class FreezeVariables {
  public:
-  explicit FreezeVariables(Graph& graph) : graph_(graph) { graph.set_frozen(graph.frozen_depth() + 1); }
-  ~FreezeVariables() { graph_.set_frozen(graph_.frozen_depth() - 1); }
+  explicit FreezeVariables(Graph& graph) : graph_(graph) {
+    graph.context().set_frozen(graph.context().frozen_depth() + 1);
+  }
+  ~FreezeVariables() { graph_.context().set_frozen(graph_.context().frozen_depth() - 1); }
   FreezeVariables(const FreezeVariables&) = delete;
   FreezeVariables& operator=(const FreezeVariables&) = delete;
 
