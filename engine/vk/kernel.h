@@ -27,7 +27,7 @@ struct SpecConstant {
   bool operator==(const SpecConstant&) const = default;
 };
 
-// One statistic the driver reports of a kernel's pipeline, where Device::kernel_statistics():
+// One statistic the driver reports of a kernel's pipeline, where DeviceFeatures::kernel_statistics:
 // {"Register Count", "136"}. Names and meanings are the driver's own.
 struct KernelStatistic {
   std::string name;

@@ -40,8 +40,8 @@ struct KernelTime {
 struct RecordingOptions {
   std::string name;          // for messages
   bool timestamps = false;   // write a timestamp after every dispatch
-  // For the device's transfer queue (Device::has_transfer_queue): copies only,
-  // synchronised at the transfer stage, submitted with Device::submit_transfer.
+  // For the device's transfer queue (Queues::has_transfer_queue): copies only,
+  // synchronised at the transfer stage, submitted with Queues::submit_transfer.
   bool transfer = false;
 };
 
@@ -55,7 +55,7 @@ CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t famil
 
 // Whether `slice` can be bound where a kernel declares a textureBuffer (its _texel build,
 // shaders/texel_input.glsl): the device lets kernels use texel buffers
-// (DeviceOptions::texel_buffers; Device::half_texels for a float16 slice), and the slice
+// (DeviceOptions::texel_buffers; DeviceFeatures::half_texels for a float16 slice), and the slice
 // is a whole number of vec4 texels (16 bytes, 8 for float16), at most
 // maxTexelBufferElements of them, from an offset that is a multiple of
 // minTexelBufferOffsetAlignment. The kernel reads float32 values either way.
@@ -112,7 +112,7 @@ class Recording {
   // Whether the last submission has completed (true when never submitted); no wait.
   bool done() const;
   // Submits recordings of one device in one vkQueueSubmit, each as its own batch
-  // signalling the device timeline in turn (Device::submit_batches), so that the host
+  // signalling the device timeline in turn (Queues::submit_batches), so that the host
   // can wait for recording i and read its results while the later ones run. Each
   // recording starts with a full barrier, which orders it after the ones before.
   static void submit_in_order(std::span<Recording* const> recordings, std::uint64_t after_transfer = 0);

@@ -112,10 +112,10 @@ struct GemmArgs {
 };
 
 // The variants `device` runs: the tilings of gemm_tiled everywhere, those of gemm_coopmat
-// where Device::cooperative_matrix() offers 16 x 16 x 16 float16 products into float32,
+// where DeviceFeatures::cooperative_matrix offers 16 x 16 x 16 float16 products into float32,
 // the subgroup size is fixed and the workgroup fits.
 std::vector<GemmVariant> gemm_gpu_variants(const Device& device);
-// Whether `device` runs kernels on its matrix units: Device::cooperative_matrix() offers
+// Whether `device` runs kernels on its matrix units: DeviceFeatures::cooperative_matrix offers
 // 16 x 16 x 16 float16 products into float32 and the subgroup size is fixed (the
 // kernels size their loops by it).
 bool has_matrix_units(const Device& device);
