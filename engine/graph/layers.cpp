@@ -108,10 +108,6 @@ NormVariables norm_variables(Graph& g, std::int64_t c, bool center, bool scale) 
   return v;
 }
 
-}  // namespace
-
-namespace {
-
 // The global batch's mean and biased variance [2, C] from a tower's: the towers' means
 // of x and x^2 (weighted by their rows), then var = E[x^2] - E[x]^2.
 Tensor global_statistics(Tensor stats, std::int64_t c) {
@@ -119,6 +115,55 @@ Tensor global_statistics(Tensor stats, std::int64_t c) {
   const Tensor moments = cross_tower_mean(concat({mean, var + square(mean)}, 0));
   const Tensor global_mean = slice(moments, {0, 0}, {1, c});
   return concat({global_mean, slice(moments, {1, 0}, {1, c}) - square(global_mean)}, 0);
+}
+
+// What a training BatchNorm computes: its output, and the statistics its moving averages
+// follow.
+struct Normalised {
+  Tensor y, mean, variance;
+};
+
+// TensorFlow's ghost batches: the batch seen as [v, N / v, ...], each virtual batch
+// normalised by its own statistics (biased variance); the averages follow their means.
+Normalised over_virtual_batches(const std::string& name, Tensor x, Tensor gamma, Tensor beta,
+                                const BatchNormOptions& o) {
+  const std::int64_t v = o.virtual_batch_size, c = x.dims().back();
+  if (x.dims()[0] > 0 && x.dims()[0] % v != 0)
+    throw Error(ErrorCode::invalid_argument, name + ": a batch of " + std::to_string(x.dims()[0]) +
+                                                 " is not a multiple of virtual_batch_size " + std::to_string(v));
+  std::vector<std::int64_t> ghost{v, -1}, back{-1};
+  std::vector<int> axes{0};
+  for (int i = 1; i < x.rank(); ++i) {
+    if (x.dims()[i] < 0)
+      throw Error(ErrorCode::invalid_argument, name +
+                                                   ": virtual_batch_size needs every dimension but the first "
+                                                   "known, not " +
+                                                   to_string(x.type()));
+    ghost.push_back(x.dims()[i]);
+    back.push_back(x.dims()[i]);
+    if (i + 1 < x.rank()) axes.push_back(i + 1);
+  }
+  const Tensor grouped = reshape(x, ghost);
+  const Tensor mean = reduce_mean(grouped, axes, true);
+  const Tensor centred = grouped - mean;
+  const Tensor variance = reduce_mean(square(centred), axes, true);
+  Tensor z = centred * rsqrt(variance + o.epsilon) * gamma + beta;
+  if (o.relu) z = relu(z);
+  return {reshape(z, back), reshape(reduce_mean(mean, {1}), {c}), reshape(reduce_mean(variance, {1}), {c})};
+}
+
+// The batch's statistics, or with sync_statistics the global batch's. As tensorpack's
+// BatchNorm (TensorFlow's fused batch norm) and PyTorch's: x is normalised with the
+// biased batch variance, the moving variance follows the unbiased one, M / (M - 1) times
+// it.
+Normalised over_the_batch(Tensor x, Tensor gamma, Tensor beta, const BatchNormOptions& o) {
+  const std::int64_t c = x.dims().back();
+  Tensor stats = bn_stats(x);
+  if (o.sync_statistics) stats = global_statistics(stats, c);
+  const Tensor y =
+      batch_norm(x, stats, gamma, beta,
+                 {.epsilon = o.epsilon, .batch_stats = true, .relu = o.relu, .sync_statistics = o.sync_statistics});
+  return {y, reshape(slice(stats, {0, 0}, {1, c}), {c}), reshape(slice(stats, {1, 0}, {1, c}), {c}) * bn_bessel(x)};
 }
 
 }  // namespace
@@ -130,53 +175,18 @@ Tensor BatchNorm(const std::string& name, Tensor x, const BatchNormOptions& o) {
   if (!o.trainable) frozen.emplace(g);
   const std::int64_t c = channels(x, name);
   const auto [beta, gamma, moving_mean, moving_var] = norm_variables(g, c, o.center, o.scale);
-  Tensor y;
-  const bool update = o.ema_update != EmaUpdate::skip;
-  std::vector<Tensor> updates;  // of the moving averages
   if (o.sync_statistics && o.virtual_batch_size > 0)
     throw Error(ErrorCode::invalid_argument,
                 name + ": sync_statistics and virtual_batch_size exclude each other (global or ghost batches)");
-  if (g.tower().is_training && !g.frozen() && o.virtual_batch_size > 0) {
-    const std::int64_t v = o.virtual_batch_size;
-    if (x.dims()[0] > 0 && x.dims()[0] % v != 0)
-      throw Error(ErrorCode::invalid_argument, name + ": a batch of " + std::to_string(x.dims()[0]) +
-                                                   " is not a multiple of virtual_batch_size " + std::to_string(v));
-    std::vector<std::int64_t> ghost{v, -1}, back{-1};
-    std::vector<int> axes{0};
-    for (int i = 1; i < x.rank(); ++i) {
-      if (x.dims()[i] < 0)
-        throw Error(ErrorCode::invalid_argument, name + ": virtual_batch_size needs every dimension but the first "
-                                                        "known, not " + to_string(x.type()));
-      ghost.push_back(x.dims()[i]);
-      back.push_back(x.dims()[i]);
-      if (i + 1 < x.rank()) axes.push_back(i + 1);
-    }
-    const Tensor grouped = reshape(x, ghost);
-    const Tensor mean = reduce_mean(grouped, axes, true);
-    const Tensor centred = grouped - mean;
-    const Tensor variance = reduce_mean(square(centred), axes, true);
-    Tensor z = centred * rsqrt(variance + o.epsilon) * gamma + beta;
-    if (o.relu) z = relu(z);
-    y = reshape(z, back);
-    if (update) {
-      const Tensor groups_mean = reshape(reduce_mean(mean, {1}), {c}), groups_var = reshape(reduce_mean(variance, {1}), {c});
-      updates.push_back(assign(moving_mean, moving_mean * o.momentum + groups_mean * (1.0f - o.momentum)));
-      updates.push_back(assign(moving_var, moving_var * o.momentum + groups_var * (1.0f - o.momentum)));
-    }
-  } else if (g.tower().is_training && !g.frozen()) {
-    Tensor stats = bn_stats(x);
-    if (o.sync_statistics) stats = global_statistics(stats, c);
-    y = batch_norm(x, stats, gamma, beta,
-                   {.epsilon = o.epsilon, .batch_stats = true, .relu = o.relu, .sync_statistics = o.sync_statistics});
-    // moving = moving * momentum + batch * (1 - momentum), after the step. As tensorpack's
-    // BatchNorm (TensorFlow's fused batch norm) and PyTorch's: x is normalised with the
-    // biased batch variance, the moving variance follows the unbiased one, M / (M - 1)
-    // times it.
-    const Tensor mean = reshape(slice(stats, {0, 0}, {1, c}), {c});
-    const Tensor variance = reshape(slice(stats, {1, 0}, {1, c}), {c}) * bn_bessel(x);
-    if (update) {
-      updates.push_back(assign(moving_mean, moving_mean * o.momentum + mean * (1.0f - o.momentum)));
-      updates.push_back(assign(moving_var, moving_var * o.momentum + variance * (1.0f - o.momentum)));
+  Tensor y;
+  std::vector<Tensor> updates;  // of the moving averages, after the step
+  if (g.tower().is_training && !g.frozen()) {
+    const Normalised n =
+        o.virtual_batch_size > 0 ? over_virtual_batches(name, x, gamma, beta, o) : over_the_batch(x, gamma, beta, o);
+    y = n.y;
+    if (o.ema_update != EmaUpdate::skip) {
+      updates.push_back(assign(moving_mean, moving_mean * o.momentum + n.mean * (1.0f - o.momentum)));
+      updates.push_back(assign(moving_var, moving_var * o.momentum + n.variance * (1.0f - o.momentum)));
     }
   } else {
     const Tensor stats = concat({reshape(moving_mean, {1, c}), reshape(moving_var, {1, c})}, 0);
