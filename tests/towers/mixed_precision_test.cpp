@@ -50,16 +50,6 @@ Model model(Graph& g, std::int64_t rows) {
 
 Optimizer make_optimizer(Graph& g) { return momentum(g, 0.1f, 0.9f); }
 
-double relative_difference(const Array& got, const Array& want) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < want.data<float>().size(); ++i) {
-    const double w = want.data<float>()[i], d = got.data<float>()[i] - w;
-    diff += d * d;
-    norm += w * w;
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-}
-
 float scalar_of(Session& s, const char* name) { return s.variable(name).data<float>()[0]; }
 
 Array scalar_array(float v) {

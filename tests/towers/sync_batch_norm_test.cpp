@@ -48,16 +48,6 @@ Model model(Graph& g, std::int64_t rows, bool sync) {
 // With the moving averages' updates (the update-ops collection) in the train op.
 Optimizer make_optimizer(Graph& g) { return momentum(g, 0.1f, 0.9f); }
 
-double relative_difference(const Array& got, const Array& want) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < want.data<float>().size(); ++i) {
-    const double w = want.data<float>()[i], d = got.data<float>()[i] - w;
-    diff += d * d;
-    norm += w * w;
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-}
-
 constexpr const char* kCompared[] = {"fc0/W",     "bn0/gamma", "bn0/beta",     "bn0/mean/EMA", "fc1/W",
                                      "bn1/gamma", "bn1/beta",  "bn1/mean/EMA", "fc2/W",        "fc2/b"};
 

@@ -1,5 +1,7 @@
 #include "tower_fixtures.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/rng.h"
@@ -35,6 +37,16 @@ std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows
     out.push_back({std::move(x), std::move(label)});
   }
   return out;
+}
+
+double relative_difference(const Array& got, const Array& want) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < want.data<float>().size(); ++i) {
+    const double w = want.data<float>()[i], d = got.data<float>()[i] - w;
+    diff += d * d;
+    norm += w * w;
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
 }
 
 std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end) {

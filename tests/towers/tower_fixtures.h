@@ -20,6 +20,9 @@ void close_tower_devices();
 std::vector<std::vector<Array>> three_class_batches(int count, std::int64_t rows, std::uint64_t seed,
                                                     std::int64_t features = 5);
 
+// |got - want| / |want| in the 2-norm over the elements (f32 arrays of one shape).
+double relative_difference(const Array& got, const Array& want);
+
 // Rows [begin, end) of each array of a batch.
 std::vector<Array> rows(const std::vector<Array>& batch, std::int64_t begin, std::int64_t end);
 
