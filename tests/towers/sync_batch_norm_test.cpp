@@ -1,9 +1,10 @@
 // Synchronized BatchNorm (BatchNormOptions::sync_statistics): towers that exchange their
 // moments in forward and their sums of dy and dy * xhat in backward (cross_tower_mean,
 // through the host) train as one tower on the concatenated batch does with plain
-// BatchNorm, for replicated towers and a parameter server, with gradient buckets cut
-// around the exchanges and with unequal halves; per-tower BatchNorm does not. The
-// reference is a single session, which takes no exchange at all.
+// BatchNorm, for replicated towers and a parameter server (its master on the host or the
+// first tower), with gradient buckets cut around the exchanges and with unequal halves;
+// per-tower BatchNorm does not. The reference is a single session, which takes no
+// exchange at all.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -107,6 +108,12 @@ TEST_F(SyncBatchNorm, GradientBucketsCutAroundTheExchanges) {
 
 TEST_F(SyncBatchNorm, AParameterServerOnTheHostTrainsAsOneTower) {
   EXPECT_LT(after_six_steps(true, {.reduction = towers::Reduction::parameter_server}, kRows / 2), kTolerance);
+}
+
+TEST_F(SyncBatchNorm, AParameterServerOnTheFirstTowerTrainsAsOneTower) {
+  EXPECT_LT(after_six_steps(true, {.reduction = towers::Reduction::parameter_server, .master = towers::Master::device},
+                            kRows / 2),
+            kTolerance);
 }
 
 TEST_F(SyncBatchNorm, AsynchronousTowersRefuseIt) {
