@@ -45,24 +45,24 @@ void Exporter::translate_node(int id) {
     case OpKind::cast: {
       const std::string out = output_name(id);
       const Value v = value(in(0));
-      attr(add_node("Cast", {v.name}, out, n.name), "to",
-           std::int64_t{onnx_type(std::get<graph::CastAttrs>(n.attrs).to)});
+      OnnxWriter::attr(out_.add_node("Cast", {v.name}, out, n.name), "to",
+                       std::int64_t{onnx_type(std::get<graph::CastAttrs>(n.attrs).to)});
       return set(id, out, v.nchw);
     }
     case OpKind::softmax: {
       const std::string out = output_name(id);
-      attr(add_node(std::get<graph::SoftmaxAttrs>(n.attrs).log ? "LogSoftmax" : "Softmax", {vkpack_layout(in(0))}, out,
-                    n.name),
-           "axis", std::int64_t{-1});
+      OnnxWriter::attr(out_.add_node(std::get<graph::SoftmaxAttrs>(n.attrs).log ? "LogSoftmax" : "Softmax",
+                                     {vkpack_layout(in(0))}, out, n.name),
+                       "axis", std::int64_t{-1});
       return set(id, out);
     }
     case OpKind::argmax: {
-      const std::string index = fresh(n.name + "/int64");
-      auto& arg = add_node("ArgMax", {vkpack_layout(in(0))}, index, n.name + "/ArgMax");
-      attr(arg, "axis", std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
-      attr(arg, "keepdims", std::int64_t{0});
+      const std::string index = out_.fresh(n.name + "/int64");
+      auto& arg = out_.add_node("ArgMax", {vkpack_layout(in(0))}, index, n.name + "/ArgMax");
+      OnnxWriter::attr(arg, "axis", std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
+      OnnxWriter::attr(arg, "keepdims", std::int64_t{0});
       const std::string out = output_name(id);
-      attr(add_node("Cast", {index}, out, n.name), "to", std::int64_t{onnx::TensorProto::INT32});
+      OnnxWriter::attr(out_.add_node("Cast", {index}, out, n.name), "to", std::int64_t{onnx::TensorProto::INT32});
       return set(id, out);
     }
     case OpKind::resize: return resize(id);
@@ -78,14 +78,14 @@ void Exporter::shape_op(int id) {
     case OpKind::reshape: {
       const auto& dims = std::get<graph::DimsAttrs>(n.attrs).dims;
       const std::string out = output_name(id);
-      add_node("Reshape", {vkpack_layout(in(0)), int64s(n.name + "/shape", dims)}, out, n.name);
+      out_.add_node("Reshape", {vkpack_layout(in(0)), out_.int64s(n.name + "/shape", dims)}, out, n.name);
       return set(id, out);
     }
     case OpKind::transpose: {
       const auto& perm = std::get<graph::TransposeAttrs>(n.attrs).perm;
       const std::string out = output_name(id);
-      attr(add_node("Transpose", {vkpack_layout(in(0))}, out, n.name), "perm",
-           std::vector<std::int64_t>(perm.begin(), perm.end()));
+      OnnxWriter::attr(out_.add_node("Transpose", {vkpack_layout(in(0))}, out, n.name), "perm",
+                       std::vector<std::int64_t>(perm.begin(), perm.end()));
       return set(id, out);
     }
     case OpKind::slice: {
@@ -96,23 +96,25 @@ void Exporter::shape_op(int id) {
         axes.push_back(static_cast<std::int64_t>(i));
       }
       const std::string out = output_name(id);
-      add_node("Slice",
-               {vkpack_layout(in(0)), int64s(n.name + "/starts", a.begin), int64s(n.name + "/ends", ends),
-                int64s(n.name + "/axes", axes)},
-               out, n.name);
+      out_.add_node("Slice",
+                    {vkpack_layout(in(0)), out_.int64s(n.name + "/starts", a.begin),
+                     out_.int64s(n.name + "/ends", ends), out_.int64s(n.name + "/axes", axes)},
+                    out, n.name);
       return set(id, out);
     }
     case OpKind::concat: {
       std::vector<std::string> parts;
       for (int i : n.inputs) parts.push_back(vkpack_layout(i));
       const std::string out = output_name(id);
-      attr(add_node("Concat", parts, out, n.name), "axis", std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
+      OnnxWriter::attr(out_.add_node("Concat", parts, out, n.name), "axis",
+                       std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
       return set(id, out);
     }
     case OpKind::broadcast_to: {
       const std::string out = output_name(id);
-      add_node("Expand", {vkpack_layout(in(0)), int64s(n.name + "/shape", std::get<graph::DimsAttrs>(n.attrs).dims)},
-               out, n.name);
+      out_.add_node("Expand",
+                    {vkpack_layout(in(0)), out_.int64s(n.name + "/shape", std::get<graph::DimsAttrs>(n.attrs).dims)},
+                    out, n.name);
       return set(id, out);
     }
     case OpKind::pad: {
@@ -120,7 +122,7 @@ void Exporter::shape_op(int id) {
       std::vector<std::int64_t> pads = a.before;
       pads.insert(pads.end(), a.after.begin(), a.after.end());
       const std::string out = output_name(id);
-      add_node("Pad", {vkpack_layout(in(0)), int64s(n.name + "/pads", pads)}, out, n.name);
+      out_.add_node("Pad", {vkpack_layout(in(0)), out_.int64s(n.name + "/pads", pads)}, out, n.name);
       return set(id, out);
     }
     default: unsupported(id, "is not a shape op");
@@ -133,7 +135,7 @@ void Exporter::unary(int id) {
   const Value x = value(n.inputs[0]);
   const std::string out = output_name(id);
   using shaders::UnaryOp;
-  const auto simple = [&](const char* op) { return &add_node(op, {x.name}, out, n.name); };
+  const auto simple = [&](const char* op) { return &out_.add_node(op, {x.name}, out, n.name); };
   switch (a.fn) {
     case UnaryOp::relu: simple("Relu"); break;
     case UnaryOp::sigmoid: simple("Sigmoid"); break;
@@ -145,28 +147,28 @@ void Exporter::unary(int id) {
     case UnaryOp::abs: simple("Abs"); break;
     case UnaryOp::floor: simple("Floor"); break;
     case UnaryOp::round: simple("Round"); break;  // halves to even, as here
-    case UnaryOp::square: add_node("Mul", {x.name, x.name}, out, n.name); break;
-    case UnaryOp::leaky_relu: attr(*simple("LeakyRelu"), "alpha", a.alpha); break;
-    case UnaryOp::elu: attr(*simple("Elu"), "alpha", a.alpha); break;
+    case UnaryOp::square: out_.add_node("Mul", {x.name, x.name}, out, n.name); break;
+    case UnaryOp::leaky_relu: OnnxWriter::attr(*simple("LeakyRelu"), "alpha", a.alpha); break;
+    case UnaryOp::elu: OnnxWriter::attr(*simple("Elu"), "alpha", a.alpha); break;
     case UnaryOp::gelu: {  // x (1 + erf(x / sqrt 2)) / 2: ONNX's Gelu needs opset 20
       Array root_half(DType::f32, Shape{});
       root_half.data<float>()[0] = 0.70710678f;
       Array one(DType::f32, Shape{}), half(DType::f32, Shape{});
       one.data<float>()[0] = 1.0f;
       half.data<float>()[0] = 0.5f;
-      const std::string scaled = fresh(n.name + "/scaled"), erf = fresh(n.name + "/erf");
-      const std::string plus = fresh(n.name + "/plus_one"), times = fresh(n.name + "/times_x");
-      add_node("Mul", {x.name, add_initializer(n.name + "/rsqrt2", root_half)}, scaled, n.name + "/Scale");
-      add_node("Erf", {scaled}, erf, n.name + "/Erf");
-      add_node("Add", {erf, add_initializer(n.name + "/one", one)}, plus, n.name + "/PlusOne");
-      add_node("Mul", {plus, x.name}, times, n.name + "/TimesX");
-      add_node("Mul", {times, add_initializer(n.name + "/half", half)}, out, n.name);
+      const std::string scaled = out_.fresh(n.name + "/scaled"), erf = out_.fresh(n.name + "/erf");
+      const std::string plus = out_.fresh(n.name + "/plus_one"), times = out_.fresh(n.name + "/times_x");
+      out_.add_node("Mul", {x.name, out_.add_initializer(n.name + "/rsqrt2", root_half)}, scaled, n.name + "/Scale");
+      out_.add_node("Erf", {scaled}, erf, n.name + "/Erf");
+      out_.add_node("Add", {erf, out_.add_initializer(n.name + "/one", one)}, plus, n.name + "/PlusOne");
+      out_.add_node("Mul", {plus, x.name}, times, n.name + "/TimesX");
+      out_.add_node("Mul", {times, out_.add_initializer(n.name + "/half", half)}, out, n.name);
       break;
     }
     case UnaryOp::rsqrt: {
-      const std::string root = fresh(n.name + "/sqrt");
-      add_node("Sqrt", {x.name}, root, n.name + "/Sqrt");
-      add_node("Reciprocal", {root}, out, n.name);
+      const std::string root = out_.fresh(n.name + "/sqrt");
+      out_.add_node("Sqrt", {x.name}, root, n.name + "/Sqrt");
+      out_.add_node("Reciprocal", {root}, out, n.name);
       break;
     }
   }
@@ -201,19 +203,19 @@ void Exporter::binary(int id) {
   if (per_channel) {
     lhs = a.name;
     const Array& c = folded_.at(n.inputs[1]);
-    rhs = add_initializer(constant_name(n.inputs[1]), c, {c.shape()[0], 1, 1});
+    rhs = out_.add_initializer(constant_name(n.inputs[1]), c, {c.shape()[0], 1, 1});
   } else {
     lhs = vkpack_layout(n.inputs[0]);
     rhs = vkpack_layout(n.inputs[1]);
   }
   const std::string out = output_name(id);
   if (!compare) {
-    add_node(op, {lhs, rhs}, out, n.name);
+    out_.add_node(op, {lhs, rhs}, out, n.name);
     return set(id, out, per_channel);
   }
-  const std::string truth = fresh(n.name + "/bool");
-  add_node(op, {lhs, rhs}, truth, n.name + "/" + op);
-  attr(add_node("Cast", {truth}, out, n.name), "to", std::int64_t{onnx_type(type(id).dtype)});
+  const std::string truth = out_.fresh(n.name + "/bool");
+  out_.add_node(op, {lhs, rhs}, truth, n.name + "/" + op);
+  OnnxWriter::attr(out_.add_node("Cast", {truth}, out, n.name), "to", std::int64_t{onnx_type(type(id).dtype)});
   set(id, out, per_channel);
 }
 
@@ -222,10 +224,11 @@ void Exporter::keep(int id) {
   const Node& n = node(id);
   Array zero(DType::f32, Shape{});
   zero.data<float>()[0] = 0.0f;
-  const std::string truth = fresh(n.name + "/bool"), out = output_name(id);
-  attr(add_node("Cast", {vkpack_layout(n.inputs[1])}, truth, n.name + "/Cast"), "to",
-       std::int64_t{onnx::TensorProto::BOOL});
-  add_node("Where", {truth, vkpack_layout(n.inputs[0]), add_initializer(n.name + "/zero", zero)}, out, n.name);
+  const std::string truth = out_.fresh(n.name + "/bool"), out = output_name(id);
+  OnnxWriter::attr(out_.add_node("Cast", {vkpack_layout(n.inputs[1])}, truth, n.name + "/Cast"), "to",
+                   std::int64_t{onnx::TensorProto::BOOL});
+  out_.add_node("Where", {truth, vkpack_layout(n.inputs[0]), out_.add_initializer(n.name + "/zero", zero)}, out,
+                n.name);
   set(id, out, false);
 }
 
@@ -239,13 +242,13 @@ void Exporter::matmul(int id) {
     std::vector<std::int64_t> perm;
     for (int i = 0; i < rank; ++i) perm.push_back(i);
     std::swap(perm[static_cast<std::size_t>(rank - 2)], perm[static_cast<std::size_t>(rank - 1)]);
-    const std::string t = fresh(v + "/T");
-    attr(add_node("Transpose", {v}, t, t), "perm", perm);
+    const std::string t = out_.fresh(v + "/T");
+    OnnxWriter::attr(out_.add_node("Transpose", {v}, t, t), "perm", perm);
     return t;
   };
   const std::string lhs = operand(n.inputs[0], a.transpose_a), rhs = operand(n.inputs[1], a.transpose_b);
   const std::string out = output_name(id);
-  add_node("MatMul", {lhs, rhs}, out, n.name);
+  out_.add_node("MatMul", {lhs, rhs}, out, n.name);
   set(id, out);
 }
 
@@ -282,14 +285,18 @@ void Exporter::reduce(int id) {
   onnx::NodeProto* r = nullptr;
   switch (a.fn) {
     case graph::ReduceFn::sum:  // opset 13 takes ReduceSum's axes as an input
-      r = &add_node("ReduceSum", {input, int64s(n.name + "/axes", onnx_axes)}, out, n.name);
+      r = &out_.add_node("ReduceSum", {input, out_.int64s(n.name + "/axes", onnx_axes)}, out, n.name);
       break;
-    case graph::ReduceFn::mean: attr(*(r = &add_node("ReduceMean", {input}, out, n.name)), "axes", onnx_axes); break;
-    case graph::ReduceFn::max: attr(*(r = &add_node("ReduceMax", {input}, out, n.name)), "axes", onnx_axes); break;
+    case graph::ReduceFn::mean:
+      OnnxWriter::attr(*(r = &out_.add_node("ReduceMean", {input}, out, n.name)), "axes", onnx_axes);
+      break;
+    case graph::ReduceFn::max:
+      OnnxWriter::attr(*(r = &out_.add_node("ReduceMax", {input}, out, n.name)), "axes", onnx_axes);
+      break;
     case graph::ReduceFn::count_nonfinite:
       throw Error(ErrorCode::unsupported, n.name + ": count_nonfinite (a training-only check) has no ONNX form");
   }
-  attr(*r, "keepdims", std::int64_t{a.keep_dims ? 1 : 0});
+  OnnxWriter::attr(*r, "keepdims", std::int64_t{a.keep_dims ? 1 : 0});
   set(id, out, out_nchw);
 }
 

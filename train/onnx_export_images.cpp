@@ -35,14 +35,14 @@ void Exporter::conv2d(int id) {
   const Array& w = folded(n.inputs[1], id, "filter");
   const std::int64_t kh = w.shape()[0], kw = w.shape()[1];
   const Array oihw = permute_axes(w, {3, 2, 0, 1});
-  const std::string filter = add_initializer(constant_name(n.inputs[1]), oihw);
+  const std::string filter = out_.add_initializer(constant_name(n.inputs[1]), oihw);
   const std::string out = output_name(id);
-  auto& conv = add_node("Conv", {nchw(n.inputs[0]), filter}, out, n.name);
-  attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
-  attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
-  attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
-  attr(conv, "pads", same_pads(id, {kh, kw}, a.strides, a.dilations, a.padding));
-  attr(conv, "group", a.groups);
+  auto& conv = out_.add_node("Conv", {nchw(n.inputs[0]), filter}, out, n.name);
+  OnnxWriter::attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
+  OnnxWriter::attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
+  OnnxWriter::attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
+  OnnxWriter::attr(conv, "pads", same_pads(id, {kh, kw}, a.strides, a.dilations, a.padding));
+  OnnxWriter::attr(conv, "group", a.groups);
   set(id, out, true);
 }
 
@@ -51,11 +51,12 @@ void Exporter::pool(int id) {
   const auto& a = std::get<graph::PoolAttrs>(n.attrs);
   const bool max = a.fn == graph::PoolFn::max;
   const std::string out = output_name(id);
-  auto& p = add_node(max ? "MaxPool" : "AveragePool", {nchw(n.inputs[0])}, out, n.name);
-  attr(p, "kernel_shape", std::vector<std::int64_t>{a.window[0], a.window[1]});
-  attr(p, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
-  attr(p, "pads", same_pads(id, a.window, a.strides, {1, 1}, a.padding));
-  if (!max) attr(p, "count_include_pad", std::int64_t{0});  // TensorFlow averages over the window's real part
+  auto& p = out_.add_node(max ? "MaxPool" : "AveragePool", {nchw(n.inputs[0])}, out, n.name);
+  OnnxWriter::attr(p, "kernel_shape", std::vector<std::int64_t>{a.window[0], a.window[1]});
+  OnnxWriter::attr(p, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
+  OnnxWriter::attr(p, "pads", same_pads(id, a.window, a.strides, {1, 1}, a.padding));
+  if (!max)
+    OnnxWriter::attr(p, "count_include_pad", std::int64_t{0});  // TensorFlow averages over the window's real part
   set(id, out, true);
 }
 
@@ -72,16 +73,17 @@ void Exporter::batch_norm(int id) {
   const std::string x = rank == 4 ? nchw(n.inputs[0]) : vkpack_layout(n.inputs[0]);
   if (rank != 2 && rank != 4) unsupported(id, "normalises a tensor of rank " + std::to_string(rank) + " (2 or 4 export)");
   const std::string scope = n.name.substr(0, n.name.rfind('/'));
-  const std::string normalised = a.relu ? fresh(n.name + "/normalised") : output_name(id);
-  auto& bn = add_node("BatchNormalization",
-                      {x, vkpack_layout(n.inputs[2]), vkpack_layout(n.inputs[3]), add_initializer(scope + "/mean/EMA", mean),
-                       add_initializer(scope + "/variance/EMA", variance)},
-                      normalised, n.name);
-  attr(bn, "epsilon", a.epsilon);
+  const std::string normalised = a.relu ? out_.fresh(n.name + "/normalised") : output_name(id);
+  auto& bn = out_.add_node(
+      "BatchNormalization",
+      {x, vkpack_layout(n.inputs[2]), vkpack_layout(n.inputs[3]), out_.add_initializer(scope + "/mean/EMA", mean),
+       out_.add_initializer(scope + "/variance/EMA", variance)},
+      normalised, n.name);
+  OnnxWriter::attr(bn, "epsilon", a.epsilon);
   std::string out = normalised;
   if (a.relu) {
     out = output_name(id);
-    add_node("Relu", {normalised}, out, n.name + "/relu");
+    out_.add_node("Relu", {normalised}, out, n.name + "/relu");
   }
   set(id, out, rank == 4);
 }
@@ -116,28 +118,29 @@ void Exporter::conv2d_transpose(int id) {
     slice = slice || full[d] > outs[d];
     pad = pad || full[d] < outs[d];
   }
-  const std::string filter = add_initializer(constant_name(n.inputs[1]), iohw);
-  std::string value = fresh(n.name + "/full");
-  auto& conv = add_node("ConvTranspose", {nchw(n.inputs[0]), filter}, value, n.name);
-  attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
-  attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
-  attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
-  attr(conv, "pads", std::vector<std::int64_t>{pads[0], pads[1], pads[0], pads[1]});
+  const std::string filter = out_.add_initializer(constant_name(n.inputs[1]), iohw);
+  std::string value = out_.fresh(n.name + "/full");
+  auto& conv = out_.add_node("ConvTranspose", {nchw(n.inputs[0]), filter}, value, n.name);
+  OnnxWriter::attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
+  OnnxWriter::attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
+  OnnxWriter::attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
+  OnnxWriter::attr(conv, "pads", std::vector<std::int64_t>{pads[0], pads[1], pads[0], pads[1]});
   if (slice) {
-    const std::string cut = fresh(n.name + "/cut");
-    add_node("Slice", {value, int64s(n.name + "/starts", {0, 0}), int64s(n.name + "/ends", {outs[0], outs[1]}),
-                       int64s(n.name + "/axes", {2, 3})},
-             cut, cut);
+    const std::string cut = out_.fresh(n.name + "/cut");
+    out_.add_node("Slice",
+                  {value, out_.int64s(n.name + "/starts", {0, 0}), out_.int64s(n.name + "/ends", {outs[0], outs[1]}),
+                   out_.int64s(n.name + "/axes", {2, 3})},
+                  cut, cut);
     value = cut;
   }
   if (pad) {
-    const std::string padded = fresh(n.name + "/padded");
+    const std::string padded = out_.fresh(n.name + "/padded");
     const auto more = [&](std::size_t d) { return std::max<std::int64_t>(outs[d] - std::min(full[d], outs[d]), 0); };
-    add_node("Pad", {value, int64s(n.name + "/pads", {0, 0, 0, 0, 0, 0, more(0), more(1)})}, padded, padded);
+    out_.add_node("Pad", {value, out_.int64s(n.name + "/pads", {0, 0, 0, 0, 0, 0, more(0), more(1)})}, padded, padded);
     value = padded;
   }
   const std::string out = output_name(id);
-  add_node("Identity", {value}, out, n.name + "/output");
+  out_.add_node("Identity", {value}, out, n.name + "/output");
   set(id, out, true);
 }
 
@@ -148,14 +151,16 @@ void Exporter::resize(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::ResizeAttrs>(n.attrs);
   const std::string x = nchw(n.inputs[0]);
-  const std::string shape = fresh(n.name + "/input_shape"), leading = fresh(n.name + "/batch_and_channels"),
-                    sizes = fresh(n.name + "/sizes");
-  add_node("Shape", {x}, shape, shape);
-  add_node("Slice", {shape, int64s(n.name + "/zero", {0}), int64s(n.name + "/two", {2})}, leading, leading);
-  attr(add_node("Concat", {leading, int64s(n.name + "/size", {a.size[0], a.size[1]})}, sizes, sizes), "axis",
-       std::int64_t{0});
+  const std::string shape = out_.fresh(n.name + "/input_shape"), leading = out_.fresh(n.name + "/batch_and_channels"),
+                    sizes = out_.fresh(n.name + "/sizes");
+  out_.add_node("Shape", {x}, shape, shape);
+  out_.add_node("Slice", {shape, out_.int64s(n.name + "/zero", {0}), out_.int64s(n.name + "/two", {2})}, leading,
+                leading);
+  OnnxWriter::attr(
+      out_.add_node("Concat", {leading, out_.int64s(n.name + "/size", {a.size[0], a.size[1]})}, sizes, sizes), "axis",
+      std::int64_t{0});
   const std::string out = output_name(id);
-  auto& r = add_node("Resize", {x, "", "", sizes}, out, n.name);
+  auto& r = out_.add_node("Resize", {x, "", "", sizes}, out, n.name);
   const auto text = [&](const char* name, const char* value) {
     auto* at = r.add_attribute();
     at->set_name(name);

@@ -37,18 +37,102 @@ inline int onnx_type(DType t) {
 // vkpack's NHWC axis a is NCHW axis kToNchw[a].
 constexpr int kToNchw[4] = {0, 2, 3, 1};
 
-class Exporter {
+// The model an export writes: initializers, nodes with their attributes, typed inputs
+// and outputs, each value under a name no other has (fresh).
+class OnnxWriter {
  public:
-  Exporter(graph::Session& session, const OnnxExportOptions& options) : session_(session), g_(session.graph()) {
+  OnnxWriter(std::int64_t opset, const std::string& graph_name) {
     model_.set_ir_version(onnx::IR_VERSION);
     model_.set_producer_name("vkpack");
     model_.set_model_version(1);
-    auto* opset = model_.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(options.opset);
+    auto* import = model_.add_opset_import();
+    import->set_domain("");
+    import->set_version(opset);
     graph_ = model_.mutable_graph();
-    graph_->set_name(options.graph_name);
+    graph_->set_name(graph_name);
   }
+  OnnxWriter(const OnnxWriter&) = delete;
+  OnnxWriter& operator=(const OnnxWriter&) = delete;
+
+  const onnx::ModelProto& model() const { return model_; }
+  onnx::GraphProto& graph() { return *graph_; }
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
+    used_.insert(name);
+    return name;
+  }
+
+  std::string add_initializer(const std::string& base, const Array& value, std::vector<std::int64_t> dims = {}) {
+    if (dims.empty() && value.shape().rank() > 0) dims = value.shape().dims();
+    const std::string name = fresh(base);
+    auto* t = graph_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx_type(value.dtype()));
+    for (std::int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(value.bytes().data(), value.nbytes());
+    return name;
+  }
+
+  std::string int64s(const std::string& base, const std::vector<std::int64_t>& values) {
+    Array a(DType::i64, Shape{static_cast<std::int64_t>(values.size())});
+    std::copy(values.begin(), values.end(), a.data<std::int64_t>().begin());
+    return add_initializer(base, a);
+  }
+
+  onnx::NodeProto& add_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
+                            const std::string& name) {
+    auto* n = graph_->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const std::string& in : inputs) n->add_input(in);
+    n->add_output(output);
+    return *n;
+  }
+
+  static void attr(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr(onnx::NodeProto& n, const std::string& name, float v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (std::int64_t x : v) a->add_ints(x);
+  }
+
+  static void set_type(onnx::ValueInfoProto& info, const graph::TensorType& t) {
+    auto* tensor = info.mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx_type(t.dtype));
+    auto* shape = tensor->mutable_shape();
+    for (std::size_t i = 0; i < t.dims.size(); ++i) {
+      auto* d = shape->add_dim();
+      if (t.dims[i] >= 0)
+        d->set_dim_value(t.dims[i]);
+      else
+        d->set_dim_param(i == 0 ? "batch" : "d" + std::to_string(i));
+    }
+  }
+
+ private:
+  onnx::ModelProto model_;
+  onnx::GraphProto* graph_ = nullptr;
+  std::set<std::string> used_;
+};
+
+class Exporter {
+ public:
+  Exporter(graph::Session& session, const OnnxExportOptions& options)
+      : session_(session), g_(session.graph()), out_(options.opset, options.graph_name) {}
 
   onnx::ModelProto translate(const std::vector<graph::Tensor>& inputs, const std::vector<graph::Tensor>& outputs) {
     for (const graph::Tensor& t : inputs) {
@@ -63,12 +147,12 @@ class Exporter {
     for (int id : order) translate_node(id);
     for (const graph::Tensor& t : outputs) {
       const std::string value = vkpack_layout(t.id());
-      add_node("Identity", {value}, t.name(), "output/" + t.name());
-      auto* out = graph_->add_output();
+      out_.add_node("Identity", {value}, t.name(), "output/" + t.name());
+      auto* out = out_.graph().add_output();
       out->set_name(t.name());
-      set_type(*out, t.type());
+      OnnxWriter::set_type(*out, t.type());
     }
-    return model_;
+    return out_.model();
   }
 
  private:
@@ -123,13 +207,6 @@ class Exporter {
 
   // --- values ---
 
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
-    used_.insert(name);
-    return name;
-  }
-
   std::string constant_name(int id) const {
     const Node& n = node(id);
     if (n.op == OpKind::variable) return std::get<graph::VariableAttrs>(n.attrs).var_name;
@@ -137,67 +214,11 @@ class Exporter {
   }
 
   // An initializer of `value` with `dims` (its own when empty).
-  std::string add_initializer(const std::string& base, const Array& value, std::vector<std::int64_t> dims = {}) {
-    if (dims.empty() && value.shape().rank() > 0) dims = value.shape().dims();
-    const std::string name = fresh(base);
-    auto* t = graph_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx_type(value.dtype()));
-    for (std::int64_t d : dims) t->add_dims(d);
-    t->set_raw_data(value.bytes().data(), value.nbytes());
-    return name;
-  }
-
-  std::string int64s(const std::string& base, const std::vector<std::int64_t>& values) {
-    Array a(DType::i64, Shape{static_cast<std::int64_t>(values.size())});
-    std::copy(values.begin(), values.end(), a.data<std::int64_t>().begin());
-    return add_initializer(base, a);
-  }
-
-  onnx::NodeProto& add_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
-                            const std::string& name) {
-    auto* n = graph_->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const std::string& in : inputs) n->add_input(in);
-    n->add_output(output);
-    return *n;
-  }
-
-  static void attr(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  static void attr(onnx::NodeProto& n, const std::string& name, float v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-  }
-  static void attr(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (std::int64_t x : v) a->add_ints(x);
-  }
-
-  void set_type(onnx::ValueInfoProto& info, const graph::TensorType& t) {
-    auto* tensor = info.mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(onnx_type(t.dtype));
-    auto* shape = tensor->mutable_shape();
-    for (std::size_t i = 0; i < t.dims.size(); ++i) {
-      auto* d = shape->add_dim();
-      if (t.dims[i] >= 0) d->set_dim_value(t.dims[i]);
-      else d->set_dim_param(i == 0 ? "batch" : "d" + std::to_string(i));
-    }
-  }
 
   void add_graph_input(const graph::Tensor& t) {
-    auto* in = graph_->add_input();
-    in->set_name(fresh(t.name()));
-    set_type(*in, t.type());
+    auto* in = out_.graph().add_input();
+    in->set_name(out_.fresh(t.name()));
+    OnnxWriter::set_type(*in, t.type());
     values_[t.id()] = {in->name(), false};
   }
 
@@ -207,7 +228,7 @@ class Exporter {
     if (it != values_.end()) return it->second;
     const auto c = folded_.find(id);
     if (c == folded_.end()) unsupported(id, "was not translated before its use");
-    Value v{add_initializer(constant_name(id), c->second), false};
+    Value v{out_.add_initializer(constant_name(id), c->second), false};
     values_[id] = v;
     return v;
   }
@@ -216,9 +237,9 @@ class Exporter {
     const std::string key = v.name + (to_nchw ? "|nchw" : "|nhwc");
     const auto it = transposes_.find(key);
     if (it != transposes_.end()) return it->second;
-    const std::string out = fresh(v.name + (to_nchw ? "/NCHW" : "/NHWC"));
-    attr(add_node("Transpose", {v.name}, out, out), "perm",
-         to_nchw ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 2, 3, 1});
+    const std::string out = out_.fresh(v.name + (to_nchw ? "/NCHW" : "/NHWC"));
+    OnnxWriter::attr(out_.add_node("Transpose", {v.name}, out, out), "perm",
+                     to_nchw ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 2, 3, 1});
     transposes_[key] = out;
     return out;
   }
@@ -242,7 +263,7 @@ class Exporter {
   }
 
   void set(int id, const std::string& name, bool in_nchw = false) { values_[id] = {name, in_nchw}; }
-  std::string output_name(int id) { return fresh(node(id).name); }
+  std::string output_name(int id) { return out_.fresh(node(id).name); }
 
   // --- ops ---
 
@@ -263,14 +284,12 @@ class Exporter {
 
   graph::Session& session_;
   graph::Graph& g_;
-  onnx::ModelProto model_;
-  onnx::GraphProto* graph_ = nullptr;
+  OnnxWriter out_;
   std::map<int, bool> depends_;
   std::set<int> constants_;
   std::map<int, Array> folded_;
   std::map<int, Value> values_;
   std::map<std::string, std::string> transposes_;
-  std::set<std::string> used_;
 };
 
 }  // namespace vkp::train::onnx_detail
