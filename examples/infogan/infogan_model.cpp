@@ -127,6 +127,22 @@ std::vector<Array> code_grid(int axis, std::uint64_t seed) {
   return {category, style, noise};
 }
 
+std::vector<Array> noise_grid(std::uint64_t seed) {
+  Rng rng(seed);
+  Array draws(DType::f32, Shape{10, kInfoNoise});
+  fill_uniform(rng, draws);
+  Array category(DType::f32, Shape{100, kCategories}), style(DType::f32, Shape{100, kContinuous}),
+      noise(DType::f32, Shape{100, kInfoNoise});
+  for (std::int64_t i = 0; i < 100; ++i) {
+    const std::int64_t r = i / 10, c = i % 10;
+    category.data<float>()[static_cast<std::size_t>(i * kCategories + r)] = 1;
+    for (std::int64_t k = 0; k < kInfoNoise; ++k)
+      noise.data<float>()[static_cast<std::size_t>(i * kInfoNoise + k)] =
+          draws.data<float>()[static_cast<std::size_t>(c * kInfoNoise + k)];
+  }
+  return {category, style, noise};
+}
+
 std::vector<Array> codes_by_category(std::int64_t count, std::uint64_t seed) {
   Rng rng(seed);
   Array category(DType::f32, Shape{count, kCategories}), style(DType::f32, Shape{count, kContinuous}),

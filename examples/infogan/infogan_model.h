@@ -53,6 +53,12 @@ dataflow::DataFlowPtr infogan_batches(std::int64_t batch, std::uint64_t seed, co
 // Rng(seed) shared by every cell, so only the codes change across the grid.
 std::vector<Array> code_grid(int axis, std::uint64_t seed);
 
+// Rows {category, style, noise} for a 10 x 10 grid: row r has category r, column c the
+// c-th of ten noise draws from Rng(seed), shared by its column, and both styles 0. Across
+// a row the samples show how varied the generator is; down a column, what the category
+// changes.
+std::vector<Array> noise_grid(std::uint64_t seed);
+
 // `count` rows with category i % 10 for row i, the style and noise drawn from Rng(seed).
 std::vector<Array> codes_by_category(std::int64_t count, std::uint64_t seed);
 

@@ -89,7 +89,8 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// After every epoch: the two grids of code_grid, to the monitors and the log directory.
+// After every epoch: the two grids of code_grid and the one of noise_grid, to the
+// monitors and the log directory.
 class CodeGrids : public callbacks::Callback {
  public:
   explicit CodeGrids(std::int64_t batch) : batch_(batch) { chief_only_ = true; }
@@ -102,6 +103,9 @@ class CodeGrids : public callbacks::Callback {
       examples::publish_image(
           trainer(), names[axis],
           vkp::image_grid(examples::predict_rows(predict_, examples::code_grid(axis, 12345), batch_), 10, 10));
+    examples::publish_image(
+        trainer(), "noise",
+        vkp::image_grid(examples::predict_rows(predict_, examples::noise_grid(12345), batch_), 10, 10));
   }
 
  private:

@@ -96,5 +96,24 @@ TEST(InfoGanCodes, GridRowsAreCategoriesAndColumnsSweepOneStyleWithTheNoiseFixed
   }
 }
 
+TEST(InfoGanCodes, NoiseGridRowsAreCategoriesAndColumnsShareOneNoiseDrawEach) {
+  const std::vector<Array> rows = noise_grid(5);
+  ASSERT_EQ(rows.size(), 3u);
+  const auto category = rows[0].data<float>(), style = rows[1].data<float>(), noise = rows[2].data<float>();
+  const auto n = static_cast<std::size_t>(kInfoNoise);
+  for (std::size_t i = 0; i < 100; ++i) {
+    const std::size_t r = i / 10, c = i % 10;
+    for (std::size_t k = 0; k < 10; ++k) EXPECT_EQ(category[i * 10 + k], k == r ? 1.0f : 0.0f);
+    EXPECT_EQ(style[i * 2], 0.0f);
+    EXPECT_EQ(style[i * 2 + 1], 0.0f);
+    for (std::size_t k = 0; k < n; ++k) EXPECT_EQ(noise[i * n + k], noise[c * n + k]) << "cell " << i;
+  }
+  // The ten columns are ten draws: no two alike, each within [-1, 1].
+  for (std::size_t a = 0; a < 10; ++a) {
+    for (std::size_t k = 0; k < n; ++k) EXPECT_LE(std::abs(noise[a * n + k]), 1.0f);
+    for (std::size_t b = a + 1; b < 10; ++b) EXPECT_NE(noise[a * n], noise[b * n]) << "columns " << a << ", " << b;
+  }
+}
+
 }  // namespace
 }  // namespace vkp::examples
