@@ -48,6 +48,11 @@ void SyncTowers::exchange_values(double total) {
     for (int k = 0; k < n; ++k) {
       Array& value = exchanged_[static_cast<std::size_t>(k)];
       on_tower(k, [&] { r.part(k, current_).program->wait_exchange(e, value); });
+      if (value.shape().dims() != exchanged_[0].shape().dims())
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("tower {} exchanges {} at exchange {}, tower 0 {}: every tower must build the same "
+                                "synchronized layers",
+                                k, describe(value), e, describe(exchanged_[0])));
       inputs_[static_cast<std::size_t>(k)] = value.data<float>().data();
     }
     const Array& first = exchanged_[0];
