@@ -103,7 +103,6 @@ class Program {
   // input (a program run alone is its only tower); await_device() refuses a run stopped
   // at one. Segments after an exchange can be waited for once it is resumed.
   int exchange_count() const { return static_cast<int>(exchanges_.size()); }
-  const TensorType& exchange_type(int e) const { return exchanges_.at(static_cast<std::size_t>(e)).type; }
   void wait_exchange(int e, Array& value);
   void resume_exchange(int e, const Array& value);
 
