@@ -84,6 +84,45 @@ Cost per_call(int calls, Fn&& fn) {
   return {seconds_since(start) / calls, (thread_cpu_seconds() - cpu_start) / calls};
 }
 
+// y = x + 1 on 4 floats recorded anew every call (command buffer, descriptor set), fed,
+// submitted, waited for and read back through the same mapped memory. Where device memory
+// is staged, the recording copies in and out as a program does.
+Cost rerecorded_cost(int steps, const Array& feed, std::vector<Array>& out) {
+  const bool mapped = device().device_memory_mappable();
+  vk::Arena arena(device(), vk::MemoryUse::device, "rerecord");
+  vk::Arena upload(device(), vk::MemoryUse::upload, "rerecord in"), readback(device(), vk::MemoryUse::readback, "rerecord out");
+  const vk::BufferSlice in = arena.allocate(16, "x"), result = arena.allocate(16, "y");
+  const vk::BufferSlice in_stage = upload.allocate(16, "x"), out_stage = readback.allocate(16, "y");
+  return per_call(steps, [&] {
+    std::memcpy(mapped ? in.host : in_stage.host, feed.bytes().data(), 16);
+    vk::Recording recording(device());
+    if (!mapped) recording.copy(in_stage, in);
+    vk::binary_scalar(recording, vk::BinaryOp::add, 4, in, {1.0f}, result);
+    if (!mapped) recording.copy(result, out_stage);
+    recording.finish();
+    recording.run();
+    readback.invalidate();
+    std::memcpy(out[0].bytes().data(), mapped ? result.host : out_stage.host, 16);
+  });
+}
+
+// The device time of `graph`'s step compiled with a timestamp after every dispatch, the
+// best of 20 replays.
+double device_time(Graph& graph, const std::vector<FeedSpec>& specs, const Tensor& loss,
+                   const std::vector<Tensor>& train, const std::vector<Array>& feeds) {
+  Session timed_session(graph, device(), {.timestamps = true});
+  Program& timed = timed_session.program(specs, {loss}, train);
+  std::vector<Array> out;
+  double device_seconds = 1e30;
+  for (int i = 0; i < 20; ++i) {
+    timed_session.run_program(timed, feeds, out);
+    double total = 0;
+    for (const vk::KernelTime& t : timed.kernel_times()) total += t.ns * 1e-9;
+    device_seconds = std::min(device_seconds, total);
+  }
+  return device_seconds;
+}
+
 void host_overhead(int steps) {
   // An almost empty graph: y = x + 1 on 4 floats, one dispatch.
   Graph g(1);
@@ -96,25 +135,7 @@ void host_overhead(int steps) {
   Program& program = session.program(specs, {y});
   const Cost replay = per_call(steps, [&] { session.run_program(program, feeds, out); });
 
-  // The same dispatch recorded anew every step (command buffer, descriptor set), fed,
-  // submitted, waited for and read back through the same mapped memory.
-  // Where device memory is staged, the recording copies in and out as a program does.
-  const bool mapped = device().device_memory_mappable();
-  vk::Arena arena(device(), vk::MemoryUse::device, "rerecord");
-  vk::Arena upload(device(), vk::MemoryUse::upload, "rerecord in"), readback(device(), vk::MemoryUse::readback, "rerecord out");
-  const vk::BufferSlice in = arena.allocate(16, "x"), result = arena.allocate(16, "y");
-  const vk::BufferSlice in_stage = upload.allocate(16, "x"), out_stage = readback.allocate(16, "y");
-  const Cost rerecord = per_call(steps, [&] {
-    std::memcpy(mapped ? in.host : in_stage.host, feeds[0].bytes().data(), 16);
-    vk::Recording recording(device());
-    if (!mapped) recording.copy(in_stage, in);
-    vk::binary_scalar(recording, vk::BinaryOp::add, 4, in, {1.0f}, result);
-    if (!mapped) recording.copy(result, out_stage);
-    recording.finish();
-    recording.run();
-    readback.invalidate();
-    std::memcpy(out[0].bytes().data(), mapped ? result.host : out_stage.host, 16);
-  });
+  const Cost rerecord = rerecorded_cost(steps, feeds[0], out);
   const Cost compiled = per_call(std::max(1, steps / 10), [&] {
     auto fresh = compile({g, specs, {y}, {}}, {device(), session.variables(), session.scalars()}, {"fresh"});
     fresh->run(feeds, out);
@@ -146,17 +167,7 @@ void host_overhead(int steps) {
   row("y = x + 1 compiled every step (plan, allocate, record)", compiled);
   row("tiny training step (FC 4x4, xent, SGD) replayed", train_replay);
   row("tiny training step compiled and recorded every step", train_compiled);
-  // Its device time: the same step compiled with a timestamp after every dispatch, the
-  // best of 20 replays.
-  Session timed_session(tg, device(), {.timestamps = true});
-  Program& timed = timed_session.program({{tx, f32({1, 4})}, {labels, i32({1})}}, {loss}, train);
-  double device_seconds = 1e30;
-  for (int i = 0; i < 20; ++i) {
-    timed_session.run_program(timed, train_feeds, out);
-    double total = 0;
-    for (const vk::KernelTime& t : timed.kernel_times()) total += t.ns * 1e-9;
-    device_seconds = std::min(device_seconds, total);
-  }
+  const double device_seconds = device_time(tg, {{tx, f32({1, 4})}, {labels, i32({1})}}, loss, train, train_feeds);
   // (On lavapipe a timestamp after every dispatch serializes it: the sum can exceed the
   // untimed wall time, and then the step is bound by the driver's cost per dispatch.)
   std::printf("  (the training step has %zu dispatches; with a timestamp after each, %.1f us of device time:\n"

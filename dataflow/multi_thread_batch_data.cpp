@@ -254,16 +254,7 @@ MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector
     std::unique_lock lock = lock_soon(mutex_);
     if (stop_) return Taken::stop;
     if (can_take()) {
-      run.first = next_index_;
-      run.generation = generation_;
-      run.batch = (next_index_ - epoch_first_) / batch_size_;
-      run.row = static_cast<std::size_t>((next_index_ - epoch_first_) % batch_size_);
-      want = std::min(kRun, batch_size_ - run.row);
-      next_index_ += want;  // given back below if the flow ends sooner
-      ++runs_in_flight_;
-      std::shared_ptr<Slot>& slot = slots_[run.batch];
-      if (!slot) slot = std::make_shared<Slot>(batch_size_);
-      run.slot = slot;
+      want = claim_run(run);
       break;
     }
     source.unlock();  // start_epoch() may need it
@@ -289,27 +280,42 @@ MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector
   if (error) taken.clear();
   run.count = taken.size();
   if (!exhausted && !error) return Taken::run;
-  // The generation cannot have changed: start_epoch() waits for source_mutex_.
+  // Still under source_mutex_, so the generation cannot have changed: start_epoch()
+  // waits for it.
+  const bool wake = cut_short(run, want, error);
+  source.unlock();
+  if (wake) reader_cv_.notify_one();
+  return Taken::run;
+}
+
+std::size_t MultiThreadBatchData::claim_run(Run& run) {
+  run.first = next_index_;
+  run.generation = generation_;
+  run.batch = (next_index_ - epoch_first_) / batch_size_;
+  run.row = static_cast<std::size_t>((next_index_ - epoch_first_) % batch_size_);
+  const std::size_t want = std::min(kRun, batch_size_ - run.row);
+  next_index_ += want;  // given back by cut_short if the flow ends sooner
+  ++runs_in_flight_;
+  std::shared_ptr<Slot>& slot = slots_[run.batch];
+  if (!slot) slot = std::make_shared<Slot>(batch_size_);
+  run.slot = slot;
+  return want;
+}
+
+bool MultiThreadBatchData::cut_short(Run& run, std::size_t want, std::exception_ptr error) {
   std::unique_lock lock = lock_soon(mutex_);
-  next_index_ -= want - taken.size();
-  if (exhausted) {
+  next_index_ -= want - run.count;
+  if (!error)  // the flow's epoch ended
     end_ = next_index_;
-    open_ = false;
-  }
-  if (error) {
-    if (!error_) error_ = error;
-    open_ = false;
-  }
-  if (taken.empty()) {  // nothing to complete
+  else if (!error_)
+    error_ = error;
+  open_ = false;
+  if (run.count == 0) {  // nothing to complete
     --runs_in_flight_;
     if (run.row == 0) slots_.erase(run.batch);  // the epoch ended at a batch's start
     run.slot.reset();
   }
-  const bool wake = reader_waits_ && reader_can_go_on();
-  lock.unlock();
-  source.unlock();
-  if (wake) reader_cv_.notify_one();
-  return Taken::run;
+  return reader_waits_ && reader_can_go_on();
 }
 
 void MultiThreadBatchData::write_row(Slot& slot, std::size_t row, const Datapoint& dp) const {

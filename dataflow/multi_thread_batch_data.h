@@ -91,6 +91,12 @@ class MultiThreadBatchData : public DataFlow {
   void worker_loop();
   // Takes up to kRun datapoints of one batch; with `wait`, waits until it may.
   Taken take_run(Run& run, std::vector<Datapoint>& taken, bool wait);
+  // Under mutex_: numbers the next datapoints `run` (at most kRun, within one batch) and
+  // returns how many.
+  std::size_t claim_run(Run& run);
+  // For a run the flow ended or failed in, with run.count of `want` read: gives the rest
+  // back and records the end or the error; whether the reader should be woken.
+  bool cut_short(Run& run, std::size_t want, std::exception_ptr error);
   // Maps and writes the datapoints of a run, then completes it.
   void do_run(Run& run, std::vector<Datapoint>& taken);
   void write_row(Slot& slot, std::size_t row, const Datapoint& dp) const;

@@ -78,6 +78,23 @@ struct Module {
   throw Error(ErrorCode::bad_data, "SPIR-V module '" + std::string(name) + "': " + what);
 }
 
+// The decoration (OpDecorate or OpMemberDecorate) at `w`, of `count` words, into `m`.
+void decorate(Module& m, std::uint32_t op, const std::uint32_t* w, std::uint32_t count) {
+  if (op == kOpMemberDecorate) {
+    if (count < 4) return;
+    if (w[3] == kOffset && count > 4) m.member_offsets[w[1]][w[2]] = w[4];
+    if (w[3] == kNonWritable) m.member_nonwritable[w[1]][w[2]] = true;
+    return;
+  }
+  if (count < 3) return;
+  if (w[2] == kSpecId && count > 3) m.spec_ids[w[1]] = w[3];
+  if (w[2] == kBinding && count > 3) m.bindings[w[1]] = w[3];
+  if (w[2] == kDescriptorSet && count > 3) m.sets[w[1]] = w[3];
+  if (w[2] == kArrayStride && count > 3) m.strides[w[1]] = w[3];
+  if (w[2] == kBuiltIn && count > 3) m.builtins[w[1]] = w[3];
+  if (w[2] == kNonWritable) m.nonwritable[w[1]] = true;
+}
+
 Module parse(std::span<const std::uint32_t> words, std::string_view name) {
   if (words.size() < 5 || words[0] != 0x07230203u) malformed(name, "missing the SPIR-V magic number");
   Module m;
@@ -112,19 +129,7 @@ Module parse(std::span<const std::uint32_t> words, std::string_view name) {
         break;
       case kOpVariable: m.variables.push_back({w[1], w[2], w[3]}); break;
       case kOpDecorate:
-        if (count < 3) break;
-        if (w[2] == kSpecId && count > 3) m.spec_ids[w[1]] = w[3];
-        if (w[2] == kBinding && count > 3) m.bindings[w[1]] = w[3];
-        if (w[2] == kDescriptorSet && count > 3) m.sets[w[1]] = w[3];
-        if (w[2] == kArrayStride && count > 3) m.strides[w[1]] = w[3];
-        if (w[2] == kBuiltIn && count > 3) m.builtins[w[1]] = w[3];
-        if (w[2] == kNonWritable) m.nonwritable[w[1]] = true;
-        break;
-      case kOpMemberDecorate:
-        if (count < 4) break;
-        if (w[3] == kOffset && count > 4) m.member_offsets[w[1]][w[2]] = w[4];
-        if (w[3] == kNonWritable) m.member_nonwritable[w[1]][w[2]] = true;
-        break;
+      case kOpMemberDecorate: decorate(m, op, w, count); break;
       case kOpExecutionMode:
         if (count >= 6 && w[2] == kModeLocalSize) m.local_size_literal = {w[3], w[4], w[5]};
         break;

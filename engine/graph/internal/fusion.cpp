@@ -24,8 +24,12 @@ class Planner {
  public:
   Planner(const Graph& graph, const std::vector<int>& schedule, const std::vector<TensorType>& types,
           const std::vector<Tensor>& fetches)
-      : graph_(graph), schedule_(schedule), types_(types), uses_(static_cast<std::size_t>(graph.size()), 0),
-        consumer_(static_cast<std::size_t>(graph.size()), -1), step_(static_cast<std::size_t>(graph.size()), -1) {
+      : graph_(graph),
+        schedule_(schedule),
+        types_(types),
+        uses_(static_cast<std::size_t>(graph.size()), 0),
+        consumer_(static_cast<std::size_t>(graph.size()), -1),
+        step_(static_cast<std::size_t>(graph.size()), -1) {
     for (int step = 0; step < static_cast<int>(schedule.size()); ++step) {
       const int id = schedule[static_cast<std::size_t>(step)];
       step_[at(id)] = step;
@@ -94,71 +98,88 @@ class Planner {
     return op == OpKind::identity || op == OpKind::stop_gradient || op == OpKind::reshape;
   }
 
-  std::optional<std::pair<int, Fusion>> chain_from(int matmul) const {
+  // A GEMM's chain as chain_from walks it: the fusion so far and its last node.
+  struct Walk {
     Fusion f;
-    f.matmul = matmul;
-    const TensorType& out = type(matmul);
-    const std::int64_t n = out.dims.back();
-    int last = matmul;
-    // The next op of the chain: the sole consumer of `last`, looking through views of
-    // the same type (identity "output" of a layer, a gradient's identity), which are
-    // absorbed with it when the chain goes on.
-    std::vector<int> views;
-    auto next_op = [&] {
-      views.clear();
-      int next = sole_consumer(last);
-      while (next >= 0 && is_view(next) && type(next) == out) {
-        views.push_back(next);
-        next = sole_consumer(next);
-      }
-      return next >= 0 && type(next) == out ? next : -1;
-    };
-    auto advance = [&](int next) {
-      f.absorbed.push_back(last);
-      f.absorbed.insert(f.absorbed.end(), views.begin(), views.end());
-      last = next;
-    };
-    int next = next_op();
-    // Backward: the matmul is dy of an activation's gradient.
-    if (next >= 0 && graph_.node(next).op == OpKind::binary) {
-      const BinaryAttrs& a = std::get<BinaryAttrs>(graph_.node(next).attrs);
-      const Node& g = graph_.node(next);
-      const int dy = views.empty() ? last : views.back();
-      if (is_gate(a.fn) && g.inputs.size() == 2 && g.inputs[1] == dy && g.inputs[0] != dy && type(g.inputs[0]) == out) {
-        f.gate = g.inputs[0];
-        f.gate_fn = a.fn;
-        f.gate_alpha = a.alpha;
-        advance(next);
-        return finish(std::move(f), last);
-      }
+    int last;
+    TensorType out;
+    std::vector<int> views;  // views between `last` and the op next_op found
+  };
+
+  // The next op of the chain: the sole consumer of `w.last`, looking through views of the
+  // same type (identity "output" of a layer, a gradient's identity), which are absorbed
+  // with it when the chain goes on; -1 when there is none of the GEMM's type.
+  int next_op(Walk& w) const {
+    w.views.clear();
+    int next = sole_consumer(w.last);
+    while (next >= 0 && is_view(next) && type(next) == w.out) {
+      w.views.push_back(next);
+      next = sole_consumer(next);
     }
-    // Forward: bias, residual, activation, each optional, in that order.
-    auto from = [&] { return views.empty() ? last : views.back(); };
+    return next >= 0 && type(next) == w.out ? next : -1;
+  }
+
+  // Absorbs `w.last` and the views after it; `next` becomes the last node.
+  static void advance(Walk& w, int next) {
+    w.f.absorbed.push_back(w.last);
+    w.f.absorbed.insert(w.f.absorbed.end(), w.views.begin(), w.views.end());
+    w.last = next;
+  }
+
+  // The node `next` reads the chain from.
+  static int chain_end(const Walk& w) { return w.views.empty() ? w.last : w.views.back(); }
+
+  std::optional<std::pair<int, Fusion>> chain_from(int matmul) const {
+    Walk w{.f = {}, .last = matmul, .out = type(matmul), .views = {}};
+    w.f.matmul = matmul;
+    const int next = next_op(w);
+    if (!takes_gate(w, next)) take_epilogue(w, next);
+    return finish(std::move(w.f), w.last);
+  }
+
+  // Backward: the GEMM is dy of an activation's gradient `next`, which it absorbs.
+  bool takes_gate(Walk& w, int next) const {
+    if (next < 0 || graph_.node(next).op != OpKind::binary) return false;
+    const Node& g = graph_.node(next);
+    const BinaryAttrs& a = std::get<BinaryAttrs>(g.attrs);
+    const int dy = chain_end(w);
+    if (!is_gate(a.fn) || g.inputs.size() != 2 || g.inputs[1] != dy || g.inputs[0] == dy ||
+        !(type(g.inputs[0]) == w.out))
+      return false;
+    w.f.gate = g.inputs[0];
+    w.f.gate_fn = a.fn;
+    w.f.gate_alpha = a.alpha;
+    advance(w, next);
+    return true;
+  }
+
+  // Forward: bias, residual, activation after the GEMM, each optional, in that order.
+  void take_epilogue(Walk& w, int next) const {
+    const std::int64_t n = w.out.dims.back();
     if (next >= 0 && binary(next, shaders::BinaryOp::add)) {
-      const int b = other_input(next, from());
+      const int b = other_input(next, chain_end(w));
       if (b >= 0 && type(b).rank() == 1 && type(b).dims[0] == n) {
-        f.bias = b;
-        advance(next);
-        next = next_op();
+        w.f.bias = b;
+        advance(w, next);
+        next = next_op(w);
       }
     }
     if (next >= 0 && binary(next, shaders::BinaryOp::add)) {
-      const int r = other_input(next, from());
-      if (r >= 0 && type(r) == out) {
-        f.residual = r;
-        advance(next);
-        next = next_op();
+      const int r = other_input(next, chain_end(w));
+      if (r >= 0 && type(r) == w.out) {
+        w.f.residual = r;
+        advance(w, next);
+        next = next_op(w);
       }
     }
     if (next >= 0 && graph_.node(next).op == OpKind::unary) {
       const UnaryAttrs& a = std::get<UnaryAttrs>(graph_.node(next).attrs);
       if (is_activation(a.fn)) {
-        f.activation = a.fn;
-        f.activation_alpha = a.alpha;
-        advance(next);
+        w.f.activation = a.fn;
+        w.f.activation_alpha = a.alpha;
+        advance(w, next);
       }
     }
-    return finish(std::move(f), last);
   }
 
   bool is_elementwise(int id) const {
@@ -181,6 +202,20 @@ class Planner {
   // The chain ending at `tail`: its elementwise producers of the same type that feed
   // only the chain, while every outside input has a mode, at most 4 of them and 8 ops.
   std::optional<Fusion> chain_to(int tail) const {
+    const std::vector<int> order = chain_members(tail);
+    if (order.size() < 2) return std::nullopt;
+    std::optional<Fusion> f = chain_steps(order);
+    // An outside input written by a side effect before the chain's end (read there) is
+    // refused, as for GEMMs.
+    if (!f) return std::nullopt;
+    const std::set<int> written = written_between(order.front(), tail);
+    for (int input : f->chain_inputs)
+      if (written.count(root(input))) return std::nullopt;
+    return f;
+  }
+
+  // chain_to's nodes, in schedule order (the tail last; fewer than 2: no chain).
+  std::vector<int> chain_members(int tail) const {
     const TensorType& out = type(tail);
     std::set<int> members{tail};
     std::vector<int> frontier{tail};
@@ -189,7 +224,7 @@ class Planner {
         if (!members.count(input) && !mode_of(input, out)) return false;
       return true;
     };
-    if (!outside_ok(tail)) return std::nullopt;
+    if (!outside_ok(tail)) return {};
     while (!frontier.empty() && members.size() < vk::kMaxChainSteps) {
       const int id = frontier.back();
       frontier.pop_back();
@@ -205,9 +240,15 @@ class Planner {
         frontier.push_back(input);
       }
     }
-    if (members.size() < 2) return std::nullopt;
     std::vector<int> order(members.begin(), members.end());
     std::sort(order.begin(), order.end(), [&](int a, int b) { return step_[at(a)] < step_[at(b)]; });
+    return order;
+  }
+
+  // The chain's steps over its operands (outside inputs numbered in order of first use),
+  // or nothing when it reads more outside inputs than a chain kernel takes.
+  std::optional<Fusion> chain_steps(const std::vector<int>& order) const {
+    const TensorType& out = type(order.back());
     Fusion f;
     f.chain = true;
     std::map<int, std::uint32_t> operand;  // node -> chain operand
@@ -231,19 +272,21 @@ class Planner {
         f.steps.push_back(vk::binary_step(a.fn, ops[0], ops[1], a.alpha));
       }
       operand[order[s]] = vk::chain_result(static_cast<std::uint32_t>(s));
-      if (order[s] != tail) f.absorbed.push_back(order[s]);
+      if (s + 1 < order.size()) f.absorbed.push_back(order[s]);
     }
-    // An outside input written by a side effect before the chain's end (read there) is
-    // refused, as for GEMMs.
+    return f;
+  }
+
+  // The storage (roots) that side effects scheduled strictly between `first` and `last`
+  // write.
+  std::set<int> written_between(int first, int last) const {
     std::set<int> written;
-    for (int s = step_[at(order.front())] + 1; s < step_[at(tail)]; ++s) {
+    for (int s = step_[at(first)] + 1; s < step_[at(last)]; ++s) {
       const Node& node = graph_.node(schedule_[static_cast<std::size_t>(s)]);
       if (op_def(node.op).side_effect)
         for (int v : written_variables(node)) written.insert(root(v));
     }
-    for (int input : f.chain_inputs)
-      if (written.count(root(input))) return std::nullopt;
-    return f;
+    return written;
   }
 
   // The node whose storage `id` is (through views).
@@ -256,12 +299,7 @@ class Planner {
   // it is the matmul alone or no such place exists.
   std::optional<std::pair<int, Fusion>> finish(Fusion f, int last) const {
     if (last == f.matmul) return std::nullopt;
-    std::set<int> written;
-    for (int s = step_[at(f.matmul)] + 1; s < step_[at(last)]; ++s) {
-      const Node& node = graph_.node(schedule_[static_cast<std::size_t>(s)]);
-      if (op_def(node.op).side_effect)
-        for (int v : written_variables(node)) written.insert(root(v));
-    }
+    const std::set<int> written = written_between(f.matmul, last);
     auto untouched = [&](const std::vector<int>& ids) {
       for (int id : ids)
         if (written.count(root(id))) return false;

@@ -315,6 +315,31 @@ InPlacePlan in_place_plan(const CpuPlan& plan, const Device& device) {
   return q;
 }
 
+// A strided input gradient's dispatches, one a phase: the output pixels (y, x) with
+// y % stride_h == py and x % stride_w == px, each with only the taps that reach them.
+void dispatch_phases(Recording& recording, const Kernel& kernel, std::span<const BufferSlice> bindings,
+                     const ConvRegblockPush& push, const CpuPlan& plan, const InPlacePlan& q) {
+  const ConvPush& g = plan.g;
+  for (std::uint32_t py = 0; py < g.stride_h; ++py)
+    for (std::uint32_t px = 0; px < g.stride_w; ++px) {
+      ConvRegblockPush phase = push;
+      phase.phase_h = py < g.h ? div_up(g.h - py, g.stride_h) : 0;
+      phase.phase_w = px < g.w ? div_up(g.w - px, g.stride_w) : 0;
+      phase.n = g.n * phase.phase_h * phase.phase_w;
+      if (phase.n == 0) continue;
+      phase.phase_y = py, phase.phase_x = px;
+      // The taps i with (y + pad - i) a multiple of the stride for every y of the phase.
+      phase.tap_y = (py + g.pad_top) % g.stride_h, phase.tap_x = (px + g.pad_left) % g.stride_w;
+      const std::uint32_t taps_h = phase.tap_y < g.kh ? div_up(g.kh - phase.tap_y, g.stride_h) : 0;
+      phase.kw = phase.tap_x < g.kw ? div_up(g.kw - phase.tap_x, g.stride_w) : 0;
+      phase.k = taps_h * phase.kw * plan.map.c;
+      phase.taps_w = g.kw, phase.a_row = q.k;
+      phase.dilation_h = -1, phase.dilation_w = -1;
+      recording.dispatch(kernel, bindings, phase, {div_up(phase.n, q.blocking.width), div_up(q.m, q.blocking.rows), 1},
+                         "conv_regblock");
+    }
+}
+
 void conv_regblock(Recording& recording, const CpuPlan& plan, const ConvRun& run) {
   const BufferSlice &image = run.slices.image, &x_operand = run.slices.operand, &result = run.slices.result,
                     &workspace = run.slices.workspace;
@@ -357,24 +382,7 @@ void conv_regblock(Recording& recording, const CpuPlan& plan, const ConvRun& run
   if (!phases)
     recording.dispatch(kernel, bindings, push,
                        {div_up(q.n, q.blocking.width), div_up(q.m, q.blocking.rows), split.splits}, "conv_regblock");
-  for (std::uint32_t py = 0; phases && py < g.stride_h; ++py)
-    for (std::uint32_t px = 0; px < g.stride_w; ++px) {
-      ConvRegblockPush phase = push;
-      phase.phase_h = py < g.h ? div_up(g.h - py, g.stride_h) : 0;
-      phase.phase_w = px < g.w ? div_up(g.w - px, g.stride_w) : 0;
-      phase.n = g.n * phase.phase_h * phase.phase_w;
-      if (phase.n == 0) continue;
-      phase.phase_y = py, phase.phase_x = px;
-      // The taps i with (y + pad - i) a multiple of the stride for every y of the phase.
-      phase.tap_y = (py + g.pad_top) % g.stride_h, phase.tap_x = (px + g.pad_left) % g.stride_w;
-      const std::uint32_t taps_h = phase.tap_y < g.kh ? div_up(g.kh - phase.tap_y, g.stride_h) : 0;
-      phase.kw = phase.tap_x < g.kw ? div_up(g.kw - phase.tap_x, g.stride_w) : 0;
-      phase.k = taps_h * phase.kw * map.c;
-      phase.taps_w = g.kw, phase.a_row = q.k;
-      phase.dilation_h = -1, phase.dilation_w = -1;
-      recording.dispatch(kernel, bindings, phase, {div_up(phase.n, q.blocking.width), div_up(q.m, q.blocking.rows), 1},
-                         "conv_regblock");
-    }
+  if (phases) dispatch_phases(recording, kernel, bindings, push, plan, q);
   if (split.splits > 1)
     reduce(recording, split.sums, partials, result, workspace.sub(at + split.partial_bytes, split.reduce_bytes));
 }
