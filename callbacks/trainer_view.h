@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/array.h"
 #include "engine/graph/graph.h"
+#include "engine/graph/step_clock.h"
 
 namespace vkp::graph {
 class Program;
@@ -31,18 +33,33 @@ struct StepProgram {
 // A callable on the inference tower: inputs in the order asked for, outputs likewise.
 using PredictFn = std::function<std::vector<Array>(const std::vector<Array>& inputs)>;
 
+// Where a training loop is, as tensorpack's TrainLoop counts it: epochs from 1,
+// global_step = steps run so far (over every epoch, across resumes), local_step = steps
+// run in this epoch. The trainer keeps it; callbacks read it through TrainerView.
+struct TrainLoop {
+  // The global step: the trainer advances it, its sessions read it (StepClock).
+  std::shared_ptr<graph::StepClock> clock = std::make_shared<graph::StepClock>();
+  int epoch_num = 0, starting_epoch = 1, max_epoch = 0;
+  std::int64_t local_step = 0, steps_per_epoch = 0;
+  // Steps of starting_epoch that ran before this run (a run resumed inside an epoch).
+  std::int64_t starting_local_step = 0;
+
+  // The local step the current epoch starts from in this run.
+  std::int64_t first_local_step() const { return epoch_num == starting_epoch ? starting_local_step : 0; }
+};
+
 class TrainerView {
  public:
   virtual ~TrainerView() = default;
 
-  // Progress, as tensorpack counts it: epochs from 1, global_step = steps run so far
-  // (over every epoch, across resumes), local_step = steps run in this epoch.
-  virtual std::int64_t global_step() const = 0;
-  virtual int epoch_num() const = 0;
-  virtual std::int64_t local_step() const = 0;
-  virtual std::int64_t steps_per_epoch() const = 0;
-  virtual int starting_epoch() const = 0;
-  virtual int max_epoch() const = 0;
+  // Progress (TrainLoop).
+  virtual const TrainLoop& loop() const = 0;
+  std::int64_t global_step() const { return loop().clock->now(); }
+  int epoch_num() const { return loop().epoch_num; }
+  std::int64_t local_step() const { return loop().local_step; }
+  std::int64_t steps_per_epoch() const { return loop().steps_per_epoch; }
+  int starting_epoch() const { return loop().starting_epoch; }
+  int max_epoch() const { return loop().max_epoch; }
 
   // The training graph: callbacks find tensors in it, and build ops in it at setup_graph.
   virtual graph::Graph& graph() = 0;

@@ -213,7 +213,7 @@ void MultiDeviceTrainer::run_async_step() {
     t.count_updates_from(static_cast<std::uint64_t>(global_step()) * static_cast<std::uint64_t>(tower_count()));
     // Async towers fetch the epoch fetches with every update (their fetch list is fixed
     // while they run) and deliver them with the epoch's last step.
-    t.set_async_fetches(last_step_fetches());
+    t.set_async_fetches(hooks().fetches_with_epoch());
   }
   std::int64_t samples = 0;
   for (int k = 0; k < t.size(); ++k) {
@@ -223,7 +223,7 @@ void MultiDeviceTrainer::run_async_step() {
   }
   const towers::AsyncProgress progress = t.progress(fetched_);
   set_step_result(samples, progress.cost);
-  if (!fetches_epoch_tensors()) fetched_.resize(hooked_fetches().size());
+  if (!fetches_epoch_tensors()) fetched_.resize(hooks().fetches().size());
   deliver_fetched(fetched_);
 }
 

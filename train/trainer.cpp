@@ -44,8 +44,9 @@ InputSource& Trainer::input_source() {
 }
 
 callbacks::Monitors& Trainer::monitors() {
-  if (!monitors_) throw Error(ErrorCode::invalid_argument, "the trainer's monitors exist once train() has started");
-  return *monitors_;
+  if (!hooks_.monitors())
+    throw Error(ErrorCode::invalid_argument, "the trainer's monitors exist once train() has started");
+  return *hooks_.monitors();
 }
 
 callbacks::PredictFn Trainer::predictor(const std::vector<std::string>&, const std::vector<std::string>&) {
@@ -103,10 +104,10 @@ std::vector<callbacks::CallbackPtr> collection_callbacks(graph::Graph& g) {
 void Trainer::setup(TrainOptions& o) {
   logger_dir_ = o.logger_dir;
   make_log_directory(logger_dir_);
-  starting_epoch_ = o.starting_epoch;
-  max_epoch_ = o.max_epoch;
-  epoch_num_ = starting_epoch_ - 1;  // what before_train sees: the epochs already done
-  local_step_ = 0;
+  loop_.starting_epoch = o.starting_epoch;
+  loop_.max_epoch = o.max_epoch;
+  loop_.epoch_num = loop_.starting_epoch - 1;  // what before_train sees: the epochs already done
+  loop_.local_step = 0;
   // Programs are compiled again for this run's callbacks' fetches.
   step_.forget_programs();
   InputSource* source = step_.source();
@@ -117,40 +118,29 @@ void Trainer::setup(TrainOptions& o) {
     for (const callbacks::CallbackPtr& cb : source->callbacks()) o.callbacks.push_back(cb);
   }
   for (callbacks::CallbackPtr& cb : collection_callbacks(graph())) o.callbacks.push_back(std::move(cb));
-  steps_per_epoch_ = o.steps_per_epoch;
-  if (steps_per_epoch_ <= 0) {
+  loop_.steps_per_epoch = o.steps_per_epoch;
+  if (loop_.steps_per_epoch <= 0) {
     if (!source || !source->size())
       throw Error(ErrorCode::invalid_argument, "steps_per_epoch is not set and the input's size is unknown");
-    steps_per_epoch_ = static_cast<std::int64_t>(*source->size());
+    loop_.steps_per_epoch = static_cast<std::int64_t>(*source->size());
   }
-  clock_->set(o.starting_global_step >= 0 ? o.starting_global_step : (starting_epoch_ - 1) * steps_per_epoch_);
-  if (o.starting_local_step < 0 || o.starting_local_step > steps_per_epoch_)
+  loop_.clock->set(o.starting_global_step >= 0 ? o.starting_global_step
+                                               : (loop_.starting_epoch - 1) * loop_.steps_per_epoch);
+  if (o.starting_local_step < 0 || o.starting_local_step > loop_.steps_per_epoch)
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("starting_local_step is {}: steps of epoch {} already trained, 0 .. steps_per_epoch ({}); "
                             "was the checkpoint made with more steps an epoch than this run has?",
-                            o.starting_local_step, starting_epoch_, steps_per_epoch_));
-  starting_local_step_ = o.starting_local_step;
-  monitors_ = std::make_shared<callbacks::Monitors>(o.monitors);
-  callbacks_.clear();
-  for (const callbacks::CallbackPtr& cb : o.callbacks)
-    if (!cb->chief_only() || is_chief()) callbacks_.push_back(cb);
-  callbacks_.push_back(monitors_);  // last, so that its epoch trigger sees every epoch scalar
-  monitors_->setup_graph(*this);
+                            o.starting_local_step, loop_.starting_epoch, loop_.steps_per_epoch));
+  loop_.starting_local_step = o.starting_local_step;
+  hooks_.set(o.callbacks, std::make_shared<callbacks::Monitors>(o.monitors), is_chief(), stops_together());
+  hooks_.monitors()->setup_graph(*this);
   set_kernel_timing(false);  // a profiler's setup_graph turns it on
-  hooked_fetches_.clear();
-  epoch_fetches_.clear();
-  for (const callbacks::CallbackPtr& cb : callbacks_) {
-    if (cb != monitors_) cb->setup_graph(*this);
-    for (const graph::Tensor& t : cb->fetches()) hooked_fetches_.push_back(t);
-    for (const graph::Tensor& t : cb->epoch_fetches()) epoch_fetches_.push_back(t);
-  }
-  last_step_fetches_ = hooked_fetches_;
-  last_step_fetches_.insert(last_step_fetches_.end(), epoch_fetches_.begin(), epoch_fetches_.end());
+  hooks_.setup_graph(*this);
   // The trainer owns the global step; its sessions read it (a restore, which sets a
   // session's own counter, runs before they follow again).
   share_global_step(nullptr);
   if (o.session_init) o.session_init->init(session());
-  share_global_step(clock_);
+  share_global_step(loop_.clock);
   // A resumed run must see the batches the uninterrupted one would have.
   if (source && o.resume_input && o.starting_global_step > 0)
     source->replay_consumed(o.starting_global_step * batches_per_step(), global_step());
@@ -160,8 +150,8 @@ void Trainer::train(TrainOptions options) {
   std::exception_ptr failure;
   try {
     setup(options);
-    stop_reason_.clear();
-    each_callback([](callbacks::Callback& cb) { cb.before_train(); });
+    hooks_.clear_stop();
+    hooks_.each([](callbacks::Callback& cb) { cb.before_train(); });
     check_stop();
     run_epochs();
   } catch (const callbacks::StopTraining& stop) {
@@ -187,93 +177,58 @@ void NoOpTrainer::run_step() {
 }
 
 void Trainer::run_epochs() {
-  for (epoch_num_ = starting_epoch_; epoch_num_ <= max_epoch_; ++epoch_num_) {
-    each_callback([](callbacks::Callback& cb) { cb.before_epoch(); });
-    for (local_step_ = first_local_step(); local_step_ < steps_per_epoch_; ++local_step_) {
-      each_callback([](callbacks::Callback& cb) { cb.before_run(); });
+  for (loop_.epoch_num = loop_.starting_epoch; loop_.epoch_num <= loop_.max_epoch; ++loop_.epoch_num) {
+    hooks_.each([](callbacks::Callback& cb) { cb.before_epoch(); });
+    for (loop_.local_step = loop_.first_local_step(); loop_.local_step < loop_.steps_per_epoch; ++loop_.local_step) {
+      hooks_.each([](callbacks::Callback& cb) { cb.before_run(); });
       delivered_ = false;
       run_step();
       if (!delivered_) {
-        if (!hooked_fetches_.empty())
+        if (!hooks_.fetches().empty())
           throw Error(ErrorCode::invalid_argument,
                       "run_step did not run the callbacks' fetches; run the step with "
                       "run_hooked()");
         deliver_fetched({});
       }
-      each_callback([](callbacks::Callback& cb) { cb.trigger_step(); });
+      hooks_.each([](callbacks::Callback& cb) { cb.trigger_step(); });
       check_stop();
     }
     sync_state();
     report_epoch();
-    each_callback([](callbacks::Callback& cb) { cb.after_epoch(); });
-    each_callback([](callbacks::Callback& cb) { cb.trigger_epoch(); });
+    hooks_.each([](callbacks::Callback& cb) { cb.after_epoch(); });
+    hooks_.each([](callbacks::Callback& cb) { cb.trigger_epoch(); });
     check_stop();
   }
-  --epoch_num_;
-}
-
-template <class Hook>
-void Trainer::each_callback(Hook&& hook) {
-  for (const callbacks::CallbackPtr& cb : callbacks_) {
-    if (!stops_together()) {
-      hook(*cb);
-      continue;
-    }
-    try {
-      hook(*cb);
-    } catch (const callbacks::StopTraining& stop) {  // the others still run: every process runs the same hooks
-      if (stop_reason_.empty()) stop_reason_ = stop.what();
-    }
-  }
+  --loop_.epoch_num;
 }
 
 void Trainer::check_stop() {
   if (!stops_together()) return;
-  const bool requested = !stop_reason_.empty();
+  const bool requested = !hooks_.stop_reason().empty();
   std::string reason = agree_to_stop(requested);
-  if (!reason.empty()) throw callbacks::StopTraining(requested ? stop_reason_ : std::move(reason));
+  if (!reason.empty()) throw callbacks::StopTraining(requested ? hooks_.stop_reason() : std::move(reason));
 }
 
 void Trainer::run_after_train(std::exception_ptr failure) {
   // after_train runs for every callback whatever happened; the first error wins.
-  for (const callbacks::CallbackPtr& cb : callbacks_) {
-    try {
-      cb->after_train();
-    } catch (...) {
-      if (!failure) failure = std::current_exception();
-    }
-  }
+  hooks_.after_train(failure);
   step_.wait_pending();
   if (failure) std::rethrow_exception(failure);
 }
 
-bool Trainer::fetches_epoch_tensors() const { return !epoch_fetches_.empty() && local_step_ == steps_per_epoch_ - 1; }
+bool Trainer::fetches_epoch_tensors() const {
+  return hooks_.has_epoch_fetches() && loop_.local_step == loop_.steps_per_epoch - 1;
+}
 
 const std::vector<graph::Tensor>& Trainer::step_fetches() const {
-  return fetches_epoch_tensors() ? last_step_fetches_ : hooked_fetches_;
+  return fetches_epoch_tensors() ? hooks_.fetches_with_epoch() : hooks_.fetches();
 }
 
 void Trainer::deliver_fetched(std::span<const Array> values) {
   // The step has run: after_run sees its global step counted, as in tensorpack, where
   // the step counter is the first callback.
-  clock_->advance();
-  const bool with_epoch = !epoch_fetches_.empty() && values.size() == last_step_fetches_.size();
-  VKP_CHECK(values.size() == hooked_fetches_.size() || with_epoch,
-            "deliver_fetched: the step's values match neither the callbacks' fetches nor those with the epoch's");
-  std::size_t at = 0;
-  each_callback([&](callbacks::Callback& cb) {
-    const std::size_t n = cb.fetches().size();
-    const std::size_t first = at;
-    at += n;
-    cb.after_run(values.subspan(first, n));
-  });
-  if (with_epoch)
-    each_callback([&](callbacks::Callback& cb) {
-      const std::size_t n = cb.epoch_fetches().size();
-      const std::size_t first = at;
-      at += n;
-      if (n > 0) cb.after_epoch_run(values.subspan(first, n));
-    });
+  loop_.clock->advance();
+  hooks_.deliver(values);
   delivered_ = true;
   if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step()));
 }
@@ -281,7 +236,7 @@ void Trainer::deliver_fetched(std::span<const Array> values) {
 void Trainer::run_step() {
   if (!step_.source())
     throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
-  const bool next_is_last = !epoch_fetches_.empty() && local_step_ + 2 == steps_per_epoch_;
+  const bool next_is_last = hooks_.has_epoch_fetches() && loop_.local_step + 2 == loop_.steps_per_epoch;
   const std::span<const Array> values = step_.run(session(), step_fetches(), {fetches_epoch_tensors(), next_is_last});
   set_step_result(step_.samples(), step_.last_cost());
   deliver_fetched(values);

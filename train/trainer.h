@@ -16,6 +16,7 @@
 #include "callbacks/monitors.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/session.h"
+#include "train/callback_hooks.h"
 #include "train/default_step.h"
 #include "train/input_source.h"
 #include "train/session_init.h"
@@ -56,12 +57,7 @@ class Trainer : public callbacks::TrainerView {
   double last_cost() const { return last_cost_; }
 
   // --- TrainerView ---
-  std::int64_t global_step() const override { return clock_->now(); }
-  int epoch_num() const override { return epoch_num_; }
-  std::int64_t local_step() const override { return local_step_; }
-  std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
-  int starting_epoch() const override { return starting_epoch_; }
-  int max_epoch() const override { return max_epoch_; }
+  const callbacks::TrainLoop& loop() const override { return loop_; }
   graph::Graph& graph() override;
   float hyperparameter(const std::string& name) override;
   void set_hyperparameter(const std::string& name, float value) override;
@@ -109,15 +105,14 @@ class Trainer : public callbacks::TrainerView {
   // Whether the step about to run is the first this run trains in its epoch: local step
   // 0, or in a run resumed inside an epoch, starting_local_step (multi-device trainers
   // broadcast tower 0's variables then, a restore's values among them).
-  bool first_step_of_epoch() const { return local_step_ == first_local_step(); }
+  bool first_step_of_epoch() const { return loop_.local_step == loop_.first_local_step(); }
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
-  const std::vector<graph::Tensor>& hooked_fetches() const { return hooked_fetches_; }
-  // What this step fetches for the callbacks: hooked_fetches(), and with the last step of
-  // an epoch the callbacks' epoch fetches after them (none: only hooked_fetches()).
+  // The run's callbacks and their fetches.
+  const CallbackHooks& hooks() const { return hooks_; }
+  // What this step fetches for the callbacks: hooks().fetches(), and with the last step
+  // of an epoch hooks().fetches_with_epoch().
   const std::vector<graph::Tensor>& step_fetches() const;
-  // hooked_fetches(), then the callbacks' epoch fetches.
-  const std::vector<graph::Tensor>& last_step_fetches() const { return last_step_fetches_; }
   // Whether the step about to run is the last of its epoch and fetches epoch fetches.
   bool fetches_epoch_tensors() const;
   // Hands this step's values of step_fetches() to the callbacks' after_run (and, with
@@ -141,13 +136,7 @@ class Trainer : public callbacks::TrainerView {
  private:
   void setup(TrainOptions& options);
   void run_epochs();
-  // The local step the current epoch starts from in this run.
-  std::int64_t first_local_step() const { return epoch_num_ == starting_epoch_ ? starting_local_step_ : 0; }
   void run_after_train(std::exception_ptr failure);
-  // Runs `hook` on every callback, in order; with stops_together(), a StopTraining is
-  // noted in stop_reason_ and the other callbacks still run.
-  template <class Hook>
-  void each_callback(Hook&& hook);
   // With stops_together(): throws StopTraining when any process asked to stop.
   void check_stop();
 
@@ -155,23 +144,15 @@ class Trainer : public callbacks::TrainerView {
   std::unique_ptr<graph::Graph> graph_;  // declared before the session, which refers to it
   vk::Device* device_;
   std::unique_ptr<graph::Session> session_;
-  std::vector<callbacks::CallbackPtr> callbacks_;
-  std::shared_ptr<callbacks::Monitors> monitors_;
-  std::vector<graph::Tensor> hooked_fetches_;  // every callback's, in callback order
-  std::vector<graph::Tensor> epoch_fetches_;   // every callback's epoch fetches, in callback order
-  std::vector<graph::Tensor> last_step_fetches_;  // hooked_fetches_, then epoch_fetches_
+  CallbackHooks hooks_;
 
   DefaultStep step_;         // set_step's
   bool delivered_ = false;   // this step handed the callbacks their values
 
-  // The global step, which the sessions read during train().
-  std::shared_ptr<graph::StepClock> clock_ = std::make_shared<graph::StepClock>();
-  std::int64_t local_step_ = 0, steps_per_epoch_ = 0, samples_per_step_ = 0;
-  std::int64_t starting_local_step_ = 0;
-  int epoch_num_ = 0, starting_epoch_ = 1, max_epoch_ = 0;
+  callbacks::TrainLoop loop_;  // its clock: the global step, which the sessions read during train()
+  std::int64_t samples_per_step_ = 0;
   double last_cost_ = 0;
   std::string logger_dir_;
-  std::string stop_reason_;  // a StopTraining noted this step (stops_together())
 };
 
 // tensorpack's NoOpTrainer: a step runs nothing but the callbacks' fetches (if any: with

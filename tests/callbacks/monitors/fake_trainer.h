@@ -33,12 +33,16 @@ class FakeTrainer : public TrainerView {
   std::int64_t steps_per_epoch_ = 100;
   std::string logger_dir_;
 
-  std::int64_t global_step() const override { return global_step_; }
-  int epoch_num() const override { return epoch_num_; }
-  std::int64_t local_step() const override { return global_step_ % steps_per_epoch_; }
-  std::int64_t steps_per_epoch() const override { return steps_per_epoch_; }
-  int starting_epoch() const override { return starting_epoch_; }
-  int max_epoch() const override { return max_epoch_; }
+  // The loop as the fields above say, local_step following the global step.
+  const TrainLoop& loop() const override {
+    loop_.clock->set(global_step_);
+    loop_.epoch_num = epoch_num_;
+    loop_.starting_epoch = starting_epoch_;
+    loop_.max_epoch = max_epoch_;
+    loop_.steps_per_epoch = steps_per_epoch_;
+    loop_.local_step = global_step_ % steps_per_epoch_;
+    return loop_;
+  }
   graph::Graph& graph() override { throw absent("graph"); }
   float hyperparameter(const std::string&) override { throw absent("hyperparameter"); }
   void set_hyperparameter(const std::string&, float) override { throw absent("hyperparameter"); }
@@ -58,6 +62,7 @@ class FakeTrainer : public TrainerView {
   graph::Tensor cost() const override { return {}; }
 
  private:
+  mutable TrainLoop loop_;
   static Error absent(const std::string& what) {
     return Error(ErrorCode::not_found, "FakeTrainer has no " + what + "; a monitor must not ask for it");
   }

@@ -1,0 +1,60 @@
+#include "train/callback_hooks.h"
+
+#include "core/error.h"
+
+namespace vkp::train {
+
+void CallbackHooks::set(const std::vector<callbacks::CallbackPtr>& callbacks,
+                        std::shared_ptr<callbacks::Monitors> monitors, bool chief, bool note_stops) {
+  callbacks_.clear();
+  for (const callbacks::CallbackPtr& cb : callbacks)
+    if (!cb->chief_only() || chief) callbacks_.push_back(cb);
+  callbacks_.push_back(monitors);
+  monitors_ = std::move(monitors);
+  note_stops_ = note_stops;
+  stop_reason_.clear();
+}
+
+void CallbackHooks::setup_graph(callbacks::TrainerView& trainer) {
+  fetches_.clear();
+  epoch_fetches_.clear();
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    if (cb != monitors_) cb->setup_graph(trainer);
+    for (const graph::Tensor& t : cb->fetches()) fetches_.push_back(t);
+    for (const graph::Tensor& t : cb->epoch_fetches()) epoch_fetches_.push_back(t);
+  }
+  with_epoch_ = fetches_;
+  with_epoch_.insert(with_epoch_.end(), epoch_fetches_.begin(), epoch_fetches_.end());
+}
+
+void CallbackHooks::deliver(std::span<const Array> values) {
+  const bool with_epoch = has_epoch_fetches() && values.size() == with_epoch_.size();
+  VKP_CHECK(values.size() == fetches_.size() || with_epoch,
+            "deliver_fetched: the step's values match neither the callbacks' fetches nor those with the epoch's");
+  std::size_t at = 0;
+  each([&](callbacks::Callback& cb) {
+    const std::size_t n = cb.fetches().size();
+    const std::size_t first = at;
+    at += n;
+    cb.after_run(values.subspan(first, n));
+  });
+  if (with_epoch)
+    each([&](callbacks::Callback& cb) {
+      const std::size_t n = cb.epoch_fetches().size();
+      const std::size_t first = at;
+      at += n;
+      if (n > 0) cb.after_epoch_run(values.subspan(first, n));
+    });
+}
+
+void CallbackHooks::after_train(std::exception_ptr& failure) {
+  for (const callbacks::CallbackPtr& cb : callbacks_) {
+    try {
+      cb->after_train();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+}
+
+}  // namespace vkp::train

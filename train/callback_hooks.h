@@ -1,0 +1,73 @@
+// CallbackHooks: the callbacks of one training run, in the order their hooks run, and
+// what they fetch in a step. The trainer's loop (train/trainer.h) calls every callback
+// through it and hands it the values a step fetched.
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "callbacks/callback.h"
+#include "callbacks/monitors.h"
+
+namespace vkp::train {
+
+class CallbackHooks {
+ public:
+  // The run's callbacks: those of `callbacks` that run on this process (a chief_only one
+  // only on the chief), then `monitors`, last, so that its epoch trigger sees every
+  // epoch scalar. With `note_stops` (processes that must stop at the same step), a
+  // StopTraining thrown by a hook is noted in stop_reason() and the other callbacks'
+  // hooks still run.
+  void set(const std::vector<callbacks::CallbackPtr>& callbacks, std::shared_ptr<callbacks::Monitors> monitors,
+           bool chief, bool note_stops);
+  // setup_graph of every callback but the monitors (the trainer sets those up first),
+  // then their fetches, in callback order.
+  void setup_graph(callbacks::TrainerView& trainer);
+
+  // nullptr before set().
+  callbacks::Monitors* monitors() const { return monitors_.get(); }
+
+  // Runs `hook` on every callback, in order.
+  template <class Hook>
+  void each(Hook&& hook) {
+    for (const callbacks::CallbackPtr& cb : callbacks_) {
+      if (!note_stops_) {
+        hook(*cb);
+        continue;
+      }
+      try {
+        hook(*cb);
+      } catch (const callbacks::StopTraining& stop) {  // the others still run: every process runs the same hooks
+        if (stop_reason_.empty()) stop_reason_ = stop.what();
+      }
+    }
+  }
+  // The first StopTraining noted since clear_stop(); empty when none was.
+  const std::string& stop_reason() const { return stop_reason_; }
+  void clear_stop() { stop_reason_.clear(); }
+
+  // Every callback's fetches of a step, in callback order.
+  const std::vector<graph::Tensor>& fetches() const { return fetches_; }
+  bool has_epoch_fetches() const { return !epoch_fetches_.empty(); }
+  // fetches(), then every callback's epoch fetches (what the last step of an epoch runs).
+  const std::vector<graph::Tensor>& fetches_with_epoch() const { return with_epoch_; }
+  // Hands a step's values of fetches() or fetches_with_epoch() to each callback's
+  // after_run, and with the epoch's, after_epoch_run.
+  void deliver(std::span<const Array> values);
+
+  // after_train of every callback, whatever happened before; the first error it throws
+  // becomes `failure` where that is null.
+  void after_train(std::exception_ptr& failure);
+
+ private:
+  std::vector<callbacks::CallbackPtr> callbacks_;
+  std::shared_ptr<callbacks::Monitors> monitors_;
+  bool note_stops_ = false;
+  std::string stop_reason_;
+  std::vector<graph::Tensor> fetches_, epoch_fetches_, with_epoch_;
+};
+
+}  // namespace vkp::train
