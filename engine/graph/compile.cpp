@@ -235,11 +235,7 @@ class ProgramBuilder {
     if (!mapped_)
       p_->upload_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " feeds",
                                                 feed_bytes_ * static_cast<std::uint64_t>(variants_));
-    for (const FeedSpec& f : feeds_) {
-      p_->feeds_.push_back(f);
-      p_->feed_names_.push_back(f.placeholder.name());
-    }
-    p_->limit_fed_indices(graph_, feed_index_, types_);
+    p_->feed_checks_ = FeedChecks(feeds_, graph_, p_->schedule_, types_);
   }
 
   // Where the host reads each fetch: its mapping, or a read-back copy made at the end.

@@ -25,46 +25,18 @@ void Program::write_feeds(std::span<const Array> feeds, int variant) {
   const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
-  if (feeds.size() != feeds_.size())
+  if (feeds.size() != feed_checks_.size())
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("program takes {} feeds, got {}", feeds_.size(), feeds.size()));
+                fmt::format("program takes {} feeds, got {}", feed_checks_.size(), feeds.size()));
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
   if (!uploads_.recordings.empty()) send_feeds(variant);
   host_spans_.note(HostSpan::Kind::feed, variant, begin);
 }
 
-void Program::limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
-                                const std::vector<TensorType>& types) {
-  index_limits_.assign(feeds_.size(), {});
-  for (int id : schedule_) {
-    const Node& n = graph.node(id);
-    if (n.op != OpKind::gather) continue;
-    int source = n.inputs[1];
-    while (op_def(graph.node(source).op).view) source = graph.node(source).inputs[0];
-    const auto fed = feed_index.find(source);
-    if (fed == feed_index.end()) continue;
-    const std::int64_t rows = types[static_cast<std::size_t>(n.inputs[0])].dim(std::get<AxisAttrs>(n.attrs).axis);
-    IndexLimit& bound = index_limits_[fed->second];
-    if (bound.limit < 0 || rows < bound.limit) bound = {rows, n.name};
-  }
-}
-
 void Program::write_feed(std::size_t index, const Array& value, int variant) {
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
-  VKP_CHECK(index < feeds_.size(), fmt::format("feed {} of a program of {} feeds", index, feeds_.size()));
-  const TensorType& want = feeds_[index].type;
-  if (value.dtype() != want.dtype || value.shape().dims() != want.dims)
-    throw Error(ErrorCode::invalid_argument, "feed for '" + feed_names_[index] + "' is " + describe(value) +
-                                                 "; this program was compiled for " + to_string(want));
-  if (const IndexLimit& bound = index_limits_[index]; bound.limit >= 0) {
-    const std::span<const std::int32_t> values = value.data<std::int32_t>();
-    for (std::size_t k = 0; k < values.size(); ++k)
-      if (values[k] < 0 || values[k] >= bound.limit)
-        throw Error(ErrorCode::invalid_argument,
-                    fmt::format("{}: index {} at position {} of feed '{}' is outside [0, {})", bound.reader, values[k],
-                                k, feed_names_[index], bound.limit));
-  }
+  feed_checks_.check(index, value);
   if (!uploads_.recordings.empty()) {
     uploads_.recordings[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
     uploads_.sent[static_cast<std::size_t>(variant)] = 0;

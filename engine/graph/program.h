@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/array.h"
+#include "engine/graph/feed_checks.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/host_spans.h"
 #include "engine/graph/memory_plan.h"
@@ -18,11 +19,6 @@
 #include "engine/vk/recording.h"
 
 namespace vkp::graph {
-
-struct FeedSpec {
-  Tensor placeholder;
-  TensorType type;  // concrete: the shape that will be fed
-};
 
 // Fetches wanted as soon as they are computed, before the rest of the program has run
 // (Towers reduces gradients this way while backward goes on, docs/design.md section 5).
@@ -107,7 +103,7 @@ class Program {
   void resume_exchange(int e, const Array& value);
 
   const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
-  const std::vector<FeedSpec>& feeds() const { return feeds_; }
+  const std::vector<FeedSpec>& feeds() const { return feed_checks_.specs(); }
   const MemoryPlan& memory_plan() const { return plan_; }
   // Planned tensors kept as float16 (CompileOptions::f16_storage), and their bytes.
   int f16_tensors() const { return f16_tensors_; }
@@ -133,23 +129,11 @@ class Program {
   // part - 1 to the one ending exchange `part` (the last, after every exchange).
   void submit_part(int part, std::uint64_t after_feeds);
   void check_exchange(int e, const char* call) const;
-  // index_limits_ from the gathers of the schedule whose indices are a feed (through
-  // views); `feed_index`: placeholder id -> feed, `types`: concrete types by node id.
-  void limit_fed_indices(const Graph& graph, const std::map<int, std::size_t>& feed_index,
-                         const std::vector<TensorType>& types);
 
-  std::vector<FeedSpec> feeds_;
+  FeedChecks feed_checks_;
   std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
   std::vector<TensorType> fetch_types_;
   std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
-  std::vector<std::string> feed_names_;
-  // By feed: an i32 feed that a gather reads as indices must lie in [0, limit) (the
-  // smallest limit of its readers, -1 for none); `reader` names that gather.
-  struct IndexLimit {
-    std::int64_t limit = -1;
-    std::string reader;
-  };
-  std::vector<IndexLimit> index_limits_;
   std::vector<int> schedule_;
   MemoryPlan plan_;
   int f16_tensors_ = 0;
