@@ -106,7 +106,7 @@ std::string MultiThreadBatchData::own_replay_obstacle() const {
 MultiThreadBatchData::~MultiThreadBatchData() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    shared_.stop = true;
   }
   workers_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -131,13 +131,13 @@ void MultiThreadBatchData::on_start_epoch() {
   {
     std::lock_guard lock(mutex_);
     // Workers still mapping datapoints of the abandoned epoch find their generation gone.
-    ++generation_;
-    abandoned.swap(slots_);
-    error_ = nullptr;
-    end_.reset();
-    epoch_first_ = next_index_;
-    yielded_ = 0;
-    open_ = false;
+    ++shared_.generation;
+    abandoned.swap(shared_.slots);
+    shared_.error = nullptr;
+    shared_.end.reset();
+    shared_.epoch_first = shared_.next_index;
+    shared_.yielded = 0;
+    shared_.open = false;
   }
   abandoned.clear();
   stacker_.clear();
@@ -145,7 +145,7 @@ void MultiThreadBatchData::on_start_epoch() {
   df_->start_epoch();
   {
     std::lock_guard lock(mutex_);
-    open_ = true;
+    shared_.open = true;
   }
   workers_cv_.notify_all();
 }
@@ -160,20 +160,20 @@ std::optional<Datapoint> MultiThreadBatchData::on_next() {
       std::unique_lock lock(mutex_);
       // A batch that is ready is taken at once; a reader that has to sleep is woken as
       // reader_can_go_on() says.
-      if (!error_ && !epoch_done() && ready_slot() == slots_.end()) {
+      if (!shared_.error && !epoch_done() && ready_slot() == shared_.slots.end()) {
         if (options_.reader_helps && can_take()) {
           lock.unlock();
           Run run;
           if (take_run(run, helped_, false) == Taken::run && !helped_.empty()) do_run(run, helped_);
           continue;
         }
-        reader_waits_ = true;
+        shared_.reader_waits = true;
         reader_cv_.wait(lock, [&] { return reader_can_go_on(); });
-        reader_waits_ = false;
+        shared_.reader_waits = false;
       }
-      if (error_) std::rethrow_exception(error_);
+      if (shared_.error) std::rethrow_exception(shared_.error);
       const auto it = ready_slot();
-      if (it == slots_.end()) {  // the epoch is done
+      if (it == shared_.slots.end()) {  // the epoch is done
         lock.unlock();
         if (stacker_.rows() > 0 && options_.remainder) return stacker_.take();
         stacker_.clear();
@@ -181,9 +181,9 @@ std::optional<Datapoint> MultiThreadBatchData::on_next() {
       }
       rows = rows_of(it->first);
       slot = std::move(it->second);
-      slots_.erase(it);
-      ++yielded_;
-      const bool wake = workers_waiting_ > 0;
+      shared_.slots.erase(it);
+      ++shared_.yielded;
+      const bool wake = shared_.workers_waiting > 0;
       lock.unlock();
       if (wake) workers_cv_.notify_all();
     }
@@ -252,16 +252,16 @@ MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector
   while (true) {
     source = lock_soon(source_mutex_);
     std::unique_lock lock = lock_soon(mutex_);
-    if (stop_) return Taken::stop;
+    if (shared_.stop) return Taken::stop;
     if (can_take()) {
       want = claim_run(run);
       break;
     }
     source.unlock();  // start_epoch() may need it
     if (!wait) return Taken::none;
-    ++workers_waiting_;
-    workers_cv_.wait(lock, [&] { return stop_ || can_take(); });
-    --workers_waiting_;
+    ++shared_.workers_waiting;
+    workers_cv_.wait(lock, [&] { return shared_.stop || can_take(); });
+    --shared_.workers_waiting;
   }
   bool exhausted = false;
   std::exception_ptr error;
@@ -289,14 +289,14 @@ MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector
 }
 
 std::size_t MultiThreadBatchData::claim_run(Run& run) {
-  run.first = next_index_;
-  run.generation = generation_;
-  run.batch = (next_index_ - epoch_first_) / batch_size_;
-  run.row = static_cast<std::size_t>((next_index_ - epoch_first_) % batch_size_);
+  run.first = shared_.next_index;
+  run.generation = shared_.generation;
+  run.batch = (shared_.next_index - shared_.epoch_first) / batch_size_;
+  run.row = static_cast<std::size_t>((shared_.next_index - shared_.epoch_first) % batch_size_);
   const std::size_t want = std::min(kRun, batch_size_ - run.row);
-  next_index_ += want;  // given back by cut_short if the flow ends sooner
-  ++runs_in_flight_;
-  std::shared_ptr<Slot>& slot = slots_[run.batch];
+  shared_.next_index += want;  // given back by cut_short if the flow ends sooner
+  ++shared_.runs_in_flight;
+  std::shared_ptr<Slot>& slot = shared_.slots[run.batch];
   if (!slot) slot = std::make_shared<Slot>(batch_size_);
   run.slot = slot;
   return want;
@@ -304,18 +304,18 @@ std::size_t MultiThreadBatchData::claim_run(Run& run) {
 
 bool MultiThreadBatchData::cut_short(Run& run, std::size_t want, std::exception_ptr error) {
   std::unique_lock lock = lock_soon(mutex_);
-  next_index_ -= want - run.count;
+  shared_.next_index -= want - run.count;
   if (!error)  // the flow's epoch ended
-    end_ = next_index_;
-  else if (!error_)
-    error_ = error;
-  open_ = false;
+    shared_.end = shared_.next_index;
+  else if (!shared_.error)
+    shared_.error = error;
+  shared_.open = false;
   if (run.count == 0) {  // nothing to complete
-    --runs_in_flight_;
-    if (run.row == 0) slots_.erase(run.batch);  // the epoch ended at a batch's start
+    --shared_.runs_in_flight;
+    if (run.row == 0) shared_.slots.erase(run.batch);  // the epoch ended at a batch's start
     run.slot.reset();
   }
-  return reader_waits_ && reader_can_go_on();
+  return shared_.reader_waits && reader_can_go_on();
 }
 
 void MultiThreadBatchData::write_row(Slot& slot, std::size_t row, const Datapoint& dp) const {
@@ -348,49 +348,50 @@ void MultiThreadBatchData::write_row(Slot& slot, std::size_t row, const Datapoin
 
 void MultiThreadBatchData::complete_run(Run& run, std::size_t kept, std::exception_ptr error) {
   std::unique_lock lock = lock_soon(mutex_);
-  --runs_in_flight_;
-  if (run.generation != generation_) {  // the epoch was abandoned: so is the slot
+  --shared_.runs_in_flight;
+  if (run.generation != shared_.generation) {  // the epoch was abandoned: so is the slot
   } else if (error) {
-    if (!error_) error_ = std::move(error);
-    open_ = false;
+    if (!shared_.error) shared_.error = std::move(error);
+    shared_.open = false;
   } else {
     run.slot->done += run.count;
     run.slot->kept_count += kept;
   }
-  const bool wake = reader_waits_ && reader_can_go_on();
+  const bool wake = shared_.reader_waits && reader_can_go_on();
   lock.unlock();
   run.slot.reset();  // an abandoned batch is freed outside the lock
   if (wake) reader_cv_.notify_one();
 }
 
 bool MultiThreadBatchData::can_take() const {
-  return open_ && !error_ && (next_index_ - epoch_first_) / batch_size_ < yielded_ + options_.buffer_batches;
+  return shared_.open && !shared_.error &&
+         (shared_.next_index - shared_.epoch_first) / batch_size_ < shared_.yielded + options_.buffer_batches;
 }
 
 std::size_t MultiThreadBatchData::rows_of(std::uint64_t batch) const {
-  const std::uint64_t first = epoch_first_ + batch * batch_size_;
-  if (!end_) return batch_size_;
-  return static_cast<std::size_t>(std::min<std::uint64_t>(batch_size_, *end_ - first));
+  const std::uint64_t first = shared_.epoch_first + batch * batch_size_;
+  if (!shared_.end) return batch_size_;
+  return static_cast<std::size_t>(std::min<std::uint64_t>(batch_size_, *shared_.end - first));
 }
 
 std::map<std::uint64_t, std::shared_ptr<MultiThreadBatchData::Slot>>::iterator MultiThreadBatchData::ready_slot() {
   const auto complete = [&](const auto& entry) { return entry.second->done == rows_of(entry.first); };
   if (options_.ordered) {
-    const auto it = slots_.find(yielded_);
-    return it != slots_.end() && complete(*it) ? it : slots_.end();
+    const auto it = shared_.slots.find(shared_.yielded);
+    return it != shared_.slots.end() && complete(*it) ? it : shared_.slots.end();
   }
-  return std::find_if(slots_.begin(), slots_.end(), complete);
+  return std::find_if(shared_.slots.begin(), shared_.slots.end(), complete);
 }
 
 bool MultiThreadBatchData::epoch_done() const {
-  return end_ && yielded_ * batch_size_ >= *end_ - epoch_first_;
+  return shared_.end && shared_.yielded * batch_size_ >= *shared_.end - shared_.epoch_first;
 }
 
 std::size_t MultiThreadBatchData::ready_count() {
   std::size_t ready = 0;
-  for (const auto& [batch, slot] : slots_) {
+  for (const auto& [batch, slot] : shared_.slots) {
     const bool complete = slot->done == rows_of(batch);
-    if (options_.ordered && (batch != yielded_ + ready || !complete)) break;
+    if (options_.ordered && (batch != shared_.yielded + ready || !complete)) break;
     ready += complete;
   }
   return ready;
@@ -400,10 +401,10 @@ std::size_t MultiThreadBatchData::ready_count() {
 // for each (waking a sleeping thread costs microseconds), or sooner when the workers
 // can do no more: the buffer is full or the epoch's datapoints are all taken.
 bool MultiThreadBatchData::reader_can_go_on() {
-  if (error_ || epoch_done()) return true;
-  if (ready_slot() == slots_.end()) return false;
+  if (shared_.error || epoch_done()) return true;
+  if (ready_slot() == shared_.slots.end()) return false;
   const std::size_t wake_after = std::max<std::size_t>(options_.buffer_batches / 2, 1);
-  return (runs_in_flight_ == 0 && !can_take()) || wake_after == 1 || ready_count() >= wake_after;
+  return (shared_.runs_in_flight == 0 && !can_take()) || wake_after == 1 || ready_count() >= wake_after;
 }
 
 }  // namespace vkp::dataflow

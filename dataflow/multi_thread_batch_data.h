@@ -120,19 +120,22 @@ class MultiThreadBatchData : public DataFlow {
   std::mutex mutex_;
   std::condition_variable workers_cv_;
   std::condition_variable reader_cv_;
-  // Guarded by mutex_:
-  bool stop_ = false;
-  bool open_ = false;  // the current epoch of df_ may be read
-  bool reader_waits_ = false;
-  int workers_waiting_ = 0;
-  std::size_t runs_in_flight_ = 0;        // taken and not yet completed
-  std::uint64_t generation_ = 0;          // bumped by every start_epoch()
-  std::uint64_t next_index_ = 0;          // number of the next datapoint taken
-  std::uint64_t epoch_first_ = 0;         // number of the epoch's first datapoint
-  std::optional<std::uint64_t> end_;      // next_index_ when df_'s epoch ended
-  std::uint64_t yielded_ = 0;             // batches of the epoch handed to the reader
-  std::map<std::uint64_t, std::shared_ptr<Slot>> slots_;  // batches being filled, by number
-  std::exception_ptr error_;
+  // What the workers and the reader share, read and written under mutex_ only.
+  struct Shared {
+    bool stop = false;
+    bool open = false;  // the current epoch of df_ may be read
+    bool reader_waits = false;
+    int workers_waiting = 0;
+    std::size_t runs_in_flight = 0;                        // taken and not yet completed
+    std::uint64_t generation = 0;                          // bumped by every start_epoch()
+    std::uint64_t next_index = 0;                          // number of the next datapoint taken
+    std::uint64_t epoch_first = 0;                         // number of the epoch's first datapoint
+    std::optional<std::uint64_t> end;                      // next_index when df_'s epoch ended
+    std::uint64_t yielded = 0;                             // batches of the epoch handed to the reader
+    std::map<std::uint64_t, std::shared_ptr<Slot>> slots;  // batches being filled, by number
+    std::exception_ptr error;
+  };
+  Shared shared_;
 
   // The reading thread's: a batch with holes or short, whose rows go through stacker_.
   BatchStacker stacker_;

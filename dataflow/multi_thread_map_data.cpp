@@ -37,7 +37,7 @@ std::string MultiThreadMapData::own_replay_obstacle() const {
 MultiThreadMapData::~MultiThreadMapData() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    shared_.stop = true;
   }
   workers_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -51,19 +51,19 @@ void MultiThreadMapData::on_reset_state() {
 
 void MultiThreadMapData::on_start_epoch() {
   std::unique_lock lock(mutex_);
-  if (source_busy_) {
-    reader_waits_ = ReaderWait::source;
-    reader_cv_.wait(lock, [&] { return !source_busy_; });
-    reader_waits_ = ReaderWait::nothing;
+  if (shared_.source_busy) {
+    shared_.reader_waits = ReaderWait::source;
+    reader_cv_.wait(lock, [&] { return !shared_.source_busy; });
+    shared_.reader_waits = ReaderWait::nothing;
   }
   // Chunks of the abandoned epoch still being mapped are dropped when they come back.
-  ++generation_;
-  ready_.clear();
-  error_ = nullptr;
-  end_.reset();
-  source_open_ = false;
-  consumed_ = next_index_;
-  source_busy_ = true;
+  ++shared_.generation;
+  shared_.ready.clear();
+  shared_.error = nullptr;
+  shared_.end.reset();
+  shared_.source_open = false;
+  shared_.consumed = shared_.next_index;
+  shared_.source_busy = true;
   lock.unlock();
   current_.clear();
   current_position_ = 0;
@@ -71,12 +71,12 @@ void MultiThreadMapData::on_start_epoch() {
     df_->start_epoch();
   } catch (...) {
     lock.lock();
-    source_busy_ = false;
+    shared_.source_busy = false;
     throw;
   }
   lock.lock();
-  source_busy_ = false;
-  source_open_ = true;
+  shared_.source_busy = false;
+  shared_.source_open = true;
   lock.unlock();
   workers_cv_.notify_all();
 }
@@ -91,41 +91,42 @@ std::optional<Datapoint> MultiThreadMapData::on_next() {
     current_position_ = 0;
     std::unique_lock lock(mutex_);
     if (!reader_can_go_on()) {
-      reader_waits_ = ReaderWait::data;
+      shared_.reader_waits = ReaderWait::data;
       reader_cv_.wait(lock, [&] { return reader_can_go_on(); });
-      reader_waits_ = ReaderWait::nothing;
+      shared_.reader_waits = ReaderWait::nothing;
     }
-    if (error_) std::rethrow_exception(error_);
+    if (shared_.error) std::rethrow_exception(shared_.error);
     if (!chunk_ready()) return std::nullopt;
-    const auto it = ready_.begin();
+    const auto it = shared_.ready.begin();
     current_ = std::move(it->second.results);
-    ready_.erase(it);
-    consumed_ += current_.size();
+    shared_.ready.erase(it);
+    shared_.consumed += current_.size();
     wake(lock, /*reader=*/false, /*worker=*/true);
   }
 }
 
 bool MultiThreadMapData::can_take() const {
-  return source_open_ && !source_busy_ && !error_ && next_index_ - consumed_ < options_.buffer_size;
+  return shared_.source_open && !shared_.source_busy && !shared_.error &&
+         shared_.next_index - shared_.consumed < options_.buffer_size;
 }
 
 bool MultiThreadMapData::chunk_ready() const {
-  if (ready_.empty()) return false;
-  return !options_.ordered || ready_.begin()->first == consumed_;
+  if (shared_.ready.empty()) return false;
+  return !options_.ordered || shared_.ready.begin()->first == shared_.consumed;
 }
 
-bool MultiThreadMapData::epoch_done() const { return end_ && consumed_ == *end_; }
+bool MultiThreadMapData::epoch_done() const { return shared_.end && shared_.consumed == *shared_.end; }
 
-bool MultiThreadMapData::reader_can_go_on() const { return error_ || chunk_ready() || epoch_done(); }
+bool MultiThreadMapData::reader_can_go_on() const { return shared_.error || chunk_ready() || epoch_done(); }
 
 // Notifies, after unlocking (a thread woken while the lock is held would block on it
 // at once), the reader if it waits and can go on, and one worker if any waits and one
 // can take a chunk. Returns with the lock held.
 void MultiThreadMapData::wake(std::unique_lock<std::mutex>& lock, bool reader, bool worker) {
-  const bool wake_reader = reader && (reader_waits_ == ReaderWait::source ? !source_busy_
-                                      : reader_waits_ == ReaderWait::data ? reader_can_go_on()
-                                                                          : false);
-  const bool wake_worker = worker && workers_waiting_ > 0 && can_take();
+  const bool wake_reader = reader && (shared_.reader_waits == ReaderWait::source ? !shared_.source_busy
+                                      : shared_.reader_waits == ReaderWait::data ? reader_can_go_on()
+                                                                                 : false);
+  const bool wake_worker = worker && shared_.workers_waiting > 0 && can_take();
   if (!wake_reader && !wake_worker) return;
   lock.unlock();
   if (wake_reader) reader_cv_.notify_one();
@@ -136,12 +137,12 @@ void MultiThreadMapData::wake(std::unique_lock<std::mutex>& lock, bool reader, b
 void MultiThreadMapData::worker_loop() {
   std::unique_lock lock(mutex_);
   while (true) {
-    if (!stop_ && !can_take()) {
-      ++workers_waiting_;
-      workers_cv_.wait(lock, [&] { return stop_ || can_take(); });
-      --workers_waiting_;
+    if (!shared_.stop && !can_take()) {
+      ++shared_.workers_waiting;
+      workers_cv_.wait(lock, [&] { return shared_.stop || can_take(); });
+      --shared_.workers_waiting;
     }
-    if (stop_) return;
+    if (shared_.stop) return;
     Chunk chunk = take_from_source(lock);
     if (chunk.results.empty()) continue;
     lock.unlock();
@@ -160,11 +161,11 @@ void MultiThreadMapData::worker_loop() {
 // taken datapoints, not yet mapped, in the chunk's results.
 MultiThreadMapData::Chunk MultiThreadMapData::take_from_source(std::unique_lock<std::mutex>& lock) {
   Chunk chunk;
-  chunk.generation = generation_;
-  chunk.first = next_index_;
-  const std::size_t room = options_.buffer_size - static_cast<std::size_t>(next_index_ - consumed_);
+  chunk.generation = shared_.generation;
+  chunk.first = shared_.next_index;
+  const std::size_t room = options_.buffer_size - static_cast<std::size_t>(shared_.next_index - shared_.consumed);
   const std::size_t want = std::min(options_.chunk, room);
-  source_busy_ = true;
+  shared_.source_busy = true;
   lock.unlock();
   chunk.results.reserve(want);
   bool exhausted = false;
@@ -182,15 +183,15 @@ MultiThreadMapData::Chunk MultiThreadMapData::take_from_source(std::unique_lock<
     error = std::current_exception();
   }
   lock.lock();
-  source_busy_ = false;
-  next_index_ += chunk.results.size();
+  shared_.source_busy = false;
+  shared_.next_index += chunk.results.size();
   if (exhausted) {
-    source_open_ = false;
-    end_ = next_index_;
+    shared_.source_open = false;
+    shared_.end = shared_.next_index;
   }
   if (error) {
-    if (!error_) error_ = error;
-    source_open_ = false;
+    if (!shared_.error) shared_.error = error;
+    shared_.source_open = false;
     chunk.results.clear();
   }
   // Another worker may read the source now; the reader may wait for the source
@@ -209,17 +210,17 @@ void MultiThreadMapData::map_chunk(Chunk& chunk) const {
 // Called with the lock held: hands a mapped chunk (or its error) to the reader, unless
 // the epoch it belongs to was abandoned.
 void MultiThreadMapData::deliver(std::unique_lock<std::mutex>& lock, Chunk chunk, std::exception_ptr error) {
-  if (chunk.generation != generation_) {
+  if (chunk.generation != shared_.generation) {
     lock.unlock();  // its datapoints are freed outside the lock
     chunk = Chunk{};
     lock.lock();
     return;
   }
   if (error) {
-    if (!error_) error_ = std::move(error);
-    source_open_ = false;
+    if (!shared_.error) shared_.error = std::move(error);
+    shared_.source_open = false;
   } else {
-    ready_.emplace(chunk.first, std::move(chunk));
+    shared_.ready.emplace(chunk.first, std::move(chunk));
   }
   wake(lock, /*reader=*/true, /*worker=*/false);
 }

@@ -95,18 +95,21 @@ class MultiThreadMapData : public DataFlow {
   std::mutex mutex_;
   std::condition_variable workers_cv_;
   std::condition_variable reader_cv_;
-  // Guarded by mutex_:
-  bool stop_ = false;
-  ReaderWait reader_waits_ = ReaderWait::nothing;
-  int workers_waiting_ = 0;
-  std::uint64_t generation_ = 0;         // bumped by every start_epoch()
-  bool source_open_ = false;             // the current epoch of df_ may be read
-  bool source_busy_ = false;             // a thread is calling into df_
-  std::uint64_t next_index_ = 0;         // index of the next datapoint taken from df_
-  std::uint64_t consumed_ = 0;           // index (ordered) / count (unordered) handed on
-  std::optional<std::uint64_t> end_;     // next_index_ when df_'s epoch ended
-  std::map<std::uint64_t, Chunk> ready_;  // mapped chunks by first index
-  std::exception_ptr error_;
+  // What the workers and the reader share, read and written under mutex_ only.
+  struct Shared {
+    bool stop = false;
+    ReaderWait reader_waits = ReaderWait::nothing;
+    int workers_waiting = 0;
+    std::uint64_t generation = 0;          // bumped by every start_epoch()
+    bool source_open = false;              // the current epoch of df_ may be read
+    bool source_busy = false;              // a thread is calling into df_
+    std::uint64_t next_index = 0;          // index of the next datapoint taken from df_
+    std::uint64_t consumed = 0;            // index (ordered) / count (unordered) handed on
+    std::optional<std::uint64_t> end;      // next_index when df_'s epoch ended
+    std::map<std::uint64_t, Chunk> ready;  // mapped chunks by first index
+    std::exception_ptr error;
+  };
+  Shared shared_;
 
   // The reading thread's chunk being yielded.
   std::vector<std::optional<Datapoint>> current_;
