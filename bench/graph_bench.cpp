@@ -88,7 +88,7 @@ Cost per_call(int calls, Fn&& fn) {
 // submitted, waited for and read back through the same mapped memory. Where device memory
 // is staged, the recording copies in and out as a program does.
 Cost rerecorded_cost(int steps, const Array& feed, std::vector<Array>& out) {
-  const bool mapped = device().device_memory_mappable();
+  const bool mapped = device().memory().mapped();
   vk::Arena arena(device(), vk::MemoryUse::device, "rerecord");
   vk::Arena upload(device(), vk::MemoryUse::upload, "rerecord in"), readback(device(), vk::MemoryUse::readback, "rerecord out");
   const vk::BufferSlice in = arena.allocate(16, "x"), result = arena.allocate(16, "y");

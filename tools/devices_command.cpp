@@ -74,7 +74,7 @@ void print_text(const vk::PhysicalDeviceInfo& d, const Opened& o) {
   }
   const vk::Device& dev = *o.device;
   const vk::DeviceLimits& l = dev.limits();
-  fmt::print("  memory               {}\n", dev.device_memory_mappable()
+  fmt::print("  memory               {}\n", dev.memory().mapped()
                                                 ? "mapped (device-local memory is host-visible)"
                                                 : "staged (copies through staging buffers, as on a discrete GPU)");
   fmt::print("  limits profile       {}\n", dev.limits_profile().empty() ? "none (the driver's limits)"
@@ -108,11 +108,11 @@ void print_json(const std::vector<vk::PhysicalDeviceInfo>& devices, const std::v
     for (std::size_t h = 0; h < d.heaps.size(); ++h)
       heaps += fmt::format("{}{{\"bytes\": {}, \"device_local\": {}}}", h ? ", " : "", d.heaps[h].bytes,
                            d.heaps[h].device_local);
-    const std::string usable =
-        o.device ? fmt::format("\"usable\": true, \"memory\": {}, \"limits_profile\": {}",
-                               json_string(std::string(vk::to_string(o.device->memory_mode()))),
-                               json_string(o.device->limits_profile()))
-                 : "\"usable\": false, \"error\": " + json_string(o.error);
+    const std::string usable = o.device
+                                   ? fmt::format("\"usable\": true, \"memory\": {}, \"limits_profile\": {}",
+                                                 json_string(std::string(vk::to_string(o.device->memory().mode()))),
+                                                 json_string(o.device->limits_profile()))
+                                   : "\"usable\": false, \"error\": " + json_string(o.error);
     fmt::print("{}\n  {{\"index\": {}, \"name\": {}, \"type\": {}, \"vendor\": {}, \"vendor_id\": {}, \"device_id\": {}, "
                "\"driver\": {}, \"driver_info\": {}, \"driver_version\": {}, \"api_version\": {}, \"heaps\": [{}], "
                "\"subgroup_size\": {}, \"min_subgroup_size\": {}, \"max_subgroup_size\": {}, "

@@ -21,7 +21,7 @@ detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::ve
   for (std::size_t i = 0; i < indices.size(); ++i) {
     opened.push_back(std::make_unique<vk::Device>(instance, indices[i], options.for_device(i, indices.size())));
     const vk::Device& d = *opened.back();
-    log_info("tower {} on {}: {} memory, limits {}", i, d.label(), vk::to_string(d.memory_mode()),
+    log_info("tower {} on {}: {} memory, limits {}", i, d.label(), vk::to_string(d.memory().mode()),
              d.limits_profile().empty() ? "of the driver" : "profile " + d.limits_profile());
   }
 }
@@ -161,13 +161,13 @@ void MultiDeviceTrainer::sync_state() {
 
 std::uint64_t MultiDeviceTrainer::device_memory_bytes() const {
   std::uint64_t total = 0;
-  for (const auto& d : opened) total += d->allocated_bytes();
+  for (const auto& d : opened) total += d->memory().allocated_bytes();
   return total;
 }
 
 std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
   std::uint64_t total = 0;
-  for (const auto& d : opened) total += d->peak_allocated_bytes();
+  for (const auto& d : opened) total += d->memory().peak_bytes();
   return total;
 }
 

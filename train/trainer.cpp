@@ -61,8 +61,8 @@ std::vector<std::string> Trainer::input_names() const {
   return names;
 }
 
-std::uint64_t Trainer::device_memory_bytes() const { return device_->allocated_bytes(); }
-std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->peak_allocated_bytes(); }
+std::uint64_t Trainer::device_memory_bytes() const { return device_->memory().allocated_bytes(); }
+std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->memory().peak_bytes(); }
 
 void Trainer::set_kernel_timing(bool on) {
   if (session_options_.timestamps == on) return;  // the programs held are already so

@@ -172,23 +172,6 @@ TuneMode requested_tune_mode(TuneMode option, DeviceKind kind) {
 
 }  // namespace
 
-std::string_view to_string(MemoryMode mode) {
-  switch (mode) {
-    case MemoryMode::automatic: return "auto";
-    case MemoryMode::mapped: return "mapped";
-    case MemoryMode::staged: return "staged";
-  }
-  return "?";
-}
-
-MemoryMode parse_memory_mode(std::string_view text, std::string_view what) {
-  if (text == "auto") return MemoryMode::automatic;
-  if (text == "mapped") return MemoryMode::mapped;
-  if (text == "staged") return MemoryMode::staged;
-  throw Error(ErrorCode::invalid_argument,
-              std::string(what) + " is '" + std::string(text) + "'; expected mapped, staged or auto");
-}
-
 Device::Device(const Instance& instance, int index, DeviceOptions options)
     : info_(&instance.device(index)),
       kind_(info_->type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::cpu : DeviceKind::gpu),
@@ -233,13 +216,14 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   fn_ = load_device_fns(ifn, device, features_.kernel_statistics);
   queues_ = std::make_unique<Queues>(fn_, device, QueueSlot{compute_family, 0}, transfer, label_);
 
-  ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties_);
-  device_memory_mappable_ = whole_device_memory_mappable(memory_properties_, info);
-  if (mode == MemoryMode::mapped && !device_memory_mappable_)
+  VkPhysicalDeviceMemoryProperties memory_properties{};
+  ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties);
+  const bool mappable = whole_device_memory_mappable(memory_properties, info);
+  if (mode == MemoryMode::mapped && !mappable)
     throw Error(ErrorCode::unsupported, label_ +
                                             ": mapped memory was asked for, but the device has no host-visible "
                                             "device-local memory as large as its device-local heap; use staged");
-  if (mode == MemoryMode::staged) device_memory_mappable_ = false;
+  memory_ = std::make_unique<DeviceMemory>(memory_properties, mappable && mode != MemoryMode::staged);
 
   const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
   pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
@@ -289,26 +273,6 @@ StagingRing& Device::staging() {
 std::size_t Device::kernel_count() const {
   std::lock_guard lock(kernels_mutex_);
   return kernels_.size();
-}
-
-int Device::find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
-                             VkMemoryPropertyFlags preferred) const {
-  int fallback = -1;
-  for (std::uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
-    if (!(type_bits & (1u << i))) continue;
-    const VkMemoryPropertyFlags flags = memory_properties_.memoryTypes[i].propertyFlags;
-    if ((flags & required) != required) continue;
-    if ((flags & preferred) == preferred) return static_cast<int>(i);
-    if (fallback < 0) fallback = static_cast<int>(i);
-  }
-  return fallback;
-}
-
-void Device::count_allocation(std::int64_t bytes) {
-  const std::uint64_t now = allocated_.fetch_add(static_cast<std::uint64_t>(bytes)) + static_cast<std::uint64_t>(bytes);
-  std::uint64_t peak = peak_.load();
-  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-  }
 }
 
 }  // namespace vkp::vk

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/vk/device_memory.h"
 #include "engine/vk/handle.h"
 #include "engine/vk/instance.h"
 #include "engine/vk/kernel.h"
@@ -31,17 +32,6 @@ class StagingRing;
 
 // Owns the VkDevice; declared first in Device so that it is destroyed last.
 using DeviceOwner = DeviceRootHandle;
-
-// How the host reaches device-local memory.
-enum class MemoryMode {
-  automatic,  // VKPACK_MEMORY if set, otherwise mapped where the device allows it
-  mapped,     // map device-local memory directly (UMA, resizable BAR, lavapipe); an Error where it cannot
-  staged,     // as on a discrete GPU: device-local memory is never mapped, every host
-              // access goes through staging buffers and copy commands
-};
-std::string_view to_string(MemoryMode mode);
-// "mapped", "staged" or "auto"; Error(invalid_argument) naming `what` otherwise.
-MemoryMode parse_memory_mode(std::string_view text, std::string_view what);
 
 // A second queue for uploads that overlap computation (StagingInput's next batch).
 enum class TransferQueue {
@@ -144,22 +134,13 @@ class Device {
   Queues& queues() { return *queues_; }
   const Queues& queues() const { return *queues_; }
 
-  // Memory bookkeeping for arenas: the index of the memory type for `required` flags
-  // (and preferred ones where possible) among `type_bits`, or -1.
-  int find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
-                       VkMemoryPropertyFlags preferred = 0) const;
-  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
-  // Device-local memory is mapped by arenas (MemoryMode::mapped, chosen where it can be
-  // mapped with full capacity) rather than reached through staging copies.
-  bool device_memory_mappable() const { return device_memory_mappable_; }
-  MemoryMode memory_mode() const { return device_memory_mappable_ ? MemoryMode::mapped : MemoryMode::staged; }
+  // Memory types, mapped or staged, the bytes held (DeviceMemory).
+  DeviceMemory& memory() { return *memory_; }
+  const DeviceMemory& memory() const { return *memory_; }
   // The persistent staging buffers of TransferBatch, made on first use; only with
   // lock_staging() held.
   std::unique_lock<std::mutex> lock_staging() { return std::unique_lock(staging_mutex_); }
   StagingRing& staging();
-  void count_allocation(std::int64_t bytes);
-  std::uint64_t allocated_bytes() const { return allocated_.load(); }
-  std::uint64_t peak_allocated_bytes() const { return peak_.load(); }
 
  private:
   const PhysicalDeviceInfo* info_;
@@ -170,20 +151,18 @@ class Device {
   DeviceFeatures features_;
   DeviceFns fn_;
   DeviceOwner device_;
-  VkPhysicalDeviceMemoryProperties memory_properties_{};
-  bool device_memory_mappable_ = false;
 
-  // Everything below is destroyed before device_.
+  // Everything below is destroyed before device_; the arenas of staging_ count their
+  // memory in memory_.
+  std::unique_ptr<DeviceMemory> memory_;
   std::unique_ptr<Queues> queues_;
   std::unique_ptr<PipelineCache> pipeline_cache_;
   std::shared_ptr<TuningCache> tuning_;  // shared by the Devices of one physical device
   mutable std::mutex kernels_mutex_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
-  std::atomic<std::uint64_t> allocated_{0};
-  std::atomic<std::uint64_t> peak_{0};
   std::uint64_t staging_bytes_;
   std::mutex staging_mutex_;
-  std::unique_ptr<StagingRing> staging_;  // last: its arenas count their memory in allocated_
+  std::unique_ptr<StagingRing> staging_;  // last: its arenas count their memory in memory_
 };
 
 }  // namespace vkp::vk

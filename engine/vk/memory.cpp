@@ -39,7 +39,7 @@ Arena::Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block
   switch (use) {
     case MemoryUse::device:
       required_ = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-      if (device.device_memory_mappable())
+      if (device.memory().mapped())
         required_ |= VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
       break;
     case MemoryUse::upload:
@@ -62,7 +62,7 @@ Arena::Arena(Device& device, MemoryUse use, std::string name, VkDeviceSize block
 }
 
 Arena::~Arena() {
-  for (const Block& b : blocks_) device_->count_allocation(-static_cast<std::int64_t>(b.size));
+  for (const Block& b : blocks_) device_->memory().count(-static_cast<std::int64_t>(b.size));
 }
 
 VkDeviceSize Arena::reserved_bytes() const {
@@ -125,7 +125,7 @@ void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
 
   VkMemoryRequirements needs{};
   fn.vkGetBufferMemoryRequirements(dev, buffer, &needs);
-  const int type = device_->find_memory_type(needs.memoryTypeBits, required_, preferred_);
+  const int type = device_->memory().find_type(needs.memoryTypeBits, required_, preferred_);
   if (type < 0) throw Error(ErrorCode::unsupported, request + ", but the device has no suitable memory type");
   VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   alloc.allocationSize = needs.size;
@@ -133,22 +133,22 @@ void Arena::add_block(VkDeviceSize bytes, std::string_view what) {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   const VkResult result = fn.vkAllocateMemory(dev, &alloc, nullptr, &memory);
   if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY) {
-    const auto heap = device_->memory_properties().memoryTypes[type].heapIndex;
+    const auto heap = device_->memory().properties().memoryTypes[type].heapIndex;
     throw Error(ErrorCode::out_of_memory,
                 fmt::format("out of {} memory: {}; heap {} holds {}, of which vkpack has {} allocated on this device",
                             result == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "device" : "host", request, heap,
-                            mib(device_->memory_properties().memoryHeaps[heap].size),
-                            mib(device_->allocated_bytes())));
+                            mib(device_->memory().properties().memoryHeaps[heap].size),
+                            mib(device_->memory().allocated_bytes())));
   }
   check(result, "vkAllocateMemory");
   MemoryHandle memory_owner(dev, memory, fn.vkFreeMemory);
-  if (!(device_->memory_properties().memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+  if (!(device_->memory().properties().memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
     coherent_ = false;
   check(fn.vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
   void* mapped = nullptr;
   if (host_visible_) check(fn.vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
   blocks_.push_back({std::move(memory_owner), std::move(buffer_owner), static_cast<std::byte*>(mapped), bytes, 0});
-  device_->count_allocation(static_cast<std::int64_t>(bytes));
+  device_->memory().count(static_cast<std::int64_t>(bytes));
 }
 
 }  // namespace vkp::vk

@@ -188,7 +188,7 @@ TEST_F(TowersTest, TowersOnDevicesOfDifferentVendorsEqualOneTower) {
   for (towers::Reduction reduction : {towers::Reduction::replicated, towers::Reduction::parameter_server}) {
     SCOPED_TRACE(towers::to_string(reduction));
     const std::vector<std::unique_ptr<vk::Device>> mixed = mixed_devices();
-    EXPECT_FALSE(mixed[0]->device_memory_mappable());
+    EXPECT_FALSE(mixed[0]->memory().mapped());
     EXPECT_EQ(mixed[1]->limits_profile(), "arm-mali");
     EXPECT_FALSE(mixed[1]->features().coherent_readback);
     compare(reduction, {4, 6, 5}, /*batch_norm=*/false, /*reference_splits=*/false, towers::Master::host,

@@ -148,7 +148,7 @@ TEST(DeviceLimits, AVariableBeyondTheBindingRangeIsAnErrorNamingIt) {
   const Tensor big = get_variable(g, "embedding/W", {300'000}, zeros());  // 1.2 MB
   const Tensor y = reduce_sum(big * 2.0f);
   Session session(g, dev);
-  const std::uint64_t before = dev.allocated_bytes();
+  const std::uint64_t before = dev.memory().allocated_bytes();
   try {
     session.run({}, {y});
     FAIL() << "no error";
@@ -158,7 +158,7 @@ TEST(DeviceLimits, AVariableBeyondTheBindingRangeIsAnErrorNamingIt) {
     EXPECT_NE(what.find("variable 'embedding/W'"), std::string::npos) << what;
     EXPECT_NE(what.find("maxStorageBufferRange"), std::string::npos) << what;
   }
-  EXPECT_EQ(dev.allocated_bytes(), before) << "nothing is allocated for a program that cannot run";
+  EXPECT_EQ(dev.memory().allocated_bytes(), before) << "nothing is allocated for a program that cannot run";
 }
 
 }  // namespace

@@ -240,17 +240,17 @@ TEST(Session, RunsProgramCacheIsBoundedAndHandedOutProgramsStay) {
   const auto check = [&](const Array& in, const Array& out) {
     for (std::size_t i = 0; i < in.data<float>().size(); ++i) ASSERT_EQ(out.data<float>()[i], in.data<float>()[i] * 2.0f + 1.0f);
   };
-  const std::uint64_t before = device().allocated_bytes();
+  const std::uint64_t before = device().memory().allocated_bytes();
   std::uint64_t first = 0;  // device memory of run()'s first program
   for (std::int64_t rows = 3; rows <= 10; ++rows) {
     const Array in = batch(rows);
     check(in, session.run({{x, in}}, {y})[0]);
-    if (rows == 3) first = device().allocated_bytes() - before;
+    if (rows == 3) first = device().memory().allocated_bytes() - before;
     EXPECT_LE(session.program_count(), 1u + 3u) << "after " << rows - 2 << " shapes";
   }
   EXPECT_EQ(session.program_count(), 4u);
   // Three programs of about the first's size (eight would hold about 8 times it).
-  EXPECT_LT(device().allocated_bytes() - before, 4 * first) << "released programs kept their memory";
+  EXPECT_LT(device().memory().allocated_bytes() - before, 4 * first) << "released programs kept their memory";
   // Rows 3 was released long ago: compiled again, the same results.
   const Array again = batch(3);
   check(again, session.run({{x, again}}, {y})[0]);

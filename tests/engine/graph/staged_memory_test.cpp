@@ -53,12 +53,12 @@ std::vector<Array> train(vk::Device& dev) {
 
 TEST(StagedMemory, TrainingIsBitwiseTheMappedRun) {
   vk::Device staged(instance(), device_index(), with_memory(vk::MemoryMode::staged));
-  ASSERT_FALSE(staged.device_memory_mappable());
+  ASSERT_FALSE(staged.memory().mapped());
   const std::vector<Array> got = train(staged);
   // The reference: mapped memory where the device has it, else the same staged path
   // on a second device (then this only checks reproducibility).
   vk::Device other(instance(), device_index(),
-                   with_memory(device().device_memory_mappable() ? vk::MemoryMode::mapped : vk::MemoryMode::staged));
+                   with_memory(device().memory().mapped() ? vk::MemoryMode::mapped : vk::MemoryMode::staged));
   const std::vector<Array> want = train(other);
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {

@@ -164,13 +164,13 @@ TEST(Training, ThousandReplaysAllocateNothing) {
   const std::vector<Array> feeds = {std::move(x), std::move(labels)};
   std::vector<Array> outputs;
   session.run_program(program, feeds, outputs);
-  const std::uint64_t device_bytes = dev.allocated_bytes();
+  const std::uint64_t device_bytes = dev.memory().allocated_bytes();
   allocations = 0;
   counting = true;
   for (int i = 0; i < 1000; ++i) session.run_program(program, feeds, outputs);
   counting = false;
   EXPECT_EQ(allocations.load(), 0);
-  EXPECT_EQ(dev.allocated_bytes(), device_bytes);
+  EXPECT_EQ(dev.memory().allocated_bytes(), device_bytes);
   EXPECT_EQ(session.global_step(), 1001u);
 }
 

@@ -215,7 +215,7 @@ TEST(PipelineCache, DamagedFileIsIgnoredRebuiltAndGivesTheSameResults) {
 
 TEST_F(VkTest, ArenaCarvesAlignedRangesFromFewBlocks) {
   vk::Arena a(device(), vk::MemoryUse::device, "carving", 1 << 20);
-  const std::uint64_t before = device().allocated_bytes();
+  const std::uint64_t before = device().memory().allocated_bytes();
   const vk::BufferSlice x = a.allocate(100, "x"), y = a.allocate(1000, "y"), z = a.allocate(3 << 20, "big");
   EXPECT_EQ(x.buffer, y.buffer);
   EXPECT_EQ(y.offset % vk::Arena::kAlignment, 0u);
@@ -223,8 +223,8 @@ TEST_F(VkTest, ArenaCarvesAlignedRangesFromFewBlocks) {
   EXPECT_NE(z.buffer, x.buffer) << "a request larger than a block gets its own";
   EXPECT_EQ(a.block_count(), 2u);
   EXPECT_EQ(a.allocated_bytes(), 100u + 1000u + (3u << 20));
-  EXPECT_EQ(device().allocated_bytes(), before + a.reserved_bytes());
-  EXPECT_GE(device().peak_allocated_bytes(), device().allocated_bytes());
+  EXPECT_EQ(device().memory().allocated_bytes(), before + a.reserved_bytes());
+  EXPECT_GE(device().memory().peak_bytes(), device().memory().allocated_bytes());
 }
 
 TEST_F(VkTest, OutOfDeviceMemoryNamesTheRequest) {

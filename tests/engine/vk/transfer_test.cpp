@@ -28,8 +28,8 @@ std::vector<float> read(vk::Device& dev, const vk::BufferSlice& slice, std::size
 
 TEST(Transfer, StagedDeviceMemoryIsNotMapped) {
   vk::Device dev(instance(), device_index(), staged());
-  EXPECT_FALSE(dev.device_memory_mappable());
-  EXPECT_EQ(dev.memory_mode(), vk::MemoryMode::staged);
+  EXPECT_FALSE(dev.memory().mapped());
+  EXPECT_EQ(dev.memory().mode(), vk::MemoryMode::staged);
   vk::Arena arena(dev, vk::MemoryUse::device, "staged");
   EXPECT_FALSE(arena.host_visible());
   EXPECT_EQ(arena.allocate(64, "x").host, nullptr);
@@ -107,7 +107,7 @@ TEST(Transfer, ABatchLargerThanTheRingIsSplitAndStillExact) {
 }
 
 TEST(Transfer, MappedDevicesCopyThroughTheMapping) {
-  if (!device().device_memory_mappable()) GTEST_SKIP() << "the test device is staged (VKPACK_MEMORY=staged)";
+  if (!device().memory().mapped()) GTEST_SKIP() << "the test device is staged (VKPACK_MEMORY=staged)";
   vk::DeviceOptions o = device_options();
   o.memory = vk::MemoryMode::mapped;
   vk::Device dev(instance(), device_index(), o);
