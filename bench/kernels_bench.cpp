@@ -42,12 +42,12 @@ void replay(benchmark::State& state, vk::Recording& recording) {
   double total = 0;
   for (auto _ : state) {
     recording.run();
-    const double seconds = recording.total_ns() * 1e-9;
+    const double seconds = recording.times().total_ns() * 1e-9;
     state.SetIterationTime(seconds);
     total += seconds;
   }
   state.counters["device_ms"] = benchmark::Counter(1e3 * total / static_cast<double>(state.iterations()));
-  for (const auto& t : recording.kernel_times()) state.counters["ms_" + t.label] = t.ns * 1e-6;
+  for (const auto& t : recording.times().kernel_times()) state.counters["ms_" + t.label] = t.ns * 1e-6;
 }
 
 // GFLOP/s and GB/s of one replay (`flops`, `bytes`: the work's), and their shares of the peak.

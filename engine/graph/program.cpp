@@ -165,7 +165,7 @@ bool Program::finished() const {
 
 std::size_t Program::dispatch_count() const {
   std::size_t n = 0;
-  for (const auto& r : recordings_[0]) n += r->dispatch_count();
+  for (const auto& r : recordings_[0]) n += r->times().dispatch_count();
   return n;
 }
 
@@ -173,12 +173,12 @@ std::vector<vk::KernelTime> Program::kernel_times() const {
   std::vector<vk::KernelTime> times;
   const auto& recordings = recordings_[static_cast<std::size_t>(last_variant_)];
   // Segments: one queue, one clock (each read of a query pool costs a driver call: only then).
-  const std::uint64_t start = recordings.size() > 1 ? recordings[0]->start_ticks() : 0;
+  const std::uint64_t start = recordings.size() > 1 ? recordings[0]->times().start_ticks() : 0;
   const double period = recordings.empty() ? 0 : recordings[0]->device().limits().timestamp_period_ns;
   for (const auto& r : recordings) {
-    std::vector<vk::KernelTime> part = r->kernel_times();
+    std::vector<vk::KernelTime> part = r->times().kernel_times();
     // In ticks first: a clock's absolute count can be too large for a double's ns.
-    const double offset = r == recordings[0] ? 0 : static_cast<double>(r->start_ticks() - start) * period;
+    const double offset = r == recordings[0] ? 0 : static_cast<double>(r->times().start_ticks() - start) * period;
     for (vk::KernelTime& t : part) t.begin_ns += offset;
     times.insert(times.end(), part.begin(), part.end());
   }

@@ -58,17 +58,7 @@ Recording::Recording(Device& device, RecordingOptions options) : device_(&device
   // Work of earlier submissions on this queue (another replay, an upload) is visible
   // to this one; host writes made before the submit are visible by the submit itself.
   barrier();
-  if (options_.timestamps) {
-    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    query_capacity_ = 4096;
-    query_info.queryCount = query_capacity_;
-    VkQueryPool queries = VK_NULL_HANDLE;
-    check(fn.vkCreateQueryPool(device.handle(), &query_info, nullptr, &queries), "vkCreateQueryPool");
-    queries_ = {device.handle(), queries, fn.vkDestroyQueryPool};
-    fn.vkCmdResetQueryPool(commands_, queries, 0, query_capacity_);
-    fn.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
-  }
+  times_ = CommandTimes(device, commands_, options_.name, options_.timestamps);
 }
 
 Recording::~Recording() {
@@ -288,21 +278,7 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
     fn.vkCmdPushConstants(commands_, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
                           static_cast<std::uint32_t>(push.size()), push.data());
   record_grid(fn, commands_, groups, device_->limits().max_workgroup_count);
-  note_timed(label.empty() ? std::string_view(kernel.name()) : label, false);
-}
-
-void Recording::note_timed(std::string_view label, bool copy) {
-  timed_.push_back({std::string(label), node_, copy});
-  if (!copy) ++dispatches_;
-  if (!options_.timestamps) return;
-  const auto query = static_cast<std::uint32_t>(timed_.size());
-  if (query >= query_capacity_) {  // the rest goes untimed rather than failing the program
-    if (query == query_capacity_)
-      log_warn("recording '{}' times its first {} dispatches and copies only", options_.name, query_capacity_ - 1);
-    return;
-  }
-  device_->fn().vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
-  stamped_ = timed_.size();
+  times_.note(label.empty() ? std::string_view(kernel.name()) : label, false);
 }
 
 void Recording::copy(const BufferSlice& src, const BufferSlice& dst, std::string_view label) {
@@ -316,7 +292,7 @@ void Recording::copy(const BufferSlice& src, const BufferSlice& dst, std::string
   before_access({&read, 1}, {&write, 1});
   const VkBufferCopy region{src.offset, dst.offset, src.size};
   device_->fn().vkCmdCopyBuffer(commands_, src.buffer, dst.buffer, 1, &region);
-  note_timed(label, true);
+  times_.note(label, true);
 }
 
 void Recording::finish() {
@@ -336,6 +312,7 @@ std::uint64_t Recording::submit(std::uint64_t after) {
   if (last_submit_ != 0) wait_for(last_submit_);
   last_submit_ = options_.transfer ? device_->queues().submit_transfer(commands_, after)
                                    : device_->queues().submit({&commands_, 1}, after);
+  times_.submitted();
   return last_submit_;
 }
 
@@ -358,7 +335,10 @@ void Recording::submit_in_order(std::span<Recording* const> recordings, std::uin
     buffers.push_back(r->commands_);
   }
   const std::uint64_t first = device.queues().submit_batches(buffers, after_transfer);
-  for (std::size_t i = 0; i < recordings.size(); ++i) recordings[i]->last_submit_ = first + i;
+  for (std::size_t i = 0; i < recordings.size(); ++i) {
+    recordings[i]->last_submit_ = first + i;
+    recordings[i]->times_.submitted();
+  }
 }
 
 void Recording::wait() {
@@ -368,43 +348,6 @@ void Recording::wait() {
 bool Recording::done() const {
   if (last_submit_ == 0) return true;
   return options_.transfer ? device_->queues().transfer_reached(last_submit_) : device_->queues().reached(last_submit_);
-}
-
-std::vector<std::uint64_t> Recording::read_ticks() const {
-  if (!options_.timestamps || last_submit_ == 0) return {};
-  std::vector<std::uint64_t> ticks(stamped_ + 1);
-  check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0,
-                                            static_cast<std::uint32_t>(ticks.size()),
-                                            ticks.size() * sizeof(std::uint64_t), ticks.data(), sizeof(std::uint64_t),
-                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
-  return ticks;
-}
-
-std::vector<KernelTime> Recording::kernel_times() const {
-  std::vector<KernelTime> times;
-  const std::vector<std::uint64_t> ticks = read_ticks();
-  if (ticks.empty()) return times;
-  const double period = device_->limits().timestamp_period_ns;
-  for (std::size_t i = 0; i < stamped_; ++i)
-    times.push_back({timed_[i].label, static_cast<double>(ticks[i + 1] - ticks[i]) * period, timed_[i].node,
-                     static_cast<double>(ticks[i] - ticks[0]) * period, timed_[i].copy});
-  return times;
-}
-
-std::uint64_t Recording::start_ticks() const {
-  if (!options_.timestamps || last_submit_ == 0) return 0;
-  std::uint64_t tick = 0;
-  check(device_->fn().vkGetQueryPoolResults(device_->handle(), queries_.get(), 0, 1, sizeof tick, &tick, sizeof tick,
-                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
-  return tick;
-}
-
-double Recording::total_ns() const {
-  double total = 0;
-  for (const KernelTime& t : kernel_times()) total += t.ns;
-  return total;
 }
 
 }  // namespace vkp::vk

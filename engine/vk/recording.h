@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/vk/command_times.h"
 #include "engine/vk/handle.h"
 #include "engine/vk/hazards.h"
 #include "engine/vk/memory.h"
@@ -27,14 +28,6 @@ class Kernel;
 
 struct Groups {
   std::uint32_t x = 1, y = 1, z = 1;
-};
-
-struct KernelTime {
-  std::string label;  // the kernel's (or "copy")
-  double ns = 0;  // device time from the end of the previous command to the end of this one
-  std::string node;     // what set_node named when it was recorded (a graph node); may be empty
-  double begin_ns = 0;  // where that time begins, from the recording's first timestamp
-  bool copy = false;    // a vkCmdCopyBuffer, not a dispatch
 };
 
 struct RecordingOptions {
@@ -96,8 +89,8 @@ class Recording {
   // vkCmdCopyBuffer of src.size bytes; dst.size >= src.size.
   void copy(const BufferSlice& src, const BufferSlice& dst, std::string_view label = "copy");
   // Names what the commands recorded from now on compute (a graph node), for
-  // kernel_times(); empty: nothing.
-  void set_node(std::string_view node) { node_ = node; }
+  // times().kernel_times(); empty: nothing.
+  void set_node(std::string_view node) { times_.set_node(node); }
   // Ends recording; the recording can then be submitted any number of times.
   void finish();
 
@@ -124,23 +117,11 @@ class Recording {
   Device& device() const { return *device_; }
   // The timeline value of the last submission (0: never submitted).
   std::uint64_t last_submission() const { return last_submit_; }
-  std::size_t dispatch_count() const { return dispatches_; }
-  // Device time per dispatch and copy of the last completed replay, in recorded order;
-  // needs timestamps on. Each begins where the one before ends: they add up to the replay.
-  // The first 4095 commands only (the timestamp pool's size; a warning names the rest).
-  std::vector<KernelTime> kernel_times() const;
-  // Sum of kernel_times().
-  double total_ns() const;
-  // The device clock at the replay's first timestamp (before its first command), in
-  // ticks of DeviceLimits::timestamp_period_ns: comparable between recordings of one
-  // queue; 0 without timestamps or a replay.
-  std::uint64_t start_ticks() const;
+  // The commands' names and, with timestamps, their device times (CommandTimes).
+  const CommandTimes& times() const { return times_; }
 
  private:
   void before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes);
-  // Notes a dispatch or copy just recorded and, with timestamps, writes one after it.
-  void note_timed(std::string_view label, bool copy);
-  std::vector<std::uint64_t> read_ticks() const;  // the last replay's timestamps
   void wait_for(std::uint64_t value) const;  // on this recording's queue's timeline
   void barrier();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings);
@@ -152,16 +133,7 @@ class Recording {
   std::vector<DescriptorPoolHandle> descriptor_pools_;
   std::vector<BufferViewHandle> views_;  // of the texel-buffer bindings, alive while the commands are
   std::uint32_t sets_left_ = 0;
-  QueryPoolHandle queries_;
-  std::uint32_t query_capacity_ = 0;
-  struct Timed {
-    std::string label, node;
-    bool copy = false;
-  };
-  std::vector<Timed> timed_;  // every dispatch and copy, in order
-  std::size_t dispatches_ = 0;
-  std::size_t stamped_ = 0;  // of timed_, those with a timestamp (all but beyond the pool's size)
-  std::string node_;
+  CommandTimes times_;
   Hazards hazards_;  // since the last barrier
   bool finished_ = false;
   std::uint64_t last_submit_ = 0;

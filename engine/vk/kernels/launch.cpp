@@ -124,7 +124,7 @@ std::vector<double> interleaved_replay_ns(std::span<const std::unique_ptr<Record
       const auto start = std::chrono::steady_clock::now();
       recording.run();
       const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-      const double ns = recording.device().limits().timestamps ? recording.total_ns() : wall;
+      const double ns = recording.device().limits().timestamps ? recording.times().total_ns() : wall;
       best[i] = round == 0 ? ns : std::min(best[i], ns);
     }
   return best;

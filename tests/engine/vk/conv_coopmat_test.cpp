@@ -92,7 +92,7 @@ class ConvFloat16 : public VkTest {
     vk::download(dev, result, std::as_writable_bytes(std::span(got)));
     std::vector<double> tol(want.size());
     std::vector<std::string> kernels;
-    for (const vk::KernelTime& t : recording.kernel_times()) kernels.push_back(t.label);
+    for (const vk::KernelTime& t : recording.times().kernel_times()) kernels.push_back(t.label);
     const bool units = std::find(kernels.begin(), kernels.end(), "conv_coopmat") != kernels.end();
     for (std::size_t i = 0; i < tol.size(); ++i)
       tol[i] = (units ? (terms + 2.0) * std::ldexp(1.0, -23) : 8.0 * std::sqrt(terms + 2.0) * std::ldexp(1.0, -24)) *

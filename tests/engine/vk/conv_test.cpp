@@ -90,7 +90,7 @@ class ImplicitConv : public VkTest, public ::testing::WithParamInterface<vk::Ker
       const vk::BufferSlice& image = product == vk::ConvProduct::input_gradient ? ddy : dx_;
       const vk::BufferSlice& operand = product == vk::ConvProduct::filter_gradient ? ddy : dw_;
       vk::implicit_conv(recording, {g, cout, product}, {image, operand, result, work}, GetParam());
-      dispatches_.emplace_back(product, recording.dispatch_count());
+      dispatches_.emplace_back(product, recording.times().dispatch_count());
       recording.finish();
       recording.run();
       EXPECT_EQ(compare(download(result, want.size()), want, tolerances(magnitude, terms(g, cout, product))), "");

@@ -30,7 +30,7 @@ TEST_F(VkTest, RecordedOnceReplayedWithNewInputs) {
     const std::vector<float> got = download(y, n);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 2.0f * input[i]) << "step " << step << " element " << i;
   }
-  EXPECT_EQ(recording.dispatch_count(), 1u);
+  EXPECT_EQ(recording.times().dispatch_count(), 1u);
 }
 
 // Each kernel reads what the previous one wrote: the recorder must put barriers between
@@ -187,12 +187,12 @@ TEST_F(VkTest, TimestampsGiveEachDispatchItsDeviceTime) {
   vk::unary(recording, vk::UnaryOp::exp, n, a, b);
   recording.finish();
   recording.run();
-  const std::vector<vk::KernelTime> times = recording.kernel_times();
+  const std::vector<vk::KernelTime> times = recording.times().kernel_times();
   ASSERT_EQ(times.size(), 2u);
   EXPECT_EQ(times[0].label, "fill");
   EXPECT_EQ(times[1].label, "exp");
   EXPECT_GE(times[0].ns, 0.0);
-  EXPECT_GT(recording.total_ns(), 0.0);
+  EXPECT_GT(recording.times().total_ns(), 0.0);
 }
 
 // Copies are timed too, and every command carries the node named when it was recorded;
@@ -210,8 +210,8 @@ TEST_F(VkTest, TimestampsCoverCopiesAndNameTheirNodes) {
   vk::unary(recording, vk::UnaryOp::exp, n, b, c);
   recording.finish();
   recording.run();
-  EXPECT_EQ(recording.dispatch_count(), 2u) << "dispatches only";
-  const std::vector<vk::KernelTime> times = recording.kernel_times();
+  EXPECT_EQ(recording.times().dispatch_count(), 2u) << "dispatches only";
+  const std::vector<vk::KernelTime> times = recording.times().kernel_times();
   ASSERT_EQ(times.size(), 3u);
   EXPECT_EQ(times[1].label, "move");
   EXPECT_TRUE(times[1].copy);
@@ -225,7 +225,7 @@ TEST_F(VkTest, TimestampsCoverCopiesAndNameTheirNodes) {
     EXPECT_NEAR(t.begin_ns, end, 1e-6 * end + 1e-3) << t.label;
     end = t.begin_ns + t.ns;
   }
-  EXPECT_NEAR(end, recording.total_ns(), 1e-6 * end + 1e-3);
+  EXPECT_NEAR(end, recording.times().total_ns(), 1e-6 * end + 1e-3);
   EXPECT_NEAR(download(c, 1)[0], std::exp(1.0f), 1e-5f) << "the copy ran between them";
 }
 
@@ -238,8 +238,8 @@ TEST_F(VkTest, CommandsBeyondTheTimestampPoolRunUntimed) {
   for (int i = 0; i < 4100; ++i) vk::fill(recording, a, 4, static_cast<float>(i));
   recording.finish();
   recording.run();
-  EXPECT_EQ(recording.dispatch_count(), 4100u);
-  EXPECT_EQ(recording.kernel_times().size(), 4095u);
+  EXPECT_EQ(recording.times().dispatch_count(), 4100u);
+  EXPECT_EQ(recording.times().kernel_times().size(), 4095u);
   EXPECT_EQ(download(a, 4), std::vector<float>(4, 4099.0f)) << "the untimed ones ran too";
 }
 
