@@ -9,71 +9,23 @@
 #include "engine/vk/device.h"
 
 namespace vkp::graph {
-namespace {
-
-std::string program_key(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                        const std::vector<Tensor>& targets, int variants, const FetchSegments& segments,
-                        bool timestamps) {
-  std::string key = (timestamps ? "T" : "") + std::string("v") + std::to_string(variants);
-  if (!segments.empty()) {
-    key += "b" + std::to_string(segments.bucket_bytes);
-    for (int i : segments.fetches) key += "s" + std::to_string(i);
-  }
-  for (const FeedSpec& f : feeds) key += "f" + std::to_string(f.placeholder.id()) + to_string(f.type);
-  for (const Tensor& t : fetches) key += "o" + std::to_string(t.id());
-  for (const Tensor& t : targets) key += "t" + std::to_string(t.id());
-  return key;
-}
-
-}  // namespace
-
 Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
     : graph_(&graph), device_(&device), options_(options), variables_(device, graph.seed()), scalars_(graph, device) {}
 
-std::vector<const Program*> Session::programs() const {
-  std::vector<const Program*> all;
-  for (const auto& [key, entry] : programs_) all.push_back(entry.program.get());
-  return all;
-}
-
-Session::CachedProgram& Session::find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                                                 const std::vector<Tensor>& targets, int variants,
-                                                 const FetchSegments& segments) {
-  const std::string key = program_key(feeds, fetches, targets, variants, segments, options_.timestamps);
-  auto [it, fresh] = programs_.try_emplace(key);
-  if (fresh) {
-    try {
-      it->second.program = compile({*graph_, feeds, fetches, targets}, {*device_, variables_, scalars_.slice()},
-                                   {"program " + std::to_string(programs_.size()), options_.timestamps, variants,
-                                    segments, options_.fuse, options_.f16_storage});
-    } catch (...) {
-      programs_.erase(it);
-      throw;
-    }
-  }
-  return it->second;
+// The program for this key, compiled the first time.
+Program& Session::find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                                  const std::vector<Tensor>& targets, int variants, const FetchSegments& segments,
+                                  ProgramCache::Use use) {
+  return programs_.find_or_compile(
+      ProgramCache::key(feeds, fetches, targets, variants, segments, options_.timestamps), use, [&](std::string name) {
+        return compile({*graph_, feeds, fetches, targets}, {*device_, variables_, scalars_.slice()},
+                       {std::move(name), options_.timestamps, variants, segments, options_.fuse, options_.f16_storage});
+      });
 }
 
 Program& Session::program(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
                           const std::vector<Tensor>& targets, int variants, const FetchSegments& segments) {
-  CachedProgram& entry = find_or_compile(feeds, fetches, targets, variants, segments);
-  entry.handed_out = true;
-  return *entry.program;
-}
-
-void Session::trim_cache() {
-  const std::size_t limit = std::max<std::size_t>(options_.cached_programs, 1);
-  for (;;) {
-    std::size_t cached = 0;
-    auto oldest = programs_.end();
-    for (auto it = programs_.begin(); it != programs_.end(); ++it) {
-      if (it->second.handed_out) continue;
-      ++cached;
-      if (oldest == programs_.end() || it->second.last_run < oldest->second.last_run) oldest = it;
-    }
-    if (cached <= limit) return;
-    programs_.erase(oldest);  // not running: run() waits for its programs
-  }
+  return find_or_compile(feeds, fetches, targets, variants, segments, ProgramCache::Use::hand_out);
 }
 
 void Session::run_program(Program& program, std::span<const Array> feeds, std::vector<Array>& outputs) {
@@ -106,11 +58,10 @@ std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& f
     specs.push_back({tensor, {value.dtype(), value.shape().dims()}});
     values.push_back(value);
   }
-  CachedProgram& entry = find_or_compile(specs, fetches, targets, 1, {});
-  entry.last_run = ++run_calls_;
+  Program& program = find_or_compile(specs, fetches, targets, 1, {}, ProgramCache::Use::run);
   std::vector<Array> outputs;
-  run_program(*entry.program, values, outputs);
-  trim_cache();
+  run_program(program, values, outputs);
+  programs_.trim(options_.cached_programs);  // none is running: run() waits for its programs
   return outputs;
 }
 

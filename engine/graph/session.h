@@ -19,6 +19,7 @@
 #include "core/array.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/program.h"
+#include "engine/graph/program_cache.h"
 #include "engine/graph/scalar_words.h"
 #include "engine/graph/step_clock.h"
 #include "engine/graph/variable_store.h"
@@ -67,7 +68,7 @@ class Session {
   bool timestamps() const { return options_.timestamps; }
   // Programs alive: those program() handed out and those run() keeps cached.
   std::size_t program_count() const { return programs_.size(); }
-  std::vector<const Program*> programs() const;
+  std::vector<const Program*> programs() const { return programs_.programs(); }
 
   // By name (see Graph::hyperparameter); Error(not_found) for unknown names. A
   // hyperparameter starts at the value the graph gave it.
@@ -99,6 +100,9 @@ class Session {
 
  private:
   void ensure_variable(const std::string& name);
+  Program& find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
+                           const std::vector<Tensor>& targets, int variants, const FetchSegments& segments,
+                           ProgramCache::Use use);
 
   Graph* graph_;
   vk::Device* device_;
@@ -108,19 +112,7 @@ class Session {
   std::int64_t own_global_step_ = 0;
   std::shared_ptr<const StepClock> clock_;  // null: own_global_step_
   std::uint64_t runs_ = 0;
-  struct CachedProgram {
-    std::unique_ptr<Program> program;
-    bool handed_out = false;    // by program(): never released
-    std::uint64_t last_run = 0;  // run() calls so far when it last ran it
-  };
-  // The program for this key, compiled the first time.
-  CachedProgram& find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
-                                 const std::vector<Tensor>& targets, int variants, const FetchSegments& segments);
-  // Releases the least recently run programs of run() beyond options_.cached_programs.
-  void trim_cache();
-
-  std::map<std::string, CachedProgram> programs_;
-  std::uint64_t run_calls_ = 0;
+  ProgramCache programs_;  // last: destroyed before the variables and scalars they use
 };
 
 }  // namespace vkp::graph
