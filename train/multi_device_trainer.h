@@ -151,10 +151,6 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   void run_async_step();
   // For async towers: a predictor that drains them before every call.
   callbacks::PredictFn draining(callbacks::PredictFn fn);
-  // One batch per tower from the input source into `batches`, cut by the shares.
-  // At an epoch's first step: the shares of a resumed run, and the staged batches cut
-  // again where the shares changed since they were read.
-  // At an epoch's end: the next epoch's shares from this epoch's rates, logged and recorded.
 
   towers::TowerOptions options_;
   bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
