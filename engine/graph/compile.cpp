@@ -54,11 +54,6 @@ class ProgramBuilder {
     allocate_exchanges();
     allocate_fetches();
     for (int variant = 0; variant < variants_; ++variant) record(variant);
-    if (feeds_on_transfer_) {
-      p_->uploads_.ready.assign(static_cast<std::size_t>(variants_), 0);
-      p_->uploads_.last_run.assign(static_cast<std::size_t>(variants_), 0);
-      p_->uploads_.sent.assign(static_cast<std::size_t>(variants_), 0);
-    }
     return std::move(p_);
   }
 
@@ -235,7 +230,7 @@ class ProgramBuilder {
     if (!mapped_)
       p_->upload_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " feeds",
                                                 feed_bytes_ * static_cast<std::uint64_t>(variants_));
-    p_->feed_checks_ = FeedChecks(feeds_, graph_, p_->schedule_, types_);
+    p_->feeds_.set_checks(FeedChecks(feeds_, graph_, p_->schedule_, types_));
   }
 
   // Where the host reads each fetch: its mapping, or a read-back copy made at the end.
@@ -297,13 +292,12 @@ class ProgramBuilder {
   // transfer-queue recording of their own; where the host writes each feed.
   void record_feed_copies(int variant, vk::Recording& first) {
     std::vector<std::byte*> hosts;
-    vk::Recording* copies = &first;
-    if (feeds_on_transfer_) {
-      p_->uploads_.recordings.push_back(std::make_unique<vk::Recording>(
+    std::unique_ptr<vk::Recording> upload;
+    if (feeds_on_transfer_)
+      upload = std::make_unique<vk::Recording>(
           device_,
-          vk::RecordingOptions{.name = options_.name + " feeds variant " + std::to_string(variant), .transfer = true}));
-      copies = p_->uploads_.recordings.back().get();
-    }
+          vk::RecordingOptions{.name = options_.name + " feeds variant " + std::to_string(variant), .transfer = true});
+    vk::Recording* copies = upload ? upload.get() : &first;
     for (std::size_t i = 0; i < feeds_.size(); ++i) {
       const vk::BufferSlice dst = inputs_[at(variant)][i];
       if (mapped_) {
@@ -315,8 +309,8 @@ class ProgramBuilder {
         hosts.push_back(stage.host);
       }
     }
-    if (feeds_on_transfer_) copies->finish();
-    p_->feed_host_.push_back(std::move(hosts));
+    if (upload) upload->finish();
+    p_->feeds_.add_variant(std::move(hosts), std::move(upload));
   }
 
   void lower_node(int id, int variant, vk::Recording& rec) {

@@ -14,34 +14,22 @@
 
 namespace vkp::graph {
 
-void Program::send_feeds(int variant) {
-  const auto v = static_cast<std::size_t>(variant);
-  // After the variant's last run, which read these inputs, on the device's compute timeline.
-  uploads_.ready[v] = uploads_.recordings[v]->submit(uploads_.last_run[v]);
-  uploads_.sent[v] = 1;
-}
-
 void Program::write_feeds(std::span<const Array> feeds, int variant) {
   const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
-  if (feeds.size() != feed_checks_.size())
+  if (feeds.size() != feeds_.checks().size())
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("program takes {} feeds, got {}", feed_checks_.size(), feeds.size()));
+                fmt::format("program takes {} feeds, got {}", feeds_.checks().size(), feeds.size()));
   for (std::size_t i = 0; i < feeds.size(); ++i) write_feed(i, feeds[i], variant);
-  if (!uploads_.recordings.empty()) send_feeds(variant);
+  feeds_.send(variant);
   host_spans_.note(HostSpan::Kind::feed, variant, begin);
 }
 
 void Program::write_feed(std::size_t index, const Array& value, int variant) {
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   VKP_CHECK(variant != pending_, "feeds written into the inputs of a running program variant");
-  feed_checks_.check(index, value);
-  if (!uploads_.recordings.empty()) {
-    uploads_.recordings[static_cast<std::size_t>(variant)]->wait();  // it reads the staging buffer written here
-    uploads_.sent[static_cast<std::size_t>(variant)] = 0;
-  }
-  std::memcpy(feed_host_[static_cast<std::size_t>(variant)][index], value.bytes().data(), value.nbytes());
+  feeds_.write(index, value, variant);
 }
 
 void Program::await_device() {
@@ -63,8 +51,7 @@ void Program::submit_part(int part, std::uint64_t after_feeds) {
     order[0]->submit(after_feeds);
   else
     vk::Recording::submit_in_order(std::span(order).subspan(first, last - first + 1), after_feeds);
-  if (last + 1 == order.size() && !uploads_.recordings.empty())
-    uploads_.last_run[static_cast<std::size_t>(pending_)] = order.back()->last_submission();
+  if (last + 1 == order.size()) feeds_.ran(pending_, order.back()->last_submission());
 }
 
 void Program::check_exchange(int e, const char* call) const {
@@ -101,11 +88,7 @@ void Program::submit(int variant) {
   const auto begin = std::chrono::steady_clock::now();
   VKP_CHECK(variant >= 0 && variant < variants(), "program variant out of range");
   await_device();
-  std::uint64_t after_feeds = 0;
-  if (!uploads_.recordings.empty()) {
-    if (!uploads_.sent[static_cast<std::size_t>(variant)]) send_feeds(variant);
-    after_feeds = uploads_.ready[static_cast<std::size_t>(variant)];
-  }
+  const std::uint64_t after_feeds = feeds_.ready_for_run(variant);
   pending_ = variant;
   next_exchange_ = 0;
   submit_part(0, after_feeds);

@@ -15,6 +15,7 @@
 #include "engine/graph/graph.h"
 #include "engine/graph/host_spans.h"
 #include "engine/graph/memory_plan.h"
+#include "engine/graph/program_feeds.h"
 #include "engine/graph/variable_store.h"
 #include "engine/vk/recording.h"
 
@@ -77,7 +78,7 @@ class Program {
   // submitted as soon as write_feeds has written them, so that the upload of the next
   // step's inputs overlaps the current step (StagingInput); the step waits for it on
   // the device.
-  bool feeds_on_transfer_queue() const { return !uploads_.recordings.empty(); }
+  bool feeds_on_transfer_queue() const { return feeds_.on_transfer_queue(); }
 
   // Segments (CompileOptions::segments): bucket s is computed by command buffer s,
   // which signals the device timeline when done. wait_segment(s) blocks until then and
@@ -103,7 +104,7 @@ class Program {
   void resume_exchange(int e, const Array& value);
 
   const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
-  const std::vector<FeedSpec>& feeds() const { return feed_checks_.specs(); }
+  const std::vector<FeedSpec>& feeds() const { return feeds_.checks().specs(); }
   const MemoryPlan& memory_plan() const { return plan_; }
   // Planned tensors kept as float16 (CompileOptions::f16_storage), and their bytes.
   int f16_tensors() const { return f16_tensors_; }
@@ -124,14 +125,11 @@ class Program {
   friend class ProgramBuilder;  // compile()'s stages, in compile.cpp
   Program() = default;
   void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
-  void send_feeds(int variant);  // submits the variant's feed upload on the transfer queue
   // Submits the pending run's part `part`: its recordings from the one after exchange
   // part - 1 to the one ending exchange `part` (the last, after every exchange).
   void submit_part(int part, std::uint64_t after_feeds);
   void check_exchange(int e, const char* call) const;
 
-  FeedChecks feed_checks_;
-  std::vector<std::vector<std::byte*>> feed_host_;  // by variant: where each feed is written
   std::vector<TensorType> fetch_types_;
   std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
   std::vector<int> schedule_;
@@ -163,15 +161,7 @@ class Program {
   // then the tail; and the same as pointers, for submit_in_order.
   std::vector<std::vector<std::unique_ptr<vk::Recording>>> recordings_;
   std::vector<std::vector<vk::Recording*>> in_order_;
-  // By variant, with feeds_on_transfer_queue(): the upload, the transfer timeline value
-  // its last submission reaches, whether the feeds written since have been sent, and
-  // the compute timeline value of the variant's last run (which read the inputs).
-  struct FeedUploads {
-    std::vector<std::unique_ptr<vk::Recording>> recordings;
-    std::vector<std::uint64_t> ready, last_run;
-    std::vector<char> sent;
-  };
-  FeedUploads uploads_;
+  ProgramFeeds feeds_;  // after the arenas: its upload recordings read upload_
 };
 
 // What compile() builds: `fetches` and `targets` (side effects, run after what they
