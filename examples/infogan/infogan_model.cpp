@@ -42,37 +42,45 @@ Tensor InfoGan::generator(Tensor category, Tensor style, Tensor noise) {
   return identity(sigmoid(t), "image");
 }
 
-// The conditional DCGAN's discriminator (without the class) and the Q head. Without
-// tensorpack's batch-normalised fully connected layer before the realness logit: with
-// it (real and fake batches normalised apart) the generator made noise on a light
-// background and no shapes here, in 150 steps with or without the Q head's loss.
-std::array<Tensor, 3> InfoGan::discriminator(Tensor image) {
+// The conditional DCGAN's discriminator (without the class), with a fully connected layer
+// of 128 units (tensorpack has 1,024, batch-normalised: with BatchNorm there, real and
+// fake batches normalised apart, the generator made noise on a light background within
+// 150 steps here) whose features give the realness logit and the Q head.
+std::array<Tensor, 2> InfoGan::discriminator(Tensor image) {
   Tensor t = Conv2D("conv0", image, 32, {5, 5}, {.strides = {2, 2}, .activation = leaky()});
   t = Conv2D("conv1", t, 64, {5, 5}, {.strides = {2, 2}, .use_bias = false});
   t = leaky_relu(BatchNorm("conv1_bn", t), 0.2f);
-  const Tensor logits = FullyConnected("logits", t, 1);
-  // The Q head: the codes recovered from the discriminator's features.
-  Tensor q = FullyConnected("q_fc0", t, 128, {.use_bias = false});
-  q = leaky_relu(BatchNorm("q_fc0_bn", q), 0.2f);
-  q = FullyConnected("q_codes", q, kCategories + kContinuous);
-  return {logits, slice(q, {0, 0}, {batch_, kCategories}), slice(q, {0, kCategories}, {batch_, kContinuous})};
+  t = FullyConnected("fc0", t, 128, {.activation = leaky()});
+  return {FullyConnected("logits", t, 1), t};
+}
+
+// The Q head: one linear layer on the discriminator's features (tensorpack: a batch-
+// normalised hidden layer of 128 first; with it, or on the convolutions' features, the
+// head read the category from detail the eye and a classifier do not see).
+std::array<Tensor, 2> InfoGan::q_head(Tensor features) {
+  const Tensor q = FullyConnected("q_codes", features, kCategories + kContinuous);
+  return {slice(q, {0, 0}, {batch_, kCategories}), slice(q, {0, kCategories}, {batch_, kContinuous})};
 }
 
 Tensor InfoGan::build_graph(const std::vector<Tensor>& in) {
   Graph& g = in[0].graph();
   const Tensor category = in[1], style = in[2];
   const Tensor fake = generator(category, style, in[3]);
-  Tensor real_logits, fake_logits, q_category, q_style;
+  Tensor real_logits, fake_logits;
+  std::array<Tensor, 2> q_gen, q_discrim;
   {
     VariableScope d(g, "discrim");
     real_logits = discriminator(in[0])[0];
   }
   {
-    VariableScope d(g, "discrim", Reuse::yes);
-    const auto outputs = discriminator(fake);
-    fake_logits = outputs[0];
-    q_category = outputs[1];
-    q_style = outputs[2];
+    VariableScope d(g, "discrim", Reuse::automatic);
+    const auto [logits, features] = discriminator(fake);
+    fake_logits = logits;
+    // The generator's loss reads the codes through the discriminator's features; the
+    // discriminator's trains the Q head alone, so that its features stay those that
+    // tell real from fake, and the generator has to make the codes visible in them.
+    q_gen = q_head(features);
+    q_discrim = q_head(stop_gradient(features));
   }
   const Tensor ones = broadcast_to(scalar(g, 1.0f), {batch_, 1}), zeros = broadcast_to(scalar(g, 0.0f), {batch_, 1});
   const Tensor d_gan =
@@ -80,13 +88,16 @@ Tensor InfoGan::build_graph(const std::vector<Tensor>& in) {
   const Tensor g_gan = reduce_mean(sigmoid_cross_entropy(fake_logits, ones));
   // The Q head's loss: -log Q(category | image), and -log N(style; mean, 1) less its
   // constant, both averaged over the batch.
-  const Tensor category_xent = identity(reduce_mean(softmax_cross_entropy(q_category, category)), "category_xent");
-  const Tensor style_nll = identity(reduce_mean(reduce_sum(square(style - q_style), {1})) * 0.5f, "style_nll");
-  const Tensor info = (category_xent + style_nll) * lambda_;
+  auto info_loss = [&](const std::array<Tensor, 2>& q) {
+    return std::array<Tensor, 2>{reduce_mean(softmax_cross_entropy(q[0], category)),
+                                 reduce_mean(reduce_sum(square(style - q[1]), {1})) * 0.5f};
+  };
+  const auto [category_xent, style_nll] = info_loss(q_gen);
+  const auto [d_category_xent, d_style_nll] = info_loss(q_discrim);
   const Tensor mutual_info = identity(-category_xent + static_cast<float>(std::log(10.0)), "mutual_info");
-  const Tensor d_loss = identity(d_gan + info, "discrim_loss");
-  const Tensor g_loss = identity(g_gan + info, "gen_loss");
-  callbacks::add_moving_summary({g_loss, d_loss, mutual_info, style_nll});
+  const Tensor d_loss = identity(d_gan + (d_category_xent + d_style_nll) * lambda_, "discrim_loss");
+  const Tensor g_loss = identity(g_gan + (category_xent + style_nll) * lambda_, "gen_loss");
+  callbacks::add_moving_summary({g_loss, d_loss, mutual_info, identity(style_nll, "style_nll")});
   return set_losses(g_loss, d_loss);
 }
 

@@ -23,12 +23,13 @@ inline constexpr std::int64_t kCategories = 10, kContinuous = 2, kInfoNoise = 62
 // Losses (InfoGAN, Chen et al. 2016, as tensorpack writes them): the DCGAN's two, each
 // plus lambda times the Q head's loss on the generated batch: the cross entropy of the
 // category it recovers and, for the style, the negative log-likelihood of a Gaussian of
-// unit variance around the mean it recovers. "mutual_info": log(10) minus that cross
-// entropy, the lower bound on I(category; image) that the training raises (at most
-// log 10 = 2.303 nats, reached when the category is recovered from every image).
+// unit variance around the mean it recovers. Unlike tensorpack's, the discriminator's
+// loss trains only the Q head with it, not the features the head reads (build_graph). "mutual_info": log(10) minus that
+// cross entropy, the lower bound on I(category; image) that the training raises (at most log 10 = 2.303 nats, reached
+// when the category is recovered from every image).
 class InfoGan : public train::GANModelDesc {
  public:
-  InfoGan(std::int64_t batch, float learning_rate, float info_weight = 1.0f)
+  InfoGan(std::int64_t batch, float learning_rate, float info_weight = 2.0f)
       : batch_(batch), lr_(learning_rate), lambda_(info_weight) {}
   std::vector<train::InputSpec> inputs() const override;
   graph::Tensor build_graph(const std::vector<graph::Tensor>& inputs) override;
@@ -36,9 +37,10 @@ class InfoGan : public train::GANModelDesc {
 
  private:
   graph::Tensor generator(graph::Tensor category, graph::Tensor style, graph::Tensor noise);
-  // The image's realness logit [B, 1] and, from the same features, the Q head's category
-  // logits [B, 10] and style means [B, 2].
-  std::array<graph::Tensor, 3> discriminator(graph::Tensor image);
+  // The image's realness logit [B, 1] and the features it is read from.
+  std::array<graph::Tensor, 2> discriminator(graph::Tensor image);
+  // The Q head on the discriminator's features: category logits [B, 10], style means [B, 2].
+  std::array<graph::Tensor, 2> q_head(graph::Tensor features);
   std::int64_t batch_;
   float lr_, lambda_;
 };

@@ -28,14 +28,16 @@ constexpr const char* kHelp =
     "code of 10 values and two continuous codes beside the noise, which the discriminator's Q\n"
     "head learns to recover. After every epoch it writes <logdir>/samples-<step>.png (row r:\n"
     "category r; columns: the first continuous code from -1 to 1) and style-<step>.png (the\n"
-    "second continuous code), the noise fixed across each grid.\n"
+    "second continuous code), the noise fixed across each grid, and noise-<step>.png (row r:\n"
+    "category r; column c: the c-th of ten noise draws).\n"
     "\n"
     "options:\n"
     "  --epochs N           epochs to train (default 10)\n"
     "  --steps N            steps per epoch (default: the whole train split)\n"
     "  --batch N            batch size (default 64)\n"
     "  --lr X               Adam's learning rate, beta1 0.5 (default 0.0002)\n"
-    "  --info-weight X      lambda, the weight of the Q head's loss in both losses (default 1)\n"
+    "  --info-weight X      lambda, the weight of the Q head's loss in both losses (default 2;\n"
+    "                       tensorpack's 1 steers the class less in the first epochs)\n"
     "  --mixed-precision    float16 activations and gradients, a dynamic loss scale for each\n"
     "                       net\n"
     "  --device N           Vulkan device index, as `vkpack devices` lists them (default 0)\n"
@@ -64,7 +66,7 @@ struct Options : examples::RunOptions, examples::StepOptions {
     lr = 2e-4f;
   }
   bool mixed_precision = false;
-  float info_weight = 1.0f;
+  float info_weight = 2.0f;
   std::string evaluate;
 };
 

@@ -1,6 +1,7 @@
 // The InfoGAN example's measures and codes: code_agreement against a search of every
 // one of the 10! matchings and the mutual information of tables whose value is known;
-// the grids' codes as docs/guide.md describes them.
+// the grids' codes as docs/guide.md describes them; which variables the Q head's loss
+// moves.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <numeric>
 
 #include "infogan_model.h"
+#include "vk_test_env.h"
 
 namespace vkp::examples {
 namespace {
@@ -113,6 +115,68 @@ TEST(InfoGanCodes, NoiseGridRowsAreCategoriesAndColumnsShareOneNoiseDrawEach) {
     for (std::size_t k = 0; k < n; ++k) EXPECT_LE(std::abs(noise[a * n + k]), 1.0f);
     for (std::size_t b = a + 1; b < 10; ++b) EXPECT_NE(noise[a * n], noise[b * n]) << "columns " << a << ", " << b;
   }
+}
+
+// The gradients of the discriminator's loss for its first convolution and the Q head's
+// output layer, and of the generator's loss for its first layer, at one batch, for
+// info weight `lambda` (the same initial values whatever it is).
+std::vector<Array> info_gradients(float lambda) {
+  using namespace graph;
+  Graph g(5);
+  InfoGan gan(8, 2e-4f, lambda);
+  std::vector<Tensor> in;
+  for (const train::InputSpec& s : gan.inputs()) in.push_back(placeholder(g, s.name, s.type));
+  {
+    TowerContext training(g, "", 0, true);
+    gan.build_graph(in);
+  }
+  const Tensor trunk = g.find_variable("discrim/conv0/W"), q = g.find_variable("discrim/q_codes/W"),
+               gen = g.find_variable("gen/fc1/W");
+  EXPECT_TRUE(trunk.valid() && q.valid() && gen.valid());
+  std::vector<Tensor> wanted = gradients(gan.d_loss(), {trunk, q});
+  wanted.push_back(gradients(gan.g_loss(), {gen})[0]);
+  Rng rng(11);
+  Feeds feeds;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    Array a(DType::f32, Shape(in[i].dims()));
+    for (float& v : a.data<float>()) v = i == 0 ? rng.uniform(0, 1) : rng.uniform(-1, 1);
+    if (i == 1) {  // one-hot categories
+      for (float& v : a.data<float>()) v = 0;
+      for (std::int64_t r = 0; r < 8; ++r) a.data<float>()[static_cast<std::size_t>(r * kCategories + r % 10)] = 1;
+    }
+    feeds.emplace_back(in[i], a);
+  }
+  Session session(g, test::device());
+  return session.run(feeds, wanted);
+}
+
+double largest_difference(const Array& a, const Array& b) {
+  double most = 0;
+  for (std::size_t i = 0; i < a.data<float>().size(); ++i)
+    most = std::max(most, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
+  return most;
+}
+
+double largest_magnitude(const Array& a) {
+  double most = 0;
+  for (float v : a.data<float>()) most = std::max(most, static_cast<double>(std::abs(v)));
+  return most;
+}
+
+// The discriminator's loss trains the Q head on the discriminator's features without
+// moving those features (so that the generator must make the codes visible in what tells
+// real from fake), while the generator's loss carries the Q head's loss into the
+// generator.
+TEST(InfoGanModel, TheQLossMovesTheQHeadAndTheGeneratorButNotTheDiscriminatorsFeatures) {
+  const std::vector<Array> without = info_gradients(0.0f), with = info_gradients(3.0f);
+  ASSERT_EQ(without.size(), 3u);
+  ASSERT_GT(largest_magnitude(without[0]), 0.0);
+  EXPECT_LE(largest_difference(with[0], without[0]), 1e-5 * largest_magnitude(without[0]))
+      << "the Q head's loss reached the discriminator's convolution";
+  EXPECT_EQ(largest_magnitude(without[1]), 0.0);
+  EXPECT_GT(largest_magnitude(with[1]), 0.0) << "the Q head is not trained";
+  EXPECT_GT(largest_difference(with[2], without[2]), 1e-3 * largest_magnitude(without[2]))
+      << "the Q head's loss does not reach the generator";
 }
 
 }  // namespace
