@@ -46,6 +46,10 @@ struct TrainLoop {
 
   // The local step the current epoch starts from in this run.
   std::int64_t first_local_step() const { return epoch_num == starting_epoch ? starting_local_step : 0; }
+  // Whether the step about to run is the first this run trains in its epoch: local step
+  // 0, or in a run resumed inside an epoch, starting_local_step.
+  bool first_step_of_epoch() const { return local_step == first_local_step(); }
+  bool last_step_of_epoch() const { return local_step == steps_per_epoch - 1; }
 };
 
 class TrainerView {

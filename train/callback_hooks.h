@@ -54,6 +54,14 @@ class CallbackHooks {
   bool has_epoch_fetches() const { return !epoch_fetches_.empty(); }
   // fetches(), then every callback's epoch fetches (what the last step of an epoch runs).
   const std::vector<graph::Tensor>& fetches_with_epoch() const { return with_epoch_; }
+  // Whether the step `loop` is at runs the epoch fetches too: its epoch's last.
+  bool fetches_epoch(const callbacks::TrainLoop& loop) const {
+    return has_epoch_fetches() && loop.last_step_of_epoch();
+  }
+  // What the step `loop` is at fetches for the callbacks.
+  const std::vector<graph::Tensor>& step_fetches(const callbacks::TrainLoop& loop) const {
+    return fetches_epoch(loop) ? with_epoch_ : fetches_;
+  }
   // Hands a step's values of fetches() or fetches_with_epoch() to each callback's
   // after_run, and with the epoch's, after_epoch_run.
   void deliver(std::span<const Array> values);

@@ -60,7 +60,7 @@ void DistributedTrainer::run_step() {
   }
   // Into every rank's tower 0 here, then from tower 0 into the local towers by
   // MultiDeviceTrainer at the same local step.
-  if (first_step_of_epoch()) broadcast_from_chief();
+  if (loop().first_step_of_epoch()) broadcast_from_chief();
   MultiDeviceTrainer::run_step();
 }
 

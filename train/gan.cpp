@@ -141,9 +141,9 @@ double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> ba
   const bool train_g = step % static_cast<std::uint64_t>(g_period_) == 0;
   double cost = 0;
   if (train_d)
-    cost += t.step(kDiscriminator, !train_g, batches, step, train_g ? std::vector<graph::Tensor>{} : step_fetches(),
-                   train_g ? none_ : fetched);
-  if (train_g) cost += t.step(kGenerator, true, batches, step, step_fetches(), fetched);
+    cost += t.step(kDiscriminator, !train_g, batches, step,
+                   train_g ? std::vector<graph::Tensor>{} : hooks().step_fetches(loop()), train_g ? none_ : fetched);
+  if (train_g) cost += t.step(kGenerator, true, batches, step, hooks().step_fetches(loop()), fetched);
   return cost;
 }
 

@@ -62,7 +62,7 @@ towers::Tower MultiDeviceTrainer::build_tower(graph::Graph& g, int) {
 
 double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batches,
                                        std::span<const std::vector<Array>> next, std::vector<Array>& fetched) {
-  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), step_fetches(), fetched);
+  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), hooks().step_fetches(loop()), fetched);
 }
 
 towers::Towers& MultiDeviceTrainer::towers() {
@@ -174,14 +174,14 @@ std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
 void MultiDeviceTrainer::run_step() {
   if (is_async()) return run_async_step();
   towers::SyncTowers& t = sync_towers();
-  if (first_step_of_epoch()) {
+  if (loop().first_step_of_epoch()) {
     t.broadcast_variables(0);
     if (t.host_master()) {
       t.load_master();
       slots_behind_ = false;
     }
   }
-  if (first_step_of_epoch() && splitter_.begin_epoch(monitors(), staged_batches_)) towers().discard_staged();
+  if (loop().first_step_of_epoch() && splitter_.begin_epoch(monitors(), staged_batches_)) towers().discard_staged();
   // With StagingInput the batches of this step were read (and written to the devices)
   // during the last one, and the next step's are read and written during this one.
   const bool staging = options_.staging_buffers > 1;
@@ -195,7 +195,7 @@ void MultiDeviceTrainer::run_step() {
                                                     : std::span<const std::vector<Array>>(),
                                   fetched_);
   // An epoch's first step may compile programs for new shapes: the rates leave it out.
-  if (options_.time_towers && !first_step_of_epoch())
+  if (options_.time_towers && !loop().first_step_of_epoch())
     for (int k = 0; k < t.size(); ++k) splitter_.add_time(k, t.tower_seconds()[static_cast<std::size_t>(k)]);
   slots_behind_ = t.host_master();
   set_step_result(samples, cost);
@@ -204,7 +204,7 @@ void MultiDeviceTrainer::run_step() {
 
 void MultiDeviceTrainer::run_async_step() {
   towers::AsyncTowers& t = async_towers();
-  if (first_step_of_epoch()) {
+  if (loop().first_step_of_epoch()) {
     // The last epoch ended drained; what a callback or a restore wrote into tower 0 since
     // reaches every tower and the master, whose updates go on from the global step.
     t.drain();
@@ -223,7 +223,7 @@ void MultiDeviceTrainer::run_async_step() {
   }
   const towers::AsyncProgress progress = t.progress(fetched_);
   set_step_result(samples, progress.cost);
-  if (!fetches_epoch_tensors()) fetched_.resize(hooks().fetches().size());
+  if (!hooks().fetches_epoch(loop())) fetched_.resize(hooks().fetches().size());
   deliver_fetched(fetched_);
 }
 

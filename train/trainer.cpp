@@ -172,8 +172,8 @@ void Trainer::train(TrainOptions options) {
 }
 
 void NoOpTrainer::run_step() {
-  // step_fetches(): the epoch's fetches with its last step too (ParamHistograms, ...).
-  if (!step_fetches().empty()) run_hooked({}, {}, {});
+  // The step's fetches: the epoch's with its last step too (ParamHistograms, ...).
+  if (!hooks().step_fetches(loop()).empty()) run_hooked({}, {}, {});
 }
 
 void Trainer::run_epochs() {
@@ -216,14 +216,6 @@ void Trainer::run_after_train(std::exception_ptr failure) {
   if (failure) std::rethrow_exception(failure);
 }
 
-bool Trainer::fetches_epoch_tensors() const {
-  return hooks_.has_epoch_fetches() && loop_.local_step == loop_.steps_per_epoch - 1;
-}
-
-const std::vector<graph::Tensor>& Trainer::step_fetches() const {
-  return fetches_epoch_tensors() ? hooks_.fetches_with_epoch() : hooks_.fetches();
-}
-
 void Trainer::deliver_fetched(std::span<const Array> values) {
   // The step has run: after_run sees its global step counted, as in tensorpack, where
   // the step counter is the first callback.
@@ -237,7 +229,8 @@ void Trainer::run_step() {
   if (!step_.source())
     throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
   const bool next_is_last = hooks_.has_epoch_fetches() && loop_.local_step + 2 == loop_.steps_per_epoch;
-  const std::span<const Array> values = step_.run(session(), step_fetches(), {fetches_epoch_tensors(), next_is_last});
+  const std::span<const Array> values =
+      step_.run(session(), hooks_.step_fetches(loop_), {hooks_.fetches_epoch(loop_), next_is_last});
   set_step_result(step_.samples(), step_.last_cost());
   deliver_fetched(values);
 }
@@ -262,7 +255,8 @@ std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vec
                                        const std::vector<graph::Tensor>& targets) {
   if (delivered_) return session().run(feeds, fetches, targets);  // the callbacks had this step's values
   std::vector<graph::Tensor> all = fetches;
-  all.insert(all.end(), step_fetches().begin(), step_fetches().end());
+  const std::vector<graph::Tensor>& hooked = hooks_.step_fetches(loop_);
+  all.insert(all.end(), hooked.begin(), hooked.end());
   std::vector<Array> values = session().run(feeds, all, targets);
   deliver_fetched(std::span<const Array>(values).subspan(fetches.size()));
   values.resize(fetches.size());

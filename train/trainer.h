@@ -102,20 +102,11 @@ class Trainer : public callbacks::TrainerView {
   virtual void share_global_step(std::shared_ptr<const graph::StepClock> clock) {
     session().follow_global_step(std::move(clock));
   }
-  // Whether the step about to run is the first this run trains in its epoch: local step
-  // 0, or in a run resumed inside an epoch, starting_local_step (multi-device trainers
-  // broadcast tower 0's variables then, a restore's values among them).
-  bool first_step_of_epoch() const { return loop_.local_step == loop_.first_local_step(); }
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
-  // The run's callbacks and their fetches.
+  // The run's callbacks and their fetches (this step's: hooks().step_fetches(loop())).
   const CallbackHooks& hooks() const { return hooks_; }
-  // What this step fetches for the callbacks: hooks().fetches(), and with the last step
-  // of an epoch hooks().fetches_with_epoch().
-  const std::vector<graph::Tensor>& step_fetches() const;
-  // Whether the step about to run is the last of its epoch and fetches epoch fetches.
-  bool fetches_epoch_tensors() const;
-  // Hands this step's values of step_fetches() to the callbacks' after_run (and, with
+  // Hands this step's values of hooks().step_fetches(loop()) to the callbacks' after_run (and, with
   // the epoch's last step, after_epoch_run).
   void deliver_fetched(std::span<const Array> values);
   // Several processes that train together (DistributedTrainer) must stop at the same
