@@ -37,7 +37,8 @@ using PredictFn = std::function<std::vector<Array>(const std::vector<Array>& inp
 // global_step = steps run so far (over every epoch, across resumes), local_step = steps
 // run in this epoch. The trainer keeps it; callbacks read it through TrainerView.
 struct TrainLoop {
-  // The global step: the trainer advances it, its sessions read it (StepClock).
+  // The global step: the trainer advances it, its sessions read it (StepClock); a
+  // callback reads it through TrainerView::global_step() and must not set it.
   std::shared_ptr<graph::StepClock> clock = std::make_shared<graph::StepClock>();
   int epoch_num = 0, starting_epoch = 1, max_epoch = 0;
   std::int64_t local_step = 0, steps_per_epoch = 0;

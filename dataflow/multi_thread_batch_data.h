@@ -95,7 +95,8 @@ class MultiThreadBatchData : public DataFlow {
   // returns how many.
   std::size_t claim_run(Run& run);
   // For a run the flow ended or failed in, with run.count of `want` read: gives the rest
-  // back and records the end or the error; whether the reader should be woken.
+  // back and records the end or the error; whether the reader should be woken. The
+  // caller holds source_mutex_, so no start_epoch() has begun a new generation since.
   bool cut_short(Run& run, std::size_t want, std::exception_ptr error);
   // Maps and writes the datapoints of a run, then completes it.
   void do_run(Run& run, std::vector<Datapoint>& taken);

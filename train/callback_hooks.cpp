@@ -30,7 +30,7 @@ void CallbackHooks::setup_graph(callbacks::TrainerView& trainer) {
 void CallbackHooks::deliver(std::span<const Array> values) {
   const bool with_epoch = has_epoch_fetches() && values.size() == with_epoch_.size();
   VKP_CHECK(values.size() == fetches_.size() || with_epoch,
-            "deliver_fetched: the step's values match neither the callbacks' fetches nor those with the epoch's");
+            "a step's fetched values match neither the callbacks' fetches nor those with the epoch's");
   std::size_t at = 0;
   each([&](callbacks::Callback& cb) {
     const std::size_t n = cb.fetches().size();
