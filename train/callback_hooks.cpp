@@ -17,14 +17,13 @@ void CallbackHooks::set(const std::vector<callbacks::CallbackPtr>& callbacks,
 
 void CallbackHooks::setup_graph(callbacks::TrainerView& trainer) {
   fetches_.clear();
-  epoch_fetches_.clear();
   for (const callbacks::CallbackPtr& cb : callbacks_) {
     if (cb != monitors_) cb->setup_graph(trainer);
     for (const graph::Tensor& t : cb->fetches()) fetches_.push_back(t);
-    for (const graph::Tensor& t : cb->epoch_fetches()) epoch_fetches_.push_back(t);
   }
   with_epoch_ = fetches_;
-  with_epoch_.insert(with_epoch_.end(), epoch_fetches_.begin(), epoch_fetches_.end());
+  for (const callbacks::CallbackPtr& cb : callbacks_)
+    for (const graph::Tensor& t : cb->epoch_fetches()) with_epoch_.push_back(t);
 }
 
 void CallbackHooks::deliver(std::span<const Array> values) {

@@ -45,13 +45,12 @@ class CallbackHooks {
       }
     }
   }
-  // The first StopTraining noted since clear_stop(); empty when none was.
+  // The first StopTraining noted since set(); empty when none was.
   const std::string& stop_reason() const { return stop_reason_; }
-  void clear_stop() { stop_reason_.clear(); }
 
   // Every callback's fetches of a step, in callback order.
   const std::vector<graph::Tensor>& fetches() const { return fetches_; }
-  bool has_epoch_fetches() const { return !epoch_fetches_.empty(); }
+  bool has_epoch_fetches() const { return with_epoch_.size() > fetches_.size(); }
   // fetches(), then every callback's epoch fetches (what the last step of an epoch runs).
   const std::vector<graph::Tensor>& fetches_with_epoch() const { return with_epoch_; }
   // Whether the step `loop` is at runs the epoch fetches too: its epoch's last.
@@ -75,7 +74,7 @@ class CallbackHooks {
   std::shared_ptr<callbacks::Monitors> monitors_;
   bool note_stops_ = false;
   std::string stop_reason_;
-  std::vector<graph::Tensor> fetches_, epoch_fetches_, with_epoch_;
+  std::vector<graph::Tensor> fetches_, with_epoch_;
 };
 
 }  // namespace vkp::train

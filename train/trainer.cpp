@@ -150,7 +150,6 @@ void Trainer::train(TrainOptions options) {
   std::exception_ptr failure;
   try {
     setup(options);
-    hooks_.clear_stop();
     hooks_.each([](callbacks::Callback& cb) { cb.before_train(); });
     check_stop();
     run_epochs();

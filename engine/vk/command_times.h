@@ -39,7 +39,6 @@ class CommandTimes {
   // The recording has been submitted: its timestamps can be read once it completes.
   void submitted() { submitted_ = true; }
 
-  bool timed() const { return timestamps_; }
   std::size_t dispatch_count() const { return dispatches_; }
   // Device time per dispatch and copy of the last completed replay, in recorded order;
   // needs timestamps on (empty otherwise, or before a replay). Each begins where the one
