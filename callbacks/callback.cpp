@@ -13,6 +13,12 @@ void TrainerView::time_kernels() {
   throw Error(ErrorCode::unsupported, "this trainer does not time its kernels, which a profiler needs");
 }
 
+PredictFn TrainerView::predictor(const std::vector<std::string>&, const std::vector<std::string>&) {
+  throw Error(ErrorCode::unsupported,
+              "this trainer has no tower function to build an inference tower from; use a "
+              "TowerTrainer (SimpleTrainer), or build one in the graph and run the session");
+}
+
 void Callback::setup_graph(TrainerView& trainer) {
   trainer_ = &trainer;
   on_setup_graph();

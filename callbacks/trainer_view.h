@@ -9,26 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "callbacks/model_state.h"
 #include "core/array.h"
 #include "engine/graph/graph.h"
 #include "engine/graph/step_clock.h"
 
-namespace vkp::graph {
-class Program;
-}
-namespace vkp::vk {
-class Device;
-}
-
 namespace vkp::callbacks {
 
 class Monitors;
-
-// A program a trainer's steps run and the device it runs on (for profilers).
-struct StepProgram {
-  const graph::Program* program = nullptr;
-  const vk::Device* device = nullptr;
-};
 
 // A callable on the inference tower: inputs in the order asked for, outputs likewise.
 using PredictFn = std::function<std::vector<Array>(const std::vector<Array>& inputs)>;
@@ -66,19 +54,19 @@ class TrainerView {
   int starting_epoch() const { return loop().starting_epoch; }
   int max_epoch() const { return loop().max_epoch; }
 
-  // The training graph: callbacks find tensors in it, and build ops in it at setup_graph.
-  virtual graph::Graph& graph() = 0;
+  // The model (ModelState): the graph, variables and hyperparameters, the programs and
+  // device memory; the functions below forward to it.
+  virtual ModelState& state() = 0;
+  graph::Graph& graph() { return state().graph(); }
+  float hyperparameter(const std::string& name) { return state().hyperparameter(name); }
+  void set_hyperparameter(const std::string& name, float value) { state().set_hyperparameter(name, value); }
+  Array variable(const std::string& name) { return state().variable(name); }
+  std::vector<Array> variable_values(const std::vector<std::string>& names) { return state().variable_values(names); }
+  void run_targets(const std::vector<graph::Tensor>& targets) { state().run_targets(targets); }
+  std::uint64_t device_memory_bytes() { return state().device_memory_bytes(); }
+  std::uint64_t peak_device_memory_bytes() { return state().peak_device_memory_bytes(); }
+  std::vector<StepProgram> step_programs() { return state().step_programs(); }
 
-  // The training state, always current: where the trainer keeps a master copy elsewhere
-  // (the parameter server's host master) it answers from it, or brings it back first.
-  // Error(not_found) for names the graph does not have.
-  virtual float hyperparameter(const std::string& name) = 0;
-  virtual void set_hyperparameter(const std::string& name, float value) = 0;
-  virtual Array variable(const std::string& name) = 0;
-  // Several variables (slots and moving averages too) in one read, for checkpoints.
-  virtual std::vector<Array> variable_values(const std::vector<std::string>& names) = 0;
-  // Runs `targets` (ops a callback built in graph()) once, between steps.
-  virtual void run_targets(const std::vector<graph::Tensor>& targets) = 0;
   virtual Monitors& monitors() = 0;
   // train_log/<name>/, or empty when the run writes no files.
   virtual const std::string& logger_dir() const = 0;
@@ -87,17 +75,15 @@ class TrainerView {
 
   // The inference tower (BatchNorm moving averages, no dropout) on the training
   // variables, fed and fetched by tensor name as the tower function named them.
+  // Error(unsupported) where the trainer has no tower function (a graph built by hand).
   virtual PredictFn predictor(const std::vector<std::string>& input_names,
-                              const std::vector<std::string>& output_names) = 0;
+                              const std::vector<std::string>& output_names);
   // One predictor per tower, each on its tower's device, all with tower 0's variables as
   // they are now (data-parallel inference). One tower: {predictor(...)}.
   virtual std::vector<PredictFn> tower_predictors(const std::vector<std::string>& input_names,
                                                   const std::vector<std::string>& output_names) {
     return {predictor(input_names, output_names)};
   }
-  // Device memory (bytes) the trainer holds now and at most so far.
-  virtual std::uint64_t device_memory_bytes() const = 0;
-  virtual std::uint64_t peak_device_memory_bytes() const = 0;
   // Samples in one step (the batch over every tower).
   virtual std::int64_t samples_per_step() const = 0;
   // The model's inputs, in the order datapoints hold them; the cost of the training
@@ -109,9 +95,6 @@ class TrainerView {
   // kernel and copy on the device (vk::Recording's timestamps). Error(unsupported) where
   // the trainer cannot.
   virtual void time_kernels();
-  // Every program the trainer's steps may run, with its device; those that ran in a
-  // step carry that step's host spans (graph::Program::host_spans, HostSpanLog).
-  virtual std::vector<StepProgram> step_programs() const { return {}; }
 };
 
 // Thrown by a callback (or a run_step) to end training cleanly after the current step:

@@ -5,14 +5,21 @@
 namespace vkp::train {
 
 void CallbackHooks::set(const std::vector<callbacks::CallbackPtr>& callbacks,
-                        std::shared_ptr<callbacks::Monitors> monitors, bool chief, bool note_stops) {
+                        std::shared_ptr<callbacks::Monitors> monitors, bool chief, StopAgreement agreement) {
   callbacks_.clear();
   for (const callbacks::CallbackPtr& cb : callbacks)
     if (!cb->chief_only() || chief) callbacks_.push_back(cb);
   callbacks_.push_back(monitors);
   monitors_ = std::move(monitors);
-  note_stops_ = note_stops;
+  agreement_ = std::move(agreement);
   stop_reason_.clear();
+}
+
+void CallbackHooks::check_stop() const {
+  if (!agreement_) return;
+  const bool requested = !stop_reason_.empty();
+  std::string reason = agreement_(requested);
+  if (!reason.empty()) throw callbacks::StopTraining(requested ? stop_reason_ : std::move(reason));
 }
 
 void CallbackHooks::setup_graph(callbacks::TrainerView& trainer) {

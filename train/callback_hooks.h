@@ -4,6 +4,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -14,15 +15,20 @@
 
 namespace vkp::train {
 
+// Several processes that train together (DistributedTrainer) must stop at the same step,
+// or the others wait in a collective for the one that left: given whether this process
+// was asked to stop, a StopAgreement says whether any was (the reason, empty to go on).
+using StopAgreement = std::function<std::string(bool requested)>;
+
 class CallbackHooks {
  public:
   // The run's callbacks: those of `callbacks` that run on this process (a chief_only one
   // only on the chief), then `monitors`, last, so that its epoch trigger sees every
-  // epoch scalar. With `note_stops` (processes that must stop at the same step), a
-  // StopTraining thrown by a hook is noted in stop_reason() and the other callbacks'
-  // hooks still run.
+  // epoch scalar. With an `agreement` (processes that must stop at the same step), a
+  // StopTraining thrown by a hook is noted, the other callbacks' hooks still run, and
+  // check_stop() asks the others.
   void set(const std::vector<callbacks::CallbackPtr>& callbacks, std::shared_ptr<callbacks::Monitors> monitors,
-           bool chief, bool note_stops);
+           bool chief, StopAgreement agreement);
   // setup_graph of every callback but the monitors (the trainer sets those up first),
   // then their fetches, in callback order.
   void setup_graph(callbacks::TrainerView& trainer);
@@ -34,7 +40,7 @@ class CallbackHooks {
   template <class Hook>
   void each(Hook&& hook) {
     for (const callbacks::CallbackPtr& cb : callbacks_) {
-      if (!note_stops_) {
+      if (!agreement_) {
         hook(*cb);
         continue;
       }
@@ -45,8 +51,9 @@ class CallbackHooks {
       }
     }
   }
-  // The first StopTraining noted since set(); empty when none was.
-  const std::string& stop_reason() const { return stop_reason_; }
+  // With an agreement, at the end of a step, an epoch or before_train: throws
+  // StopTraining when any process asked to stop (this one's own reason first).
+  void check_stop() const;
 
   // Every callback's fetches of a step, in callback order.
   const std::vector<graph::Tensor>& fetches() const { return fetches_; }
@@ -72,8 +79,8 @@ class CallbackHooks {
  private:
   std::vector<callbacks::CallbackPtr> callbacks_;
   std::shared_ptr<callbacks::Monitors> monitors_;
-  bool note_stops_ = false;
-  std::string stop_reason_;
+  StopAgreement agreement_;
+  std::string stop_reason_;  // the first StopTraining noted since set()
   std::vector<graph::Tensor> fetches_, with_epoch_;
 };
 

@@ -64,8 +64,10 @@ class DistributedTrainer : public MultiDeviceTrainer {
   void setup_graph(const std::vector<InputSpec>& inputs, InputSourcePtr source, TowerFn tower,
                    OptimizerFn optimizer) override;
   void run_step() override;
-  bool stops_together() const override { return true; }
-  std::string agree_to_stop(bool requested) override;
+  // Every rank votes at the end of each step whether any was asked to stop.
+  StopAgreement stop_agreement() override {
+    return [this](bool requested) { return agree_to_stop(requested); };
+  }
 
   bool is_chief() const override { return mpi_.rank() == 0; }
   const std::string& logger_dir() const override;
@@ -74,6 +76,7 @@ class DistributedTrainer : public MultiDeviceTrainer {
   int world_size() const { return mpi_.size(); }
 
  private:
+  std::string agree_to_stop(bool requested);
   // Throws on every rank when the ranks disagree on what they are about to run.
   void check_agreement();
   // Every variable and hyperparameter of tower 0 from rank 0's into every rank's.

@@ -32,6 +32,11 @@ MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::
       TowerTrainer(*opened.front(), tower_options.seed),
       options_(std::move(tower_options)) {
   towers::check_tower_options(options_);
+  std::vector<const vk::Device*> list;
+  for (const auto& d : opened) list.push_back(d.get());
+  auto state = std::make_unique<TowersState>(std::move(list), is_async());
+  towers_ = state.get();
+  set_state(std::move(state));
 }
 
 MultiDeviceTrainer::~MultiDeviceTrainer() = default;
@@ -47,9 +52,9 @@ void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
   options_.time_towers = splitter_.by_throughput();
   splitter_.start(tower_count());
   staged_batches_.clear();
-  towers_ = towers::make_towers(
-      list, [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_);
-  const towers::Tower& first = towers_->tower(0);
+  towers_->set_towers(towers::make_towers(
+      list, [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_));
+  const towers::Tower& first = towers().tower(0);
   set_step(first.inputs, std::move(source), {}, first.cost);
 }
 
@@ -65,11 +70,6 @@ double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batch
   return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), hooks().step_fetches(loop()), fetched);
 }
 
-towers::Towers& MultiDeviceTrainer::towers() {
-  if (!towers_) throw Error(ErrorCode::invalid_argument, "the towers exist once setup_graph has run");
-  return *towers_;
-}
-
 towers::SyncTowers& MultiDeviceTrainer::sync_towers() {
   if (is_async()) throw Error(ErrorCode::invalid_argument, "these towers are asynchronous");
   return static_cast<towers::SyncTowers&>(towers());
@@ -83,7 +83,7 @@ towers::AsyncTowers& MultiDeviceTrainer::async_towers() {
 std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std::vector<std::string>& input_names,
                                                                        const std::vector<std::string>& output_names) {
   towers::Towers& t = towers();
-  sync_state();
+  towers_->sync();
   std::vector<callbacks::PredictFn> out;
   for (int k = 0; k < t.size(); ++k)
     out.push_back(draining(predictor_in(t.graph(k), t.session(k), input_names, output_names)));
@@ -92,83 +92,18 @@ std::vector<callbacks::PredictFn> MultiDeviceTrainer::tower_predictors(const std
   return out;
 }
 
-graph::Graph& MultiDeviceTrainer::graph() { return towers_ ? towers_->graph(0) : Trainer::graph(); }
-// Tower 0's: the Trainer base's own session is never made here.
-void MultiDeviceTrainer::time_kernels() {
-  if (is_async())
-    throw Error(ErrorCode::unsupported,
-                "async towers run their programs on threads of their own: profile them with a "
-                "synchronous trainer");
-  towers().set_timestamps(true);
-}
-
-void MultiDeviceTrainer::set_kernel_timing(bool on) {
-  if (towers_) towers_->set_timestamps(on);
-}
-
-std::vector<callbacks::StepProgram> MultiDeviceTrainer::step_programs() const {
-  std::vector<callbacks::StepProgram> all;
-  if (!towers_ || is_async()) return all;
-  for (int k = 0; k < towers_->size(); ++k)
-    for (const graph::Program* p : towers_->session(k).programs()) all.push_back({p, &towers_->session(k).device()});
-  return all;
-}
-
-graph::Session& MultiDeviceTrainer::session() {
-  if (is_async()) async_towers().drain();
-  return towers().session(0);
-}
-
 callbacks::PredictFn MultiDeviceTrainer::draining(callbacks::PredictFn fn) {
   if (!is_async()) return fn;
   return [this, fn = std::move(fn)](const std::vector<Array>& inputs) {
-    async_towers().drain();
+    towers_->drain();
     return fn(inputs);
   };
 }
 
 callbacks::PredictFn MultiDeviceTrainer::predictor(const std::vector<std::string>& input_names,
                                                    const std::vector<std::string>& output_names) {
-  sync_state();  // before the inference tower is built into tower 0's graph
+  towers_->sync();  // before the inference tower is built into tower 0's graph
   return draining(TowerTrainer::predictor(input_names, output_names));
-}
-
-float MultiDeviceTrainer::hyperparameter(const std::string& name) { return towers().hyperparameter(name); }
-
-void MultiDeviceTrainer::set_hyperparameter(const std::string& name, float value) {
-  towers().set_hyperparameter(name, value);
-}
-
-void MultiDeviceTrainer::share_global_step(std::shared_ptr<const graph::StepClock> clock) {
-  if (!towers_) return;
-  const bool ends = clock == nullptr;
-  towers_->follow_global_step(std::move(clock));
-  if (ends && is_async()) async_towers().abandon();
-}
-
-Array MultiDeviceTrainer::variable(const std::string& name) {
-  if (is_async()) sync_state();
-  if (towers_ && towers_->host_master() && towers_->master_holds(name)) return towers_->master_value(name);
-  return session().variable(name);
-}
-
-void MultiDeviceTrainer::sync_state() {
-  if (towers_ && is_async()) async_towers().drain();  // tower 0's slots too
-  if (!slots_behind_) return;
-  towers().store_master_slots();
-  slots_behind_ = false;
-}
-
-std::uint64_t MultiDeviceTrainer::device_memory_bytes() const {
-  std::uint64_t total = 0;
-  for (const auto& d : opened) total += d->memory().allocated_bytes();
-  return total;
-}
-
-std::uint64_t MultiDeviceTrainer::peak_device_memory_bytes() const {
-  std::uint64_t total = 0;
-  for (const auto& d : opened) total += d->memory().peak_bytes();
-  return total;
 }
 
 void MultiDeviceTrainer::run_step() {
@@ -178,7 +113,7 @@ void MultiDeviceTrainer::run_step() {
     t.broadcast_variables(0);
     if (t.host_master()) {
       t.load_master();
-      slots_behind_ = false;
+      towers_->set_slots_behind(false);
     }
   }
   if (loop().first_step_of_epoch() && splitter_.begin_epoch(monitors(), staged_batches_)) towers().discard_staged();
@@ -197,7 +132,7 @@ void MultiDeviceTrainer::run_step() {
   // An epoch's first step may compile programs for new shapes: the rates leave it out.
   if (options_.time_towers && !loop().first_step_of_epoch())
     for (int k = 0; k < t.size(); ++k) splitter_.add_time(k, t.tower_seconds()[static_cast<std::size_t>(k)]);
-  slots_behind_ = t.host_master();
+  towers_->set_slots_behind(t.host_master());
   set_step_result(samples, cost);
   deliver_fetched(fetched_);
 }
@@ -228,7 +163,7 @@ void MultiDeviceTrainer::run_async_step() {
 }
 
 void MultiDeviceTrainer::set_batch_split(BatchSplit split) {
-  if (towers_) throw Error(ErrorCode::invalid_argument, "set_batch_split: before training starts");
+  if (towers_->has_towers()) throw Error(ErrorCode::invalid_argument, "set_batch_split: before training starts");
   if (is_async() && split.mode != BatchSplit::Mode::equal)
     throw Error(ErrorCode::unsupported, "async towers share the batches by speed already (a free tower takes the "
                                         "next one); a batch split is for synchronous towers");
@@ -236,11 +171,11 @@ void MultiDeviceTrainer::set_batch_split(BatchSplit split) {
 }
 
 void MultiDeviceTrainer::report_epoch() {
-  if (!towers_) return;
+  if (!towers_->has_towers()) return;
   TowerTrainer::report_epoch();  // the loss scale and skipped steps, with mixed precision
   splitter_.end_epoch(monitors(), epoch_num());
   // What the gradient processors' host forms summarised (SummaryGradient).
-  for (const graph::GradProcPtr& p : towers_->processors())
+  for (const graph::GradProcPtr& p : towers().processors())
     for (const graph::ProcessorSummary& s : p->take_summaries()) {
       if (s.histogram)
         monitors().put_histogram(s.name, s.values);
@@ -271,7 +206,8 @@ AsyncMultiDeviceTrainer::AsyncMultiDeviceTrainer(const vk::Instance& instance, c
           std::move(device_options)) {}
 
 void MultiDeviceTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
-  if (towers_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
+  if (towers_->has_towers())
+    throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
   towers::TowerOptions with = options_;
   with.loss_scale = options;
   towers::check_tower_options(with);  // Error(unsupported) where these towers cannot

@@ -18,7 +18,7 @@
 //     restore (session_init, AutoResumeTrainConfig) or a callback's set_variable made
 //     before then is trained on; one made mid-epoch is overwritten by the next step;
 //   - tower 0 receives the parameters every step, and the optimizer slots in
-//     sync_state(): at every epoch end (before after_epoch), when training ends without
+//     its state's sync(): at every epoch end (before after_epoch), when training ends without
 //     an error, and whenever a ModelSaver saves (also mid-epoch, under PeriodicTrigger).
 //     A callback reads variables through TrainerView::variable (the master's value where
 //     it holds one) or variable_values (synced first), never a stale slot.
@@ -35,6 +35,7 @@
 #include "train/batch_split.h"
 #include "train/batch_splitter.h"
 #include "train/tower_trainer.h"
+#include "train/towers_state.h"
 
 namespace vkp::vk {
 class Instance;
@@ -89,30 +90,13 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   std::vector<callbacks::PredictFn> tower_predictors(const std::vector<std::string>& input_names,
                                                      const std::vector<std::string>& output_names) override;
 
-  graph::Graph& graph() override;
-  // Tower 0's; async towers are drained first (every fed batch applied, tower 0 holding
-  // the master's state), so whoever uses it does not race their threads.
-  graph::Session& session() override;
   callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
                                  const std::vector<std::string>& output_names) override;
-  // Tower 0's, which every tower and the host master follow (towers::Towers::hyperparameter).
-  float hyperparameter(const std::string& name) override;
-  void set_hyperparameter(const std::string& name, float value) override;
-  // A trainable variable or slot from the host master when it holds one, without a sync.
-  Array variable(const std::string& name) override;
-  // The host master's slots into tower 0, when they changed; async towers drained first.
-  void sync_state() override;
-  std::uint64_t device_memory_bytes() const override;
-  std::uint64_t peak_device_memory_bytes() const override;
-  // Every tower's programs, each on its device; Error(unsupported) for async towers,
-  // whose threads run programs while a profiler would read them.
-  void time_kernels() override;
-  std::vector<callbacks::StepProgram> step_programs() const override;
   int tower_count() const { return static_cast<int>(opened.size()); }
   std::int64_t batches_per_step() const override { return tower_count(); }
   // Exist once setup_graph has run: the towers, and the same as the synchronous or the
   // asynchronous strategy they are (Error(invalid_argument) for the other).
-  towers::Towers& towers();
+  towers::Towers& towers() { return towers_->towers(); }
   towers::SyncTowers& sync_towers();
   towers::AsyncTowers& async_towers();
 
@@ -131,10 +115,6 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   const std::vector<std::int64_t>& last_rows() const { return splitter_.rows(); }
 
  protected:
-  void set_kernel_timing(bool on) override;
-  // Every tower's session reads the trainer's global step. At the end of training async
-  // towers drop what they were not given time to apply (after an error).
-  void share_global_step(std::shared_ptr<const graph::StepClock> clock) override;
   // Async: each tower's updates and gradient staleness in the log and the monitors.
   void report_epoch() override;
   // Tower k: placeholders of the input specs and the tower function's cost. A trainer of
@@ -153,8 +133,7 @@ class MultiDeviceTrainer : private detail::OpenedDevices, public TowerTrainer {
   callbacks::PredictFn draining(callbacks::PredictFn fn);
 
   towers::TowerOptions options_;
-  bool slots_behind_ = false;  // the host master's slots changed since tower 0 got them
-  std::unique_ptr<towers::Towers> towers_;
+  TowersState* towers_;  // the trainer's state()
   std::vector<std::vector<Array>> batches_;
   std::vector<std::vector<Array>> staged_batches_;  // StagingInput: the next step's, already on the devices
   std::vector<Array> fetched_;

@@ -42,7 +42,7 @@ void TowerTrainer::report_epoch() {
 void TowerTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
   if (tower_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
   loss_scale_ = options;
-  session_options_.f16_storage = true;
+  one_session().options().f16_storage = true;
 }
 
 callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& input_names,

@@ -15,21 +15,8 @@
 
 namespace vkp::train {
 
-Trainer::Trainer(vk::Device& device, std::uint64_t seed) : seed_(seed), device_(&device) {}
-
-// Made on first use, as the session: a trainer whose towers build graphs of their own
-// (MultiDeviceTrainer) never makes this one.
-graph::Graph& Trainer::graph() {
-  if (!graph_) graph_ = std::make_unique<graph::Graph>(seed_);
-  return *graph_;
-}
-
-// Made on first use: a trainer whose towers have sessions of their own (MultiDeviceTrainer)
-// never makes this one, so it holds no memory on the first device for nothing.
-graph::Session& Trainer::session() {
-  if (!session_) session_ = std::make_unique<graph::Session>(Trainer::graph(), *device_, session_options_);
-  return *session_;
-}
+Trainer::Trainer(vk::Device& device, std::uint64_t seed)
+    : device_(&device), state_(std::make_unique<SessionState>(device, seed)) {}
 
 Trainer::~Trainer() = default;
 
@@ -49,33 +36,20 @@ callbacks::Monitors& Trainer::monitors() {
   return *hooks_.monitors();
 }
 
-callbacks::PredictFn Trainer::predictor(const std::vector<std::string>&, const std::vector<std::string>&) {
-  throw Error(ErrorCode::unsupported,
-              "this trainer has no tower function to build an inference tower from; use a "
-              "TowerTrainer (SimpleTrainer), or build one in the graph and run the session");
-}
-
 std::vector<std::string> Trainer::input_names() const {
   std::vector<std::string> names;
   for (const graph::Tensor& t : step_.inputs()) names.push_back(t.name());
   return names;
 }
 
-std::uint64_t Trainer::device_memory_bytes() const { return device_->memory().allocated_bytes(); }
-std::uint64_t Trainer::peak_device_memory_bytes() const { return device_->memory().peak_bytes(); }
-
 void Trainer::set_kernel_timing(bool on) {
-  if (session_options_.timestamps == on) return;  // the programs held are already so
-  session_options_.timestamps = on;
-  if (session_) session_->set_timestamps(on);
-  step_.forget_programs();
+  if (state_->set_timestamps(on)) step_.forget_programs();
 }
 
-std::vector<callbacks::StepProgram> Trainer::step_programs() const {
-  std::vector<callbacks::StepProgram> all;
-  if (session_)
-    for (const graph::Program* p : session_->programs()) all.push_back({p, device_});
-  return all;
+SessionState& Trainer::one_session() {
+  auto* one = dynamic_cast<SessionState*>(state_.get());
+  if (!one) throw Error(ErrorCode::invalid_argument, "this trainer's model is not one session on one device");
+  return *one;
 }
 
 namespace {
@@ -132,15 +106,15 @@ void Trainer::setup(TrainOptions& o) {
                             "was the checkpoint made with more steps an epoch than this run has?",
                             o.starting_local_step, loop_.starting_epoch, loop_.steps_per_epoch));
   loop_.starting_local_step = o.starting_local_step;
-  hooks_.set(o.callbacks, std::make_shared<callbacks::Monitors>(o.monitors), is_chief(), stops_together());
+  hooks_.set(o.callbacks, std::make_shared<callbacks::Monitors>(o.monitors), is_chief(), stop_agreement());
   hooks_.monitors()->setup_graph(*this);
   set_kernel_timing(false);  // a profiler's setup_graph turns it on
   hooks_.setup_graph(*this);
   // The trainer owns the global step; its sessions read it (a restore, which sets a
   // session's own counter, runs before they follow again).
-  share_global_step(nullptr);
+  state_->follow_global_step(nullptr);
   if (o.session_init) o.session_init->init(session());
-  share_global_step(loop_.clock);
+  state_->follow_global_step(loop_.clock);
   // A resumed run must see the batches the uninterrupted one would have.
   if (source && o.resume_input && o.starting_global_step > 0)
     source->replay_consumed(o.starting_global_step * batches_per_step(), global_step());
@@ -151,7 +125,7 @@ void Trainer::train(TrainOptions options) {
   try {
     setup(options);
     hooks_.each([](callbacks::Callback& cb) { cb.before_train(); });
-    check_stop();
+    hooks_.check_stop();
     run_epochs();
   } catch (const callbacks::StopTraining& stop) {
     log_info("training stops: {}", stop.what());
@@ -160,13 +134,13 @@ void Trainer::train(TrainOptions options) {
   }
   if (!failure) {  // after an error the state may be half-updated: leave the last synced one
     try {
-      sync_state();
+      state_->sync();
     } catch (...) {
       failure = std::current_exception();
     }
   }
   // Training is over: the sessions count on their own again, from the trainer's step.
-  share_global_step(nullptr);
+  state_->follow_global_step(nullptr);
   run_after_train(failure);
 }
 
@@ -190,22 +164,15 @@ void Trainer::run_epochs() {
         deliver_fetched({});
       }
       hooks_.each([](callbacks::Callback& cb) { cb.trigger_step(); });
-      check_stop();
+      hooks_.check_stop();
     }
-    sync_state();
+    state_->sync();
     report_epoch();
     hooks_.each([](callbacks::Callback& cb) { cb.after_epoch(); });
     hooks_.each([](callbacks::Callback& cb) { cb.trigger_epoch(); });
-    check_stop();
+    hooks_.check_stop();
   }
   --loop_.epoch_num;
-}
-
-void Trainer::check_stop() {
-  if (!stops_together()) return;
-  const bool requested = !hooks_.stop_reason().empty();
-  std::string reason = agree_to_stop(requested);
-  if (!reason.empty()) throw callbacks::StopTraining(requested ? hooks_.stop_reason() : std::move(reason));
 }
 
 void Trainer::run_after_train(std::exception_ptr failure) {
@@ -233,22 +200,6 @@ void Trainer::run_step() {
   set_step_result(step_.samples(), step_.last_cost());
   deliver_fetched(values);
 }
-
-float Trainer::hyperparameter(const std::string& name) { return session().hyperparameter(name); }
-
-void Trainer::set_hyperparameter(const std::string& name, float value) { session().set_hyperparameter(name, value); }
-
-Array Trainer::variable(const std::string& name) {
-  sync_state();
-  return session().variable(name);
-}
-
-std::vector<Array> Trainer::variable_values(const std::vector<std::string>& names) {
-  sync_state();
-  return session().variable_values(names);
-}
-
-void Trainer::run_targets(const std::vector<graph::Tensor>& targets) { session().run({}, {}, targets); }
 
 std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
                                        const std::vector<graph::Tensor>& targets) {

@@ -21,6 +21,7 @@
 #include "train/input_source.h"
 #include "train/session_init.h"
 #include "train/train_loop_options.h"
+#include "train/trainer_state.h"
 
 namespace vkp::vk {
 class Device;
@@ -58,50 +59,34 @@ class Trainer : public callbacks::TrainerView {
 
   // --- TrainerView ---
   const callbacks::TrainLoop& loop() const override { return loop_; }
-  graph::Graph& graph() override;
-  float hyperparameter(const std::string& name) override;
-  void set_hyperparameter(const std::string& name, float value) override;
-  Array variable(const std::string& name) override;
-  std::vector<Array> variable_values(const std::vector<std::string>& names) override;
-  void run_targets(const std::vector<graph::Tensor>& targets) override;
+  TrainerState& state() override { return *state_; }
   callbacks::Monitors& monitors() override;
   const std::string& logger_dir() const override { return logger_dir_; }
   bool is_chief() const override { return true; }
-  callbacks::PredictFn predictor(const std::vector<std::string>& input_names,
-                                 const std::vector<std::string>& output_names) override;
-  std::uint64_t device_memory_bytes() const override;
-  std::uint64_t peak_device_memory_bytes() const override;
   std::int64_t samples_per_step() const override { return samples_per_step_; }
   std::vector<std::string> input_names() const override;
   graph::Tensor cost() const override { return step_.cost(); }
-  vk::Device& device() { return *device_; }
   void time_kernels() override { set_kernel_timing(true); }
-  std::vector<callbacks::StepProgram> step_programs() const override;
 
+  vk::Device& device() { return *device_; }
   // The session of the training graph (tower 0's with several towers). Callbacks see the
   // state through the TrainerView functions above instead, which sync first.
-  virtual graph::Session& session();
-  // Brings session()'s variables and optimizer state up to date where the trainer keeps
-  // the master copy elsewhere (the parameter server's host master). The trainer calls it
-  // at every epoch end, when training ends cleanly and before variable_values().
-  virtual void sync_state() {}
+  graph::Session& session() { return state_->session(); }
 
  protected:
   // Whether the step programs compiled from now on are timed (time_kernels); train()
   // turns it off before the callbacks' setup_graph, so a run without profilers times
   // nothing whatever an earlier run did.
-  virtual void set_kernel_timing(bool on);
-  // The options session() makes the session with, on first use.
-  graph::SessionOptions session_options_;
-  // At the end of every epoch, after sync_state and before the callbacks' after_epoch:
-  // what the trainer itself has to say about the epoch (the async towers' staleness).
+  void set_kernel_timing(bool on);
+  // Where the model lives from now on (a multi-device trainer's towers); the default is
+  // a SessionState on the trainer's device, whose options one_session() gives.
+  void set_state(std::unique_ptr<TrainerState> state) { state_ = std::move(state); }
+  SessionState& one_session();
+  // At the end of every epoch, after the state's sync and before the callbacks'
+  // after_epoch: what the trainer itself has to say about the epoch (the async towers'
+  // staleness).
   virtual void report_epoch() {}
 
-  // Makes the sessions that run the steps read the trainer's global step from its clock,
-  // during train() (nullptr: they count their own again). The default: session().
-  virtual void share_global_step(std::shared_ptr<const graph::StepClock> clock) {
-    session().follow_global_step(std::move(clock));
-  }
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
   // The run's callbacks and their fetches (this step's: hooks().step_fetches(loop())).
@@ -109,15 +94,11 @@ class Trainer : public callbacks::TrainerView {
   // Hands this step's values of hooks().step_fetches(loop()) to the callbacks' after_run (and, with
   // the epoch's last step, after_epoch_run).
   void deliver_fetched(std::span<const Array> values);
-  // Several processes that train together (DistributedTrainer) must stop at the same
-  // step, or the others wait in a collective for the one that left. With
-  // stops_together(), a StopTraining from a callback is noted, the step's other hooks
-  // still run, and at the end of the step (or epoch, or before_train) agree_to_stop()
-  // says whether any process asked: the reason to stop, empty to go on.
-  virtual bool stops_together() const { return false; }
+  // How this process agrees with others on when to stop (DistributedTrainer's MPI
+  // vote); none by default: a StopTraining ends training at once.
+  virtual StopAgreement stop_agreement() { return {}; }
   // Batches one step takes from the input source (one per local tower).
   virtual std::int64_t batches_per_step() const { return 1; }
-  virtual std::string agree_to_stop(bool requested) { return requested ? "stop requested" : ""; }
   void set_step_result(std::int64_t samples, double cost) {
     samples_per_step_ = samples;
     last_cost_ = cost;
@@ -128,13 +109,9 @@ class Trainer : public callbacks::TrainerView {
   void setup(TrainOptions& options);
   void run_epochs();
   void run_after_train(std::exception_ptr failure);
-  // With stops_together(): throws StopTraining when any process asked to stop.
-  void check_stop();
 
-  std::uint64_t seed_;
-  std::unique_ptr<graph::Graph> graph_;  // declared before the session, which refers to it
   vk::Device* device_;
-  std::unique_ptr<graph::Session> session_;
+  std::unique_ptr<TrainerState> state_;
   CallbackHooks hooks_;
 
   DefaultStep step_;         // set_step's

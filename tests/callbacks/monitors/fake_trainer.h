@@ -43,29 +43,33 @@ class FakeTrainer : public TrainerView {
     loop_.local_step = global_step_ % steps_per_epoch_;
     return loop_;
   }
-  graph::Graph& graph() override { throw absent("graph"); }
-  float hyperparameter(const std::string&) override { throw absent("hyperparameter"); }
-  void set_hyperparameter(const std::string&, float) override { throw absent("hyperparameter"); }
-  Array variable(const std::string&) override { throw absent("variable"); }
-  std::vector<Array> variable_values(const std::vector<std::string>&) override { throw absent("variable"); }
-  void run_targets(const std::vector<graph::Tensor>&) override { throw absent("run_targets"); }
+  ModelState& state() override { return state_; }
   Monitors& monitors() override { throw absent("monitors"); }
   const std::string& logger_dir() const override { return logger_dir_; }
   bool is_chief() const override { return true; }
-  PredictFn predictor(const std::vector<std::string>&, const std::vector<std::string>&) override {
-    throw absent("predictor");
-  }
-  std::uint64_t device_memory_bytes() const override { return 0; }
-  std::uint64_t peak_device_memory_bytes() const override { return 0; }
   std::int64_t samples_per_step() const override { return 32; }
   std::vector<std::string> input_names() const override { return {}; }
   graph::Tensor cost() const override { return {}; }
 
  private:
-  mutable TrainLoop loop_;
   static Error absent(const std::string& what) {
     return Error(ErrorCode::not_found, "FakeTrainer has no " + what + "; a monitor must not ask for it");
   }
+  // No graph, variables or programs; no device memory.
+  struct AbsentState : ModelState {
+    graph::Graph& graph() override { throw absent("graph"); }
+    float hyperparameter(const std::string&) override { throw absent("hyperparameter"); }
+    void set_hyperparameter(const std::string&, float) override { throw absent("hyperparameter"); }
+    Array variable(const std::string&) override { throw absent("variable"); }
+    std::vector<Array> variable_values(const std::vector<std::string>&) override { throw absent("variable"); }
+    void run_targets(const std::vector<graph::Tensor>&) override { throw absent("run_targets"); }
+    std::uint64_t device_memory_bytes() const override { return 0; }
+    std::uint64_t peak_device_memory_bytes() const override { return 0; }
+    std::vector<StepProgram> step_programs() const override { return {}; }
+  };
+
+  mutable TrainLoop loop_;
+  AbsentState state_;
 };
 
 // A fresh directory under the system's temporary directory, removed at the end.
