@@ -226,36 +226,19 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
   memory_ = std::make_unique<DeviceMemory>(memory_properties, mappable && mode != MemoryMode::staged);
 
   const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
-  pipeline_cache_ = std::make_unique<PipelineCache>(fn_, device, info, cache_dir);
-  tuning_ = open_tuning_cache(info, cache_dir, requested_tune_mode(options.tune, kind_) == TuneMode::on);
+  kernels_ = std::make_unique<KernelCache>(
+      fn_, device, limits_, std::make_unique<PipelineCache>(fn_, device, info, cache_dir),
+      open_tuning_cache(info, cache_dir, requested_tune_mode(options.tune, kind_) == TuneMode::on));
 }
 
 Device::~Device() {
   if (device_.get() == VK_NULL_HANDLE) return;
   fn_.vkDeviceWaitIdle(device_.get());
   try {
-    pipeline_cache_->save();
+    kernels_->pipelines().save();
   } catch (const Error& e) {
     log_warn("{}: pipeline cache not saved: {}", label_, e.what());
   }
-}
-
-const Kernel& Device::kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization) {
-  std::sort(specialization.begin(), specialization.end(), [](auto& a, auto& b) { return a.id < b.id; });
-  std::string key(spirv.name);
-  for (const SpecConstant& s : specialization) key += "," + std::to_string(s.id) + "=" + std::to_string(s.value);
-  std::lock_guard lock(kernels_mutex_);
-  auto& slot = kernels_[key];
-  if (!slot) {
-    try {
-      slot = std::make_unique<Kernel>(fn_, device_.get(), pipeline_cache_->get(), limits(), spirv,
-                                      std::move(specialization));
-    } catch (...) {
-      kernels_.erase(key);
-      throw;
-    }
-  }
-  return *slot;
 }
 
 bool Device::has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const {
@@ -265,14 +248,10 @@ bool Device::has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k)
   });
 }
 
-StagingRing& Device::staging() {
+LockedStaging Device::lock_staging() {
+  std::unique_lock lock(staging_mutex_);
   if (!staging_) staging_ = std::make_unique<StagingRing>(*this, staging_bytes_);
-  return *staging_;
-}
-
-std::size_t Device::kernel_count() const {
-  std::lock_guard lock(kernels_mutex_);
-  return kernels_.size();
+  return {std::move(lock), *staging_};
 }
 
 }  // namespace vkp::vk

@@ -1,5 +1,5 @@
 // Device: one VkDevice on a physical device, with its queues (queues.h), the features
-// enabled on it, its memory types, a pipeline cache and the kernels built so far.
+// enabled on it, its memory types and the kernels built so far (KernelCache).
 //
 // Several Devices may be opened on the same physical device; each has its own VkDevice
 // and queue. That is how multi-tower code is tested on one GPU or on lavapipe.
@@ -21,14 +21,19 @@
 #include "engine/vk/handle.h"
 #include "engine/vk/instance.h"
 #include "engine/vk/kernel.h"
+#include "engine/vk/kernel_cache.h"
 #include "engine/vk/loader.h"
-#include "engine/vk/pipeline_cache.h"
 #include "engine/vk/queues.h"
-#include "engine/vk/tuning.h"
 
 namespace vkp::vk {
 
 class StagingRing;
+
+// A Device's staging buffers, used only while `lock` is held (Device::lock_staging).
+struct LockedStaging {
+  std::unique_lock<std::mutex> lock;
+  StagingRing& ring;
+};
 
 // Owns the VkDevice; declared first in Device so that it is destroyed last.
 using DeviceOwner = DeviceRootHandle;
@@ -124,11 +129,11 @@ class Device {
   const DeviceFns& fn() const { return fn_; }
 
   // The kernel for `spirv` with `specialization`, built on first use and kept.
-  const Kernel& kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization = {});
-  std::size_t kernel_count() const;
-  const PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
-  // Measured kernel choices (DeviceOptions::tune); disabled() when tuning is off.
-  TuningCache& tuning() const { return *tuning_; }
+  const Kernel& kernel(const shaders::Spirv& spirv, std::vector<SpecConstant> specialization = {}) {
+    return kernels_->get(spirv, std::move(specialization));
+  }
+  // The kernels built so far, the pipeline cache and the measured kernel choices.
+  KernelCache& kernels() const { return *kernels_; }
 
   // The compute queue and the transfer queue, with their timelines: submissions and waits.
   Queues& queues() { return *queues_; }
@@ -137,10 +142,8 @@ class Device {
   // Memory types, mapped or staged, the bytes held (DeviceMemory).
   DeviceMemory& memory() { return *memory_; }
   const DeviceMemory& memory() const { return *memory_; }
-  // The persistent staging buffers of TransferBatch, made on first use; only with
-  // lock_staging() held.
-  std::unique_lock<std::mutex> lock_staging() { return std::unique_lock(staging_mutex_); }
-  StagingRing& staging();
+  // The persistent staging buffers of TransferBatch (made on first use), with their lock.
+  LockedStaging lock_staging();
 
  private:
   const PhysicalDeviceInfo* info_;
@@ -156,10 +159,7 @@ class Device {
   // memory in memory_.
   std::unique_ptr<DeviceMemory> memory_;
   std::unique_ptr<Queues> queues_;
-  std::unique_ptr<PipelineCache> pipeline_cache_;
-  std::shared_ptr<TuningCache> tuning_;  // shared by the Devices of one physical device
-  mutable std::mutex kernels_mutex_;
-  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::unique_ptr<KernelCache> kernels_;
   std::uint64_t staging_bytes_;
   std::mutex staging_mutex_;
   std::unique_ptr<StagingRing> staging_;  // last: its arenas count their memory in memory_

@@ -47,8 +47,9 @@ TransferBatch::~TransferBatch() {
 
 void TransferBatch::begin_if_idle() {
   if (!lock_.owns_lock()) {
-    lock_ = device_->lock_staging();
-    ring_ = &device_->staging();
+    LockedStaging staging = device_->lock_staging();
+    lock_ = std::move(staging.lock);
+    ring_ = &staging.ring;
   }
   if (recording_) return;
   // The previous batch has completed (run() waits), so its command buffer may be reset.

@@ -21,7 +21,7 @@ namespace vkp::vk {
 
 class Device;
 
-// The persistent staging buffers and command buffer of one Device (Device::staging()).
+// The persistent staging buffers and command buffer of one Device (Device::lock_staging()).
 // Used through TransferBatch, which holds the device's staging lock while it lives.
 class StagingRing {
  public:

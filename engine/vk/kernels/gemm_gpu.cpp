@@ -138,7 +138,7 @@ GemmVariant measure_variant(Device& device, const GemmArgs& args, const GemmLayo
 GemmVariant chosen_variant(const GemmArgs& args, const GemmLayout& l, const BufferSlice& a, const BufferSlice& b,
                            Device& device) {
   const GemmVariant fixed = gemm_variant_for(args, a, b, device);
-  TuningCache& cache = device.tuning();
+  TuningCache& cache = device.kernels().tuning();
   if (args.variant != GemmVariant::automatic || !cache.enabled()) return fixed;
   std::vector<GemmVariant> candidates = gemm_tuning_candidates(a, b, device);
   if (candidates.size() < 2) return fixed;

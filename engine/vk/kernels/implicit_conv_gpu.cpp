@@ -215,7 +215,7 @@ ConvTiling measure_tiling(Device& device, const ConvPush& g, std::uint32_t cout,
 // now if no earlier run has.
 ConvTiling chosen_tiling(Device& device, const ConvPush& g, std::uint32_t cout, ConvProduct product,
                          ConvWidths widths) {
-  TuningCache& cache = device.tuning();
+  TuningCache& cache = device.kernels().tuning();
   if (!cache.enabled()) return fixed_tiling(device, g, cout, product, widths);
   const std::string key = conv_tuning_key(g, cout, product, widths);
   const std::unique_lock lock = cache.lock_measurement();

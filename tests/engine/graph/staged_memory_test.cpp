@@ -22,10 +22,7 @@ vk::DeviceOptions with_memory(vk::MemoryMode mode) {
   return o;
 }
 
-std::uint64_t staging_submissions(vk::Device& dev) {
-  auto lock = dev.lock_staging();
-  return dev.staging().submissions();
-}
+std::uint64_t staging_submissions(vk::Device& dev) { return dev.lock_staging().ring.submissions(); }
 
 std::vector<std::string> names_of(Graph& g) {
   std::vector<std::string> names;

@@ -140,11 +140,11 @@ TEST_F(ConvCoopmat, EveryTilingOfEveryProductMatchesTheReference) {
         if (!vk::implicit_conv_supports(geometry_of(k), product)) continue;  // input gradient: stride 1, one group
         SCOPED_TRACE(name_of(product));
         SCOPED_TRACE(::testing::Message() << "case of " << k.c << " channels, " << k.cout << " out");
-        dev.tuning().put(vk::conv_tuning_key(geometry_of(k), k.cout, product, {.image_f16 = true, .operand_f16 = true}),
-                         name);
-        const std::uint64_t kept = dev.tuning().measured();
+        dev.kernels().tuning().put(
+            vk::conv_tuning_key(geometry_of(k), k.cout, product, {.image_f16 = true, .operand_f16 = true}), name);
+        const std::uint64_t kept = dev.kernels().tuning().measured();
         EXPECT_TRUE(ran_coopmat(check(dev, k, product, seed += 3)));
-        EXPECT_EQ(dev.tuning().measured(), kept) << "measured instead of taking " << name;
+        EXPECT_EQ(dev.kernels().tuning().measured(), kept) << "measured instead of taking " << name;
       }
     fs::remove_all(dir);
   }

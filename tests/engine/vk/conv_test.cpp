@@ -348,23 +348,24 @@ TEST(ConvTuning, EachProductIsMeasuredOnceAndTheNextDeviceReadsTheChoice) {
   {
     vk::Device dev(instance(), device_index(), tuning_on(dir));
     for (vk::ConvProduct product : kProducts) check_on(dev, k, product, 1);
-    EXPECT_EQ(dev.tuning().measured(), 3u);
+    EXPECT_EQ(dev.kernels().tuning().measured(), 3u);
     for (vk::ConvProduct product : kProducts) {
       const std::optional<std::string> kept =
-          dev.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, product, vk::ConvWidths{}));
+          dev.kernels().tuning().get(vk::conv_tuning_key(geometry_of(k), 24, product, vk::ConvWidths{}));
       ASSERT_TRUE(kept.has_value());
       EXPECT_NE(std::find(names.begin(), names.end(), *kept), names.end()) << *kept;
       chosen.push_back(*kept);
     }
     check_on(dev, same_class, vk::ConvProduct::forward, 4);  // the same class: the kept choice
-    EXPECT_EQ(dev.tuning().measured(), 3u);
+    EXPECT_EQ(dev.kernels().tuning().measured(), 3u);
   }
   {
     vk::Device again(instance(), device_index(), tuning_on(dir));
     for (vk::ConvProduct product : kProducts) check_on(again, k, product, 7);
-    EXPECT_EQ(again.tuning().measured(), 0u);
+    EXPECT_EQ(again.kernels().tuning().measured(), 0u);
     for (std::size_t i = 0; i < 3; ++i)
-      EXPECT_EQ(again.tuning().get(vk::conv_tuning_key(geometry_of(k), 24, kProducts[i], vk::ConvWidths{})), chosen[i]);
+      EXPECT_EQ(again.kernels().tuning().get(vk::conv_tuning_key(geometry_of(k), 24, kProducts[i], vk::ConvWidths{})),
+                chosen[i]);
   }
   fs::remove_all(dir);
 }
@@ -383,10 +384,10 @@ TEST(ConvTuning, EveryTilingOfEveryProductMatchesTheReference) {
     for (const ConvCase& k : cases)
       for (vk::ConvProduct product : kProducts) {
         if (!vk::implicit_conv_supports(geometry_of(k), product)) continue;
-        dev.tuning().put(vk::conv_tuning_key(geometry_of(k), k.cout, product, vk::ConvWidths{}), name);
-        const std::uint64_t kept = dev.tuning().measured();
+        dev.kernels().tuning().put(vk::conv_tuning_key(geometry_of(k), k.cout, product, vk::ConvWidths{}), name);
+        const std::uint64_t kept = dev.kernels().tuning().measured();
         check_on(dev, k, product, seed += 3);
-        EXPECT_EQ(dev.tuning().measured(), kept) << "measured instead of taking " << name;
+        EXPECT_EQ(dev.kernels().tuning().measured(), kept) << "measured instead of taking " << name;
       }
     fs::remove_all(dir);
   }

@@ -106,7 +106,7 @@ TEST(PipelineCache, IsWrittenOnCloseAndReadBack) {
   {
     vk::Device dev(instance(), device_index(), {.pipeline_cache_dir = dir.string()});
     dev.kernel(shaders::unary, {{0, 64}, {1, 4}, {2, 3}});
-    path = dev.pipeline_cache().path();
+    path = dev.kernels().pipelines().path();
   }
   ASSERT_TRUE(fs::exists(path)) << path;
   const std::string file = read_file_bytes(path);
@@ -133,7 +133,7 @@ TEST(PipelineCache, TheDefaultDirectoryFollowsTheEnvironment) {
     {
       vk::Device dev(instance(), device_index(), vk::DeviceOptions{});  // no pipeline_cache_dir
       dev.kernel(shaders::unary, {{0, 64}, {1, 4}, {2, 3}});
-      path = dev.pipeline_cache().path();
+      path = dev.kernels().pipelines().path();
     }
     EXPECT_EQ(fs::path(path).parent_path(), dir);
     EXPECT_TRUE(fs::exists(path)) << path;
@@ -176,7 +176,7 @@ TEST(PipelineCache, DamagedFileIsIgnoredRebuiltAndGivesTheSameResults) {
   const std::vector<float> x = random_floats(1031, 9);
   const std::vector<float> before = square_with_cache(dir, x);
   std::string path;
-  { path = vk::Device(instance(), device_index(), {.pipeline_cache_dir = dir.string()}).pipeline_cache().path(); }
+  { path = vk::Device(instance(), device_index(), {.pipeline_cache_dir = dir.string()}).kernels().pipelines().path(); }
   ASSERT_TRUE(fs::exists(path));
   std::ofstream(path, std::ios::binary | std::ios::trunc) << "not a pipeline cache at all, but long enough......";
 

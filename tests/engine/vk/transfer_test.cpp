@@ -73,10 +73,7 @@ TEST(Transfer, ABatchThatFitsTheRingIsOneSubmission) {
     values.push_back(random_floats(100, static_cast<std::uint64_t>(i)));
   }
   std::vector<std::vector<float>> back(20, std::vector<float>(100));
-  const std::uint64_t before = [&] {
-    auto lock = dev.lock_staging();
-    return dev.staging().submissions();
-  }();
+  const std::uint64_t before = [&] { return dev.lock_staging().ring.submissions(); }();
   {
     vk::TransferBatch batch(dev);
     for (int i = 0; i < 20; ++i) batch.upload(slices[static_cast<std::size_t>(i)], std::as_bytes(std::span(values[static_cast<std::size_t>(i)])));
@@ -85,8 +82,7 @@ TEST(Transfer, ABatchThatFitsTheRingIsOneSubmission) {
       batch.download(slices[static_cast<std::size_t>(i)], std::as_writable_bytes(std::span(back[static_cast<std::size_t>(i)])));
     batch.run();
   }
-  auto lock = dev.lock_staging();
-  EXPECT_EQ(dev.staging().submissions() - before, 1u);
+  EXPECT_EQ(dev.lock_staging().ring.submissions() - before, 1u);
   EXPECT_EQ(back, values);
 }
 

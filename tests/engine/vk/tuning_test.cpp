@@ -82,13 +82,13 @@ TEST(GemmTuning, MeasuresOnceKeepsTheChoiceAndTheNextRunReadsIt) {
   std::string chosen;
   {
     vk::Device dev(instance(), device_index(), options_for(dir, vk::TuneMode::on));
-    ASSERT_TRUE(dev.tuning().enabled());
-    const std::size_t kernels = dev.kernel_count();
+    ASSERT_TRUE(dev.kernels().tuning().enabled());
+    const std::size_t kernels = dev.kernels().size();
     run_and_check(dev, 70, 90, 50, 1);
-    EXPECT_EQ(dev.tuning().measured(), 1u);
+    EXPECT_EQ(dev.kernels().tuning().measured(), 1u);
     // Every candidate was built to be timed: the tilings of gemm_tiled at least.
-    EXPECT_GE(dev.kernel_count() - kernels, vk::gemm_tuning_candidates({}, {}, dev).size());
-    const std::optional<std::string> kept = dev.tuning().get(key);
+    EXPECT_GE(dev.kernels().size() - kernels, vk::gemm_tuning_candidates({}, {}, dev).size());
+    const std::optional<std::string> kept = dev.kernels().tuning().get(key);
     ASSERT_TRUE(kept.has_value());
     chosen = *kept;
     bool known = false;
@@ -96,17 +96,18 @@ TEST(GemmTuning, MeasuresOnceKeepsTheChoiceAndTheNextRunReadsIt) {
     EXPECT_TRUE(known) << chosen;
     // Another product of the same class takes the kept choice without measuring.
     run_and_check(dev, 100, 65, 40, 3);
-    EXPECT_EQ(dev.tuning().measured(), 1u);
-    ASSERT_TRUE(fs::exists(dev.tuning().path())) << dev.tuning().path();
-    EXPECT_EQ(fs::path(dev.tuning().path()).parent_path(), fs::path(dev.pipeline_cache().path()).parent_path());
+    EXPECT_EQ(dev.kernels().tuning().measured(), 1u);
+    ASSERT_TRUE(fs::exists(dev.kernels().tuning().path())) << dev.kernels().tuning().path();
+    EXPECT_EQ(fs::path(dev.kernels().tuning().path()).parent_path(),
+              fs::path(dev.kernels().pipelines().path()).parent_path());
   }
   {
     vk::Device again(instance(), device_index(), options_for(dir, vk::TuneMode::on));
-    EXPECT_EQ(again.tuning().get(key), chosen);
-    const std::size_t kernels = again.kernel_count();
+    EXPECT_EQ(again.kernels().tuning().get(key), chosen);
+    const std::size_t kernels = again.kernels().size();
     run_and_check(again, 70, 90, 50, 5);
-    EXPECT_EQ(again.tuning().measured(), 0u);
-    EXPECT_EQ(again.kernel_count() - kernels, 1u);  // only the kept variant's kernel
+    EXPECT_EQ(again.kernels().tuning().measured(), 0u);
+    EXPECT_EQ(again.kernels().size() - kernels, 1u);  // only the kept variant's kernel
   }
   fs::remove_all(dir);
 }
@@ -116,16 +117,16 @@ TEST(GemmTuning, OffRunsTheFixedRuleAndWritesNothing) {
   {
     ScopedEnv off("VKPACK_TUNE", "off");
     vk::Device dev(instance(), device_index(), options_for(dir, vk::TuneMode::automatic));
-    EXPECT_FALSE(dev.tuning().enabled());
-    const std::size_t kernels = dev.kernel_count();
+    EXPECT_FALSE(dev.kernels().tuning().enabled());
+    const std::size_t kernels = dev.kernels().size();
     run_and_check(dev, 70, 90, 50, 7);
-    EXPECT_EQ(dev.kernel_count() - kernels, 1u);
-    EXPECT_EQ(dev.tuning().size(), 0u);
+    EXPECT_EQ(dev.kernels().size() - kernels, 1u);
+    EXPECT_EQ(dev.kernels().tuning().size(), 0u);
   }
   {
     ScopedEnv unset("VKPACK_TUNE", nullptr);
     vk::Device dev(instance(), device_index(), options_for(dir, vk::TuneMode::automatic));
-    EXPECT_EQ(dev.tuning().enabled(), dev.kind() == vk::DeviceKind::gpu);  // CPU devices tune on request only
+    EXPECT_EQ(dev.kernels().tuning().enabled(), dev.kind() == vk::DeviceKind::gpu);  // CPU devices tune on request only
   }
   {
     ScopedEnv bad("VKPACK_TUNE", "sometimes");
@@ -147,7 +148,7 @@ TEST(GemmTuning, AFileFromAnotherDriverOrADamagedOneIsIgnoredAndReplaced) {
   std::string path;
   {
     vk::Device dev(instance(), device_index(), options_for(dir, vk::TuneMode::on));
-    path = dev.tuning().path();
+    path = dev.kernels().tuning().path();
   }
   const std::string key = key_of(70, 90, 50);
   for (const std::string& text : {std::string(R"({"driver": "another driver 1.0", "choices": {")") + key +
@@ -157,12 +158,12 @@ TEST(GemmTuning, AFileFromAnotherDriverOrADamagedOneIsIgnoredAndReplaced) {
     fs::create_directories(dir);
     std::ofstream(path) << text;
     vk::Device dev(instance(), device_index(), options_for(dir, vk::TuneMode::on));
-    EXPECT_FALSE(dev.tuning().get(key).has_value());
+    EXPECT_FALSE(dev.kernels().tuning().get(key).has_value());
     run_and_check(dev, 70, 90, 50, 9);
-    EXPECT_EQ(dev.tuning().measured(), 1u);
+    EXPECT_EQ(dev.kernels().tuning().measured(), 1u);
   }
   vk::Device last(instance(), device_index(), options_for(dir, vk::TuneMode::on));
-  EXPECT_TRUE(last.tuning().get(key).has_value());  // the rewritten file parses
+  EXPECT_TRUE(last.kernels().tuning().get(key).has_value());  // the rewritten file parses
   fs::remove_all(dir);
 }
 
