@@ -278,7 +278,7 @@ StepStats measure(Session& session, const std::vector<Program*>& programs, const
     for (std::size_t i = 0; i < last.size(); ++i)
       s.slowest.emplace_back(last[i].ns * 1e-9, "#" + std::to_string(i) + " " + last[i].label);
     s.dispatches += last.size();
-    s.arena_bytes += p->memory_plan().arena_bytes;
+    s.arena_bytes += p->plan().memory.arena_bytes;
   }
   std::sort(s.slowest.rbegin(), s.slowest.rend());
   return s;
@@ -373,8 +373,8 @@ std::vector<Tensor> train_op(const Optimizer& optimizer, Tensor cost, bool mixed
 
 // Mixed precision's halved tensors, after a step's table.
 void print_f16(const Program& program) {
-  std::printf("  (mixed precision: %d tensors, %.1f MiB, kept as float16)\n", program.f16_tensors(),
-              static_cast<double>(program.f16_bytes()) / (1 << 20));
+  std::printf("  (mixed precision: %d tensors, %.1f MiB, kept as float16)\n", program.plan().f16_tensors,
+              static_cast<double>(program.plan().f16_bytes) / (1 << 20));
 }
 
 void convnet_throughput(int steps) {

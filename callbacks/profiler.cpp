@@ -69,7 +69,7 @@ StepProfile profile_step(TrainerView& trainer, Clock::time_point begin, Clock::t
                                      [](const graph::HostSpan& h) { return h.kind == graph::HostSpan::Kind::submit; });
     if (submit == host.rend()) continue;  // not run in this step
     ProgramRun run{device, p.device->label(), std::move(host), {}, submit->begin};
-    if (p.program->timed()) run.kernels = p.program->kernel_times();
+    if (p.program->plan().timed) run.kernels = p.program->kernel_times();
     step.runs.push_back(std::move(run));
   }
   return step;

@@ -73,12 +73,12 @@ class ProgramBuilder {
   }
 
   void schedule() {
-    p_->timed_ = options_.timestamps && device_.limits().timestamps;
-    p_->schedule_ = schedule_nodes(graph_, fetches_, targets_);
-    types_ = concrete_types(graph_, p_->schedule_, feeds_);
+    p_->plan_.timed = options_.timestamps && device_.limits().timestamps;
+    p_->plan_.schedule = schedule_nodes(graph_, fetches_, targets_);
+    types_ = concrete_types(graph_, p_->plan_.schedule, feeds_);
     absorbed_.assign(at(graph_.size()), 0);
     if (!options_.fuse) return;
-    fusions_ = plan_fusions(graph_, p_->schedule_, types_, fetches_);
+    fusions_ = plan_fusions(graph_, p_->plan_.schedule, types_, fetches_);
     for (const auto& [tail, f] : fusions_) {
       for (int id : f.absorbed) absorbed_[at(id)] = 1;
       // The fused dispatch runs at this node's step and computes `tail`.
@@ -96,7 +96,7 @@ class ProgramBuilder {
 
   // Views share their input's storage; planned tensors and scratch get lifetimes.
   void plan_storage() {
-    const std::vector<int>& schedule = p_->schedule_;
+    const std::vector<int>& schedule = p_->plan_.schedule;
     const int steps = static_cast<int>(schedule.size());
     owner_.assign(at(graph_.size()), -1);
     workspace_bytes_.assign(at(graph_.size()), 0);
@@ -150,13 +150,14 @@ class ProgramBuilder {
     if (!options_.f16_storage) return;
     std::vector<int> planned;
     for (const auto& [id, index] : tensor_at_) planned.push_back(id);
-    f16_ = plan_f16_storage({graph_, p_->schedule_, types_, fusions_, runs_fused_, absorbed_, owner_, fetches_}, planned);
+    f16_ = plan_f16_storage({graph_, p_->plan_.schedule, types_, fusions_, runs_fused_, absorbed_, owner_, fetches_},
+                            planned);
     for (const auto& [id, index] : tensor_at_) {
       if (!f16_[at(id)]) continue;
       // Whole 32-bit words, which a fill of float16 values writes two at a time.
       lifetimes_[index].bytes = std::max<std::uint64_t>((static_cast<std::uint64_t>(type_of(id).numel()) + 1) / 2 * 4, 4);
-      p_->f16_tensors_ += 1;
-      p_->f16_bytes_ += lifetimes_[index].bytes;
+      p_->plan_.f16_tensors += 1;
+      p_->plan_.f16_bytes += lifetimes_[index].bytes;
     }
   }
 
@@ -165,7 +166,7 @@ class ProgramBuilder {
   // kernel's binding.
   void check_binding_ranges() const {
     const std::uint64_t range = device_.limits().max_storage_buffer_range;
-    for (int id : p_->schedule_) {
+    for (int id : p_->plan_.schedule) {
       const Node& node = graph_.node(id);
       if (owner_[at(id)] != id || op_def(node.op).side_effect) continue;
       const TensorType& type = type_of(id);
@@ -184,22 +185,23 @@ class ProgramBuilder {
   }
 
   void allocate_activations() {
-    p_->plan_ = plan_memory(lifetimes_, vk::Arena::kAlignment);
-    if (p_->plan_.arena_bytes == 0) return;
-    p_->activations_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::device, options_.name, p_->plan_.arena_bytes);
-    base_ = p_->activations_->allocate(p_->plan_.arena_bytes, "activations");
+    p_->plan_.memory = plan_memory(lifetimes_, vk::Arena::kAlignment);
+    if (p_->plan_.memory.arena_bytes == 0) return;
+    p_->activations_ =
+        std::make_unique<vk::Arena>(device_, vk::MemoryUse::device, options_.name, p_->plan_.memory.arena_bytes);
+    base_ = p_->activations_->allocate(p_->plan_.memory.arena_bytes, "activations");
   }
 
   // Constants and the initial values of variables new to the store: one transfer.
   void upload_constants_and_variables() {
     std::uint64_t constant_bytes = 0;
-    for (int id : p_->schedule_)
+    for (int id : p_->plan_.schedule)
       if (graph_.node(id).op == OpKind::constant)
         constant_bytes += std::get<ConstantAttrs>(graph_.node(id).attrs).value.nbytes() + 2 * vk::Arena::kAlignment;
     p_->constants_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::device, options_.name + " constants",
                                                  std::max<std::uint64_t>(constant_bytes, vk::Arena::kAlignment));
     vk::TransferBatch transfers(device_);
-    for (int id : p_->schedule_) {
+    for (int id : p_->plan_.schedule) {
       const Node& node = graph_.node(id);
       if (node.op == OpKind::variable) persistent_[id] = variables_.storage(node);
       if (node.op == OpKind::constant) {
@@ -230,7 +232,7 @@ class ProgramBuilder {
     if (!mapped_)
       p_->upload_ = std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " feeds",
                                                 feed_bytes_ * static_cast<std::uint64_t>(variants_));
-    p_->feeds_.set_checks(FeedChecks(feeds_, graph_, p_->schedule_, types_));
+    p_->feeds_.set_checks(FeedChecks(feeds_, graph_, p_->plan_.schedule, types_));
   }
 
   // Where the host reads each fetch: its mapping, or a read-back copy made at the end.
@@ -260,14 +262,14 @@ class ProgramBuilder {
   // value, shared by the variants (one runs at a time).
   void allocate_exchanges() {
     std::uint64_t bytes = 0;
-    for (int id : p_->schedule_)
+    for (int id : p_->plan_.schedule)
       if (graph_.node(id).op == OpKind::cross_tower_mean) bytes += bytes_of(type_of(id)) + vk::Arena::kAlignment;
     if (bytes == 0) return;
     p_->exchange_in_ =
         std::make_unique<vk::Arena>(device_, vk::MemoryUse::readback, options_.name + " exchanges", bytes);
     p_->exchange_out_ =
         std::make_unique<vk::Arena>(device_, vk::MemoryUse::upload, options_.name + " exchanged", bytes);
-    for (int id : p_->schedule_) {
+    for (int id : p_->plan_.schedule) {
       if (graph_.node(id).op != OpKind::cross_tower_mean) continue;
       const std::string& name = graph_.node(id).name;
       const vk::BufferSlice in = p_->exchange_in_->allocate(bytes_of(type_of(id)), name);
@@ -283,7 +285,7 @@ class ProgramBuilder {
     if (const auto it = persistent_.find(o); it != persistent_.end()) return it->second;
     if (const auto it = feed_index_.find(o); it != feed_index_.end()) return inputs_[at(variant)][it->second];
     const std::size_t index = tensor_at_.at(o);
-    vk::BufferSlice slice = base_.sub(p_->plan_.offsets[index], lifetimes_[index].bytes);
+    vk::BufferSlice slice = base_.sub(p_->plan_.memory.offsets[index], lifetimes_[index].bytes);
     slice.f16 = f16_[at(o)] != 0;
     return slice;
   }
@@ -332,15 +334,16 @@ class ProgramBuilder {
     }
     const vk::BufferSlice out = def.side_effect ? vk::BufferSlice{} : slice_of(id, variant);
     const auto ws = workspace_at_.find(id);
-    const vk::BufferSlice workspace =
-        ws != workspace_at_.end() ? base_.sub(p_->plan_.offsets[ws->second], workspace_bytes_[at(id)]) : vk::BufferSlice{};
+    const vk::BufferSlice workspace = ws != workspace_at_.end()
+                                          ? base_.sub(p_->plan_.memory.offsets[ws->second], workspace_bytes_[at(id)])
+                                          : vk::BufferSlice{};
     LowerContext ctx{rec, graph_, node, in_types, type_of(id), in, out, workspace, scalars_};
     try {
       def.lower(ctx);
     } catch (const Error& e) {
       throw Error(e.code(), node.name + ": " + e.what());
     }
-    if (node.op == OpKind::apply_optimizer) p_->updates_variables_ = true;
+    if (node.op == OpKind::apply_optimizer) p_->plan_.updates_variables = true;
   }
 
   // The fusion ending at `tail` as one dispatch into tail's storage: an elementwise
@@ -368,8 +371,9 @@ class ProgramBuilder {
       in.push_back(slice_of(input, variant));
     }
     const auto ws = workspace_at_.find(tail);
-    const vk::BufferSlice workspace =
-        ws != workspace_at_.end() ? base_.sub(p_->plan_.offsets[ws->second], workspace_bytes_[at(tail)]) : vk::BufferSlice{};
+    const vk::BufferSlice workspace = ws != workspace_at_.end()
+                                          ? base_.sub(p_->plan_.memory.offsets[ws->second], workspace_bytes_[at(tail)])
+                                          : vk::BufferSlice{};
     LowerContext ctx{rec, graph_, node, in_types, type_of(f.matmul), in, slice_of(tail, variant), workspace, scalars_};
     vk::GemmEpilogue epilogue;
     if (f.bias >= 0) epilogue.bias = slice_of(f.bias, variant);
@@ -403,7 +407,7 @@ class ProgramBuilder {
     };
     record_feed_copies(variant, *rec);
     std::size_t bucket = 0, exchange = 0;
-    const std::vector<int>& schedule = p_->schedule_;
+    const std::vector<int>& schedule = p_->plan_.schedule;
     for (int step = 0; step < static_cast<int>(schedule.size()); ++step) {
       const int id = schedule[at(step)];
       lower_node(id, variant, *rec);

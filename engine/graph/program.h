@@ -50,6 +50,19 @@ struct CompileOptions {
   bool f16_storage = false;
 };
 
+// What compile() decided for a program.
+struct ProgramPlan {
+  std::vector<int> schedule;  // node ids in execution order
+  MemoryPlan memory;
+  // Planned tensors kept as float16 (CompileOptions::f16_storage), and their bytes.
+  int f16_tensors = 0;
+  std::uint64_t f16_bytes = 0;
+  bool updates_variables = false;
+  // Device times per kernel are taken (CompileOptions::timestamps, where the device has
+  // timestamps): Program::kernel_times.
+  bool timed = false;
+};
+
 class Program {
  public:
   // Writes `feeds` (in compile's order; dtype and shape must be the compiled ones; a feed
@@ -103,21 +116,13 @@ class Program {
   void wait_exchange(int e, Array& value);
   void resume_exchange(int e, const Array& value);
 
-  const std::vector<TensorType>& fetch_types() const { return fetch_types_; }
   const std::vector<FeedSpec>& feeds() const { return feeds_.checks().specs(); }
-  const MemoryPlan& memory_plan() const { return plan_; }
-  // Planned tensors kept as float16 (CompileOptions::f16_storage), and their bytes.
-  int f16_tensors() const { return f16_tensors_; }
-  std::uint64_t f16_bytes() const { return f16_bytes_; }
-  // Node ids in execution order.
-  const std::vector<int>& schedule() const { return schedule_; }
-  bool updates_variables() const { return updates_variables_; }
+  const ProgramPlan& plan() const { return plan_; }
   std::size_t dispatch_count() const;
   // Device time per kernel and copy of the last run, each named by the graph node it
   // computes (a fused chain by its last node; feeds and fetches by their tensors), with
   // begin_ns counted from the run's first timestamp; needs CompileOptions::timestamps.
   std::vector<vk::KernelTime> kernel_times() const;
-  bool timed() const { return timed_; }
   // The host calls of the recent runs (HostSpanLog::since).
   const HostSpanLog& host_spans() const { return host_spans_; }
 
@@ -130,14 +135,9 @@ class Program {
   void submit_part(int part, std::uint64_t after_feeds);
   void check_exchange(int e, const char* call) const;
 
+  ProgramPlan plan_;
   std::vector<TensorType> fetch_types_;
   std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
-  std::vector<int> schedule_;
-  MemoryPlan plan_;
-  int f16_tensors_ = 0;
-  std::uint64_t f16_bytes_ = 0;
-  bool updates_variables_ = false;
-  bool timed_ = false;
   HostSpanLog host_spans_;
   int pending_ = -1;       // the submitted variant not yet waited for
   int last_variant_ = 0;

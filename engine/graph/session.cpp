@@ -47,7 +47,7 @@ void Session::submit_program(Program& program, int variant) {
 void Session::wait_program(Program& program, std::vector<Array>& outputs) {
   program.wait(outputs);
   ++runs_;
-  if (program.updates_variables() && !clock_) ++own_global_step_;
+  if (program.plan().updates_variables && !clock_) ++own_global_step_;
 }
 
 std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& fetches,

@@ -82,7 +82,6 @@ class Session {
   void set_global_step(std::uint64_t step);
   // Follow `clock`; nullptr: count again, on from the clock's value.
   void follow_global_step(std::shared_ptr<const StepClock> clock);
-  std::uint64_t run_count() const { return runs_; }
 
   // Variable values by name; variables get storage (and their initial value) the first
   // time a program uses them, or here.

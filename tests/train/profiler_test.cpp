@@ -152,13 +152,13 @@ TEST(GraphProfiler, NothingIsTimedWithoutAProfiler) {
   train::SimpleTrainer plain(device());
   train::launch_train_with_config(tiny_config(2, 1), plain);
   ASSERT_FALSE(plain.step_programs().empty());
-  for (const callbacks::StepProgram& p : plain.step_programs()) EXPECT_FALSE(p.program->timed());
+  for (const callbacks::StepProgram& p : plain.step_programs()) EXPECT_FALSE(p.program->plan().timed);
 
   train::TrainConfig config = tiny_config(2, 1);
   config.callbacks = {std::make_shared<callbacks::DeviceUtilizationTracker>()};
   train::SimpleTrainer timed(device());
   train::launch_train_with_config(std::move(config), timed);
-  for (const callbacks::StepProgram& p : timed.step_programs()) EXPECT_TRUE(p.program->timed());
+  for (const callbacks::StepProgram& p : timed.step_programs()) EXPECT_TRUE(p.program->plan().timed);
   // Busy time over wall time, both on one clock: a share.
   const double utilization = timed.monitors().get_latest("DeviceUtilization/0");
   EXPECT_GT(utilization, 0);
@@ -173,7 +173,7 @@ TEST(GraphProfiler, NothingIsTimedWithoutAProfiler) {
   for (const callbacks::StepProgram& p : timed.step_programs())
     if (!p.program->host_spans().since(again).empty()) {
       ++ran;
-      EXPECT_FALSE(p.program->timed());
+      EXPECT_FALSE(p.program->plan().timed);
     }
   EXPECT_GT(ran, 0);
 }

@@ -93,8 +93,8 @@ Step run_step(bool f16, bool fuse = true, bool images_rounded_to_half = false, v
   session.run_program(p, std::vector<Array>{random_images(n, 5, images_rounded_to_half), labels(n)}, s.outputs);
   for (std::size_t i = 1; i < s.outputs.size(); ++i)
     for (float& v : s.outputs[i].data<float>()) v /= kLossScale;
-  s.arena_bytes = p.memory_plan().arena_bytes;
-  s.f16_tensors = p.f16_tensors();
+  s.arena_bytes = p.plan().memory.arena_bytes;
+  s.f16_tensors = p.plan().f16_tensors;
   return s;
 }
 
@@ -168,7 +168,7 @@ TEST(F16Storage, OnlyTensorsThatEveryKernelTouchingThemHandlesAreHalved) {
       const Tensor y = softmax(graph::tanh(h));
       Session session(g, device(), {.fuse = fuse, .f16_storage = true});
       Program& p = session.program({{x, f32({rows, 30})}}, {y});
-      EXPECT_EQ(p.f16_tensors(), fuse || rows * 32 < kMinF16Elements ? 0 : 1)
+      EXPECT_EQ(p.plan().f16_tensors, fuse || rows * 32 < kMinF16Elements ? 0 : 1)
           << (fuse ? "fused, " : "op by op, ") << rows << " rows";
       Session plain(g, device(), {.fuse = fuse});
       Array in(DType::f32, Shape{rows, 30});
@@ -199,7 +199,7 @@ TEST(F16Storage, ShapeOpsKeepFloat16ForwardAndBackward) {
     Rng rng(2);
     for (float& v : in.data<float>()) v = rng.uniform(-1.0f, 1.0f);
     Program& p = session.program({{x, f32({4, 6, 6, 8})}}, fetches);
-    halved = p.f16_tensors();
+    halved = p.plan().f16_tensors;
     std::vector<Array> out;
     session.run_program(p, std::vector<Array>{in}, out);
     return out;

@@ -58,9 +58,9 @@ void expect_plan_shares(Model (*build)(Graph&, std::int64_t), std::int64_t batch
   Session session(g, device());
   const auto dims = m.x.dims();
   Program& p = session.program({{m.x, f32(dims)}, {m.labels, i32({batch})}}, {m.loss}, train);
-  EXPECT_LT(p.memory_plan().arena_bytes, p.memory_plan().unshared_bytes);
-  EXPECT_LT(static_cast<double>(p.memory_plan().arena_bytes),
-            static_cast<double>(p.memory_plan().unshared_bytes) * (1.0 - saved))
+  EXPECT_LT(p.plan().memory.arena_bytes, p.plan().memory.unshared_bytes);
+  EXPECT_LT(static_cast<double>(p.plan().memory.arena_bytes),
+            static_cast<double>(p.plan().memory.unshared_bytes) * (1.0 - saved))
       << "sharing should save at least " << saved << " of a training step's memory";
 }
 
