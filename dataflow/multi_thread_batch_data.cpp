@@ -1,11 +1,13 @@
 #include "dataflow/multi_thread_batch_data.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "dataflow/internal/batch_board.h"
 
 namespace vkp::dataflow {
 namespace {
@@ -63,22 +65,6 @@ std::string describe_row(const Array& batch) {
 
 }  // namespace
 
-// One batch being filled by the workers. Its arrays are allocated by the first datapoint
-// written (which fixes the shapes); every worker then copies its rows in, without locks,
-// as rows are distinct memory.
-struct MultiThreadBatchData::Slot {
-  explicit Slot(std::size_t rows) : kept(rows, 0) {}
-
-  std::once_flag allocated;
-  Datapoint batch;                     // batch_size rows per component
-  std::vector<std::size_t> row_bytes;  // by component
-  std::size_t first_row = 0;           // the row whose shapes the batch took
-  std::vector<std::uint8_t> kept;      // by row: 1 once the mapped datapoint is written
-  // Guarded by mutex_:
-  std::size_t done = 0;        // rows whose datapoints were mapped (or dropped)
-  std::size_t kept_count = 0;  // rows written
-};
-
 MultiThreadBatchData::MultiThreadBatchData(DataFlowPtr df, std::size_t batch_size, MapFunction func,
                                            MultiThreadBatchOptions options)
     : MultiThreadBatchData(std::move(df), batch_size, ignore_rng(std::move(func)), options) {}
@@ -89,6 +75,7 @@ MultiThreadBatchData::MultiThreadBatchData(DataFlowPtr df, std::size_t batch_siz
       batch_size_(checked_batch_size(batch_size)),
       func_(std::move(func)),
       options_(options),
+      board_(std::make_unique<BatchBoard>(batch_size_, options.buffer_batches, options.ordered)),
       stacker_(batch_size_, kWho) {
   require(df_ != nullptr, ErrorCode::invalid_argument, "MultiThreadBatchData: the dataflow to batch is null");
   require(static_cast<bool>(func_), ErrorCode::invalid_argument, "MultiThreadBatchData: the function is empty");
@@ -106,7 +93,7 @@ std::string MultiThreadBatchData::own_replay_obstacle() const {
 MultiThreadBatchData::~MultiThreadBatchData() {
   {
     std::lock_guard lock(mutex_);
-    shared_.stop = true;
+    board_->stop = true;
   }
   workers_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -127,17 +114,17 @@ void MultiThreadBatchData::on_reset_state() {
 void MultiThreadBatchData::on_start_epoch() {
   // Waits for a worker reading the flow to finish its run.
   std::lock_guard source(source_mutex_);
-  std::map<std::uint64_t, std::shared_ptr<Slot>> abandoned;
+  BatchBoard::Slots abandoned;
   {
     std::lock_guard lock(mutex_);
     // Workers still mapping datapoints of the abandoned epoch find their generation gone.
-    ++shared_.generation;
-    abandoned.swap(shared_.slots);
-    shared_.error = nullptr;
-    shared_.end.reset();
-    shared_.epoch_first = shared_.next_index;
-    shared_.yielded = 0;
-    shared_.open = false;
+    ++board_->generation;
+    abandoned.swap(board_->slots);
+    board_->error = nullptr;
+    board_->end.reset();
+    board_->epoch_first = board_->next_index;
+    board_->yielded = 0;
+    board_->open = false;
   }
   abandoned.clear();
   stacker_.clear();
@@ -145,7 +132,7 @@ void MultiThreadBatchData::on_start_epoch() {
   df_->start_epoch();
   {
     std::lock_guard lock(mutex_);
-    shared_.open = true;
+    board_->open = true;
   }
   workers_cv_.notify_all();
 }
@@ -154,36 +141,36 @@ std::optional<Datapoint> MultiThreadBatchData::on_next() {
   while (true) {
     if (pending_)
       if (std::optional<Datapoint> batch = take_pending_rows()) return batch;
-    std::shared_ptr<Slot> slot;
+    std::shared_ptr<BatchSlot> slot;
     std::size_t rows = 0;
     {
       std::unique_lock lock(mutex_);
       // A batch that is ready is taken at once; a reader that has to sleep is woken as
-      // reader_can_go_on() says.
-      if (!shared_.error && !epoch_done() && ready_slot() == shared_.slots.end()) {
-        if (options_.reader_helps && can_take()) {
+      // the board's reader_can_go_on() says.
+      if (!board_->error && !board_->epoch_done() && board_->ready_slot() == board_->slots.end()) {
+        if (options_.reader_helps && board_->can_take()) {
           lock.unlock();
-          Run run;
+          BatchRun run;
           if (take_run(run, helped_, false) == Taken::run && !helped_.empty()) do_run(run, helped_);
           continue;
         }
-        shared_.reader_waits = true;
-        reader_cv_.wait(lock, [&] { return reader_can_go_on(); });
-        shared_.reader_waits = false;
+        board_->reader_waits = true;
+        reader_cv_.wait(lock, [&] { return board_->reader_can_go_on(); });
+        board_->reader_waits = false;
       }
-      if (shared_.error) std::rethrow_exception(shared_.error);
-      const auto it = ready_slot();
-      if (it == shared_.slots.end()) {  // the epoch is done
+      if (board_->error) std::rethrow_exception(board_->error);
+      const auto it = board_->ready_slot();
+      if (it == board_->slots.end()) {  // the epoch is done
         lock.unlock();
         if (stacker_.rows() > 0 && options_.remainder) return stacker_.take();
         stacker_.clear();
         return std::nullopt;
       }
-      rows = rows_of(it->first);
+      rows = board_->rows_of(it->first);
       slot = std::move(it->second);
-      shared_.slots.erase(it);
-      ++shared_.yielded;
-      const bool wake = shared_.workers_waiting > 0;
+      board_->slots.erase(it);
+      ++board_->yielded;
+      const bool wake = board_->workers_waiting > 0;
       lock.unlock();
       if (wake) workers_cv_.notify_all();
     }
@@ -218,13 +205,13 @@ void MultiThreadBatchData::worker_loop() {
   std::vector<Datapoint> taken;
   taken.reserve(kRun);
   while (true) {
-    Run run;
+    BatchRun run;
     if (take_run(run, taken, true) == Taken::stop) return;
     if (!taken.empty()) do_run(run, taken);
   }
 }
 
-void MultiThreadBatchData::do_run(Run& run, std::vector<Datapoint>& taken) {
+void MultiThreadBatchData::do_run(BatchRun& run, std::vector<Datapoint>& taken) {
   std::size_t kept = 0;
   std::exception_ptr error;
   try {
@@ -246,22 +233,22 @@ void MultiThreadBatchData::do_run(Run& run, std::vector<Datapoint>& taken) {
 // Takes a run, up to kRun datapoints of one batch: at once, or none; with `wait`, once
 // one may be taken. Returns stop when the flow is being destroyed. A run taken may come
 // back with `taken` empty (the epoch ended or failed).
-MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector<Datapoint>& taken, bool wait) {
+MultiThreadBatchData::Taken MultiThreadBatchData::take_run(BatchRun& run, std::vector<Datapoint>& taken, bool wait) {
   std::unique_lock<std::mutex> source;
   std::size_t want = 0;
   while (true) {
     source = lock_soon(source_mutex_);
     std::unique_lock lock = lock_soon(mutex_);
-    if (shared_.stop) return Taken::stop;
-    if (can_take()) {
-      want = claim_run(run);
+    if (board_->stop) return Taken::stop;
+    if (board_->can_take()) {
+      want = board_->claim(run, kRun);
       break;
     }
     source.unlock();  // start_epoch() may need it
     if (!wait) return Taken::none;
-    ++shared_.workers_waiting;
-    workers_cv_.wait(lock, [&] { return shared_.stop || can_take(); });
-    --shared_.workers_waiting;
+    ++board_->workers_waiting;
+    workers_cv_.wait(lock, [&] { return board_->stop || board_->can_take(); });
+    --board_->workers_waiting;
   }
   bool exhausted = false;
   std::exception_ptr error;
@@ -288,37 +275,23 @@ MultiThreadBatchData::Taken MultiThreadBatchData::take_run(Run& run, std::vector
   return Taken::run;
 }
 
-std::size_t MultiThreadBatchData::claim_run(Run& run) {
-  run.first = shared_.next_index;
-  run.generation = shared_.generation;
-  run.batch = (shared_.next_index - shared_.epoch_first) / batch_size_;
-  run.row = static_cast<std::size_t>((shared_.next_index - shared_.epoch_first) % batch_size_);
-  const std::size_t want = std::min(kRun, batch_size_ - run.row);
-  shared_.next_index += want;  // given back by cut_short if the flow ends sooner
-  ++shared_.runs_in_flight;
-  std::shared_ptr<Slot>& slot = shared_.slots[run.batch];
-  if (!slot) slot = std::make_shared<Slot>(batch_size_);
-  run.slot = slot;
-  return want;
-}
-
-bool MultiThreadBatchData::cut_short(Run& run, std::size_t want, std::exception_ptr error) {
+bool MultiThreadBatchData::cut_short(BatchRun& run, std::size_t want, std::exception_ptr error) {
   std::unique_lock lock = lock_soon(mutex_);
-  shared_.next_index -= want - run.count;
+  board_->next_index -= want - run.count;
   if (!error)  // the flow's epoch ended
-    shared_.end = shared_.next_index;
-  else if (!shared_.error)
-    shared_.error = error;
-  shared_.open = false;
+    board_->end = board_->next_index;
+  else if (!board_->error)
+    board_->error = error;
+  board_->open = false;
   if (run.count == 0) {  // nothing to complete
-    --shared_.runs_in_flight;
-    if (run.row == 0) shared_.slots.erase(run.batch);  // the epoch ended at a batch's start
+    --board_->runs_in_flight;
+    if (run.row == 0) board_->slots.erase(run.batch);  // the epoch ended at a batch's start
     run.slot.reset();
   }
-  return shared_.reader_waits && reader_can_go_on();
+  return board_->reader_waits && board_->reader_can_go_on();
 }
 
-void MultiThreadBatchData::write_row(Slot& slot, std::size_t row, const Datapoint& dp) const {
+void MultiThreadBatchData::write_row(BatchSlot& slot, std::size_t row, const Datapoint& dp) const {
   std::call_once(slot.allocated, [&] {
     for (const Array& a : dp) {
       std::vector<std::int64_t> dims{static_cast<std::int64_t>(batch_size_)};
@@ -346,65 +319,21 @@ void MultiThreadBatchData::write_row(Slot& slot, std::size_t row, const Datapoin
   slot.kept[row] = 1;
 }
 
-void MultiThreadBatchData::complete_run(Run& run, std::size_t kept, std::exception_ptr error) {
+void MultiThreadBatchData::complete_run(BatchRun& run, std::size_t kept, std::exception_ptr error) {
   std::unique_lock lock = lock_soon(mutex_);
-  --shared_.runs_in_flight;
-  if (run.generation != shared_.generation) {  // the epoch was abandoned: so is the slot
+  --board_->runs_in_flight;
+  if (run.generation != board_->generation) {  // the epoch was abandoned: so is the slot
   } else if (error) {
-    if (!shared_.error) shared_.error = std::move(error);
-    shared_.open = false;
+    if (!board_->error) board_->error = std::move(error);
+    board_->open = false;
   } else {
     run.slot->done += run.count;
     run.slot->kept_count += kept;
   }
-  const bool wake = shared_.reader_waits && reader_can_go_on();
+  const bool wake = board_->reader_waits && board_->reader_can_go_on();
   lock.unlock();
   run.slot.reset();  // an abandoned batch is freed outside the lock
   if (wake) reader_cv_.notify_one();
-}
-
-bool MultiThreadBatchData::can_take() const {
-  return shared_.open && !shared_.error &&
-         (shared_.next_index - shared_.epoch_first) / batch_size_ < shared_.yielded + options_.buffer_batches;
-}
-
-std::size_t MultiThreadBatchData::rows_of(std::uint64_t batch) const {
-  const std::uint64_t first = shared_.epoch_first + batch * batch_size_;
-  if (!shared_.end) return batch_size_;
-  return static_cast<std::size_t>(std::min<std::uint64_t>(batch_size_, *shared_.end - first));
-}
-
-std::map<std::uint64_t, std::shared_ptr<MultiThreadBatchData::Slot>>::iterator MultiThreadBatchData::ready_slot() {
-  const auto complete = [&](const auto& entry) { return entry.second->done == rows_of(entry.first); };
-  if (options_.ordered) {
-    const auto it = shared_.slots.find(shared_.yielded);
-    return it != shared_.slots.end() && complete(*it) ? it : shared_.slots.end();
-  }
-  return std::find_if(shared_.slots.begin(), shared_.slots.end(), complete);
-}
-
-bool MultiThreadBatchData::epoch_done() const {
-  return shared_.end && shared_.yielded * batch_size_ >= *shared_.end - shared_.epoch_first;
-}
-
-std::size_t MultiThreadBatchData::ready_count() {
-  std::size_t ready = 0;
-  for (const auto& [batch, slot] : shared_.slots) {
-    const bool complete = slot->done == rows_of(batch);
-    if (options_.ordered && (batch != shared_.yielded + ready || !complete)) break;
-    ready += complete;
-  }
-  return ready;
-}
-
-// A reader faster than the workers is woken once a few batches are ready rather than
-// for each (waking a sleeping thread costs microseconds), or sooner when the workers
-// can do no more: the buffer is full or the epoch's datapoints are all taken.
-bool MultiThreadBatchData::reader_can_go_on() {
-  if (shared_.error || epoch_done()) return true;
-  if (ready_slot() == shared_.slots.end()) return false;
-  const std::size_t wake_after = std::max<std::size_t>(options_.buffer_batches / 2, 1);
-  return (shared_.runs_in_flight == 0 && !can_take()) || wake_after == 1 || ready_count() >= wake_after;
 }
 
 }  // namespace vkp::dataflow

@@ -56,6 +56,10 @@ struct MultiThreadBatchOptions {
   bool reader_helps = true;
 };
 
+class BatchBoard;  // internal/batch_board.h
+struct BatchRun;
+struct BatchSlot;
+
 class MultiThreadBatchData : public DataFlow {
  public:
   std::vector<const DataFlow*> inputs() const override { return {df_.get()}; }
@@ -76,39 +80,18 @@ class MultiThreadBatchData : public DataFlow {
   std::optional<Datapoint> on_next() override;
 
  private:
-  struct Slot;
-  // Consecutive datapoints of one batch that a worker took from the flow.
-  struct Run {
-    std::uint64_t first = 0;  // number of the first datapoint, counted from reset_state()
-    std::uint64_t generation = 0;
-    std::uint64_t batch = 0;  // in the epoch
-    std::size_t row = 0;      // of the first datapoint in its batch
-    std::size_t count = 0;
-    std::shared_ptr<Slot> slot;  // the batch's
-  };
-
   enum class Taken { run, none, stop };
   void worker_loop();
   // Takes up to kRun datapoints of one batch; with `wait`, waits until it may.
-  Taken take_run(Run& run, std::vector<Datapoint>& taken, bool wait);
-  // Under mutex_: numbers the next datapoints `run` (at most kRun, within one batch) and
-  // returns how many.
-  std::size_t claim_run(Run& run);
+  Taken take_run(BatchRun& run, std::vector<Datapoint>& taken, bool wait);
   // For a run the flow ended or failed in, with run.count of `want` read: gives the rest
   // back and records the end or the error; whether the reader should be woken. The
   // caller holds source_mutex_, so no start_epoch() has begun a new generation since.
-  bool cut_short(Run& run, std::size_t want, std::exception_ptr error);
+  bool cut_short(BatchRun& run, std::size_t want, std::exception_ptr error);
   // Maps and writes the datapoints of a run, then completes it.
-  void do_run(Run& run, std::vector<Datapoint>& taken);
-  void write_row(Slot& slot, std::size_t row, const Datapoint& dp) const;
-  void complete_run(Run& run, std::size_t kept, std::exception_ptr error);
-  // Guarded by mutex_:
-  bool can_take() const;
-  std::size_t rows_of(std::uint64_t batch) const;
-  std::map<std::uint64_t, std::shared_ptr<Slot>>::iterator ready_slot();
-  bool epoch_done() const;
-  std::size_t ready_count();
-  bool reader_can_go_on();
+  void do_run(BatchRun& run, std::vector<Datapoint>& taken);
+  void write_row(BatchSlot& slot, std::size_t row, const Datapoint& dp) const;
+  void complete_run(BatchRun& run, std::size_t kept, std::exception_ptr error);
   // The reader's side: rows of `pending_` to move into `stacker_`.
   std::optional<Datapoint> take_pending_rows();
 
@@ -122,25 +105,11 @@ class MultiThreadBatchData : public DataFlow {
   std::condition_variable workers_cv_;
   std::condition_variable reader_cv_;
   // What the workers and the reader share, read and written under mutex_ only.
-  struct Shared {
-    bool stop = false;
-    bool open = false;  // the current epoch of df_ may be read
-    bool reader_waits = false;
-    int workers_waiting = 0;
-    std::size_t runs_in_flight = 0;                        // taken and not yet completed
-    std::uint64_t generation = 0;                          // bumped by every start_epoch()
-    std::uint64_t next_index = 0;                          // number of the next datapoint taken
-    std::uint64_t epoch_first = 0;                         // number of the epoch's first datapoint
-    std::optional<std::uint64_t> end;                      // next_index when df_'s epoch ended
-    std::uint64_t yielded = 0;                             // batches of the epoch handed to the reader
-    std::map<std::uint64_t, std::shared_ptr<Slot>> slots;  // batches being filled, by number
-    std::exception_ptr error;
-  };
-  Shared shared_;
+  std::unique_ptr<BatchBoard> board_;
 
   // The reading thread's: a batch with holes or short, whose rows go through stacker_.
   BatchStacker stacker_;
-  std::shared_ptr<Slot> pending_;
+  std::shared_ptr<BatchSlot> pending_;
   std::size_t pending_row_ = 0, pending_rows_ = 0;
   std::vector<Datapoint> helped_;  // the datapoints of the reader's run, when it helps
 
