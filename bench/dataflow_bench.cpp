@@ -29,11 +29,11 @@
 #include "dataflow/augment_image_component.h"
 #include "dataflow/batch_data.h"
 #include "dataflow/geometric_augmentors.h"
-#include "dataflow/internal/permutation.h"
 #include "dataflow/mnist.h"
 #include "dataflow/multi_thread_batch_data.h"
 #include "dataflow/multi_thread_map_data.h"
 #include "dataflow/multi_thread_runner.h"
+#include "dataflow/permutation.h"
 #include "dataflow/photometric_augmentors.h"
 
 namespace vkp::dataflow {

@@ -35,7 +35,7 @@
 #include "engine/graph/layers.h"
 #include "engine/graph/ops.h"
 #include "towers/async_towers.h"
-#include "towers/internal/host_average.h"
+#include "towers/host_average.h"
 #include "towers/towers.h"
 #include "towers_split.h"
 #include "towers_sync_bn.h"

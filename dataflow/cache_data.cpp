@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 

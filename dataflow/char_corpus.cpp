@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

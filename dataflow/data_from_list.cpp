@@ -1,6 +1,6 @@
 #include "dataflow/data_from_list.h"
 
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/image_file.h"
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

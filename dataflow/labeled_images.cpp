@@ -3,7 +3,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "dataflow/internal/datapoint_codec.h"
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 namespace {

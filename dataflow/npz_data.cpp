@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/npz.h"
 #include "dataflow/batch_data.h"
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 

@@ -1,6 +1,6 @@
 #include "dataflow/random_mix_data.h"
 
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 namespace vkp::dataflow {
 

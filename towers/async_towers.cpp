@@ -11,8 +11,8 @@
 #include <limits>
 
 #include "core/error.h"
+#include "towers/host_average.h"
 #include "towers/internal/async_state.h"
-#include "towers/internal/host_average.h"
 #include "towers/internal/host_master.h"
 #include "towers/internal/replicas.h"
 

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "engine/graph/optimizer_table.h"
-#include "towers/internal/host_average.h"
+#include "towers/host_average.h"
 #include "towers/internal/replicas.h"
 
 namespace vkp::towers {

@@ -7,7 +7,7 @@
 #include "engine/graph/ops.h"
 #include "engine/graph/variables.h"
 #include "engine/vk/device.h"
-#include "towers/internal/host_average.h"
+#include "towers/host_average.h"
 
 namespace vkp::towers {
 namespace {

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "towers/internal/host_average.h"
+#include "towers/host_average.h"
 #include "towers/internal/replicas.h"
 #include "towers/sync_towers.h"
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "engine/graph/attrs.h"
+#include "towers/host_average.h"
 #include "towers/host_optimizer.h"
-#include "towers/internal/host_average.h"
 #include "vk_test_env.h"
 
 namespace vkp::test {

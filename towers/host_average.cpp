@@ -1,4 +1,4 @@
-#include "towers/internal/host_average.h"
+#include "towers/host_average.h"
 
 #include "core/error.h"
 

@@ -1,7 +1,8 @@
 // Host-side gradient averaging: out = sum_k weight[k] * in[k], element by element, the
 // towers summed in a fixed order (tower 0 first) so that the result does not depend on
 // thread count or timing. OpenMP splits the elements; each thread's inner loop is
-// vectorised.
+// vectorised. Public for the towers' benchmark (bench/towers_bench.cpp) and for code
+// that averages gradients of its own on the host as the towers do.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "dataflow/internal/permutation.h"
+#include "dataflow/permutation.h"
 
 #include <numeric>
 

@@ -1,5 +1,6 @@
 // Random orders for shuffling dataflows, drawn from a vkp::Rng so that they are
-// reproducible from a seed.
+// reproducible from a seed: what a DataFlow of one's own shuffles with, as the bundled
+// ones do (and bench/dataflow_bench.cpp's hand-written loop).
 #pragma once
 
 #include <cstddef>
