@@ -357,7 +357,7 @@ void AsyncTowers::stop() noexcept {
 }
 
 // A batch for every tower, then drain.
-double AsyncTowers::run_step(const StepRequest& request) {
+double AsyncTowers::run_step(const Step& request) {
   if (!request.next.empty())
     throw Error(ErrorCode::invalid_argument,
                 "Towers::step: async towers write each batch on their own thread; give no next batches");

@@ -81,7 +81,7 @@ class AsyncTowers final : public Towers {
  private:
   struct State;  // internal/async_state.h
 
-  double run_step(const StepRequest& request) override;
+  double run_step(const Step& request) override;
   // Queueing a batch (k < 0: the shared queue), tower k's thread (its lead bound, its
   // computation, its update of the master), the master's hyperparameters, stopping.
   void enqueue(int k, std::vector<Array> batch);

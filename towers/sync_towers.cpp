@@ -21,7 +21,7 @@ SyncTowers::SyncTowers(Reduction own, std::vector<vk::Device*> devices, const Bu
     averaged_.emplace_back(DType::f32, Shape(graph(0).find_variable(name).type().dims));
 }
 
-double SyncTowers::run_step(const StepRequest& request) {
+double SyncTowers::run_step(const Step& request) {
   Replicas& r = replicas();
   // Every strategy: a hyperparameter may act in forward (a dropout rate), not only in updates.
   r.broadcast_hyperparameters();
@@ -51,7 +51,7 @@ double SyncTowers::run_step(const StepRequest& request) {
 
 // Forward and backward everywhere at once: every tower's gradient program submitted (the
 // results are waited for by reduce_gradients, bucket by bucket with bucket_bytes).
-double SyncTowers::submit_gradients(const StepRequest& request) {
+double SyncTowers::submit_gradients(const Step& request) {
   Replicas& r = replicas();
   const auto n = static_cast<std::size_t>(size());
   samples_.resize(n);

@@ -62,9 +62,9 @@ class SyncTowers : public Towers {
   const HostOptimizerStep& host_step() const { return host_step_; }
 
  private:
-  double run_step(const StepRequest& request) override;
+  double run_step(const Step& request) override;
   // Every tower's gradient program submitted; sets samples_ and weights_, returns the samples.
-  double submit_gradients(const StepRequest& request);
+  double submit_gradients(const Step& request);
   // Writes each tower's next batch into its other input buffers (staging).
   void stage_next(std::span<const std::vector<Array>> next);
   // sync_reduce.cpp: each exchange of the towers' programs in turn (cross_tower_mean):

@@ -114,35 +114,29 @@ void check_batch_count(int towers, std::size_t batches) {
 }  // namespace
 
 double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t global_step) {
-  std::vector<Array> none;
-  return step(batches, global_step, {}, none);
+  return step({.batches = batches, .global_step = global_step});
 }
 
-double Towers::step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
-                    const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
-  return step(batches, {}, global_step, fetches, fetched);
-}
-
-double Towers::step(int objective, bool run_updates, std::span<const std::vector<Array>> batches,
-                    std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
+double Towers::step(const StepRequest& r) {
+  const int n = size();
+  if (!r.objective && objective_count() > 1)
+    throw Error(ErrorCode::invalid_argument, "Towers::step: these towers have " + std::to_string(objective_count()) +
+                                                 " objectives; name the one to step (StepRequest::objective)");
+  const int objective = r.objective.value_or(0);
   if (objective < 0 || objective >= objective_count())
     throw Error(ErrorCode::invalid_argument,
                 "Towers::step: objective " + std::to_string(objective) + " of " + std::to_string(objective_count()));
-  check_batch_count(size(), batches.size());
-  return run_step({objective, run_updates, batches, {}, global_step, fetches, fetched});
-}
-
-double Towers::step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
-                    std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched) {
-  if (objective_count() > 1)
-    throw Error(ErrorCode::invalid_argument, "Towers::step: these towers have " + std::to_string(objective_count()) +
-                                                 " objectives; step one with step(objective, ...)");
-  const int n = size();
-  if (!next.empty() && (options_.staging_buffers < 2 || static_cast<int>(next.size()) != n))
+  if (!r.next.empty() &&
+      (options_.staging_buffers < 2 || static_cast<int>(r.next.size()) != n || objective_count() > 1))
     throw Error(ErrorCode::invalid_argument,
-                "Towers::step: next batches need staging_buffers = 2 and one batch per tower");
-  check_batch_count(n, batches.size());
-  return run_step({0, true, batches, next, global_step, fetches, fetched});
+                "Towers::step: next batches need staging_buffers = 2, one batch per tower and one objective");
+  if (r.fetches && !r.fetched)
+    throw Error(ErrorCode::invalid_argument, "Towers::step: fetches without a vector to fetch them into");
+  check_batch_count(n, r.batches.size());
+  static const std::vector<graph::Tensor> kNoFetches;
+  std::vector<Array> unused;
+  return run_step({objective, r.run_updates, r.batches, r.next, r.global_step, r.fetches ? *r.fetches : kNoFetches,
+                   r.fetched ? *r.fetched : unused});
 }
 
 std::unique_ptr<Towers> make_towers(std::vector<vk::Device*> devices, const Towers::BuildFn& build,

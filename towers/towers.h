@@ -96,7 +96,7 @@ struct TowerOptions {
   // of earlier layers goes on. Both paths give bitwise the same results. Not with async.
   std::size_t bucket_bytes = 0;
   // 2: every tower's gradient program keeps two sets of input buffers, and step() writes
-  // the next step's batches (its `next` argument) into the other set while this step
+  // the next step's batches (StepRequest::next) into the other set while this step
   // runs (StagingInput); the next step then starts without writing its inputs.
   int staging_buffers = 1;
   // async only: a bound on staleness (stale synchronous parallel). A tower starts its next
@@ -138,6 +138,29 @@ struct StepTimes {
 class Replicas;    // internal/replicas.h
 class HostMaster;  // internal/host_master.h
 
+// One step of the towers (Towers::step).
+struct StepRequest {
+  // Tower k is fed batches[k], in the order of its inputs (towers may take different
+  // batch sizes).
+  std::span<const std::vector<Array>> batches;
+  // Async towers number their updates themselves (AsyncTowers::count_updates_from) and
+  // ignore it.
+  std::uint64_t global_step = 0;
+  // Tensors of graph(0) whose values for tower 0's batch land in *fetched; null: none.
+  const std::vector<graph::Tensor>* fetches = nullptr;
+  std::vector<Array>* fetched = nullptr;
+  // With staging_buffers = 2: the following step's batches, written while this step
+  // computes (this step's `batches` are ignored when the last step already wrote them as
+  // its `next`); they must have this step's shapes. Empty: nothing staged.
+  std::span<const std::vector<Array>> next;
+  // The objective whose cost's gradients of its variables are averaged and applied; must
+  // be given where there are several (a GAN's discriminator, then its generator, on the
+  // same batches, staging nothing). The update ops (BatchNorm's moving averages) run with
+  // it when `run_updates`.
+  std::optional<int> objective;
+  bool run_updates = true;
+};
+
 // What the trainers use of every strategy.
 class Towers {
  public:
@@ -177,26 +200,12 @@ class Towers {
   // Whether the host master holds a trainable variable or slot of this name.
   bool master_holds(const std::string& name) const;
 
-  // One step at `global_step`: tower k is fed batches[k] (in the order of its inputs;
-  // towers may take different batch sizes). `fetches` are tensors of graph(0) whose
-  // values for tower 0's batch land in `fetched`. Returns the cost averaged over the
-  // towers weighted by batch size. A steady loop allocates nothing here. Async towers
-  // number their updates themselves (AsyncTowers::count_updates_from) and ignore
-  // `global_step`.
+  // One step of objective 0 with its update ops at `global_step`, fetching nothing:
+  // step({.batches = batches, .global_step = global_step}).
   double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step);
-  double step(std::span<const std::vector<Array>> batches, std::uint64_t global_step,
-              const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
-  // With staging_buffers = 2: `batches` are this step's (ignored when the last step
-  // already wrote them as its `next`), `next` the following step's, written while this
-  // step computes; they must have this step's shapes. An empty `next` stages nothing.
-  double step(std::span<const std::vector<Array>> batches, std::span<const std::vector<Array>> next,
-              std::uint64_t global_step, const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
-  // A step of objective `objective` alone: its cost's gradients of its variables,
-  // averaged and applied; the update ops (batch norm's moving averages) run with it when
-  // `run_updates`. The step()s above are objective 0's with the update ops. A GAN's step
-  // is its discriminator's objective, then its generator's on the same batches.
-  double step(int objective, bool run_updates, std::span<const std::vector<Array>> batches, std::uint64_t global_step,
-              const std::vector<graph::Tensor>& fetches, std::vector<Array>& fetched);
+  // One step (StepRequest). Returns the cost averaged over the towers weighted by batch
+  // size. A steady loop allocates nothing here.
+  double step(const StepRequest& request);
   const StepTimes& last_times() const { return times_; }
 
   // Forgets the batches written ahead by the last step's `next` (staging_buffers = 2):
@@ -226,8 +235,8 @@ class Towers {
   Towers(Reduction own, std::vector<vk::Device*> devices, const BuildFn& build, const OptimizerFn& optimizer,
          TowerOptions options);
 
-  // One step's request, as the step()s above give it.
-  struct StepRequest {
+  // A step() checked: the objective chosen, fetches and fetched never null.
+  struct Step {
     int objective = 0;
     bool run_updates = true;
     std::span<const std::vector<Array>> batches;
@@ -236,7 +245,7 @@ class Towers {
     const std::vector<graph::Tensor>& fetches;
     std::vector<Array>& fetched;
   };
-  virtual double run_step(const StepRequest& request) = 0;
+  virtual double run_step(const Step& step) = 0;
 
   const TowerOptions& options() const { return options_; }
   Replicas& replicas() { return *replicas_; }

@@ -140,10 +140,18 @@ double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> ba
   const bool train_d = step % static_cast<std::uint64_t>(d_period_) == 0;
   const bool train_g = step % static_cast<std::uint64_t>(g_period_) == 0;
   double cost = 0;
+  const std::vector<graph::Tensor>& fetches = hooks().step_fetches(loop());
+  // The callbacks' fetches come from the step's last objective; the update ops run once.
   if (train_d)
-    cost += t.step(kDiscriminator, !train_g, batches, step,
-                   train_g ? std::vector<graph::Tensor>{} : hooks().step_fetches(loop()), train_g ? none_ : fetched);
-  if (train_g) cost += t.step(kGenerator, true, batches, step, hooks().step_fetches(loop()), fetched);
+    cost += t.step({.batches = batches,
+                    .global_step = step,
+                    .fetches = train_g ? nullptr : &fetches,
+                    .fetched = train_g ? &none_ : &fetched,
+                    .objective = kDiscriminator,
+                    .run_updates = !train_g});
+  if (train_g)
+    cost += t.step(
+        {.batches = batches, .global_step = step, .fetches = &fetches, .fetched = &fetched, .objective = kGenerator});
   return cost;
 }
 

@@ -67,7 +67,11 @@ towers::Tower MultiDeviceTrainer::build_tower(graph::Graph& g, int) {
 
 double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batches,
                                        std::span<const std::vector<Array>> next, std::vector<Array>& fetched) {
-  return towers().step(batches, next, static_cast<std::uint64_t>(global_step()), hooks().step_fetches(loop()), fetched);
+  return towers().step({.batches = batches,
+                        .global_step = static_cast<std::uint64_t>(global_step()),
+                        .fetches = &hooks().step_fetches(loop()),
+                        .fetched = &fetched,
+                        .next = next});
 }
 
 towers::SyncTowers& MultiDeviceTrainer::sync_towers() {
