@@ -23,7 +23,7 @@ HostMaster::HostMaster(Replicas& replicas, std::optional<graph::LossScaleOptions
     : replicas_(replicas), loss_scale_(std::move(loss_scale)) {
   for (const graph::Tensor& v : replicas_.at(0).sent)
     sent_names_.push_back(std::get<graph::VariableAttrs>(v.node().attrs).var_name);
-  for (const std::string& name : replicas_.names()) {
+  for (const std::string& name : replicas_.layout().names()) {
     const graph::Tensor v = replicas_.graph(0).find_variable(name);
     if (v.type().dtype != DType::f32)
       throw Error(ErrorCode::unsupported, "Towers: the host master updates float32 variables; " + name + " is " +
@@ -38,7 +38,7 @@ HostMaster::HostMaster(Replicas& replicas, std::optional<graph::LossScaleOptions
 }
 
 void HostMaster::load() {
-  const std::vector<std::string>& names = replicas_.names();
+  const std::vector<std::string>& names = replicas_.layout().names();
   values_.resize(sent_names_.size());
   slots_.resize(names.size());
   std::vector<std::string> wanted;
@@ -71,7 +71,7 @@ void HostMaster::store_slots() {
 
 bool HostMaster::holds(const std::string& name) const {
   if (std::find(sent_names_.begin(), sent_names_.end(), name) != sent_names_.end()) return true;
-  const std::vector<std::string>& names = replicas_.names();
+  const std::vector<std::string>& names = replicas_.layout().names();
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == name || std::find(slot_names_[i].begin(), slot_names_[i].end(), name) != slot_names_[i].end())
       return true;
@@ -81,7 +81,7 @@ bool HostMaster::holds(const std::string& name) const {
 const Array& HostMaster::value(const std::string& name) const {
   const auto sent = std::find(sent_names_.begin(), sent_names_.end(), name);
   if (sent != sent_names_.end()) return values_[static_cast<std::size_t>(sent - sent_names_.begin())];
-  const std::vector<std::string>& names = replicas_.names();
+  const std::vector<std::string>& names = replicas_.layout().names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     for (std::size_t j = 0; j < slot_names_[i].size(); ++j)
       if (slot_names_[i][j] == name) return slots_[i][j];
@@ -98,7 +98,8 @@ bool HostMaster::apply(int objective, std::span<const int> variables, const Host
   if (loss_scale_) {
     bool finite = true;
     for (int v : variables) finite = finite && all_finite(gradients[static_cast<std::size_t>(v)].data<float>());
-    const float scale = values_[replicas_.names().size() + 3 * static_cast<std::size_t>(objective)].data<float>()[0];
+    const float scale =
+        values_[replicas_.layout().names().size() + 3 * static_cast<std::size_t>(objective)].data<float>()[0];
     move_scale(objective, !finite);
     if (!finite) return false;
     // As the device's guarded update: g * (1 / scale), exact for the powers of two a
@@ -120,7 +121,7 @@ bool HostMaster::apply(int objective, std::span<const int> variables, const Host
 // and, on reaching the growth interval, restart as the scale doubles (to at most the
 // maximum).
 void HostMaster::move_scale(int objective, bool overflow) {
-  const std::size_t at = replicas_.names().size() + 3 * static_cast<std::size_t>(objective);
+  const std::size_t at = replicas_.layout().names().size() + 3 * static_cast<std::size_t>(objective);
   float& scale = values_[at].data<float>()[0];
   float& good = values_[at + 1].data<float>()[0];
   float& skipped = values_[at + 2].data<float>()[0];

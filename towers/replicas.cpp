@@ -165,7 +165,8 @@ void Replicas::add_replica(int k, vk::Device& device, const Towers::BuildFn& bui
     for (std::size_t objective = 0; objective < objectives.size(); ++objective) {
       const std::optional<Scaling> scaling =
           scaled ? std::optional<Scaling>(Scaling{loss_scales[objective], *scaled}) : std::nullopt;
-      FedUpdates fed = fed_updates(g, objective_vars_[objective], vars, names_, o, scaling ? &*scaling : nullptr);
+      FedUpdates fed = fed_updates(g, layout_.objective_variables(objective), vars, layout_.names(), o,
+                                   scaling ? &*scaling : nullptr);
       r->parts[objective].gradient_inputs = std::move(fed.inputs);
       r->parts[objective].apply_ops = std::move(fed.apply_ops);
     }
@@ -185,8 +186,16 @@ void Replicas::add_replica(int k, vk::Device& device, const Towers::BuildFn& bui
   replicas_.push_back(std::move(r));
 }
 
-// Tower 0 sets the trainable variables (names_); every later tower must have the same
-// ones, of the same types, in the same order.
+VariableLayout::VariableLayout(std::vector<std::string> names, std::vector<std::vector<int>> objective_vars)
+    : names_(std::move(names)), objective_vars_(std::move(objective_vars)) {
+  position_.assign(objective_vars_.size(), std::vector<int>(names_.size(), -1));
+  for (std::size_t o = 0; o < objective_vars_.size(); ++o)
+    for (std::size_t j = 0; j < objective_vars_[o].size(); ++j)
+      position_[o][static_cast<std::size_t>(objective_vars_[o][j])] = static_cast<int>(j);
+}
+
+// Tower 0 sets the trainable variables (the layout); every later tower must have the
+// same ones, of the same types, in the same order.
 void Replicas::check_same_variables(int k, const std::vector<std::string>& names,
                                     const std::vector<graph::Tensor>& vars,
                                     const std::vector<std::vector<int>>& objective_vars) {
@@ -196,30 +205,29 @@ void Replicas::check_same_variables(int k, const std::vector<std::string>& names
       if (objective_vars[o].empty())
         throw Error(ErrorCode::invalid_argument,
                     "Towers: objective " + std::to_string(o) + "'s cost depends on none of its variables");
-    names_ = names;
-    objective_vars_ = objective_vars;
-    position_.assign(objective_vars.size(), std::vector<int>(names.size(), -1));
-    for (std::size_t o = 0; o < objective_vars.size(); ++o)
-      for (std::size_t j = 0; j < objective_vars[o].size(); ++j)
-        position_[o][static_cast<std::size_t>(objective_vars[o][j])] = static_cast<int>(j);
+    layout_ = VariableLayout(names, objective_vars);
     return;
   }
-  if (names != names_) {
+  const std::vector<std::string>& first_names = layout_.names();
+  if (names != first_names) {
     std::size_t i = 0;
-    while (i < names.size() && i < names_.size() && names[i] == names_[i]) ++i;
+    while (i < names.size() && i < first_names.size() && names[i] == first_names[i]) ++i;
     throw Error(ErrorCode::invalid_argument,
                 "tower " + std::to_string(k) + " differs from tower 0 in its trainable variables: " +
                     (i < names.size() ? "'" + names[i] + "'" : "nothing") + " where tower 0 has " +
-                    (i < names_.size() ? "'" + names_[i] + "'" : "nothing"));
+                    (i < first_names.size() ? "'" + first_names[i] + "'" : "nothing"));
   }
-  if (objective_vars != objective_vars_)
+  bool same_objectives = static_cast<int>(objective_vars.size()) == layout_.objective_count();
+  for (std::size_t o = 0; same_objectives && o < objective_vars.size(); ++o)
+    same_objectives = objective_vars[o] == layout_.objective_variables(static_cast<int>(o));
+  if (!same_objectives)
     throw Error(ErrorCode::invalid_argument,
                 "tower " + std::to_string(k) + " differs from tower 0 in which variables its objectives train");
   for (std::size_t i = 0; i < vars.size(); ++i) {
     const graph::TensorType& mine = vars[i].type();
-    const graph::TensorType& first = graph(0).find_variable(names_[i]).type();
+    const graph::TensorType& first = graph(0).find_variable(first_names[i]).type();
     if (mine != first)
-      throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": variable " + names_[i] + " is " +
+      throw Error(ErrorCode::invalid_argument, "tower " + std::to_string(k) + ": variable " + first_names[i] + " is " +
                                                    graph::to_string(mine) + ", in tower 0 " + graph::to_string(first));
   }
 }
@@ -230,7 +238,8 @@ void Replicas::process_on_host(std::span<const int> variables, std::span<Array> 
   std::vector<graph::HostGradient> grads;
   grads.reserve(variables.size());
   for (int i : variables)
-    grads.push_back({names_[static_cast<std::size_t>(i)], gradients[static_cast<std::size_t>(i)].data<float>()});
+    grads.push_back(
+        {layout_.names()[static_cast<std::size_t>(i)], gradients[static_cast<std::size_t>(i)].data<float>()});
   graph::process_gradients_on_host(processors_, grads);
   if (loss_scale != 1.0f) multiply(gradients, variables, loss_scale);
 }
@@ -326,8 +335,8 @@ graph::Program& Replicas::gradient_program(int k, int o, bool updates, const std
                                   std::max(1, plan_.staging_buffers), segments);
   p.with_updates = updates;
   p.stager.reset();
-  const std::vector<int>& vars = objective_variables(o);
-  p.segment_of.assign(names_.size(), -1);
+  const std::vector<int>& vars = layout_.objective_variables(o);
+  p.segment_of.assign(layout_.names().size(), -1);
   for (int s = 0; s < p.program->segment_count(); ++s)
     for (int f : p.program->segment_fetches(s))
       p.segment_of[static_cast<std::size_t>(vars[static_cast<std::size_t>(f - 1)])] = s;

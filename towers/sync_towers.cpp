@@ -90,7 +90,7 @@ void SyncTowers::stage_next(std::span<const std::vector<Array>> next) {
 void SyncTowers::write_feeds(int k, std::span<const int> variables) {
   graph::Program& program = replicas().apply_program(k, current_);
   for (int i : variables)
-    program.write_feed(static_cast<std::size_t>(replicas().position(current_, i)),
+    program.write_feed(static_cast<std::size_t>(replicas().layout().position(current_, i)),
                        averaged_[static_cast<std::size_t>(i)], 0);
 }
 

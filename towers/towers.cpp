@@ -76,9 +76,9 @@ int Towers::size() const { return replicas_->size(); }
 graph::Graph& Towers::graph(int k) { return replicas_->graph(k); }
 graph::Session& Towers::session(int k) { return replicas_->session(k); }
 const Tower& Towers::tower(int k) const { return replicas_->tower(k); }
-const std::vector<std::string>& Towers::trainable_names() const { return replicas_->names(); }
-int Towers::objective_count() const { return replicas_->objective_count(); }
-const std::vector<int>& Towers::objective_variables(int o) const { return replicas_->objective_variables(o); }
+const std::vector<std::string>& Towers::trainable_names() const { return replicas_->layout().names(); }
+int Towers::objective_count() const { return replicas_->layout().objective_count(); }
+const std::vector<int>& Towers::objective_variables(int o) const { return replicas_->layout().objective_variables(o); }
 const std::vector<graph::GradProcPtr>& Towers::processors() const { return replicas_->processors(); }
 void Towers::broadcast_variables(int from) { replicas_->broadcast_variables(from); }
 void Towers::discard_staged() { replicas_->discard_staged(); }

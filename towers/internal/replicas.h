@@ -82,6 +82,26 @@ struct ReplicaPlan {
   bool fetch_scale = false;
 };
 
+// The trainable variables of the towers, in the order gradients are reduced, and each
+// objective's share of them.
+class VariableLayout {
+ public:
+  VariableLayout() = default;
+  // `objective_vars`: by objective, indices into `names`.
+  VariableLayout(std::vector<std::string> names, std::vector<std::vector<int>> objective_vars);
+
+  const std::vector<std::string>& names() const { return names_; }
+  int objective_count() const { return static_cast<int>(objective_vars_.size()); }
+  const std::vector<int>& objective_variables(int o) const { return objective_vars_.at(static_cast<std::size_t>(o)); }
+  // Where trainable variable i sits in objective o's gradients (-1: not there).
+  int position(int o, int i) const { return position_[static_cast<std::size_t>(o)][static_cast<std::size_t>(i)]; }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::vector<int>> objective_vars_;
+  std::vector<std::vector<int>> position_;  // by objective and variable: index in the objective, or -1
+};
+
 class Replicas {
  public:
   // Error(invalid_argument) when towers differ in their trainable variables (names,
@@ -96,14 +116,11 @@ class Replicas {
   const Tower& tower(int k) const { return replicas_.at(static_cast<std::size_t>(k))->tower; }
   Part& part(int k, int objective) { return at(k).parts[static_cast<std::size_t>(objective)]; }
 
-  const std::vector<std::string>& names() const { return names_; }  // trainable variables
-  int objective_count() const { return static_cast<int>(objective_vars_.size()); }
-  const std::vector<int>& objective_variables(int o) const { return objective_vars_.at(static_cast<std::size_t>(o)); }
-  // Where trainable variable i sits in objective o's gradients (-1: not there).
-  int position(int o, int i) const { return position_[static_cast<std::size_t>(o)][static_cast<std::size_t>(i)]; }
+  // Tower 0's trainable variables, which every tower has (checked).
+  const VariableLayout& layout() const { return layout_; }
   // Tower k's output holding its gradient of trainable variable i in objective o.
   Array& gradient_output(int k, int o, int i) {
-    return part(k, o).outputs[1 + static_cast<std::size_t>(position(o, i))];
+    return part(k, o).outputs[1 + static_cast<std::size_t>(layout_.position(o, i))];
   }
   graph::OptimizerKind optimizer_kind() const { return kind_; }
   // The optimizer's gradient processors, which the strategies apply on the host.
@@ -144,9 +161,7 @@ class Replicas {
 
   ReplicaPlan plan_;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  std::vector<std::string> names_;
-  std::vector<std::vector<int>> objective_vars_;  // by objective, indices into names_
-  std::vector<std::vector<int>> position_;        // by objective and variable: index in the objective, or -1
+  VariableLayout layout_;
   graph::OptimizerKind kind_ = graph::OptimizerKind::sgd;
   std::vector<graph::GradProcPtr> processors_;
   bool follows_clock_ = false;
