@@ -129,22 +129,68 @@ class OnnxWriter {
   std::set<std::string> used_;
 };
 
+// The nodes an export needs, found from its outputs: those that depend on an input, in
+// post-order (inputs first), and the input-free values they read (constants, folded).
+class ExportWalk {
+ public:
+  ExportWalk(const graph::Graph& g, std::set<int> inputs) : g_(g), inputs_(std::move(inputs)) {}
+
+  // Adds what `id` needs; Error(unsupported) for a placeholder it needs that is not an input.
+  void visit(int id) {
+    if (!seen_.insert(id).second) return;
+    if (!depends_on_input(id)) {
+      constants_.insert(id);
+      return;
+    }
+    const Node& n = g_.node(id);
+    if (n.op == OpKind::placeholder) {
+      if (!inputs_.count(id))
+        throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_name(n.op)) + " '" + n.name +
+                                                "' is needed by the outputs but not among the inputs given");
+      return;
+    }
+    for (int in : n.inputs) visit(in);
+    order_.push_back(id);
+  }
+  const std::vector<int>& order() const { return order_; }
+  const std::set<int>& constants() const { return constants_; }
+
+ private:
+  bool depends_on_input(int id) {
+    const auto known = depends_.find(id);
+    if (known != depends_.end()) return known->second;
+    const Node& n = g_.node(id);
+    bool depends = n.op == OpKind::placeholder;
+    for (int in : n.inputs) depends = depends_on_input(in) || depends;
+    depends_[id] = depends;
+    return depends;
+  }
+
+  const graph::Graph& g_;
+  std::set<int> inputs_;
+  std::set<int> seen_;
+  std::map<int, bool> depends_;
+  std::vector<int> order_;
+  std::set<int> constants_;
+};
+
 class Exporter {
  public:
   Exporter(graph::Session& session, const OnnxExportOptions& options)
       : session_(session), g_(session.graph()), out_(options.opset, options.graph_name) {}
 
   onnx::ModelProto translate(const std::vector<graph::Tensor>& inputs, const std::vector<graph::Tensor>& outputs) {
+    std::set<int> input_ids;
     for (const graph::Tensor& t : inputs) {
       if (t.node().op != OpKind::placeholder)
         throw Error(ErrorCode::invalid_argument, "export_onnx: input " + t.name() + " is not a placeholder");
       add_graph_input(t);
+      input_ids.insert(t.id());
     }
-    std::vector<int> order;  // the needed nodes that depend on an input, inputs first
-    std::set<int> seen;
-    for (const graph::Tensor& t : outputs) visit(t.id(), order, seen);
-    fold_constants();
-    for (int id : order) translate_node(id);
+    ExportWalk walk(g_, input_ids);
+    for (const graph::Tensor& t : outputs) walk.visit(t.id());
+    fold_constants(walk.constants());
+    for (int id : walk.order()) translate_node(id);
     for (const graph::Tensor& t : outputs) {
       const std::string value = vkpack_layout(t.id());
       out_.add_node("Identity", {value}, t.name(), "output/" + t.name());
@@ -169,40 +215,13 @@ class Exporter {
                 "export_onnx: " + std::string(graph::op_name(node(id).op)) + " '" + node(id).name + "' " + why);
   }
 
-  // --- walking the graph ---
-
-  bool depends_on_input(int id) {
-    const auto known = depends_.find(id);
-    if (known != depends_.end()) return known->second;
-    const Node& n = node(id);
-    bool depends = n.op == OpKind::placeholder;
-    for (int in : n.inputs) depends = depends_on_input(in) || depends;
-    depends_[id] = depends;
-    return depends;
-  }
-
-  // Post-order over the nodes `id` needs that depend on an input.
-  void visit(int id, std::vector<int>& order, std::set<int>& seen) {
-    if (!seen.insert(id).second) return;
-    if (!depends_on_input(id)) {
-      constants_.insert(id);
-      return;
-    }
-    if (node(id).op == OpKind::placeholder) {
-      if (!values_.count(id)) unsupported(id, "is needed by the outputs but not among the inputs given");
-      return;
-    }
-    for (int in : node(id).inputs) visit(in, order, seen);
-    order.push_back(id);
-  }
-
   // Every input-free value an exported node reads, computed by the session at once.
-  void fold_constants() {
+  void fold_constants(const std::set<int>& constants) {
     std::vector<graph::Tensor> fetches;
-    for (int id : constants_) fetches.push_back(g_.tensor(id));
+    for (int id : constants) fetches.push_back(g_.tensor(id));
     const std::vector<Array> values = session_.run({}, fetches);
     std::size_t i = 0;
-    for (int id : constants_) folded_[id] = values[i++];
+    for (int id : constants) folded_[id] = values[i++];
   }
 
   // --- values ---
@@ -212,8 +231,6 @@ class Exporter {
     if (n.op == OpKind::variable) return std::get<graph::VariableAttrs>(n.attrs).var_name;
     return n.name;
   }
-
-  // An initializer of `value` with `dims` (its own when empty).
 
   void add_graph_input(const graph::Tensor& t) {
     auto* in = out_.graph().add_input();
@@ -285,8 +302,6 @@ class Exporter {
   graph::Session& session_;
   graph::Graph& g_;
   OnnxWriter out_;
-  std::map<int, bool> depends_;
-  std::set<int> constants_;
   std::map<int, Array> folded_;
   std::map<int, Value> values_;
   std::map<std::string, std::string> transposes_;
