@@ -13,9 +13,6 @@
 namespace vkp::vk {
 namespace {
 
-constexpr std::uint32_t kSetsPerPool = 128;
-constexpr std::uint32_t kDescriptorsPerPool = 1024;
-
 // The most texels a kernel reads through one view: the driver's limit, and at most 2^29,
 // since the kernels index a view's elements (4 a texel) with GLSL's 32-bit int.
 std::uint64_t max_texels(const DeviceLimits& l) {
@@ -40,7 +37,8 @@ CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t famil
   return owner;
 }
 
-Recording::Recording(Device& device, RecordingOptions options) : device_(&device), options_(std::move(options)) {
+Recording::Recording(Device& device, RecordingOptions options)
+    : device_(&device), options_(std::move(options)), descriptors_(device) {
   const DeviceFns& fn = device.fn();
   VKP_CHECK(!options_.transfer || device.queues().has_transfer_queue(),
             "transfer recording '" + options_.name + "' on " + device.label() + ", which has no transfer queue");
@@ -101,31 +99,6 @@ void Recording::before_access(std::span<const ByteRange> reads, std::span<const 
   hazards_.add(reads, writes);
 }
 
-VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings) {
-  const DeviceFns& fn = device_->fn();
-  (void)bindings;
-  if (sets_left_ == 0) {
-    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool},
-                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kDescriptorsPerPool}};
-    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    info.maxSets = kSetsPerPool;
-    info.poolSizeCount = 2;
-    info.pPoolSizes = sizes;
-    VkDescriptorPool pool = VK_NULL_HANDLE;
-    check(fn.vkCreateDescriptorPool(device_->handle(), &info, nullptr, &pool), "vkCreateDescriptorPool");
-    descriptor_pools_.emplace_back(device_->handle(), pool, fn.vkDestroyDescriptorPool);
-    sets_left_ = kSetsPerPool;
-  }
-  VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  alloc.descriptorPool = descriptor_pools_.back().get();
-  alloc.descriptorSetCount = 1;
-  alloc.pSetLayouts = &layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  check(fn.vkAllocateDescriptorSets(device_->handle(), &alloc, &set), "vkAllocateDescriptorSets");
-  --sets_left_;
-  return set;
-}
-
 namespace {
 
 // The arguments of a dispatch that the kernel cannot take, refused by name: a float16
@@ -174,54 +147,6 @@ void check_storage_binding(const Kernel& kernel, std::size_t i, const BufferSlic
                     kernel.name(), label, i, b.offset, limits.min_storage_buffer_offset_alignment, device.label()));
 }
 
-// The view of texel binding `i`, in the format its fetches return (float16 values as
-// R16G16B16A16), after checking that the slice can be one.
-VkBufferViewCreateInfo texel_view(const Kernel& kernel, std::size_t i, const BufferSlice& b, std::string_view label,
-                                  const Device& device) {
-  const DeviceLimits& limits = device.limits();
-  if (!texel_readable(b, device))
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
-                            "(whole vec4s, offset a multiple of {}, at most {} texels)",
-                            kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
-                            limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
-  const TexelSampled sampled = kernel.bindings()[i].sampled;
-  if (b.f16 && sampled != TexelSampled::float32)
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("kernel {} ({}): binding {} holds float16 values, but the kernel reads 32-bit words there",
-                            kernel.name(), label, i));
-  VkBufferViewCreateInfo view{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
-  view.buffer = b.buffer;
-  view.format = sampled == TexelSampled::uint32  ? VK_FORMAT_R32G32B32A32_UINT
-                : sampled == TexelSampled::int32 ? VK_FORMAT_R32G32B32A32_SINT
-                : b.f16                          ? VK_FORMAT_R16G16B16A16_SFLOAT
-                                                 : VK_FORMAT_R32G32B32A32_SFLOAT;
-  view.offset = b.offset;
-  view.range = b.size;
-  return view;
-}
-
-// One write a binding: its texel view where it has one, else its buffer range.
-std::vector<VkWriteDescriptorSet> descriptor_writes(VkDescriptorSet set, const std::vector<VkBufferView>& views,
-                                                    const std::vector<VkDescriptorBufferInfo>& infos) {
-  std::vector<VkWriteDescriptorSet> writes;
-  for (std::size_t i = 0; i < infos.size(); ++i) {
-    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstSet = set;
-    w.dstBinding = static_cast<std::uint32_t>(i);
-    w.descriptorCount = 1;
-    if (views[i] != VK_NULL_HANDLE) {
-      w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
-      w.pTexelBufferView = &views[i];
-    } else {
-      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      w.pBufferInfo = &infos[i];
-    }
-    writes.push_back(w);
-  }
-  return writes;
-}
-
 // The grid, in pieces of at most maxComputeWorkGroupCount with a base where it is larger.
 void record_grid(const DeviceFns& fn, VkCommandBuffer commands, Groups groups, const std::uint32_t* most) {
   for (std::uint32_t z = 0; z < groups.z; z += most[2])
@@ -254,24 +179,14 @@ void Recording::dispatch(const Kernel& kernel, std::span<const BufferSlice> bind
   }
   check_dispatch(kernel, bindings, groups, label, *device_);
   const DeviceFns& fn = device_->fn();
-  std::vector<VkDescriptorBufferInfo> infos;
-  std::vector<VkBufferView> views(bindings.size(), VK_NULL_HANDLE);
   std::vector<ByteRange> reads, written;
   for (std::size_t i = 0; i < bindings.size(); ++i) {
     const BufferSlice& b = bindings[i];
     check_storage_binding(kernel, i, b, label, *device_);
-    infos.push_back({b.buffer, b.offset, b.size});
     (kernel.bindings()[i].readonly ? reads : written).push_back({b.buffer, b.offset, b.offset + b.size});
-    if (kernel.bindings()[i].texel) {
-      const VkBufferViewCreateInfo view = texel_view(kernel, i, b, label, *device_);
-      check(fn.vkCreateBufferView(device_->handle(), &view, nullptr, &views[i]), "vkCreateBufferView");
-      views_.emplace_back(device_->handle(), views[i], fn.vkDestroyBufferView);
-    }
   }
+  const VkDescriptorSet set = descriptors_.write(kernel, bindings, label);
   before_access(reads, written);
-  const VkDescriptorSet set = allocate_set(kernel.set_layout(), static_cast<std::uint32_t>(bindings.size()));
-  const std::vector<VkWriteDescriptorSet> writes = descriptor_writes(set, views, infos);
-  fn.vkUpdateDescriptorSets(device_->handle(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
   fn.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline());
   fn.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout(), 0, 1, &set, 0, nullptr);
   if (!push.empty())

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/vk/command_times.h"
+#include "engine/vk/descriptors.h"
 #include "engine/vk/handle.h"
 #include "engine/vk/hazards.h"
 #include "engine/vk/memory.h"
@@ -124,15 +125,12 @@ class Recording {
   void before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes);
   void wait_for(std::uint64_t value) const;  // on this recording's queue's timeline
   void barrier();
-  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, std::uint32_t bindings);
 
   Device* device_;
   RecordingOptions options_;
   CommandPoolHandle pool_;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;  // freed with pool_
-  std::vector<DescriptorPoolHandle> descriptor_pools_;
-  std::vector<BufferViewHandle> views_;  // of the texel-buffer bindings, alive while the commands are
-  std::uint32_t sets_left_ = 0;
+  Descriptors descriptors_;
   CommandTimes times_;
   Hazards hazards_;  // since the last barrier
   bool finished_ = false;
