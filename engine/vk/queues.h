@@ -22,6 +22,15 @@ struct QueueSlot {
   std::uint32_t family = 0, index = 0;
 };
 
+// One queue and the timeline semaphore its submissions signal, in submission order.
+struct QueueTimeline {
+  VkQueue queue = VK_NULL_HANDLE;
+  std::uint32_t family = 0;
+  SemaphoreHandle timeline;
+  std::atomic<std::uint64_t> submitted{0};  // the value the last submission signals
+  std::mutex mutex;                         // held while submitting to the queue
+};
+
 class Queues {
  public:
   // The queues at `compute` and, when given, `transfer` of `device`, which outlives this;
@@ -30,7 +39,7 @@ class Queues {
   Queues(const Queues&) = delete;
   Queues& operator=(const Queues&) = delete;
 
-  std::uint32_t compute_family() const { return compute_family_; }
+  std::uint32_t compute_family() const { return compute_.family; }
   // Submits command buffers to the compute queue, after the transfer timeline reaches
   // `after_transfer` (0: no wait); returns the timeline value that is reached when they
   // have completed.
@@ -48,14 +57,16 @@ class Queues {
   // The transfer queue (DeviceOptions::transfer_queue), when there is one: a command
   // buffer of its family submitted after the compute timeline reaches `after_compute`;
   // returns the value its own timeline reaches on completion.
-  bool has_transfer_queue() const { return transfer_ != VK_NULL_HANDLE; }
-  std::uint32_t transfer_family() const { return transfer_family_; }
+  bool has_transfer_queue() const { return transfer_.queue != VK_NULL_HANDLE; }
+  std::uint32_t transfer_family() const { return transfer_.family; }
   // Whether transfers run on a queue of their own, beside the compute queue.
-  bool transfer_queue_is_separate() const { return transfer_ != VK_NULL_HANDLE && transfer_ != compute_; }
+  bool transfer_queue_is_separate() const {
+    return transfer_.queue != VK_NULL_HANDLE && transfer_.queue != compute_.queue;
+  }
   std::uint64_t submit_transfer(VkCommandBuffer buffer, std::uint64_t after_compute);
   void wait_transfer(std::uint64_t value);
   bool transfer_reached(std::uint64_t value) const;
-  std::uint64_t transfer_submissions() const { return transfer_submitted_; }
+  std::uint64_t transfer_submissions() const { return transfer_.submitted; }
 
   // Fault injection, for tests of what happens when a device is lost: submission number
   // `after` from now (0: the next) and every later one fail as on a lost device, with
@@ -63,23 +74,16 @@ class Queues {
   void simulate_loss(std::uint64_t after = 0);
 
  private:
-  void check_simulated_loss();                              // with compute_mutex_ held
+  void check_simulated_loss();                              // with compute_.mutex held
   void wait_on(VkSemaphore timeline, std::uint64_t value);  // Error(device_lost) naming the device
   std::uint64_t counter(VkSemaphore timeline) const;
 
   const DeviceFns& fn_;
   VkDevice device_;
   std::string label_;
-  VkQueue compute_ = VK_NULL_HANDLE;
-  std::uint32_t compute_family_ = 0;
-  VkQueue transfer_ = VK_NULL_HANDLE;  // may be compute_ itself (a stand-in)
-  std::uint32_t transfer_family_ = 0;
-  SemaphoreHandle timeline_;
-  std::uint64_t submitted_ = 0;
-  SemaphoreHandle transfer_timeline_;
-  std::atomic<std::uint64_t> transfer_submitted_{0};
-  std::mutex compute_mutex_;
-  std::mutex transfer_mutex_;  // for a queue of its own; a stand-in on compute_ takes compute_mutex_
+  QueueTimeline compute_;
+  // Its queue may be compute_'s (a stand-in), whose mutex it then takes.
+  QueueTimeline transfer_;
   std::uint64_t submits_until_loss_ = UINT64_MAX;  // simulate_loss; UINT64_MAX: never
 };
 
