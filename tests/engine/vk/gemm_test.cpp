@@ -8,15 +8,16 @@
 // over the rounding errors. (The worst-case bound, (k + 2) u, is 45 times looser at
 // k = 2049: it would let a dropped term through.) GemmChecker proves that the checker
 // rejects zeros, an element beyond its tolerance and a transposed C.
+#include "engine/vk/kernels/gemm.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "checker.h"
+#include "core/error.h"
 #include "reference.h"
 #include "vk_test_env.h"
-#include "core/error.h"
-#include "engine/vk/kernels/gemm.h"
 
 namespace vkp::test {
 namespace {
@@ -50,7 +51,8 @@ class GemmTest : public VkTest {
     const std::vector<float> c0 =
         args.beta != 0 ? random_floats(c_count, seed + 2) : std::vector<float>(c_count, std::nanf(""));
     const vk::BufferSlice da = upload(a), db = upload(b), dc = upload(c0);
-    const vk::BufferSlice work = arena().allocate(std::max<std::size_t>(vk::gemm_workspace_bytes(args, device()), 4), "work");
+    const vk::BufferSlice work =
+        arena().allocate(std::max<std::size_t>(vk::gemm_workspace_bytes(args, device()), 4), "work");
     vk::Recording recording(device(), {.name = "gemm test"});
     vk::gemm(recording, args, {da, db, dc, work});
     recording.finish();
@@ -59,9 +61,7 @@ class GemmTest : public VkTest {
     std::vector<double> want(c0.begin(), c0.end()), magnitude;
     gemm_reference(args, a, b, want, magnitude);
     // Elements outside the result (padding, gaps) must be left as they were.
-    EXPECT_EQ(compare_gemm(got, c0, want, magnitude,
-                           [&](double m, double) { return gemm_tolerance(args.k, m); }),
-              "");
+    EXPECT_EQ(compare_gemm(got, c0, want, magnitude, [&](double m, double) { return gemm_tolerance(args.k, m); }), "");
   }
 };
 
@@ -86,11 +86,22 @@ struct GemmForm {
 class GemmShapes : public GemmTest, public ::testing::WithParamInterface<GemmForm> {};
 
 TEST_P(GemmShapes, MatchesReference) {
-  const std::uint32_t shapes[][3] = {{1, 1, 1},     {7, 7, 7},    {63, 65, 7},  {65, 63, 257}, {257, 65, 63},
-                                     {1, 1031, 65}, {1031, 1, 65}, {7, 65, 1031}, {2049, 3, 5}, {3, 2049, 17},
-                                     {5, 3, 2049},  {257, 257, 257},
+  const std::uint32_t shapes[][3] = {{1, 1, 1},
+                                     {7, 7, 7},
+                                     {63, 65, 7},
+                                     {65, 63, 257},
+                                     {257, 65, 63},
+                                     {1, 1031, 65},
+                                     {1031, 1, 65},
+                                     {7, 65, 1031},
+                                     {2049, 3, 5},
+                                     {3, 2049, 17},
+                                     {5, 3, 2049},
+                                     {257, 257, 257},
                                      // Row strides that are multiples of 4: packing reads vec4s.
-                                     {36, 68, 46},  {1028, 12, 72}, {44, 1028, 40}};
+                                     {36, 68, 46},
+                                     {1028, 12, 72},
+                                     {44, 1028, 40}};
   const GemmForm& f = GetParam();
   for (const auto& [m, n, k] : shapes) {
     const GemmCase c{m, n, k, f.trans_a, f.trans_b, f.choice};
@@ -134,10 +145,10 @@ TEST_P(GemmVariants, StridedBatchesWithPaddedRowsAndASharedOperand) {
   args.k = 6;
   args.batch = 5;
   args.trans_b = true;
-  args.lda = 8;                 // A rows padded from 6 to 8
-  args.ldc = 15;                // C rows padded from 13 to 15
-  args.stride_a = 9 * 8 + 3;    // gaps between batches
-  args.stride_b = 0;            // one B for every batch
+  args.lda = 8;               // A rows padded from 6 to 8
+  args.ldc = 15;              // C rows padded from 13 to 15
+  args.stride_a = 9 * 8 + 3;  // gaps between batches
+  args.stride_b = 0;          // one B for every batch
   args.stride_c = 9 * 15 + 1;
   args.choice = GetParam();
   check(args, 5 * (9 * 8 + 3), 13 * 6, 5 * (9 * 15 + 1), 12);
@@ -258,11 +269,12 @@ TEST_F(GemmTest, SplitKOnlyWherePartialSumsAddIntoC) {
 // gaps between batches, a shared operand and split-K parts; the others must pack.
 struct InPlaceCase {
   const char* what;
-  std::uint32_t m, n, k;
-  bool trans_a, trans_b;
-  std::uint32_t lda, ldb, batch, stride_a, stride_b;  // 0: the default
-  bool transposed;
-  std::uint32_t mode, splits;
+  std::uint32_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  std::uint32_t lda = 0, ldb = 0, batch = 1, stride_a = 0, stride_b = 0;  // 0: the default
+  bool transposed = false;                                                // computed as C^T = B^T A^T
+  std::uint32_t mode = 0;                                                 // 0: packed
+  std::uint32_t splits = 1;
 };
 
 // Elements of `batch` matrices of rows x cols, row stride ld, batch stride `stride`.
@@ -273,21 +285,54 @@ std::size_t elements(std::uint32_t rows, std::uint32_t cols, std::uint32_t ld, s
 
 TEST_F(GemmTest, TheCpuPathReadsAlignedOperandsInPlace) {
   const InPlaceCase cases[] = {
-      {"B's rows", 37, 44, 23, false, false, 0, 0, 1, 0, 0, false, 1, 1},
+      {.what = "B's rows", .m = 37, .n = 44, .k = 23, .mode = 1},
       // Here and below A's rows are vec4-aligned, as B's (X in C^T) are: X does not decide.
-      {"B's columns", 37, 45, 23, false, true, 24, 24, 1, 0, 0, false, 2, 1},
-      {"A's rows, as C^T", 300, 5, 37, true, false, 0, 0, 1, 0, 0, true, 1, 1},
-      {"A's columns, as C^T", 301, 5, 37, false, false, 40, 0, 1, 0, 0, true, 2, 1},
-      {"B's rows, batches with gaps", 19, 64, 30, false, false, 0, 0, 3, 0, 64 * 30 + 4, false, 1, 1},
-      {"B's columns, shared by the batches", 19, 64, 30, false, true, 32, 32, 3, 0, 0, false, 2, 1},
-      {"A's rows, split K", 144, 16, 6006, true, false, 0, 0, 1, 0, 0, true, 1, 0},
-      {"A's columns, split K in parts of 4 n", 144, 16, 8192, false, false, 0, 0, 1, 0, 0, true, 2, 0},
+      {.what = "B's columns", .m = 37, .n = 45, .k = 23, .trans_b = true, .lda = 24, .ldb = 24, .mode = 2},
+      {.what = "A's rows, as C^T", .m = 300, .n = 5, .k = 37, .trans_a = true, .transposed = true, .mode = 1},
+      {.what = "A's columns, as C^T", .m = 301, .n = 5, .k = 37, .lda = 40, .transposed = true, .mode = 2},
+      {.what = "B's rows, batches with gaps",
+       .m = 19,
+       .n = 64,
+       .k = 30,
+       .batch = 3,
+       .stride_b = 64 * 30 + 4,
+       .mode = 1},
+      {.what = "B's columns, shared by the batches",
+       .m = 19,
+       .n = 64,
+       .k = 30,
+       .trans_b = true,
+       .lda = 32,
+       .ldb = 32,
+       .batch = 3,
+       .mode = 2},
+      {.what = "A's rows, split K",
+       .m = 144,
+       .n = 16,
+       .k = 6006,
+       .trans_a = true,
+       .transposed = true,
+       .mode = 1,
+       .splits = 0},
+      {.what = "A's columns, split K in parts of 4 n",
+       .m = 144,
+       .n = 16,
+       .k = 8192,
+       .transposed = true,
+       .mode = 2,
+       .splits = 0},
       // B's rows 65 apart must be packed; C^T would read A's columns in place, but its X
       // (B^T, rows 65 apart along k) four fetches a vec4: packing B costs less.
-      {"packing B rather than reading B^T by scalars", 64, 64, 300, false, false, 0, 65, 1, 0, 0, false, 0, 1},
-      {"packed: split K in parts of odd length", 144, 16, 6006, false, false, 6008, 0, 1, 0, 0, true, 0, 0},
-      {"packed: N = 70 along B's rows", 33, 70, 19, false, false, 0, 0, 1, 0, 0, false, 0, 1},
-      {"packed: B's columns 23 apart", 37, 45, 23, false, true, 0, 0, 1, 0, 0, false, 0, 1},
+      {.what = "packing B rather than reading B^T by scalars", .m = 64, .n = 64, .k = 300, .ldb = 65},
+      {.what = "packed: split K in parts of odd length",
+       .m = 144,
+       .n = 16,
+       .k = 6006,
+       .lda = 6008,
+       .transposed = true,
+       .splits = 0},
+      {.what = "packed: N = 70 along B's rows", .m = 33, .n = 70, .k = 19},
+      {.what = "packed: B's columns 23 apart", .m = 37, .n = 45, .k = 23, .trans_b = true},
   };
   std::uint64_t seed = 40;
   for (const InPlaceCase& c : cases) {
@@ -305,8 +350,10 @@ TEST_F(GemmTest, TheCpuPathReadsAlignedOperandsInPlace) {
     args.choice = vk::KernelChoice::cpu;
     ASSERT_EQ(vk::gemm_cpu_transposes(args), c.transposed);
     ASSERT_EQ(vk::gemm_cpu_y_mode(args, device()), c.mode);
-    if (c.splits == 1) EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
-    else EXPECT_GT(vk::gemm_cpu_splits(args, device()), 1u);
+    if (c.splits == 1)
+      EXPECT_EQ(vk::gemm_cpu_splits(args, device()), 1u);
+    else
+      EXPECT_GT(vk::gemm_cpu_splits(args, device()), 1u);
     // Read in place on a device whose bound slices start 16-byte aligned, an unsplit
     // product needs no workspace (check() runs it with a 4-byte one).
     if (device().limits().min_storage_buffer_offset_alignment % 16 == 0) {
