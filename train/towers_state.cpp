@@ -74,6 +74,7 @@ bool TowersState::set_timestamps(bool on) {
     if (on) towers();  // throws: nothing to time yet
     return false;
   }
+  if (towers_->session(0).timestamps() == on) return false;  // the programs held are already so
   towers_->set_timestamps(on);
   return true;
 }

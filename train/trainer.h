@@ -70,7 +70,8 @@ class Trainer : public callbacks::TrainerView {
 
   vk::Device& device() { return *device_; }
   // The session of the training graph (tower 0's with several towers). Callbacks see the
-  // state through the TrainerView functions above instead, which sync first.
+  // model through state() instead, which answers from a master kept elsewhere and
+  // drains async towers first.
   graph::Session& session() { return state_->session(); }
 
  protected:

@@ -33,8 +33,8 @@ class TrainerState : public callbacks::ModelState {
   virtual bool set_timestamps(bool on) = 0;
 };
 
-// One graph and its session on one device, each made on first use (a trainer whose
-// towers have sessions of their own never makes them, nor holds memory for them).
+// One graph and its session on one device, each made on first use: a trainer holds no
+// device memory for them before it needs them.
 class SessionState final : public TrainerState {
  public:
   SessionState(vk::Device& device, std::uint64_t seed) : device_(&device), seed_(seed) {}

@@ -126,7 +126,7 @@ bool has_matrix_units(const Device& device);
 // Error(unsupported) when the device lacks it.
 GemmVariant gemm_variant_for(const GemmArgs& args, const BufferSlice& a, const BufferSlice& b, const Device& device);
 
-// Measured choice: where the device's TuningCache is enabled (Device::tuning), the GPU
+// Measured choice: where the device's TuningCache is enabled (Device::kernels().tuning()), the GPU
 // path's GemmVariant::automatic runs the candidate measured fastest for the product's
 // shape class (key below) on this device and driver, measuring the candidates on
 // scratch operands the first time a class is met (a few replays each) and keeping the

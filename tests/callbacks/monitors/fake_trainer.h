@@ -22,8 +22,8 @@ namespace vkp::callbacks::fakes {
 
 using test::FileSizeLimit;
 
-// Progress is plain fields; the graph, session and predictors are absent (monitors must
-// not need them) and throw.
+// Progress is plain fields; the graph, variables and predictors are absent (monitors must
+// not need them) and throw (predictors as TrainerView's default does: unsupported).
 class FakeTrainer : public TrainerView {
  public:
   std::int64_t global_step_ = 0;
