@@ -17,9 +17,10 @@
 //   - it is loaded from tower 0 at the start of every epoch, after the broadcast: a
 //     restore (session_init, AutoResumeTrainConfig) or a callback's set_variable made
 //     before then is trained on; one made mid-epoch is overwritten by the next step;
-//   - tower 0 receives the parameters every step, and the optimizer slots in
-//     its state's sync(): at every epoch end (before after_epoch), when training ends without
-//     an error, and whenever a ModelSaver saves (also mid-epoch, under PeriodicTrigger).
+//   - tower 0 receives the parameters every step, and the optimizer slots when its state
+//     syncs (TowersState::sync): at every epoch end (before after_epoch), when training
+//     ends without an error, and whenever a ModelSaver saves (also mid-epoch, under
+//     PeriodicTrigger).
 //     A callback reads variables through TrainerView::variable (the master's value where
 //     it holds one) or variable_values (synced first), never a stale slot.
 #pragma once
