@@ -26,15 +26,20 @@ detail::OpenedDevices::OpenedDevices(const vk::Instance& instance, const std::ve
   }
 }
 
+std::vector<vk::Device*> detail::OpenedDevices::device_list() const {
+  std::vector<vk::Device*> all;
+  for (const auto& d : opened) all.push_back(d.get());
+  return all;
+}
+
 MultiDeviceTrainer::MultiDeviceTrainer(const vk::Instance& instance, const std::vector<int>& device_indices,
                                        towers::TowerOptions tower_options, PerDeviceOptions device_options)
     : OpenedDevices(instance, device_indices, device_options),
       TowerTrainer(*opened.front(), tower_options.seed),
       options_(std::move(tower_options)) {
   towers::check_tower_options(options_);
-  std::vector<const vk::Device*> list;
-  for (const auto& d : opened) list.push_back(d.get());
-  auto state = std::make_unique<TowersState>(std::move(list), is_async());
+  const std::vector<vk::Device*> all = device_list();
+  auto state = std::make_unique<TowersState>(std::vector<const vk::Device*>(all.begin(), all.end()), is_async());
   towers_ = state.get();
   set_state(std::move(state));
 }
@@ -45,15 +50,13 @@ void MultiDeviceTrainer::setup_graph(const std::vector<InputSpec>& inputs, Input
                                      OptimizerFn optimizer) {
   specs_ = inputs;
   tower_ = std::move(tower);
-  std::vector<vk::Device*> list;
-  for (const auto& d : opened) list.push_back(d.get());
   // StagingInput: every tower double-buffers its inputs, as the one-device step does.
   options_.staging_buffers = source ? source->staging_buffers() : 1;
   options_.time_towers = splitter_.by_throughput();
   splitter_.start(tower_count());
   staged_batches_.clear();
   towers_->set_towers(towers::make_towers(
-      list, [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_));
+      device_list(), [this](graph::Graph& g, int k) { return build_tower(g, k); }, optimizer, options_));
   const towers::Tower& first = towers().tower(0);
   set_step(first.inputs, std::move(source), {}, first.cost);
 }

@@ -67,6 +67,7 @@ namespace detail {
 // Opened before the Trainer base, which needs the first device.
 struct OpenedDevices {
   OpenedDevices(const vk::Instance& instance, const std::vector<int>& indices, const PerDeviceOptions& options);
+  std::vector<vk::Device*> device_list() const;
   std::vector<std::unique_ptr<vk::Device>> opened;
 };
 }  // namespace detail

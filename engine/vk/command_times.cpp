@@ -24,7 +24,6 @@ CommandTimes::CommandTimes(Device& device, VkCommandBuffer commands, std::string
 
 void CommandTimes::note(std::string_view label, bool copy) {
   noted_.push_back({std::string(label), node_, copy});
-  if (!copy) ++dispatches_;
   if (!timestamps_) return;
   const auto query = static_cast<std::uint32_t>(noted_.size());
   if (query >= capacity_) {  // the rest goes untimed rather than failing the program
@@ -33,7 +32,11 @@ void CommandTimes::note(std::string_view label, bool copy) {
     return;
   }
   device_->fn().vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_.get(), query);
-  stamped_ = noted_.size();
+}
+
+std::size_t CommandTimes::dispatch_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(noted_.begin(), noted_.end(), [](const Command& c) { return !c.copy; }));
 }
 
 std::vector<std::uint64_t> CommandTimes::read_ticks(std::uint32_t count) const {
@@ -48,10 +51,11 @@ std::vector<std::uint64_t> CommandTimes::read_ticks(std::uint32_t count) const {
 
 std::vector<KernelTime> CommandTimes::kernel_times() const {
   std::vector<KernelTime> times;
-  const std::vector<std::uint64_t> ticks = read_ticks(static_cast<std::uint32_t>(stamped_ + 1));
+  const std::size_t timed = stamped();
+  const std::vector<std::uint64_t> ticks = read_ticks(static_cast<std::uint32_t>(timed + 1));
   if (ticks.empty()) return times;
   const double period = device_->limits().timestamp_period_ns;
-  for (std::size_t i = 0; i < stamped_; ++i)
+  for (std::size_t i = 0; i < timed; ++i)
     times.push_back({noted_[i].label, static_cast<double>(ticks[i + 1] - ticks[i]) * period, noted_[i].node,
                      static_cast<double>(ticks[i] - ticks[0]) * period, noted_[i].copy});
   return times;

@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,7 +40,7 @@ class CommandTimes {
   // The recording has been submitted: its timestamps can be read once it completes.
   void submitted() { submitted_ = true; }
 
-  std::size_t dispatch_count() const { return dispatches_; }
+  std::size_t dispatch_count() const;
   // Device time per dispatch and copy of the last completed replay, in recorded order;
   // needs timestamps on (empty otherwise, or before a replay). Each begins where the one
   // before ends: they add up to the replay. The first 4095 commands only (the timestamp
@@ -54,6 +55,8 @@ class CommandTimes {
 
  private:
   std::vector<std::uint64_t> read_ticks(std::uint32_t count) const;  // the last replay's first `count`
+  // Of noted_, those with a timestamp after them: all but those beyond the pool's size.
+  std::size_t stamped() const { return timestamps_ ? std::min<std::size_t>(noted_.size(), capacity_ - 1) : 0; }
 
   struct Command {
     std::string label, node;
@@ -67,8 +70,6 @@ class CommandTimes {
   QueryPoolHandle queries_;
   std::uint32_t capacity_ = 0;
   std::vector<Command> noted_;  // every dispatch and copy, in order
-  std::size_t dispatches_ = 0;
-  std::size_t stamped_ = 0;  // of noted_, those with a timestamp (all but beyond the pool's size)
   std::string node_;
 };
 

@@ -2,17 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "engine/vk/device.h"
 #include "engine/vk/internal/check.h"
 #include "engine/vk/kernel.h"
-#include "engine/vk/recording.h"
 
 namespace vkp::vk {
 namespace {
 
 constexpr std::uint32_t kSetsPerPool = 128;
 constexpr std::uint32_t kDescriptorsPerPool = 1024;
+
+// The most texels a kernel reads through one view: the driver's limit, and at most 2^29,
+// since the kernels index a view's elements (4 a texel) with GLSL's 32-bit int.
+std::uint64_t max_texels(const DeviceLimits& l) {
+  return std::min<std::uint64_t>(l.max_texel_buffer_elements, std::uint64_t{1} << 29);
+}
 
 // The view of texel binding `i`, in the format its fetches return (float16 values as
 // R16G16B16A16), after checking that the slice can be one.
@@ -63,6 +70,22 @@ std::vector<VkWriteDescriptorSet> descriptor_writes(VkDescriptorSet set, const s
 }
 
 }  // namespace
+
+bool texel_readable(const BufferSlice& slice, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  const std::uint64_t texel = slice.f16 ? 8 : 16;
+  return (slice.f16 ? device.features().half_texels : device.features().texel_buffers) &&
+         slice.buffer != VK_NULL_HANDLE && slice.size > 0 && slice.size % texel == 0 &&
+         slice.size / texel <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
+         slice.offset % l.min_texel_buffer_offset_alignment == 0;
+}
+
+bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  return (f16 ? device.features().half_texels : device.features().texel_buffers) && elements > 0 && elements % 4 == 0 &&
+         elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
+         Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
+}
 
 VkDescriptorSet Descriptors::write(const Kernel& kernel, std::span<const BufferSlice> bindings,
                                    std::string_view label) {

@@ -11,16 +11,6 @@
 #include "engine/vk/kernel.h"
 
 namespace vkp::vk {
-namespace {
-
-// The most texels a kernel reads through one view: the driver's limit, and at most 2^29,
-// since the kernels index a view's elements (4 a texel) with GLSL's 32-bit int.
-std::uint64_t max_texels(const DeviceLimits& l) {
-  return std::min<std::uint64_t>(l.max_texel_buffer_elements, std::uint64_t{1} << 29);
-}
-
-}  // namespace
-
 CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags) {
   const DeviceFns& fn = device.fn();
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -76,22 +66,6 @@ void Recording::barrier() {
   memory.dstAccessMask = options_.transfer ? kCopyAccess : kReadsAndWrites;
   device_->fn().vkCmdPipelineBarrier(commands_, stages, stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
   hazards_.clear();
-}
-
-bool texel_readable(const BufferSlice& slice, const Device& device) {
-  const DeviceLimits& l = device.limits();
-  const std::uint64_t texel = slice.f16 ? 8 : 16;
-  return (slice.f16 ? device.features().half_texels : device.features().texel_buffers) &&
-         slice.buffer != VK_NULL_HANDLE && slice.size > 0 && slice.size % texel == 0 &&
-         slice.size / texel <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
-         slice.offset % l.min_texel_buffer_offset_alignment == 0;
-}
-
-bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
-  const DeviceLimits& l = device.limits();
-  return (f16 ? device.features().half_texels : device.features().texel_buffers) && elements > 0 && elements % 4 == 0 &&
-         elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
-         Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
 }
 
 void Recording::before_access(std::span<const ByteRange> reads, std::span<const ByteRange> writes) {

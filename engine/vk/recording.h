@@ -47,17 +47,6 @@ struct CommandBufferOwner {
 };
 CommandBufferOwner make_command_buffer(const Device& device, std::uint32_t family, VkCommandPoolCreateFlags flags = 0);
 
-// Whether `slice` can be bound where a kernel declares a textureBuffer (its _texel build,
-// shaders/texel_input.glsl): the device lets kernels use texel buffers
-// (DeviceOptions::texel_buffers; DeviceFeatures::half_texels for a float16 slice), and the slice
-// is a whole number of vec4 texels (16 bytes, 8 for float16), at most
-// maxTexelBufferElements of them, from an offset that is a multiple of
-// minTexelBufferOffsetAlignment. The kernel reads float32 values either way.
-bool texel_readable(const BufferSlice& slice, const Device& device);
-// The same for a slice of `elements` values (float16 or float32) placed as the arena
-// places them (Arena::kAlignment, the largest minTexelBufferOffsetAlignment allowed).
-bool texel_readable(std::uint64_t elements, bool f16, const Device& device);
-
 class Recording {
  public:
   Recording(Device& device, RecordingOptions options = {});
