@@ -1,5 +1,8 @@
 #include "train/callback_hooks.h"
 
+#include <fmt/format.h>
+
+#include "core/crash_point.h"
 #include "core/error.h"
 
 namespace vkp::train {
@@ -34,6 +37,7 @@ void CallbackHooks::setup_graph(callbacks::TrainerView& trainer) {
 }
 
 void CallbackHooks::deliver(std::span<const Array> values) {
+  loop_->clock->advance();
   const bool with_epoch = has_epoch_fetches() && values.size() == with_epoch_.size();
   VKP_CHECK(values.size() == fetches_.size() || with_epoch,
             "a step's fetched values match neither the callbacks' fetches nor those with the epoch's");
@@ -51,6 +55,21 @@ void CallbackHooks::deliver(std::span<const Array> values) {
       at += n;
       if (n > 0) cb.after_epoch_run(values.subspan(first, n));
     });
+  delivered_ = true;
+  if (crash_points_armed()) crash_point(fmt::format("step/{}", loop_->clock->now()));
+}
+
+std::vector<Array> CallbackHooks::run(graph::Session& session, const graph::Feeds& feeds,
+                                      const std::vector<graph::Tensor>& fetches,
+                                      const std::vector<graph::Tensor>& targets) {
+  if (delivered_) return session.run(feeds, fetches, targets);  // the callbacks had this step's values
+  std::vector<graph::Tensor> all = fetches;
+  const std::vector<graph::Tensor>& hooked = step_fetches();
+  all.insert(all.end(), hooked.begin(), hooked.end());
+  std::vector<Array> values = session.run(feeds, all, targets);
+  deliver(std::span<const Array>(values).subspan(fetches.size()));
+  values.resize(fetches.size());
+  return values;
 }
 
 void CallbackHooks::after_train(std::exception_ptr& failure) {

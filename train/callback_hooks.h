@@ -1,6 +1,7 @@
-// CallbackHooks: the callbacks of one training run, in the order their hooks run, and
-// what they fetch in a step. The trainer's loop (train/trainer.h) calls every callback
-// through it and hands it the values a step fetched.
+// CallbackHooks: the callbacks of one training run, in the order their hooks run, what
+// they fetch in a step, and whether the step has handed them its values (tensorpack's
+// hooked session, less the session). The trainer's loop (train/trainer.h) calls every
+// callback through it; a step, whichever run_step ran it, delivers its values once.
 #pragma once
 
 #include <exception>
@@ -12,6 +13,7 @@
 
 #include "callbacks/callback.h"
 #include "callbacks/monitors.h"
+#include "engine/graph/session.h"
 
 namespace vkp::train {
 
@@ -22,6 +24,9 @@ using StopAgreement = std::function<std::string(bool requested)>;
 
 class CallbackHooks {
  public:
+  // The hooks of the trainer whose progress is `loop`: a delivery counts its global step.
+  explicit CallbackHooks(callbacks::TrainLoop& loop) : loop_(&loop) {}
+
   // The run's callbacks: those of `callbacks` that run on this process (a chief_only one
   // only on the chief), then `monitors`, last, so that its epoch trigger sees every
   // epoch scalar. With an `agreement` (processes that must stop at the same step), a
@@ -60,17 +65,23 @@ class CallbackHooks {
   bool has_epoch_fetches() const { return with_epoch_.size() > fetches_.size(); }
   // fetches(), then every callback's epoch fetches (what the last step of an epoch runs).
   const std::vector<graph::Tensor>& fetches_with_epoch() const { return with_epoch_; }
-  // Whether the step `loop` is at runs the epoch fetches too: its epoch's last.
-  bool fetches_epoch(const callbacks::TrainLoop& loop) const {
-    return has_epoch_fetches() && loop.last_step_of_epoch();
-  }
-  // What the step `loop` is at fetches for the callbacks.
-  const std::vector<graph::Tensor>& step_fetches(const callbacks::TrainLoop& loop) const {
-    return fetches_epoch(loop) ? with_epoch_ : fetches_;
-  }
-  // Hands a step's values of fetches() or fetches_with_epoch() to each callback's
-  // after_run, and with the epoch's, after_epoch_run.
+  // Whether the step the loop is at runs the epoch fetches too: its epoch's last.
+  bool fetches_epoch() const { return has_epoch_fetches() && loop_->last_step_of_epoch(); }
+  // What the step the loop is at fetches for the callbacks.
+  const std::vector<graph::Tensor>& step_fetches() const { return fetches_epoch() ? with_epoch_ : fetches_; }
+
+  // Before a step runs: nothing delivered yet.
+  void begin_step() { delivered_ = false; }
+  bool delivered() const { return delivered_; }
+  // The step has run: counts the global step (after_run sees it counted, as in
+  // tensorpack, where the step counter is the first callback) and hands the step's
+  // values of step_fetches() to each callback's after_run, and with the epoch's,
+  // after_epoch_run.
   void deliver(std::span<const Array> values);
+  // For a run_step of one's own: runs `targets` in `session` with `feeds` and, when this
+  // step has not delivered yet, step_fetches(), which it delivers; returns `fetches`'.
+  std::vector<Array> run(graph::Session& session, const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
+                         const std::vector<graph::Tensor>& targets);
 
   // after_train of every callback, whatever happened before; the first error it throws
   // becomes `failure` where that is null.
@@ -82,6 +93,8 @@ class CallbackHooks {
   StopAgreement agreement_;
   std::string stop_reason_;  // the first StopTraining noted since set()
   std::vector<graph::Tensor> fetches_, with_epoch_;
+  callbacks::TrainLoop* loop_;
+  bool delivered_ = false;  // this step handed the callbacks their values
 };
 
 }  // namespace vkp::train

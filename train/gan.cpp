@@ -98,7 +98,7 @@ void GANTrainer::run_step() {
   if (!d_targets.empty()) session().run(feeds, {}, d_targets);
   // The callbacks' fetches come from this run: after the discriminator's update.
   const std::vector<Array> cost = run_hooked(feeds, {cost_}, g_targets);
-  set_step_result(batch_rows(batch), static_cast<double>(cost[0].data<float>()[0]));
+  set_step_result({batch_rows(batch), static_cast<double>(cost[0].data<float>()[0])});
 }
 
 MultiDeviceGANTrainer::MultiDeviceGANTrainer(const vk::Instance& instance, const std::vector<int>& devices,
@@ -140,7 +140,7 @@ double MultiDeviceGANTrainer::step_towers(std::span<const std::vector<Array>> ba
   const bool train_d = step % static_cast<std::uint64_t>(d_period_) == 0;
   const bool train_g = step % static_cast<std::uint64_t>(g_period_) == 0;
   double cost = 0;
-  const std::vector<graph::Tensor>& fetches = hooks().step_fetches(loop());
+  const std::vector<graph::Tensor>& fetches = hooks().step_fetches();
   // The callbacks' fetches come from the step's last objective; the update ops run once.
   if (train_d)
     cost += t.step({.batches = batches,

@@ -72,7 +72,7 @@ double MultiDeviceTrainer::step_towers(std::span<const std::vector<Array>> batch
                                        std::span<const std::vector<Array>> next, std::vector<Array>& fetched) {
   return towers().step({.batches = batches,
                         .global_step = static_cast<std::uint64_t>(global_step()),
-                        .fetches = &hooks().step_fetches(loop()),
+                        .fetches = &hooks().step_fetches(),
                         .fetched = &fetched,
                         .next = next});
 }
@@ -140,8 +140,8 @@ void MultiDeviceTrainer::run_step() {
   if (options_.time_towers && !loop().first_step_of_epoch())
     for (int k = 0; k < t.size(); ++k) splitter_.add_time(k, t.tower_seconds()[static_cast<std::size_t>(k)]);
   towers_->set_slots_behind(t.host_master());
-  set_step_result(samples, cost);
-  deliver_fetched(fetched_);
+  set_step_result({samples, cost});
+  hooks().deliver(fetched_);
 }
 
 void MultiDeviceTrainer::run_async_step() {
@@ -164,9 +164,9 @@ void MultiDeviceTrainer::run_async_step() {
     t.feed(std::move(batch));
   }
   const towers::AsyncProgress progress = t.progress(fetched_);
-  set_step_result(samples, progress.cost);
-  if (!hooks().fetches_epoch(loop())) fetched_.resize(hooks().fetches().size());
-  deliver_fetched(fetched_);
+  set_step_result({samples, progress.cost});
+  if (!hooks().fetches_epoch()) fetched_.resize(hooks().fetches().size());
+  hooks().deliver(fetched_);
 }
 
 void MultiDeviceTrainer::set_batch_split(BatchSplit split) {

@@ -6,7 +6,6 @@
 
 #include "callbacks/pictures.h"
 #include "callbacks/tensor_callbacks.h"
-#include "core/crash_point.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/graph/collections.h"
@@ -42,10 +41,6 @@ std::vector<std::string> Trainer::input_names() const {
   return names;
 }
 
-void Trainer::set_kernel_timing(bool on) {
-  if (state_->set_timestamps(on)) step_.forget_programs();
-}
-
 SessionState& Trainer::one_session() {
   auto* one = dynamic_cast<SessionState*>(state_.get());
   if (!one) throw Error(ErrorCode::invalid_argument, "this trainer's model is not one session on one device");
@@ -53,6 +48,13 @@ SessionState& Trainer::one_session() {
 }
 
 namespace {
+
+// Whether the step programs compiled from now on are timed (time_kernels); train() turns
+// it off before the callbacks' setup_graph, so a run without profilers times nothing
+// whatever an earlier run did.
+void time_programs(TrainerState& state, DefaultStep& step, bool on) {
+  if (state.set_timestamps(on)) step.forget_programs();
+}
 
 // The monitors and savers write there from the first step: made here, as a user who
 // names train_log/mine expects, whether or not a LoggerDir (train/logger_dir.h) made it.
@@ -74,6 +76,8 @@ std::vector<callbacks::CallbackPtr> collection_callbacks(graph::Graph& g) {
 }
 
 }  // namespace
+
+void Trainer::time_kernels() { time_programs(*state_, step_, true); }
 
 void Trainer::setup(TrainOptions& o) {
   logger_dir_ = o.logger_dir;
@@ -108,7 +112,7 @@ void Trainer::setup(TrainOptions& o) {
   loop_.starting_local_step = o.starting_local_step;
   hooks_.set(o.callbacks, std::make_shared<callbacks::Monitors>(o.monitors), is_chief(), stop_agreement());
   hooks_.monitors()->setup_graph(*this);
-  set_kernel_timing(false);  // a profiler's setup_graph turns it on
+  time_programs(*state_, step_, false);  // a profiler's setup_graph turns it on
   hooks_.setup_graph(*this);
   // The trainer owns the global step; its sessions read it (a restore, which sets a
   // session's own counter, runs before they follow again).
@@ -146,7 +150,7 @@ void Trainer::train(TrainOptions options) {
 
 void NoOpTrainer::run_step() {
   // The step's fetches: the epoch's with its last step too (ParamHistograms, ...).
-  if (!hooks().step_fetches(loop()).empty()) run_hooked({}, {}, {});
+  if (!hooks().step_fetches().empty()) run_hooked({}, {}, {});
 }
 
 void Trainer::run_epochs() {
@@ -154,14 +158,14 @@ void Trainer::run_epochs() {
     hooks_.each([](callbacks::Callback& cb) { cb.before_epoch(); });
     for (loop_.local_step = loop_.first_local_step(); loop_.local_step < loop_.steps_per_epoch; ++loop_.local_step) {
       hooks_.each([](callbacks::Callback& cb) { cb.before_run(); });
-      delivered_ = false;
+      hooks_.begin_step();
       run_step();
-      if (!delivered_) {
+      if (!hooks_.delivered()) {
         if (!hooks_.fetches().empty())
           throw Error(ErrorCode::invalid_argument,
                       "run_step did not run the callbacks' fetches; run the step with "
                       "run_hooked()");
-        deliver_fetched({});
+        hooks_.deliver({});
       }
       hooks_.each([](callbacks::Callback& cb) { cb.trigger_step(); });
       hooks_.check_stop();
@@ -182,35 +186,14 @@ void Trainer::run_after_train(std::exception_ptr failure) {
   if (failure) std::rethrow_exception(failure);
 }
 
-void Trainer::deliver_fetched(std::span<const Array> values) {
-  // The step has run: after_run sees its global step counted, as in tensorpack, where
-  // the step counter is the first callback.
-  loop_.clock->advance();
-  hooks_.deliver(values);
-  delivered_ = true;
-  if (crash_points_armed()) crash_point(fmt::format("step/{}", global_step()));
-}
-
 void Trainer::run_step() {
   if (!step_.source())
     throw Error(ErrorCode::invalid_argument, "the trainer has no step: call set_step or override run_step");
   const bool next_is_last = hooks_.has_epoch_fetches() && loop_.local_step + 2 == loop_.steps_per_epoch;
   const std::span<const Array> values =
-      step_.run(session(), hooks_.step_fetches(loop_), {hooks_.fetches_epoch(loop_), next_is_last});
-  set_step_result(step_.samples(), step_.last_cost());
-  deliver_fetched(values);
-}
-
-std::vector<Array> Trainer::run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
-                                       const std::vector<graph::Tensor>& targets) {
-  if (delivered_) return session().run(feeds, fetches, targets);  // the callbacks had this step's values
-  std::vector<graph::Tensor> all = fetches;
-  const std::vector<graph::Tensor>& hooked = hooks_.step_fetches(loop_);
-  all.insert(all.end(), hooked.begin(), hooked.end());
-  std::vector<Array> values = session().run(feeds, all, targets);
-  deliver_fetched(std::span<const Array>(values).subspan(fetches.size()));
-  values.resize(fetches.size());
-  return values;
+      step_.run(session(), hooks_.step_fetches(), {hooks_.fetches_epoch(), next_is_last});
+  set_step_result({step_.samples(), step_.last_cost()});
+  hooks_.deliver(values);
 }
 
 }  // namespace vkp::train

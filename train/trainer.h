@@ -34,6 +34,12 @@ struct TrainOptions : TrainLoopOptions {
   std::vector<callbacks::MonitorPtr> monitors;
 };
 
+// What a step took and cost (Trainer::samples_per_step(), last_cost()).
+struct StepResult {
+  std::int64_t samples = 0;
+  double cost = 0;
+};
+
 class Trainer : public callbacks::TrainerView {
  public:
   // Trains on `device`; `seed` drives the graph's random initial values and masks.
@@ -53,9 +59,11 @@ class Trainer : public callbacks::TrainerView {
   // For a run_step of one's own: runs `targets` with `feeds` and, the first time in a
   // step, the callbacks' fetches (their values go to after_run); returns `fetches`'.
   std::vector<Array> run_hooked(const graph::Feeds& feeds, const std::vector<graph::Tensor>& fetches,
-                                const std::vector<graph::Tensor>& targets);
+                                const std::vector<graph::Tensor>& targets) {
+    return hooks_.run(session(), feeds, fetches, targets);
+  }
   // The cost of the last step (NaN when the default step has none).
-  double last_cost() const { return last_cost_; }
+  double last_cost() const { return result_.cost; }
 
   // --- TrainerView ---
   const callbacks::TrainLoop& loop() const override { return loop_; }
@@ -63,10 +71,10 @@ class Trainer : public callbacks::TrainerView {
   callbacks::Monitors& monitors() override;
   const std::string& logger_dir() const override { return logger_dir_; }
   bool is_chief() const override { return true; }
-  std::int64_t samples_per_step() const override { return samples_per_step_; }
+  std::int64_t samples_per_step() const override { return result_.samples; }
   std::vector<std::string> input_names() const override;
   graph::Tensor cost() const override { return step_.cost(); }
-  void time_kernels() override { set_kernel_timing(true); }
+  void time_kernels() override;
 
   vk::Device& device() { return *device_; }
   // The session of the training graph (tower 0's with several towers). Callbacks see the
@@ -75,10 +83,6 @@ class Trainer : public callbacks::TrainerView {
   graph::Session& session() { return state_->session(); }
 
  protected:
-  // Whether the step programs compiled from now on are timed (time_kernels); train()
-  // turns it off before the callbacks' setup_graph, so a run without profilers times
-  // nothing whatever an earlier run did.
-  void set_kernel_timing(bool on);
   // Where the model lives from now on (a multi-device trainer's towers); the default is
   // a SessionState on the trainer's device, whose options one_session() gives.
   void set_state(std::unique_ptr<TrainerState> state) { state_ = std::move(state); }
@@ -90,21 +94,15 @@ class Trainer : public callbacks::TrainerView {
 
   // For a run_step of one's own that feeds the callbacks itself (multi-device trainers).
   InputSource& input_source();
-  // The run's callbacks and their fetches (this step's: hooks().step_fetches(loop())).
-  const CallbackHooks& hooks() const { return hooks_; }
-  // Hands this step's values of hooks().step_fetches(loop()) to the callbacks' after_run (and, with
-  // the epoch's last step, after_epoch_run).
-  void deliver_fetched(std::span<const Array> values);
+  // The run's callbacks: what this step fetches for them (hooks().step_fetches()) and
+  // where its values go (hooks().deliver(values), once a step).
+  CallbackHooks& hooks() { return hooks_; }
   // How this process agrees with others on when to stop (DistributedTrainer's MPI
   // vote); none by default: a StopTraining ends training at once.
   virtual StopAgreement stop_agreement() { return {}; }
   // Batches one step takes from the input source (one per local tower).
   virtual std::int64_t batches_per_step() const { return 1; }
-  void set_step_result(std::int64_t samples, double cost) {
-    samples_per_step_ = samples;
-    last_cost_ = cost;
-  }
-
+  void set_step_result(StepResult result) { result_ = result; }
 
  private:
   void setup(TrainOptions& options);
@@ -113,14 +111,10 @@ class Trainer : public callbacks::TrainerView {
 
   vk::Device* device_;
   std::unique_ptr<TrainerState> state_;
-  CallbackHooks hooks_;
-
-  DefaultStep step_;         // set_step's
-  bool delivered_ = false;   // this step handed the callbacks their values
-
   callbacks::TrainLoop loop_;  // its clock: the global step, which the sessions read during train()
-  std::int64_t samples_per_step_ = 0;
-  double last_cost_ = 0;
+  CallbackHooks hooks_{loop_};
+  DefaultStep step_;  // set_step's
+  StepResult result_;
   std::string logger_dir_;
 };
 
