@@ -137,11 +137,10 @@ class ProgramBuilder {
     for (const Tensor& t : fetches_)
       if (const auto it = tensor_at_.find(owner_[at(t.id())]); it != tensor_at_.end()) lifetimes_[it->second].last = steps;
     segments_ = plan_segments(graph_, schedule, fetches_, types_, owner_, options_.segments);
-    p_->segments_ = segments_.buckets;
+    p_->fetches_.set_buckets(segments_.buckets);
     segmented_.assign(fetches_.size(), 0);
     for (const std::vector<int>& bucket : segments_.buckets)
       for (int i : bucket) segmented_[at(i)] = 1;
-    if (!segments_.buckets.empty()) p_->delivered_.assign(fetches_.size(), 0);
   }
 
   // Planned float tensors kept as float16, where every kernel touching them can.
@@ -242,11 +241,10 @@ class ProgramBuilder {
     fetch_stage_.resize(fetches_.size());
     for (std::size_t i = 0; i < fetches_.size(); ++i) {
       const Tensor& t = fetches_[i];
-      p_->fetch_types_.push_back(type_of(t.id()));
       const vk::BufferSlice src = slice_of(t.id(), 0);
       const bool direct = src.host != nullptr && feed_index_.count(owner_[at(t.id())]) == 0;
       if (direct) {
-        p_->fetch_host_.push_back(src.host);
+        p_->fetches_.add(type_of(t.id()), src.host);
         continue;
       }
       // A feed fetched back, or device memory the host cannot map: copy it out at the end.
@@ -254,7 +252,7 @@ class ProgramBuilder {
         p_->readback_ =
             std::make_unique<vk::Arena>(device_, vk::MemoryUse::readback, options_.name + " fetches", fetch_bytes);
       fetch_stage_[i] = p_->readback_->allocate(src.size, t.name());
-      p_->fetch_host_.push_back(fetch_stage_[i].host);
+      p_->fetches_.add(type_of(t.id()), fetch_stage_[i].host);
     }
   }
 
@@ -276,7 +274,7 @@ class ProgramBuilder {
       const vk::BufferSlice out = p_->exchange_out_->allocate(bytes_of(type_of(id)), name);
       exchange_copy_[id] = in;
       persistent_[id] = out;
-      p_->exchanges_.push_back({type_of(id), in.host, out.host, 0});
+      p_->exchanges_.add(type_of(id), in.host, out.host);
     }
   }
 
@@ -395,7 +393,8 @@ class ProgramBuilder {
     auto start_recording = [&] {
       std::string name = options_.name;
       if (variants_ > 1) name += " variant " + std::to_string(variant);
-      if (!segments_.buckets.empty() || !p_->exchanges_.empty()) name += " part " + std::to_string(recordings.size());
+      if (!segments_.buckets.empty() || p_->exchanges_.count() > 0)
+        name += " part " + std::to_string(recordings.size());
       recordings.push_back(std::make_unique<vk::Recording>(device_, vk::RecordingOptions{name, options_.timestamps}));
       return recordings.back().get();
     };
@@ -406,7 +405,7 @@ class ProgramBuilder {
       rec->copy(slice_of(fetches_[i].id(), variant), fetch_stage_[i], "fetch");
     };
     record_feed_copies(variant, *rec);
-    std::size_t bucket = 0, exchange = 0;
+    std::size_t bucket = 0;
     const std::vector<int>& schedule = p_->plan_.schedule;
     for (int step = 0; step < static_cast<int>(schedule.size()); ++step) {
       const int id = schedule[at(step)];
@@ -416,7 +415,7 @@ class ProgramBuilder {
       for (; bucket < segments_.end_step.size() && segments_.end_step[bucket] == step; ++bucket) {
         for (int i : segments_.buckets[bucket]) copy_out(at(i));
         rec->finish();
-        if (variant == 0) p_->segment_recording_.push_back(static_cast<int>(recordings.size()) - 1);
+        if (variant == 0) p_->fetches_.end_bucket(static_cast<int>(recordings.size()) - 1);
         rec = start_recording();
       }
       // An exchange: the run stops here for the host, which reads the input's copy and
@@ -425,7 +424,7 @@ class ProgramBuilder {
         rec->set_node(graph_.node(id).name);
         rec->copy(slice_of(graph_.node(id).inputs[0], variant), exchange_copy_.at(id), "exchange");
         rec->finish();
-        if (variant == 0) p_->exchanges_[exchange++].recording = static_cast<int>(recordings.size()) - 1;
+        if (variant == 0) p_->exchanges_.end_at(static_cast<int>(recordings.size()) - 1);
         rec = start_recording();
       }
     }

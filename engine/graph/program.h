@@ -15,7 +15,9 @@
 #include "engine/graph/graph.h"
 #include "engine/graph/host_spans.h"
 #include "engine/graph/memory_plan.h"
+#include "engine/graph/program_exchanges.h"
 #include "engine/graph/program_feeds.h"
+#include "engine/graph/program_fetches.h"
 #include "engine/graph/variable_store.h"
 #include "engine/vk/recording.h"
 
@@ -97,9 +99,9 @@ class Program {
   // which signals the device timeline when done. wait_segment(s) blocks until then and
   // copies bucket s's fetches into outputs[i] (outputs sized like the fetches) while
   // the later segments of the submitted run go on; wait() then completes `outputs`.
-  int segment_count() const { return static_cast<int>(segments_.size()); }
+  int segment_count() const { return fetches_.bucket_count(); }
   // The fetch indices of bucket s, in the order the program computes them.
-  const std::vector<int>& segment_fetches(int s) const { return segments_.at(static_cast<std::size_t>(s)); }
+  const std::vector<int>& segment_fetches(int s) const { return fetches_.bucket(s); }
   void wait_segment(int s, std::vector<Array>& outputs);
   // Whether the submitted run has completed, without waiting (true when none is, false
   // while it is stopped at an exchange).
@@ -112,7 +114,7 @@ class Program {
   // in order, each once per run. wait() completes the ones not resumed with their own
   // input (a program run alone is its only tower); await_device() refuses a run stopped
   // at one. Segments after an exchange can be waited for once it is resumed.
-  int exchange_count() const { return static_cast<int>(exchanges_.size()); }
+  int exchange_count() const { return exchanges_.count(); }
   void wait_exchange(int e, Array& value);
   void resume_exchange(int e, const Array& value);
 
@@ -129,32 +131,16 @@ class Program {
  private:
   friend class ProgramBuilder;  // compile()'s stages, in compile.cpp
   Program() = default;
-  void copy_fetch(std::size_t i, std::vector<Array>& outputs) const;
   // Submits the pending run's part `part`: its recordings from the one after exchange
   // part - 1 to the one ending exchange `part` (the last, after every exchange).
   void submit_part(int part, std::uint64_t after_feeds);
-  void check_exchange(int e, const char* call) const;
 
   ProgramPlan plan_;
-  std::vector<TensorType> fetch_types_;
-  std::vector<const std::byte*> fetch_host_;  // where run() reads each fetch
+  ProgramFetches fetches_;
+  ProgramExchanges exchanges_;
   HostSpanLog host_spans_;
-  int pending_ = -1;       // the submitted variant not yet waited for
+  int pending_ = -1;  // the submitted variant not yet waited for
   int last_variant_ = 0;
-  std::vector<std::vector<int>> segments_;  // fetch indices by bucket
-  std::vector<int> segment_recording_;      // by bucket: the recording it ends
-  // By exchange: the input's type, where the host reads the input (a read-back copy made
-  // at the end of recording `recording`) and writes the node's value, which the later
-  // recordings read.
-  struct Exchange {
-    TensorType type;
-    const std::byte* input = nullptr;
-    std::byte* value = nullptr;
-    int recording = 0;
-  };
-  std::vector<Exchange> exchanges_;
-  int next_exchange_ = 0;                   // of the pending run: the first not resumed
-  std::vector<char> delivered_;             // by fetch, this run; empty without segments
   // Declared before the recordings, which refer to their buffers.
   std::unique_ptr<vk::Arena> activations_, constants_, inputs_, upload_, readback_, exchange_in_, exchange_out_;
   // By variant: one recording, or one per part (cut after each bucket and each exchange)
