@@ -170,34 +170,45 @@ TuneMode requested_tune_mode(TuneMode option, DeviceKind kind) {
   return option;
 }
 
-}  // namespace
-
-Device::Device(const Instance& instance, int index, DeviceOptions options)
-    : info_(&instance.device(index)),
-      kind_(info_->type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::cpu : DeviceKind::gpu),
-      label_("device " + std::to_string(index) + " (" + info_->name + ")"),
-      limits_(info_->limits),
-      staging_bytes_(options.staging_bytes) {
+// What the device is before it is created: its kind and label, the limits under
+// `profile` and DeviceOptions::custom_limits, the texel-buffer and statistics features
+// asked for; the FeatureRequest settles float16 storage and cooperative matrices.
+DeviceTraits describe_device(const PhysicalDeviceInfo& info, int index, const DeviceOptions& options,
+                             const LimitsProfile* profile) {
+  DeviceTraits t;
+  t.info = &info;
+  t.kind = info.type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::cpu : DeviceKind::gpu;
+  t.label = "device " + std::to_string(index) + " (" + info.name + ")";
+  t.limits = info.limits;
   // VKPACK_TEXEL_BUFFERS=0 (docs/guide.md, Environment): storage buffers only, for a whole run.
-  features_.texel_buffers =
-      options.texel_buffers && info_->float_texels && env::flag("VKPACK_TEXEL_BUFFERS").value_or(true);
-  features_.half_texels = features_.texel_buffers && info_->half_texels;
-  const LimitsProfile* profile = requested_profile(options.limits_profile);
+  t.features.texel_buffers =
+      options.texel_buffers && info.float_texels && env::flag("VKPACK_TEXEL_BUFFERS").value_or(true);
+  t.features.half_texels = t.features.texel_buffers && info.half_texels;
   if (profile) {
-    limits_ = clamp_limits(info_->limits, profile->limits);
-    profile_ = profile->name;
-    features_.coherent_readback = profile->coherent_readback;
+    t.limits = clamp_limits(info.limits, profile->limits);
+    t.profile = profile->name;
+    t.features.coherent_readback = profile->coherent_readback;
   }
   if (options.custom_limits) {
-    limits_ = clamp_limits(limits_, *options.custom_limits);
-    profile_ += profile_.empty() ? "custom" : "+custom";
+    t.limits = clamp_limits(t.limits, *options.custom_limits);
+    t.profile += t.profile.empty() ? "custom" : "+custom";
   }
+  t.features.kernel_statistics = env::flag("VKPACK_KERNEL_STATS").value_or(false) && info.pipeline_statistics;
+  return t;
+}
+
+}  // namespace
+
+Device::Device(const Instance& instance, int index, DeviceOptions options) : staging_bytes_(options.staging_bytes) {
+  const LimitsProfile* profile = requested_profile(options.limits_profile);
+  traits_ = describe_device(instance.device(index), index, options, profile);
+  const std::string& label = traits_.label;
   if (staging_bytes_ < 4096)
     throw Error(ErrorCode::invalid_argument,
-                label_ + ": DeviceOptions::staging_bytes is " + std::to_string(staging_bytes_) + "; at least 4096");
+                label + ": DeviceOptions::staging_bytes is " + std::to_string(staging_bytes_) + "; at least 4096");
   const MemoryMode mode = requested_memory_mode(options.memory);
-  const PhysicalDeviceInfo& info = *info_;
-  require_vulkan_12(info, label_);
+  const PhysicalDeviceInfo& info = *traits_.info;
+  require_vulkan_12(info, label);
   const InstanceFns& ifn = instance.fns();
   const std::vector<VkQueueFamilyProperties> families = queue_families(ifn, info);
   const std::uint32_t compute_family = pick_compute_family(families, info);
@@ -205,30 +216,30 @@ Device::Device(const Instance& instance, int index, DeviceOptions options)
 
   const float priorities[2] = {1.0f, 1.0f};
   const std::vector<VkDeviceQueueCreateInfo> queue_infos = queue_create_infos(compute_family, transfer, priorities);
-  features_.kernel_statistics = env::flag("VKPACK_KERNEL_STATS").value_or(false) && info.pipeline_statistics;
-  const FeatureRequest request(info, profile, options, features_.kernel_statistics);
-  features_.f16_storage = request.f16_storage();
-  features_.cooperative_matrix = request.cooperative_matrix();
+  DeviceFeatures& features = traits_.features;
+  const FeatureRequest request(info, profile, options, features.kernel_statistics);
+  features.f16_storage = request.f16_storage();
+  features.cooperative_matrix = request.cooperative_matrix();
   const VkDevice device = create_device(ifn, info, queue_infos, request);
   // vkDestroyDevice comes from the instance table, so it is known before loading the rest.
   device_ =
       DeviceOwner(device, reinterpret_cast<PFN_vkDestroyDevice>(ifn.vkGetDeviceProcAddr(device, "vkDestroyDevice")));
-  fn_ = load_device_fns(ifn, device, features_.kernel_statistics);
-  queues_ = std::make_unique<Queues>(fn_, device, QueueSlot{compute_family, 0}, transfer, label_);
+  fn_ = load_device_fns(ifn, device, features.kernel_statistics);
+  queues_ = std::make_unique<Queues>(fn_, device, QueueSlot{compute_family, 0}, transfer, label);
 
   VkPhysicalDeviceMemoryProperties memory_properties{};
   ifn.vkGetPhysicalDeviceMemoryProperties(info.handle, &memory_properties);
   const bool mappable = whole_device_memory_mappable(memory_properties, info);
   if (mode == MemoryMode::mapped && !mappable)
-    throw Error(ErrorCode::unsupported, label_ +
+    throw Error(ErrorCode::unsupported, label +
                                             ": mapped memory was asked for, but the device has no host-visible "
                                             "device-local memory as large as its device-local heap; use staged");
   memory_ = std::make_unique<DeviceMemory>(memory_properties, mappable && mode != MemoryMode::staged);
 
   const std::string cache_dir = options.pipeline_cache_dir.value_or(default_cache_dir());
   kernels_ = std::make_unique<KernelCache>(
-      fn_, device, limits_, std::make_unique<PipelineCache>(fn_, device, info, cache_dir),
-      open_tuning_cache(info, cache_dir, requested_tune_mode(options.tune, kind_) == TuneMode::on));
+      fn_, device, traits_.limits, std::make_unique<PipelineCache>(fn_, device, info, cache_dir),
+      open_tuning_cache(info, cache_dir, requested_tune_mode(options.tune, traits_.kind) == TuneMode::on));
 }
 
 Device::~Device() {
@@ -237,13 +248,13 @@ Device::~Device() {
   try {
     kernels_->pipelines().save();
   } catch (const Error& e) {
-    log_warn("{}: pipeline cache not saved: {}", label_, e.what());
+    log_warn("{}: pipeline cache not saved: {}", label(), e.what());
   }
 }
 
 bool Device::has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const {
-  if (!features_.cooperative_matrix) return false;
-  return std::any_of(info_->matrix_shapes.begin(), info_->matrix_shapes.end(), [&](const MatrixShape& s) {
+  if (!features().cooperative_matrix) return false;
+  return std::any_of(info().matrix_shapes.begin(), info().matrix_shapes.end(), [&](const MatrixShape& s) {
     return s.m == m && s.n == n && s.k == k && s.ab_type == "float16" && s.d_type == "float32";
   });
 }

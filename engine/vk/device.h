@@ -104,6 +104,17 @@ struct DeviceFeatures {
   bool coherent_readback = true;
 };
 
+// What a Device is, settled when it is opened: the physical device, its kind and label,
+// the limits vkpack believes and the features it enabled.
+struct DeviceTraits {
+  const PhysicalDeviceInfo* info = nullptr;
+  DeviceKind kind = DeviceKind::gpu;
+  std::string label;    // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages
+  DeviceLimits limits;  // the driver's, tightened by the limits profile if one is active
+  std::string profile;  // the active limits profile's name, or empty
+  DeviceFeatures features;
+};
+
 class Device {
  public:
   Device(const Instance& instance, int index, DeviceOptions options = {});
@@ -111,19 +122,19 @@ class Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
-  const PhysicalDeviceInfo& info() const { return *info_; }
+  const PhysicalDeviceInfo& info() const { return *traits_.info; }
   // The driver's limits, tightened by the limits profile if one is active.
-  const DeviceLimits& limits() const { return limits_; }
+  const DeviceLimits& limits() const { return traits_.limits; }
   // The active profile's name, or empty.
-  const std::string& limits_profile() const { return profile_; }
-  DeviceKind kind() const { return kind_; }
+  const std::string& limits_profile() const { return traits_.profile; }
+  DeviceKind kind() const { return traits_.kind; }
   // What is enabled on this device (DeviceFeatures).
-  const DeviceFeatures& features() const { return features_; }
+  const DeviceFeatures& features() const { return traits_.features; }
   // Whether cooperative_matrix is enabled and info().matrix_shapes has the subgroup-scope
   // float16 x float16 -> float32 shape m x n x k.
   bool has_matrix_shape(std::uint32_t m, std::uint32_t n, std::uint32_t k) const;
   // "device 0 (llvmpipe (LLVM 15.0.6, 256 bits))", for messages.
-  const std::string& label() const { return label_; }
+  const std::string& label() const { return traits_.label; }
 
   VkDevice handle() const { return device_.get(); }
   const DeviceFns& fn() const { return fn_; }
@@ -146,12 +157,7 @@ class Device {
   LockedStaging lock_staging();
 
  private:
-  const PhysicalDeviceInfo* info_;
-  DeviceKind kind_;
-  std::string label_;
-  DeviceLimits limits_;
-  std::string profile_;
-  DeviceFeatures features_;
+  DeviceTraits traits_;
   DeviceFns fn_;
   DeviceOwner device_;
 
