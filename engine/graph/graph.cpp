@@ -79,13 +79,7 @@ void Graph::set_collection(const std::string& key, std::vector<Tensor> tensors) 
 void Graph::attach_effect(const Tensor& t, const Tensor& effect) {
   if (!t.valid() || !effect.valid() || &t.graph() != this || &effect.graph() != this)
     throw Error(ErrorCode::invalid_argument, "attach_effect: both tensors must be of this graph");
-  attached_[t.id()].push_back(effect.id());
-}
-
-const std::vector<int>& Graph::attached_effects(int id) const {
-  static const std::vector<int> none;
-  const auto it = attached_.find(id);
-  return it == attached_.end() ? none : it->second;
+  nodes_[static_cast<std::size_t>(t.id())].effects.push_back(effect.id());
 }
 
 std::vector<std::string> Graph::collection_keys() const {

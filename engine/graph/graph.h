@@ -28,6 +28,8 @@ struct Node {
   std::vector<int> inputs;  // node ids
   Attrs attrs;
   TensorType type;          // extents may be kUnknown until compile
+  // Node ids of the effects attached to this node (Graph::attach_effect).
+  std::vector<int> effects;
 };
 
 // A handle to the output of a node. Cheap to copy; valid while its Graph lives.
@@ -97,9 +99,8 @@ class Graph {
 
   // `effect` (an op with a side effect, an assign) runs in every program that computes
   // `t`, as tensorpack's control dependencies do (BatchNorm's EmaUpdate::internal); it is
-  // scheduled as any effect is. Attached effects: those of node `id`.
+  // scheduled as any effect is. A node's attached effects are Node::effects.
   void attach_effect(const Tensor& t, const Tensor& effect);
-  const std::vector<int>& attached_effects(int id) const;
 
   // What the code adding nodes is inside (scopes, tower, FreezeVariables); the RAII
   // guards of variables.h change it, layers read tower() and frozen().
@@ -118,7 +119,6 @@ class Graph {
   std::vector<Tensor> variables_;
   std::vector<std::pair<std::string, float>> hyperparameters_;
   std::map<std::string, std::vector<Tensor>> collections_;
-  std::map<int, std::vector<int>> attached_;  // node id -> the effects attached to it
   BuildContext context_;
 };
 

@@ -29,7 +29,7 @@ std::vector<int> schedule_nodes(const Graph& graph, const std::vector<Tensor>& f
     if (needed[static_cast<std::size_t>(id)]) continue;
     needed[static_cast<std::size_t>(id)] = 1;
     for (int input : graph.node(id).inputs) stack.push_back(input);
-    for (int effect : graph.attached_effects(id)) stack.push_back(effect);
+    for (int effect : graph.node(id).effects) stack.push_back(effect);
   }
   std::vector<int> order;
   std::vector<int> effects;
