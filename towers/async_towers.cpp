@@ -12,8 +12,8 @@
 
 #include "core/error.h"
 #include "towers/host_average.h"
+#include "towers/host_master.h"
 #include "towers/internal/async_state.h"
-#include "towers/internal/host_master.h"
 #include "towers/internal/replicas.h"
 
 namespace vkp::towers {
@@ -264,7 +264,7 @@ void AsyncTowers::drain() {
   }
   if (!a.dirty) return;
   replicas().send_parameters(master("drain").values(), 0);
-  store_master_slots();
+  master("drain").store_slots();
   a.dirty = false;
 }
 

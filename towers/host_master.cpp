@@ -1,4 +1,4 @@
-#include "towers/internal/host_master.h"
+#include "towers/host_master.h"
 
 #include <algorithm>
 #include <cmath>
@@ -86,7 +86,7 @@ const Array& HostMaster::value(const std::string& name) const {
     for (std::size_t j = 0; j < slot_names_[i].size(); ++j)
       if (slot_names_[i][j] == name) return slots_[i][j];
   }
-  throw Error(ErrorCode::not_found, "Towers::master_value: the host master holds no variable named " + name);
+  throw Error(ErrorCode::not_found, "HostMaster::value: the host master holds no variable named " + name);
 }
 
 HostOptimizerStep HostMaster::read_step(std::uint64_t global_step) {

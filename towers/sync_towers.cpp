@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "core/error.h"
-#include "towers/internal/host_master.h"
+#include "towers/host_master.h"
 #include "towers/internal/replicas.h"
 
 namespace vkp::towers {

@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "towers/async_towers.h"
-#include "towers/internal/host_master.h"
+#include "towers/host_master.h"
 #include "towers/internal/replicas.h"
 #include "towers/sync_towers.h"
 
@@ -97,11 +97,6 @@ HostMaster& Towers::master(const char* what) const {
                     (options_.reduction == Reduction::parameter_server ? ", master on the device)" : ")"));
   return *master_;
 }
-
-void Towers::load_master() { master("load_master").load(); }
-void Towers::store_master_slots() { master("store_master_slots").store_slots(); }
-bool Towers::master_holds(const std::string& name) const { return master_ && master_->holds(name); }
-const Array& Towers::master_value(const std::string& name) const { return master("master_value").value(name); }
 
 namespace {
 

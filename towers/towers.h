@@ -26,9 +26,9 @@
 // The host master holds float arrays of every trainable variable and its optimizer
 // slots, updated by host_optimizer.h. Tower 0 still has the slot variables (checkpoints
 // read them there) but never updates them: it receives the parameters each step like
-// every tower, and its slots only when store_master_slots() is called. Whoever writes
-// tower 0's trainable variables or slots (a restore) calls load_master() before the next
-// step, or the master overwrites the parameters.
+// every tower, and its slots only when the master's store_slots() is called. Whoever
+// writes tower 0's trainable variables or slots (a restore) calls the master's load()
+// before the next step, or the master overwrites the parameters.
 #pragma once
 
 #include <cstdint>
@@ -136,7 +136,7 @@ struct StepTimes {
 };
 
 class Replicas;    // internal/replicas.h
-class HostMaster;  // internal/host_master.h
+class HostMaster;  // host_master.h
 
 // One step of the towers (Towers::step).
 struct StepRequest {
@@ -188,17 +188,12 @@ class Towers {
   // tower that has it.
   void broadcast_variables(int from = 0);
 
-  // Whether a master lives on the host (ParameterServerTowers with Master::host, and
-  // AsyncTowers). Host master only, else Error(invalid_argument): load_master, tower 0's
-  // trainable variables and slots into the master; store_master_slots, the master's
-  // slots into tower 0 (its trainable variables are current after every step);
-  // master_value, the master's copy of a trainable variable or slot, by name.
-  bool host_master() const { return master_ != nullptr; }
-  void load_master();
-  void store_master_slots();
-  const Array& master_value(const std::string& name) const;
-  // Whether the host master holds a trainable variable or slot of this name.
-  bool master_holds(const std::string& name) const;
+  // The master kept on the host (towers/host_master.h: load, store_slots, value by
+  // name), by ParameterServerTowers with Master::host and by AsyncTowers; null for the
+  // others. master(what) is the same, where a caller named by `what` needs one:
+  // Error(invalid_argument) without.
+  HostMaster* host_master() const { return master_.get(); }
+  HostMaster& master(const char* what) const;
 
   // One step of objective 0 with its update ops at `global_step`, fetching nothing:
   // step({.batches = batches, .global_step = global_step}).
@@ -249,7 +244,6 @@ class Towers {
 
   const TowerOptions& options() const { return options_; }
   Replicas& replicas() { return *replicas_; }
-  HostMaster& master(const char* what) const;  // Error(invalid_argument) without one
   StepTimes& times() { return times_; }
 
  private:

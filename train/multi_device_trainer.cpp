@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/graph/ops.h"
+#include "towers/host_master.h"
 
 namespace vkp::train {
 
@@ -118,8 +119,8 @@ void MultiDeviceTrainer::run_step() {
   towers::SyncTowers& t = sync_towers();
   if (loop().first_step_of_epoch()) {
     t.broadcast_variables(0);
-    if (t.host_master()) {
-      t.load_master();
+    if (towers::HostMaster* master = t.host_master()) {
+      master->load();
       towers_->set_slots_behind(false);
     }
   }
@@ -139,7 +140,7 @@ void MultiDeviceTrainer::run_step() {
   // An epoch's first step may compile programs for new shapes: the rates leave it out.
   if (options_.time_towers && !loop().first_step_of_epoch())
     for (int k = 0; k < t.size(); ++k) splitter_.add_time(k, t.tower_seconds()[static_cast<std::size_t>(k)]);
-  towers_->set_slots_behind(t.host_master());
+  towers_->set_slots_behind(t.host_master() != nullptr);
   set_step_result({samples, cost});
   hooks().deliver(fetched_);
 }
@@ -151,7 +152,7 @@ void MultiDeviceTrainer::run_async_step() {
     // reaches every tower and the master, whose updates go on from the global step.
     t.drain();
     t.broadcast_variables(0);
-    t.load_master();
+    t.master("MultiDeviceTrainer").load();
     t.count_updates_from(static_cast<std::uint64_t>(global_step()) * static_cast<std::uint64_t>(tower_count()));
     // Async towers fetch the epoch fetches with every update (their fetch list is fixed
     // while they run) and deliver them with the epoch's last step.

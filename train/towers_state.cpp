@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "engine/vk/device.h"
 #include "towers/async_towers.h"
+#include "towers/host_master.h"
 
 namespace vkp::train {
 
@@ -22,7 +23,8 @@ graph::Session& TowersState::session() {
 
 Array TowersState::variable(const std::string& name) {
   if (async_) sync();
-  if (towers().host_master() && towers_->master_holds(name)) return towers_->master_value(name);
+  if (const towers::HostMaster* master = towers().host_master(); master && master->holds(name))
+    return master->value(name);
   return session().variable(name);
 }
 
@@ -54,7 +56,7 @@ std::vector<callbacks::StepProgram> TowersState::step_programs() const {
 void TowersState::sync() {
   if (towers_) drain();  // tower 0's slots too
   if (!slots_behind_) return;
-  towers().store_master_slots();
+  towers().master("TowersState::sync").store_slots();
   slots_behind_ = false;
 }
 

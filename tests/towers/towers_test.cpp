@@ -22,6 +22,7 @@
 #include "engine/graph/variables.h"
 #include "tower_fixtures.h"
 #include "towers/async_towers.h"
+#include "towers/host_master.h"
 #include "towers/sync_towers.h"
 #include "vk_test_env.h"
 
@@ -144,7 +145,7 @@ void compare(towers::Reduction reduction, const std::vector<std::int64_t>& sizes
     EXPECT_TRUE(std::isfinite(cost));
     ref.step(steps[s], reference_splits ? sizes : std::vector<std::int64_t>{total}, s);
   }
-  if (t.host_master()) t.store_master_slots();
+  if (t.host_master()) t.host_master()->store_slots();
   std::vector<std::string> compared;
   for (const std::string& name : names_of(t.graph(0)))
     if (name.find("EMA") == std::string::npos) compared.push_back(name);  // per-tower statistics
@@ -382,16 +383,16 @@ Trained train_towers(int count, bool batch_norm, towers::TowerOptions options, f
     out.costs.push_back(t.step(batches, s));
   }
   out.times = t.last_times();
-  if (t.host_master()) t.store_master_slots();
+  if (t.host_master()) t.host_master()->store_slots();
   for (const std::string& name : names_of(t.graph(0))) out.variables[name] = t.session(0).variable(name);
   if (t.host_master()) {  // tower 0 has the master's slots, every tower its parameters
     for (const std::string& name : names_of(t.graph(0))) {
       if (name.find("EMA") != std::string::npos) continue;  // per-tower statistics
-      EXPECT_TRUE(same_bits(t.session(0).variable(name), t.master_value(name))) << name;
+      EXPECT_TRUE(same_bits(t.session(0).variable(name), t.host_master()->value(name))) << name;
     }
     for (int k = 1; k < count; ++k)
       for (const std::string& name : t.trainable_names())
-        EXPECT_TRUE(same_bits(t.session(k).variable(name), t.master_value(name))) << name << " on tower " << k;
+        EXPECT_TRUE(same_bits(t.session(k).variable(name), t.host_master()->value(name))) << name << " on tower " << k;
   }
   for (int k = 1; k < count && options.reduction == towers::Reduction::replicated; ++k)
     expect_close(t.session(k), t.session(0), t.trainable_names(), 0.0f);

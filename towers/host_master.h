@@ -2,8 +2,8 @@
 // by trainable variable its value and its optimizer slots (none, m or m and s), loaded
 // from and stored into tower 0, updated by host_optimizer.h. With loss scaling
 // (TowerOptions::loss_scale) it keeps each objective's scale state too, moves it by
-// graph/loss_scale.h's rule and sends it to the towers with the parameters. Internal to
-// towers/.
+// graph/loss_scale.h's rule and sends it to the towers with the parameters. Towers::
+// host_master() gives it where the towers keep one.
 #pragma once
 
 #include <optional>
