@@ -10,7 +10,7 @@
 
 namespace vkp::graph {
 Session::Session(Graph& graph, vk::Device& device, SessionOptions options)
-    : graph_(&graph), device_(&device), options_(options), variables_(device, graph.seed()), scalars_(graph, device) {}
+    : graph_(&graph), device_(&device), options_(options), variables_(graph, device), scalars_(graph, device) {}
 
 // The program for this key, compiled the first time.
 Program& Session::find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
@@ -47,7 +47,7 @@ void Session::submit_program(Program& program, int variant) {
 void Session::wait_program(Program& program, std::vector<Array>& outputs) {
   program.wait(outputs);
   ++runs_;
-  if (program.plan().updates_variables && !clock_) ++own_global_step_;
+  if (program.plan().updates_variables) step_.count_update();
 }
 
 std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& fetches,
@@ -65,46 +65,8 @@ std::vector<Array> Session::run(const Feeds& feeds, const std::vector<Tensor>& f
   return outputs;
 }
 
-void Session::set_global_step(std::uint64_t step) {
-  if (clock_)
-    throw Error(ErrorCode::invalid_argument,
-                "this session follows its trainer's global step; set the trainer's (TrainConfig::starting_global_step)");
-  own_global_step_ = static_cast<std::int64_t>(step);
-}
-
-void Session::follow_global_step(std::shared_ptr<const StepClock> clock) {
-  if (!clock && clock_) own_global_step_ = clock_->now();  // count on from where the owner left it
-  clock_ = std::move(clock);
-}
-
 void Session::set_hyperparameter(const std::string& name, float value) { scalars_.set_hyperparameter(name, value); }
 
 float Session::hyperparameter(const std::string& name) { return scalars_.hyperparameter(name); }
-
-void Session::ensure_variable(const std::string& name) {
-  const Tensor v = graph_->find_variable(name);
-  if (!v.valid()) throw Error(ErrorCode::not_found, "the graph has no variable named " + name);
-  variables_.storage(v.node());
-}
-
-Array Session::variable(const std::string& name) {
-  ensure_variable(name);
-  return variables_.read(name);
-}
-
-void Session::set_variable(const std::string& name, const Array& value) {
-  ensure_variable(name);
-  variables_.write(name, value);
-}
-
-std::vector<Array> Session::variable_values(const std::vector<std::string>& names) {
-  for (const std::string& name : names) ensure_variable(name);
-  return variables_.read(names);
-}
-
-void Session::set_variables(const std::vector<std::string>& names, const std::vector<Array>& values) {
-  for (const std::string& name : names) ensure_variable(name);
-  variables_.write(names, values);
-}
 
 }  // namespace vkp::graph

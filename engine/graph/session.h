@@ -78,18 +78,20 @@ class Session {
   // counts its own, advancing it after each run that updates variables, unless it
   // follows a clock (a trainer's): then it only reads that one, and set_global_step is
   // an Error naming the owner to set instead.
-  std::uint64_t global_step() const { return static_cast<std::uint64_t>(clock_ ? clock_->now() : own_global_step_); }
-  void set_global_step(std::uint64_t step);
+  std::uint64_t global_step() const { return static_cast<std::uint64_t>(step_.now()); }
+  void set_global_step(std::uint64_t step) { step_.set(static_cast<std::int64_t>(step)); }
   // Follow `clock`; nullptr: count again, on from the clock's value.
-  void follow_global_step(std::shared_ptr<const StepClock> clock);
+  void follow_global_step(std::shared_ptr<const StepClock> clock) { step_.follow(std::move(clock)); }
 
-  // Variable values by name; variables get storage (and their initial value) the first
-  // time a program uses them, or here.
-  Array variable(const std::string& name);
-  void set_variable(const std::string& name, const Array& value);
+  // Variable values by name (VariableStore); variables get storage (and their initial
+  // value) the first time a program uses them, or here.
+  Array variable(const std::string& name) { return variables_.read(name); }
+  void set_variable(const std::string& name, const Array& value) { variables_.write(name, value); }
   // Several at once: one transfer (a single submission where memory is staged).
-  std::vector<Array> variable_values(const std::vector<std::string>& names);
-  void set_variables(const std::vector<std::string>& names, const std::vector<Array>& values);
+  std::vector<Array> variable_values(const std::vector<std::string>& names) { return variables_.read(names); }
+  void set_variables(const std::vector<std::string>& names, const std::vector<Array>& values) {
+    variables_.write(names, values);
+  }
   VariableStore& variables() { return variables_; }
   // The scalar buffer programs of this session read (for compile()).
   const vk::BufferSlice& scalars() const { return scalars_.slice(); }
@@ -98,7 +100,6 @@ class Session {
   vk::Device& device() { return *device_; }
 
  private:
-  void ensure_variable(const std::string& name);
   Program& find_or_compile(const std::vector<FeedSpec>& feeds, const std::vector<Tensor>& fetches,
                            const std::vector<Tensor>& targets, int variants, const FetchSegments& segments,
                            ProgramCache::Use use);
@@ -108,8 +109,7 @@ class Session {
   SessionOptions options_;
   VariableStore variables_;
   ScalarWords scalars_;
-  std::int64_t own_global_step_ = 0;
-  std::shared_ptr<const StepClock> clock_;  // null: own_global_step_
+  GlobalStep step_;
   std::uint64_t runs_ = 0;
   ProgramCache programs_;  // last: destroyed before the variables and scalars they use
 };

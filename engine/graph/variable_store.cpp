@@ -5,8 +5,8 @@
 
 namespace vkp::graph {
 
-VariableStore::VariableStore(vk::Device& device, std::uint64_t seed)
-    : device_(&device), seed_(seed), arena_(device, vk::MemoryUse::device, "variables") {}
+VariableStore::VariableStore(const Graph& graph, vk::Device& device)
+    : device_(&device), graph_(&graph), arena_(device, vk::MemoryUse::device, "variables") {}
 
 const vk::BufferSlice& VariableStore::storage(const Node& variable) {
   const VariableAttrs& a = std::get<VariableAttrs>(variable.attrs);
@@ -16,7 +16,7 @@ const vk::BufferSlice& VariableStore::storage(const Node& variable) {
                                                    " but the graph declares " + to_string(a.type));
     return it->second.slice;
   }
-  Array value = initial_value(a.init, a.type.shape(), seed_, a.var_name);
+  Array value = initial_value(a.init, a.type.shape(), graph_->seed(), a.var_name);
   const vk::BufferSlice slice = arena_.allocate(std::max<std::size_t>(value.nbytes(), 4), a.var_name);
   initial_values_.emplace_back(slice, std::move(value));
   return slots_.emplace(a.var_name, Slot{slice, a.type}).first->second.slice;
@@ -27,10 +27,12 @@ void VariableStore::upload_initial_values(vk::TransferBatch& batch) {
   initial_values_.clear();
 }
 
-const VariableStore::Slot& VariableStore::slot(const std::string& name) const {
-  const auto it = slots_.find(name);
-  if (it == slots_.end()) throw Error(ErrorCode::not_found, "no variable named " + name + " on the device");
-  return it->second;
+const VariableStore::Slot& VariableStore::slot(const std::string& name) {
+  if (const auto it = slots_.find(name); it != slots_.end()) return it->second;
+  const Tensor v = graph_->find_variable(name);
+  if (!v.valid()) throw Error(ErrorCode::not_found, "the graph has no variable named " + name);
+  storage(v.node());
+  return slots_.at(name);
 }
 
 Array VariableStore::read(const std::string& name) { return std::move(read(std::vector<std::string>{name})[0]); }

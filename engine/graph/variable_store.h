@@ -1,5 +1,5 @@
-// The device copies of a graph's variables (and the scalar buffer of the session):
-// allocated once, initialized from their initializers, read and written as Arrays.
+// The device copies of a graph's variables: each allocated on first use, initialized
+// from its initializer (seeded by the graph's seed), read and written as Arrays.
 #pragma once
 
 #include <map>
@@ -17,7 +17,7 @@ namespace vkp::graph {
 
 class VariableStore {
  public:
-  VariableStore(vk::Device& device, std::uint64_t seed);
+  VariableStore(const Graph& graph, vk::Device& device);
 
   // The storage of a variable node, allocated on first use. Its initial value is
   // computed then and uploaded by the next upload_initial_values(), read or write
@@ -26,7 +26,8 @@ class VariableStore {
   bool contains(const std::string& name) const { return slots_.count(name) > 0; }
   // Adds the uploads of initial values not yet on the device to `batch`.
   void upload_initial_values(vk::TransferBatch& batch);
-  // By variable name; Error(not_found) naming it when it has no storage yet.
+  // By variable name (its storage allocated if it has none yet); Error(not_found) naming
+  // it when the graph has no such variable.
   Array read(const std::string& name);
   // Error(invalid_argument) when the shape or dtype differs from the variable's.
   void write(const std::string& name, const Array& value);
@@ -41,10 +42,10 @@ class VariableStore {
     vk::BufferSlice slice;
     TensorType type;
   };
-  const Slot& slot(const std::string& name) const;
+  const Slot& slot(const std::string& name);
 
   vk::Device* device_;
-  std::uint64_t seed_;
+  const Graph* graph_;
   vk::Arena arena_;
   std::map<std::string, Slot> slots_;
   std::vector<std::pair<vk::BufferSlice, Array>> initial_values_;  // not yet uploaded
