@@ -21,8 +21,9 @@ class Replicas;
 
 class HostMaster {
  public:
-  // Checks that every trainable variable is float32 and that tower 0 has the slot
-  // variables the optimizer makes, then loads them.
+  // For the towers' own use (their constructor, step and update): the constructor,
+  // values(), read_step() and apply(). Checks that every trainable variable is float32
+  // and that tower 0 has the slot variables the optimizer makes, then loads them.
   HostMaster(Replicas& replicas, std::optional<graph::LossScaleOptions> loss_scale);
 
   // Tower 0's trainable variables, slots and loss scale state into the master.

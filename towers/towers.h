@@ -190,10 +190,9 @@ class Towers {
 
   // The master kept on the host (towers/host_master.h: load, store_slots, value by
   // name), by ParameterServerTowers with Master::host and by AsyncTowers; null for the
-  // others. master(what) is the same, where a caller named by `what` needs one:
-  // Error(invalid_argument) without.
-  HostMaster* host_master() const { return master_.get(); }
-  HostMaster& master(const char* what) const;
+  // others.
+  HostMaster* host_master() { return master_.get(); }
+  const HostMaster* host_master() const { return master_.get(); }
 
   // One step of objective 0 with its update ops at `global_step`, fetching nothing:
   // step({.batches = batches, .global_step = global_step}).
@@ -244,6 +243,8 @@ class Towers {
 
   const TowerOptions& options() const { return options_; }
   Replicas& replicas() { return *replicas_; }
+  // The host master, where the caller `what` needs one: Error(invalid_argument) without.
+  HostMaster& master(const char* what) const;
   StepTimes& times() { return times_; }
 
  private:

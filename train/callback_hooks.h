@@ -25,7 +25,9 @@ using StopAgreement = std::function<std::string(bool requested)>;
 class CallbackHooks {
  public:
   // The hooks of the trainer whose progress is `loop`: a delivery counts its global step.
-  explicit CallbackHooks(callbacks::TrainLoop& loop) : loop_(&loop) {}
+  explicit CallbackHooks(const callbacks::TrainLoop& loop) : loop_(&loop) {}
+  CallbackHooks(const CallbackHooks&) = delete;
+  CallbackHooks& operator=(const CallbackHooks&) = delete;
 
   // The run's callbacks: those of `callbacks` that run on this process (a chief_only one
   // only on the chief), then `monitors`, last, so that its epoch trigger sees every
@@ -93,7 +95,7 @@ class CallbackHooks {
   StopAgreement agreement_;
   std::string stop_reason_;  // the first StopTraining noted since set()
   std::vector<graph::Tensor> fetches_, with_epoch_;
-  callbacks::TrainLoop* loop_;
+  const callbacks::TrainLoop* loop_;
   bool delivered_ = false;  // this step handed the callbacks their values
 };
 

@@ -152,7 +152,7 @@ void MultiDeviceTrainer::run_async_step() {
     // reaches every tower and the master, whose updates go on from the global step.
     t.drain();
     t.broadcast_variables(0);
-    t.master("MultiDeviceTrainer").load();
+    t.host_master()->load();  // async towers always keep one
     t.count_updates_from(static_cast<std::uint64_t>(global_step()) * static_cast<std::uint64_t>(tower_count()));
     // Async towers fetch the epoch fetches with every update (their fetch list is fixed
     // while they run) and deliver them with the epoch's last step.

@@ -56,7 +56,8 @@ std::vector<callbacks::StepProgram> TowersState::step_programs() const {
 void TowersState::sync() {
   if (towers_) drain();  // tower 0's slots too
   if (!slots_behind_) return;
-  towers().master("TowersState::sync").store_slots();
+  // Behind only after a step of towers with a host master.
+  if (towers::HostMaster* master = towers().host_master()) master->store_slots();
   slots_behind_ = false;
 }
 

@@ -39,6 +39,7 @@
 
 // towers: data-parallel replication
 #include "towers/async_towers.h"
+#include "towers/host_master.h"
 #include "towers/sync_towers.h"
 #include "towers/towers.h"
 

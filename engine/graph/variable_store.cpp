@@ -28,11 +28,17 @@ void VariableStore::upload_initial_values(vk::TransferBatch& batch) {
 }
 
 const VariableStore::Slot& VariableStore::slot(const std::string& name) {
-  if (const auto it = slots_.find(name); it != slots_.end()) return it->second;
   const Tensor v = graph_->find_variable(name);
   if (!v.valid()) throw Error(ErrorCode::not_found, "the graph has no variable named " + name);
-  storage(v.node());
+  storage(v.node());  // allocates it, or checks the stored type against the graph's
   return slots_.at(name);
+}
+
+std::vector<const VariableStore::Slot*> VariableStore::slots_of(const std::vector<std::string>& names) {
+  std::vector<const Slot*> out;
+  out.reserve(names.size());
+  for (const std::string& name : names) out.push_back(&slot(name));
+  return out;
 }
 
 Array VariableStore::read(const std::string& name) { return std::move(read(std::vector<std::string>{name})[0]); }
@@ -42,32 +48,31 @@ void VariableStore::write(const std::string& name, const Array& value) {
 }
 
 std::vector<Array> VariableStore::read(const std::vector<std::string>& names) {
+  const std::vector<const Slot*> slots = slots_of(names);
   std::vector<Array> out;
   out.reserve(names.size());
-  for (const std::string& name : names) {
-    const Slot& s = slot(name);
-    out.emplace_back(s.type.dtype, s.type.shape());
-  }
+  for (const Slot* s : slots) out.emplace_back(s->type.dtype, s->type.shape());
   vk::TransferBatch batch(*device_);
   upload_initial_values(batch);
-  for (std::size_t i = 0; i < names.size(); ++i) batch.download(slot(names[i]).slice, out[i].bytes());
+  for (std::size_t i = 0; i < names.size(); ++i) batch.download(slots[i]->slice, out[i].bytes());
   batch.run();
   return out;
 }
 
 void VariableStore::write(const std::vector<std::string>& names, const std::vector<Array>& values) {
+  const std::vector<const Slot*> slots = slots_of(names);
   if (names.size() != values.size())
     throw Error(ErrorCode::invalid_argument, "write of " + std::to_string(names.size()) + " variables with " +
                                                  std::to_string(values.size()) + " values");
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const Slot& s = slot(names[i]);
-    if (values[i].dtype() != s.type.dtype || values[i].shape().dims() != s.type.dims)
-      throw Error(ErrorCode::invalid_argument, "variable " + names[i] + " is " + to_string(s.type) +
-                                                   ", the value is " + describe(values[i]));
+    const TensorType& type = slots[i]->type;
+    if (values[i].dtype() != type.dtype || values[i].shape().dims() != type.dims)
+      throw Error(ErrorCode::invalid_argument,
+                  "variable " + names[i] + " is " + to_string(type) + ", the value is " + describe(values[i]));
   }
   vk::TransferBatch batch(*device_);
   upload_initial_values(batch);
-  for (std::size_t i = 0; i < names.size(); ++i) batch.upload(slot(names[i]).slice, values[i].bytes());
+  for (std::size_t i = 0; i < names.size(); ++i) batch.upload(slots[i]->slice, values[i].bytes());
   batch.run();
 }
 

@@ -42,7 +42,9 @@ class VariableStore {
     vk::BufferSlice slice;
     TensorType type;
   };
+  // By name: the graph's variable, its storage allocated if it has none yet.
   const Slot& slot(const std::string& name);
+  std::vector<const Slot*> slots_of(const std::vector<std::string>& names);
 
   vk::Device* device_;
   const Graph* graph_;

@@ -200,8 +200,9 @@ DeviceTraits describe_device(const PhysicalDeviceInfo& info, int index, const De
 }  // namespace
 
 Device::Device(const Instance& instance, int index, DeviceOptions options) : staging_bytes_(options.staging_bytes) {
+  const PhysicalDeviceInfo& physical = instance.device(index);
   const LimitsProfile* profile = requested_profile(options.limits_profile);
-  traits_ = describe_device(instance.device(index), index, options, profile);
+  traits_ = describe_device(physical, index, options, profile);
   const std::string& label = traits_.label;
   if (staging_bytes_ < 4096)
     throw Error(ErrorCode::invalid_argument,

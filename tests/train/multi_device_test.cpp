@@ -300,7 +300,8 @@ TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
   std::string saved_at_4;
   auto look = std::make_shared<Hooks>();
   look->trigger_step = [&](callbacks::TrainerView& t) {
-    const Array& master = trainer->towers().master("test").value("fc0/W/Momentum");
+    ASSERT_NE(trainer->towers().host_master(), nullptr);
+    const Array& master = trainer->towers().host_master()->value("fc0/W/Momentum");
     current.push_back(same_bits(trainer->session().variable("fc0/W/Momentum"), master));  // tower 0's own
     seen.push_back(same_bits(t.variable("fc0/W/Momentum"), master));
     if (t.global_step() == 4) {
@@ -316,7 +317,7 @@ TEST(MultiDeviceTrainer, HostMasterSlotsReachTowerZeroAtEpochEndsAndWhenSaved) {
   EXPECT_EQ(current, (std::vector<bool>{false, true, false, true, false, true}));
   EXPECT_EQ(seen, std::vector<bool>(6, true)) << "a callback read a stale slot";
   EXPECT_TRUE(same_bits(trainer->session().variable("fc0/W/Momentum"),
-                        trainer->towers().master("test").value("fc0/W/Momentum")))
+                        trainer->towers().host_master()->value("fc0/W/Momentum")))
       << "tower 0 after training";
   ASSERT_FALSE(saved_at_4.empty());
   EXPECT_TRUE(same_bits(callbacks::load_checkpoint(saved_at_4).variables.at("fc0/W/Momentum"), at_step_4))
