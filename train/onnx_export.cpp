@@ -35,7 +35,10 @@ void Exporter::translate_node(int id) {
     case OpKind::pool: return pool(id);
     case OpKind::batch_norm: return batch_norm(id);
     case OpKind::identity:
-    case OpKind::stop_gradient: values_[id] = value(in(0)); return;
+    case OpKind::stop_gradient: {
+      const Value v = values_.value(in(0));
+      return values_.set(id, v.name, v.nchw);
+    }
     case OpKind::reshape:
     case OpKind::transpose:
     case OpKind::slice:
@@ -44,26 +47,26 @@ void Exporter::translate_node(int id) {
     case OpKind::pad: return shape_op(id);
     case OpKind::cast: {
       const std::string out = output_name(id);
-      const Value v = value(in(0));
+      const Value v = values_.value(in(0));
       OnnxWriter::attr(out_.add_node("Cast", {v.name}, out, n.name), "to",
                        std::int64_t{onnx_type(std::get<graph::CastAttrs>(n.attrs).to)});
-      return set(id, out, v.nchw);
+      return values_.set(id, out, v.nchw);
     }
     case OpKind::softmax: {
       const std::string out = output_name(id);
       OnnxWriter::attr(out_.add_node(std::get<graph::SoftmaxAttrs>(n.attrs).log ? "LogSoftmax" : "Softmax",
-                                     {vkpack_layout(in(0))}, out, n.name),
+                                     {values_.vkpack_layout(in(0))}, out, n.name),
                        "axis", std::int64_t{-1});
-      return set(id, out);
+      return values_.set(id, out);
     }
     case OpKind::argmax: {
       const std::string index = out_.fresh(n.name + "/int64");
-      auto& arg = out_.add_node("ArgMax", {vkpack_layout(in(0))}, index, n.name + "/ArgMax");
+      auto& arg = out_.add_node("ArgMax", {values_.vkpack_layout(in(0))}, index, n.name + "/ArgMax");
       OnnxWriter::attr(arg, "axis", std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
       OnnxWriter::attr(arg, "keepdims", std::int64_t{0});
       const std::string out = output_name(id);
       OnnxWriter::attr(out_.add_node("Cast", {index}, out, n.name), "to", std::int64_t{onnx::TensorProto::INT32});
-      return set(id, out);
+      return values_.set(id, out);
     }
     case OpKind::resize: return resize(id);
     case OpKind::conv2d_backprop_input: return conv2d_transpose(id);
@@ -78,15 +81,15 @@ void Exporter::shape_op(int id) {
     case OpKind::reshape: {
       const auto& dims = std::get<graph::DimsAttrs>(n.attrs).dims;
       const std::string out = output_name(id);
-      out_.add_node("Reshape", {vkpack_layout(in(0)), out_.int64s(n.name + "/shape", dims)}, out, n.name);
-      return set(id, out);
+      out_.add_node("Reshape", {values_.vkpack_layout(in(0)), out_.int64s(n.name + "/shape", dims)}, out, n.name);
+      return values_.set(id, out);
     }
     case OpKind::transpose: {
       const auto& perm = std::get<graph::TransposeAttrs>(n.attrs).perm;
       const std::string out = output_name(id);
-      OnnxWriter::attr(out_.add_node("Transpose", {vkpack_layout(in(0))}, out, n.name), "perm",
+      OnnxWriter::attr(out_.add_node("Transpose", {values_.vkpack_layout(in(0))}, out, n.name), "perm",
                        std::vector<std::int64_t>(perm.begin(), perm.end()));
-      return set(id, out);
+      return values_.set(id, out);
     }
     case OpKind::slice: {
       const auto& a = std::get<graph::SliceAttrs>(n.attrs);
@@ -97,33 +100,34 @@ void Exporter::shape_op(int id) {
       }
       const std::string out = output_name(id);
       out_.add_node("Slice",
-                    {vkpack_layout(in(0)), out_.int64s(n.name + "/starts", a.begin),
+                    {values_.vkpack_layout(in(0)), out_.int64s(n.name + "/starts", a.begin),
                      out_.int64s(n.name + "/ends", ends), out_.int64s(n.name + "/axes", axes)},
                     out, n.name);
-      return set(id, out);
+      return values_.set(id, out);
     }
     case OpKind::concat: {
       std::vector<std::string> parts;
-      for (int i : n.inputs) parts.push_back(vkpack_layout(i));
+      for (int i : n.inputs) parts.push_back(values_.vkpack_layout(i));
       const std::string out = output_name(id);
       OnnxWriter::attr(out_.add_node("Concat", parts, out, n.name), "axis",
                        std::int64_t{std::get<graph::AxisAttrs>(n.attrs).axis});
-      return set(id, out);
+      return values_.set(id, out);
     }
     case OpKind::broadcast_to: {
       const std::string out = output_name(id);
-      out_.add_node("Expand",
-                    {vkpack_layout(in(0)), out_.int64s(n.name + "/shape", std::get<graph::DimsAttrs>(n.attrs).dims)},
-                    out, n.name);
-      return set(id, out);
+      out_.add_node(
+          "Expand",
+          {values_.vkpack_layout(in(0)), out_.int64s(n.name + "/shape", std::get<graph::DimsAttrs>(n.attrs).dims)}, out,
+          n.name);
+      return values_.set(id, out);
     }
     case OpKind::pad: {
       const auto& a = std::get<graph::PadAttrs>(n.attrs);
       std::vector<std::int64_t> pads = a.before;
       pads.insert(pads.end(), a.after.begin(), a.after.end());
       const std::string out = output_name(id);
-      out_.add_node("Pad", {vkpack_layout(in(0)), out_.int64s(n.name + "/pads", pads)}, out, n.name);
-      return set(id, out);
+      out_.add_node("Pad", {values_.vkpack_layout(in(0)), out_.int64s(n.name + "/pads", pads)}, out, n.name);
+      return values_.set(id, out);
     }
     default: unsupported(id, "is not a shape op");
   }
@@ -132,7 +136,7 @@ void Exporter::shape_op(int id) {
 void Exporter::unary(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::UnaryAttrs>(n.attrs);
-  const Value x = value(n.inputs[0]);
+  const Value x = values_.value(n.inputs[0]);
   const std::string out = output_name(id);
   using shaders::UnaryOp;
   const auto simple = [&](const char* op) { return &out_.add_node(op, {x.name}, out, n.name); };
@@ -172,7 +176,7 @@ void Exporter::unary(int id) {
       break;
     }
   }
-  set(id, out, x.nchw);  // elementwise: either layout
+  values_.set(id, out, x.nchw);  // elementwise: either layout
 }
 
 void Exporter::binary(int id) {
@@ -197,26 +201,26 @@ void Exporter::binary(int id) {
   }
   // A 4-D operand in NCHW with a per-channel constant (bias_add after a convolution)
   // stays in NCHW: the constant becomes [C, 1, 1].
-  const Value a = value(n.inputs[0]);
-  const bool per_channel = a.nchw && folded_.count(n.inputs[1]) && type(n.inputs[1]).rank() == 1;
+  const Value a = values_.value(n.inputs[0]);
+  const bool per_channel = a.nchw && values_.constant(n.inputs[1]) && type(n.inputs[1]).rank() == 1;
   std::string lhs, rhs;
   if (per_channel) {
     lhs = a.name;
-    const Array& c = folded_.at(n.inputs[1]);
-    rhs = out_.add_initializer(constant_name(n.inputs[1]), c, {c.shape()[0], 1, 1});
+    const Array& c = *values_.constant(n.inputs[1]);
+    rhs = out_.add_initializer(values_.constant_name(n.inputs[1]), c, {c.shape()[0], 1, 1});
   } else {
-    lhs = vkpack_layout(n.inputs[0]);
-    rhs = vkpack_layout(n.inputs[1]);
+    lhs = values_.vkpack_layout(n.inputs[0]);
+    rhs = values_.vkpack_layout(n.inputs[1]);
   }
   const std::string out = output_name(id);
   if (!compare) {
     out_.add_node(op, {lhs, rhs}, out, n.name);
-    return set(id, out, per_channel);
+    return values_.set(id, out, per_channel);
   }
   const std::string truth = out_.fresh(n.name + "/bool");
   out_.add_node(op, {lhs, rhs}, truth, n.name + "/" + op);
   OnnxWriter::attr(out_.add_node("Cast", {truth}, out, n.name), "to", std::int64_t{onnx_type(type(id).dtype)});
-  set(id, out, per_channel);
+  values_.set(id, out, per_channel);
 }
 
 // a where mask != 0, else 0: Where(Cast(mask, bool), a, 0).
@@ -225,18 +229,18 @@ void Exporter::keep(int id) {
   Array zero(DType::f32, Shape{});
   zero.data<float>()[0] = 0.0f;
   const std::string truth = out_.fresh(n.name + "/bool"), out = output_name(id);
-  OnnxWriter::attr(out_.add_node("Cast", {vkpack_layout(n.inputs[1])}, truth, n.name + "/Cast"), "to",
+  OnnxWriter::attr(out_.add_node("Cast", {values_.vkpack_layout(n.inputs[1])}, truth, n.name + "/Cast"), "to",
                    std::int64_t{onnx::TensorProto::BOOL});
-  out_.add_node("Where", {truth, vkpack_layout(n.inputs[0]), out_.add_initializer(n.name + "/zero", zero)}, out,
+  out_.add_node("Where", {truth, values_.vkpack_layout(n.inputs[0]), out_.add_initializer(n.name + "/zero", zero)}, out,
                 n.name);
-  set(id, out, false);
+  values_.set(id, out, false);
 }
 
 void Exporter::matmul(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::MatmulAttrs>(n.attrs);
   const auto operand = [&](int input, bool transpose) {
-    const std::string v = vkpack_layout(input);
+    const std::string v = values_.vkpack_layout(input);
     if (!transpose) return v;
     const int rank = type(input).rank();
     std::vector<std::int64_t> perm;
@@ -249,7 +253,7 @@ void Exporter::matmul(int id) {
   const std::string lhs = operand(n.inputs[0], a.transpose_a), rhs = operand(n.inputs[1], a.transpose_b);
   const std::string out = output_name(id);
   out_.add_node("MatMul", {lhs, rhs}, out, n.name);
-  set(id, out);
+  values_.set(id, out);
 }
 
 void Exporter::reduce(int id) {
@@ -263,7 +267,7 @@ void Exporter::reduce(int id) {
     for (int i = 0; i < a.axis_count; ++i) axes.push_back(a.first_axis + i);
   // Over an NCHW tensor the axes map across; the result keeps vkpack's order when what
   // remains is in the same order in both (global average pooling: [N, C]).
-  const Value x = value(n.inputs[0]);
+  const Value x = values_.value(n.inputs[0]);
   bool in_nchw = x.nchw;
   bool out_nchw = false;
   if (in_nchw) {
@@ -280,7 +284,7 @@ void Exporter::reduce(int id) {
   }
   std::vector<std::int64_t> onnx_axes;
   for (int axis : axes) onnx_axes.push_back(in_nchw ? kToNchw[axis] : axis);
-  const std::string input = in_nchw ? x.name : vkpack_layout(n.inputs[0]);
+  const std::string input = in_nchw ? x.name : values_.vkpack_layout(n.inputs[0]);
   const std::string out = output_name(id);
   onnx::NodeProto* r = nullptr;
   switch (a.fn) {
@@ -297,7 +301,7 @@ void Exporter::reduce(int id) {
       throw Error(ErrorCode::unsupported, n.name + ": count_nonfinite (a training-only check) has no ONNX form");
   }
   OnnxWriter::attr(*r, "keepdims", std::int64_t{a.keep_dims ? 1 : 0});
-  set(id, out, out_nchw);
+  values_.set(id, out, out_nchw);
 }
 
 }  // namespace onnx_detail

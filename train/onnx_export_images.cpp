@@ -32,18 +32,18 @@ void Exporter::conv2d(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::Conv2DAttrs>(n.attrs);
   // HWIO -> OIHW
-  const Array& w = folded(n.inputs[1], id, "filter");
+  const Array& w = values_.folded(n.inputs[1], id, "filter");
   const std::int64_t kh = w.shape()[0], kw = w.shape()[1];
   const Array oihw = permute_axes(w, {3, 2, 0, 1});
-  const std::string filter = out_.add_initializer(constant_name(n.inputs[1]), oihw);
+  const std::string filter = out_.add_initializer(values_.constant_name(n.inputs[1]), oihw);
   const std::string out = output_name(id);
-  auto& conv = out_.add_node("Conv", {nchw(n.inputs[0]), filter}, out, n.name);
+  auto& conv = out_.add_node("Conv", {values_.nchw(n.inputs[0]), filter}, out, n.name);
   OnnxWriter::attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
   OnnxWriter::attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
   OnnxWriter::attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
   OnnxWriter::attr(conv, "pads", same_pads(id, {kh, kw}, a.strides, a.dilations, a.padding));
   OnnxWriter::attr(conv, "group", a.groups);
-  set(id, out, true);
+  values_.set(id, out, true);
 }
 
 void Exporter::pool(int id) {
@@ -51,33 +51,33 @@ void Exporter::pool(int id) {
   const auto& a = std::get<graph::PoolAttrs>(n.attrs);
   const bool max = a.fn == graph::PoolFn::max;
   const std::string out = output_name(id);
-  auto& p = out_.add_node(max ? "MaxPool" : "AveragePool", {nchw(n.inputs[0])}, out, n.name);
+  auto& p = out_.add_node(max ? "MaxPool" : "AveragePool", {values_.nchw(n.inputs[0])}, out, n.name);
   OnnxWriter::attr(p, "kernel_shape", std::vector<std::int64_t>{a.window[0], a.window[1]});
   OnnxWriter::attr(p, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
   OnnxWriter::attr(p, "pads", same_pads(id, a.window, a.strides, {1, 1}, a.padding));
   if (!max)
     OnnxWriter::attr(p, "count_include_pad", std::int64_t{0});  // TensorFlow averages over the window's real part
-  set(id, out, true);
+  values_.set(id, out, true);
 }
 
 void Exporter::batch_norm(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::BatchNormAttrs>(n.attrs);
   if (a.batch_stats) unsupported(id, "normalises with batch statistics (a training tower); export the inference tower");
-  const Array& stats = folded(n.inputs[1], id, "moving statistics");
+  const Array& stats = values_.folded(n.inputs[1], id, "moving statistics");
   const std::int64_t c = stats.shape()[1];
   Array mean(DType::f32, Shape{c}), variance(DType::f32, Shape{c});
   std::memcpy(mean.bytes().data(), stats.bytes().data(), mean.nbytes());
   std::memcpy(variance.bytes().data(), stats.bytes().data() + mean.nbytes(), variance.nbytes());
   const int rank = type(n.inputs[0]).rank();
-  const std::string x = rank == 4 ? nchw(n.inputs[0]) : vkpack_layout(n.inputs[0]);
+  const std::string x = rank == 4 ? values_.nchw(n.inputs[0]) : values_.vkpack_layout(n.inputs[0]);
   if (rank != 2 && rank != 4) unsupported(id, "normalises a tensor of rank " + std::to_string(rank) + " (2 or 4 export)");
   const std::string scope = n.name.substr(0, n.name.rfind('/'));
   const std::string normalised = a.relu ? out_.fresh(n.name + "/normalised") : output_name(id);
   auto& bn = out_.add_node(
       "BatchNormalization",
-      {x, vkpack_layout(n.inputs[2]), vkpack_layout(n.inputs[3]), out_.add_initializer(scope + "/mean/EMA", mean),
-       out_.add_initializer(scope + "/variance/EMA", variance)},
+      {x, values_.vkpack_layout(n.inputs[2]), values_.vkpack_layout(n.inputs[3]),
+       out_.add_initializer(scope + "/mean/EMA", mean), out_.add_initializer(scope + "/variance/EMA", variance)},
       normalised, n.name);
   OnnxWriter::attr(bn, "epsilon", a.epsilon);
   std::string out = normalised;
@@ -85,7 +85,7 @@ void Exporter::batch_norm(int id) {
     out = output_name(id);
     out_.add_node("Relu", {normalised}, out, n.name + "/relu");
   }
-  set(id, out, rank == 4);
+  values_.set(id, out, rank == 4);
 }
 
 // conv2d_transpose (conv2d_backprop_input in an inference graph) as ONNX's ConvTranspose:
@@ -97,7 +97,7 @@ void Exporter::conv2d_transpose(int id) {
   const auto& a = std::get<graph::Conv2DAttrs>(n.attrs);
   if (a.groups != 1) unsupported(id, "has groups; the export takes conv2d_transpose with one group");
   // [KH, KW, out, in] -> [in, out, KH, KW]
-  const Array& w = folded(n.inputs[1], id, "filter");
+  const Array& w = values_.folded(n.inputs[1], id, "filter");
   const std::int64_t kh = w.shape()[0], kw = w.shape()[1];
   const Array iohw = permute_axes(w, {3, 2, 0, 1});
   // Per axis: the convolution's padding p_b, p_a (p_b <= p_a); ConvTranspose takes the
@@ -118,9 +118,9 @@ void Exporter::conv2d_transpose(int id) {
     slice = slice || full[d] > outs[d];
     pad = pad || full[d] < outs[d];
   }
-  const std::string filter = out_.add_initializer(constant_name(n.inputs[1]), iohw);
+  const std::string filter = out_.add_initializer(values_.constant_name(n.inputs[1]), iohw);
   std::string value = out_.fresh(n.name + "/full");
-  auto& conv = out_.add_node("ConvTranspose", {nchw(n.inputs[0]), filter}, value, n.name);
+  auto& conv = out_.add_node("ConvTranspose", {values_.nchw(n.inputs[0]), filter}, value, n.name);
   OnnxWriter::attr(conv, "kernel_shape", std::vector<std::int64_t>{kh, kw});
   OnnxWriter::attr(conv, "strides", std::vector<std::int64_t>{a.strides[0], a.strides[1]});
   OnnxWriter::attr(conv, "dilations", std::vector<std::int64_t>{a.dilations[0], a.dilations[1]});
@@ -141,7 +141,7 @@ void Exporter::conv2d_transpose(int id) {
   }
   const std::string out = output_name(id);
   out_.add_node("Identity", {value}, out, n.name + "/output");
-  set(id, out, true);
+  values_.set(id, out, true);
 }
 
 // ONNX's Resize in NCHW, TensorFlow 1's sampling as "asymmetric" coordinates (input
@@ -150,7 +150,7 @@ void Exporter::conv2d_transpose(int id) {
 void Exporter::resize(int id) {
   const Node& n = node(id);
   const auto& a = std::get<graph::ResizeAttrs>(n.attrs);
-  const std::string x = nchw(n.inputs[0]);
+  const std::string x = values_.nchw(n.inputs[0]);
   const std::string shape = out_.fresh(n.name + "/input_shape"), leading = out_.fresh(n.name + "/batch_and_channels"),
                     sizes = out_.fresh(n.name + "/sizes");
   out_.add_node("Shape", {x}, shape, shape);
@@ -170,7 +170,7 @@ void Exporter::resize(int id) {
   text("mode", a.method == graph::ResizeMethod::nearest ? "nearest" : "linear");
   text("coordinate_transformation_mode", "asymmetric");
   if (a.method == graph::ResizeMethod::nearest) text("nearest_mode", "floor");
-  set(id, out, true);
+  values_.set(id, out, true);
 }
 
 }  // namespace vkp::train::onnx_detail

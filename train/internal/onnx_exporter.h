@@ -174,10 +174,92 @@ class ExportWalk {
   std::set<int> constants_;
 };
 
+// Error(unsupported) naming node `n` of an export and why it cannot be written.
+[[noreturn]] inline void unsupported(const Node& n, const std::string& why) {
+  throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_name(n.op)) + " '" + n.name + "' " + why);
+}
+
+// What each graph tensor is in the model being written: the ONNX value holding it and
+// whether that value is NCHW (the output of a convolution-like op, which ONNX lays out
+// so), the constants folded before the walk (an initializer each, written when first
+// used), and the layout transposes made so far, each made once.
+class OnnxValues {
+ public:
+  struct Value {
+    std::string name;
+    bool nchw = false;  // a 4-D tensor held in NCHW
+  };
+
+  OnnxValues(const graph::Graph& g, OnnxWriter& out) : g_(g), out_(out) {}
+
+  void set(int id, const std::string& name, bool in_nchw = false) { values_[id] = {name, in_nchw}; }
+  void set_folded(int id, Array value) { folded_[id] = std::move(value); }
+
+  // Tensor `id`'s value; a folded constant becomes an initializer here. Error(unsupported)
+  // for a tensor neither translated nor folded.
+  Value value(int id) {
+    const auto it = values_.find(id);
+    if (it != values_.end()) return it->second;
+    const auto c = folded_.find(id);
+    if (c == folded_.end()) unsupported(g_.node(id), "was not translated before its use");
+    Value v{out_.add_initializer(constant_name(id), c->second), false};
+    values_[id] = v;
+    return v;
+  }
+  // The value in vkpack's layout (NHWC for 4-D), or in NCHW (a 4-D tensor only).
+  std::string vkpack_layout(int id) {
+    const Value v = value(id);
+    return v.nchw ? transposed(v, false) : v.name;
+  }
+  std::string nchw(int id) {
+    const Value v = value(id);
+    if (v.nchw) return v.name;
+    if (g_.node(id).type.rank() != 4) unsupported(g_.node(id), "feeds an NHWC op with a tensor that is not 4-D");
+    return transposed(v, true);
+  }
+
+  // The folded value of `id`, or null when it is computed from an input.
+  const Array* constant(int id) const {
+    const auto it = folded_.find(id);
+    return it == folded_.end() ? nullptr : &it->second;
+  }
+  // The same where `consumer` needs it fixed (its `what`): Error(unsupported) otherwise.
+  const Array& folded(int id, int consumer, const char* what) const {
+    const Array* c = constant(id);
+    if (!c)
+      unsupported(g_.node(consumer), std::string("needs its ") + what + " to be fixed (not computed from an input)");
+    return *c;
+  }
+  // The name an initializer of constant `id` starts from: a variable's own.
+  std::string constant_name(int id) const {
+    const Node& n = g_.node(id);
+    if (n.op == OpKind::variable) return std::get<graph::VariableAttrs>(n.attrs).var_name;
+    return n.name;
+  }
+
+ private:
+  std::string transposed(const Value& v, bool to_nchw) {
+    const std::string key = v.name + (to_nchw ? "|nchw" : "|nhwc");
+    const auto it = transposes_.find(key);
+    if (it != transposes_.end()) return it->second;
+    const std::string out = out_.fresh(v.name + (to_nchw ? "/NCHW" : "/NHWC"));
+    OnnxWriter::attr(out_.add_node("Transpose", {v.name}, out, out), "perm",
+                     to_nchw ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 2, 3, 1});
+    transposes_[key] = out;
+    return out;
+  }
+
+  const graph::Graph& g_;
+  OnnxWriter& out_;
+  std::map<int, Value> values_;
+  std::map<int, Array> folded_;
+  std::map<std::string, std::string> transposes_;
+};
+
 class Exporter {
  public:
   Exporter(graph::Session& session, const OnnxExportOptions& options)
-      : session_(session), g_(session.graph()), out_(options.opset, options.graph_name) {}
+      : session_(session), g_(session.graph()), out_(options.opset, options.graph_name), values_(g_, out_) {}
 
   onnx::ModelProto translate(const std::vector<graph::Tensor>& inputs, const std::vector<graph::Tensor>& outputs) {
     std::set<int> input_ids;
@@ -192,7 +274,7 @@ class Exporter {
     fold_constants(walk.constants());
     for (int id : walk.order()) translate_node(id);
     for (const graph::Tensor& t : outputs) {
-      const std::string value = vkpack_layout(t.id());
+      const std::string value = values_.vkpack_layout(t.id());
       out_.add_node("Identity", {value}, t.name(), "output/" + t.name());
       auto* out = out_.graph().add_output();
       out->set_name(t.name());
@@ -202,18 +284,12 @@ class Exporter {
   }
 
  private:
-  struct Value {
-    std::string name;
-    bool nchw = false;  // a 4-D tensor held in NCHW
-  };
+  using Value = OnnxValues::Value;
 
   const Node& node(int id) const { return g_.tensor(id).node(); }
   const graph::TensorType& type(int id) const { return g_.tensor(id).type(); }
 
-  [[noreturn]] void unsupported(int id, const std::string& why) const {
-    throw Error(ErrorCode::unsupported,
-                "export_onnx: " + std::string(graph::op_name(node(id).op)) + " '" + node(id).name + "' " + why);
-  }
+  [[noreturn]] void unsupported(int id, const std::string& why) const { onnx_detail::unsupported(node(id), why); }
 
   // Every input-free value an exported node reads, computed by the session at once.
   void fold_constants(const std::set<int>& constants) {
@@ -221,65 +297,17 @@ class Exporter {
     for (int id : constants) fetches.push_back(g_.tensor(id));
     const std::vector<Array> values = session_.run({}, fetches);
     std::size_t i = 0;
-    for (int id : constants) folded_[id] = values[i++];
-  }
-
-  // --- values ---
-
-  std::string constant_name(int id) const {
-    const Node& n = node(id);
-    if (n.op == OpKind::variable) return std::get<graph::VariableAttrs>(n.attrs).var_name;
-    return n.name;
+    for (int id : constants) values_.set_folded(id, values[i++]);
   }
 
   void add_graph_input(const graph::Tensor& t) {
     auto* in = out_.graph().add_input();
     in->set_name(out_.fresh(t.name()));
     OnnxWriter::set_type(*in, t.type());
-    values_[t.id()] = {in->name(), false};
+    values_.set(t.id(), in->name());
   }
 
-  // Value `id` as ONNX holds it (a folded constant in vkpack's layout).
-  Value value(int id) {
-    const auto it = values_.find(id);
-    if (it != values_.end()) return it->second;
-    const auto c = folded_.find(id);
-    if (c == folded_.end()) unsupported(id, "was not translated before its use");
-    Value v{out_.add_initializer(constant_name(id), c->second), false};
-    values_[id] = v;
-    return v;
-  }
-
-  std::string transposed(const Value& v, bool to_nchw) {
-    const std::string key = v.name + (to_nchw ? "|nchw" : "|nhwc");
-    const auto it = transposes_.find(key);
-    if (it != transposes_.end()) return it->second;
-    const std::string out = out_.fresh(v.name + (to_nchw ? "/NCHW" : "/NHWC"));
-    OnnxWriter::attr(out_.add_node("Transpose", {v.name}, out, out), "perm",
-                     to_nchw ? std::vector<std::int64_t>{0, 3, 1, 2} : std::vector<std::int64_t>{0, 2, 3, 1});
-    transposes_[key] = out;
-    return out;
-  }
-
-  std::string vkpack_layout(int id) {
-    const Value v = value(id);
-    return v.nchw ? transposed(v, false) : v.name;
-  }
-
-  std::string nchw(int id) {
-    const Value v = value(id);
-    if (v.nchw) return v.name;
-    if (type(id).rank() != 4) unsupported(id, "feeds an NHWC op with a tensor that is not 4-D");
-    return transposed(v, true);
-  }
-
-  const Array& folded(int id, int consumer, const char* what) {
-    const auto it = folded_.find(id);
-    if (it == folded_.end()) unsupported(consumer, std::string("needs its ") + what + " to be fixed (not computed from an input)");
-    return it->second;
-  }
-
-  void set(int id, const std::string& name, bool in_nchw = false) { values_[id] = {name, in_nchw}; }
+  // A fresh ONNX name for node `id`'s output.
   std::string output_name(int id) { return out_.fresh(node(id).name); }
 
   // --- ops ---
@@ -302,9 +330,7 @@ class Exporter {
   graph::Session& session_;
   graph::Graph& g_;
   OnnxWriter out_;
-  std::map<int, Array> folded_;
-  std::map<int, Value> values_;
-  std::map<std::string, std::string> transposes_;
+  OnnxValues values_;  // after out_, which it writes into
 };
 
 }  // namespace vkp::train::onnx_detail
