@@ -42,7 +42,11 @@ void TowerTrainer::report_epoch() {
 void TowerTrainer::enable_mixed_precision(const graph::LossScaleOptions& options) {
   if (tower_) throw Error(ErrorCode::invalid_argument, "enable_mixed_precision: call it before setup_graph");
   loss_scale_ = options;
-  one_session().options().f16_storage = true;
+  auto* one = dynamic_cast<SessionState*>(&state());
+  if (!one)
+    throw Error(ErrorCode::invalid_argument,
+                "enable_mixed_precision: this trainer's model is not one session on one device");
+  one->options().f16_storage = true;
 }
 
 callbacks::PredictFn TowerTrainer::predictor(const std::vector<std::string>& input_names,

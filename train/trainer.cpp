@@ -41,12 +41,6 @@ std::vector<std::string> Trainer::input_names() const {
   return names;
 }
 
-SessionState& Trainer::one_session() {
-  auto* one = dynamic_cast<SessionState*>(state_.get());
-  if (!one) throw Error(ErrorCode::invalid_argument, "this trainer's model is not one session on one device");
-  return *one;
-}
-
 namespace {
 
 // Whether the step programs compiled from now on are timed (time_kernels); train() turns
@@ -145,7 +139,10 @@ void Trainer::train(TrainOptions options) {
   }
   // Training is over: the sessions count on their own again, from the trainer's step.
   state_->follow_global_step(nullptr);
-  run_after_train(failure);
+  // after_train runs for every callback whatever happened; the first error wins.
+  hooks_.after_train(failure);
+  step_.wait_pending();
+  if (failure) std::rethrow_exception(failure);
 }
 
 void NoOpTrainer::run_step() {
@@ -177,13 +174,6 @@ void Trainer::run_epochs() {
     hooks_.check_stop();
   }
   --loop_.epoch_num;
-}
-
-void Trainer::run_after_train(std::exception_ptr failure) {
-  // after_train runs for every callback whatever happened; the first error wins.
-  hooks_.after_train(failure);
-  step_.wait_pending();
-  if (failure) std::rethrow_exception(failure);
 }
 
 void Trainer::run_step() {

@@ -84,9 +84,8 @@ class Trainer : public callbacks::TrainerView {
 
  protected:
   // Where the model lives from now on (a multi-device trainer's towers); the default is
-  // a SessionState on the trainer's device, whose options one_session() gives.
+  // a SessionState on the trainer's device.
   void set_state(std::unique_ptr<TrainerState> state) { state_ = std::move(state); }
-  SessionState& one_session();
   // At the end of every epoch, after the state's sync and before the callbacks'
   // after_epoch: what the trainer itself has to say about the epoch (the async towers'
   // staleness).
@@ -107,7 +106,6 @@ class Trainer : public callbacks::TrainerView {
  private:
   void setup(TrainOptions& options);
   void run_epochs();
-  void run_after_train(std::exception_ptr failure);
 
   vk::Device* device_;
   std::unique_ptr<TrainerState> state_;
