@@ -8,7 +8,6 @@ namespace vkp::graph {
 void ProgramFetches::add(const TensorType& type, const std::byte* host) {
   types_.push_back(type);
   hosts_.push_back(host);
-  delivered_.push_back(0);
 }
 
 void ProgramFetches::set_buckets(std::vector<std::vector<int>> buckets) { buckets_ = std::move(buckets); }
@@ -22,6 +21,7 @@ void ProgramFetches::copy(std::size_t i, std::vector<Array>& outputs) const {
 }
 
 void ProgramFetches::copy_bucket(int s, std::vector<Array>& outputs) {
+  if (delivered_.empty()) delivered_.assign(types_.size(), 0);
   outputs.resize(types_.size());
   for (int i : bucket(s)) {
     copy(static_cast<std::size_t>(i), outputs);
@@ -32,7 +32,7 @@ void ProgramFetches::copy_bucket(int s, std::vector<Array>& outputs) {
 void ProgramFetches::copy_rest(std::vector<Array>& outputs) {
   outputs.resize(types_.size());
   for (std::size_t i = 0; i < types_.size(); ++i)
-    if (!delivered_[i]) copy(i, outputs);
+    if (delivered_.empty() || !delivered_[i]) copy(i, outputs);
   begin_run();
 }
 

@@ -42,7 +42,9 @@ class ProgramFetches {
   std::vector<const std::byte*> hosts_;
   std::vector<std::vector<int>> buckets_;
   std::vector<int> bucket_recording_;  // by bucket: the recording it ends
-  std::vector<char> delivered_;        // by fetch: copied out by copy_bucket this run
+  // By fetch: copied out by copy_bucket this run; empty until a bucket is first copied
+  // (a program without segments never sizes or clears it).
+  std::vector<char> delivered_;
 };
 
 }  // namespace vkp::graph

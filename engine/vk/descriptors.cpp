@@ -71,20 +71,27 @@ std::vector<VkWriteDescriptorSet> descriptor_writes(VkDescriptorSet set, const s
 
 }  // namespace
 
-bool texel_readable(const BufferSlice& slice, const Device& device) {
-  const DeviceLimits& l = device.limits();
-  const std::uint64_t texel = slice.f16 ? 8 : 16;
-  return (slice.f16 ? device.features().half_texels : device.features().texel_buffers) &&
-         slice.buffer != VK_NULL_HANDLE && slice.size > 0 && slice.size % texel == 0 &&
-         slice.size / texel <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
-         slice.offset % l.min_texel_buffer_offset_alignment == 0;
-}
+namespace {
 
-bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
+// The rule both texel_readable()s apply: `elements` float16 or float32 values, from a
+// byte offset that is a multiple of `alignment`, as one view of whole vec4 texels.
+bool texel_view_fits(std::uint64_t elements, bool f16, std::uint64_t alignment, const Device& device) {
   const DeviceLimits& l = device.limits();
   return (f16 ? device.features().half_texels : device.features().texel_buffers) && elements > 0 && elements % 4 == 0 &&
          elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
-         Arena::kAlignment % l.min_texel_buffer_offset_alignment == 0;
+         alignment % l.min_texel_buffer_offset_alignment == 0;
+}
+
+}  // namespace
+
+bool texel_readable(const BufferSlice& slice, const Device& device) {
+  const std::uint64_t bytes = slice.f16 ? 2 : 4;
+  return slice.buffer != VK_NULL_HANDLE && slice.size % bytes == 0 &&
+         texel_view_fits(slice.size / bytes, slice.f16, slice.offset, device);
+}
+
+bool texel_readable(std::uint64_t elements, bool f16, const Device& device) {
+  return texel_view_fits(elements, f16, Arena::kAlignment, device);
 }
 
 VkDescriptorSet Descriptors::write(const Kernel& kernel, std::span<const BufferSlice> bindings,

@@ -129,6 +129,11 @@ class OnnxWriter {
   std::set<std::string> used_;
 };
 
+// Error(unsupported) naming node `n` of an export and why it cannot be written.
+[[noreturn]] inline void unsupported(const Node& n, const std::string& why) {
+  throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_name(n.op)) + " '" + n.name + "' " + why);
+}
+
 // The nodes an export needs, found from its outputs: those that depend on an input, in
 // post-order (inputs first), and the input-free values they read (constants, folded).
 class ExportWalk {
@@ -144,9 +149,7 @@ class ExportWalk {
     }
     const Node& n = g_.node(id);
     if (n.op == OpKind::placeholder) {
-      if (!inputs_.count(id))
-        throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_name(n.op)) + " '" + n.name +
-                                                "' is needed by the outputs but not among the inputs given");
+      if (!inputs_.count(id)) unsupported(n, "is needed by the outputs but not among the inputs given");
       return;
     }
     for (int in : n.inputs) visit(in);
@@ -173,11 +176,6 @@ class ExportWalk {
   std::vector<int> order_;
   std::set<int> constants_;
 };
-
-// Error(unsupported) naming node `n` of an export and why it cannot be written.
-[[noreturn]] inline void unsupported(const Node& n, const std::string& why) {
-  throw Error(ErrorCode::unsupported, "export_onnx: " + std::string(graph::op_name(n.op)) + " '" + n.name + "' " + why);
-}
 
 // What each graph tensor is in the model being written: the ONNX value holding it and
 // whether that value is NCHW (the output of a convolution-like op, which ONNX lays out
