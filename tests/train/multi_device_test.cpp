@@ -2,6 +2,7 @@
 // trains the tiny model on two VkDevices, keeps the towers equal, lets hyperparameter
 // setters reach every tower, saves tower 0's state (with the parameter server's host
 // master, its slots too, and resumes from it), and names a missing device.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -214,14 +215,25 @@ TEST(MultiDeviceTrainer, AsyncTowersRunFreeReportTheirUpdatesAndSaveTheMastersSt
   train::launch_train_with_config(std::move(config), trainer);
 
   EXPECT_EQ(trainer.global_step(), 36);
-  std::uint64_t fast = 0, slow = 0;
-  for (const auto& [step, value] : trainer.monitors().get_history("async/tower0/updates")) fast += static_cast<std::uint64_t>(value);
-  for (const auto& [step, value] : trainer.monitors().get_history("async/tower1/updates")) slow += static_cast<std::uint64_t>(value);
-  EXPECT_EQ(fast + slow, 72u) << "one update per batch";
+  // Updates by epoch; the first epoch also builds each tower's kernels, which can take the
+  // fast tower longer than the slow work takes the slow one (seen: 8 vs 16 with an empty
+  // shader cache), so the ratio is asked of epochs 2 and 3.
+  const auto updates = [&](int k) {
+    std::vector<std::uint64_t> by_epoch;
+    for (const auto& [step, value] : trainer.monitors().get_history(fmt::format("async/tower{}/updates", k)))
+      by_epoch.push_back(static_cast<std::uint64_t>(value));
+    return by_epoch;
+  };
+  const std::vector<std::uint64_t> fast = updates(0), slow = updates(1);
+  ASSERT_EQ(fast.size(), 3u);
+  ASSERT_EQ(slow.size(), 3u);
+  EXPECT_EQ(fast[0] + fast[1] + fast[2] + slow[0] + slow[1] + slow[2], 72u) << "one update per batch";
   // In lockstep the counts would be equal. The saves drain the towers, the fast one
   // waiting there for the slow one, so the ratio stays below the towers' speed ratio:
-  // 46 vs 26 on lavapipe and 47 vs 25 on an H100 were seen.
-  EXPECT_GE(2 * fast, 3 * slow) << "the fast tower was held back: fast " << fast << ", slow " << slow;
+  // 44 vs 4 over epochs 2 and 3 on lavapipe and SwiftShader, with an empty cache or not.
+  const std::uint64_t fast_later = fast[1] + fast[2], slow_later = slow[1] + slow[2];
+  EXPECT_GE(2 * fast_later, 3 * slow_later)
+      << "the fast tower was held back in epochs 2 and 3: fast " << fast_later << ", slow " << slow_later;
   EXPECT_GE(trainer.monitors().get_latest("async/tower1/staleness_max"), 1.0);
   EXPECT_LT(trainer.last_cost(), 0.5);
   expect_towers_equal(trainer);
