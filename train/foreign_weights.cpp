@@ -95,7 +95,7 @@ void WeightsRestore::init(graph::Session& session) {
       (map_.allow_unexpected ? notes : errors).push_back("unexpected: " + name + source + ", which no variable is");
       continue;
     }
-    if (value.dtype() != v.dtype() || value.shape().dims() != v.dims()) {
+    if (!graph::has_type(value, v.type())) {
       errors.push_back("mis-shaped: " + name + " is " + graph::to_string(v.type()) + " in the graph, " + describe(value) +
                        source + " after its layout conversion");
       continue;

@@ -17,7 +17,7 @@ void restore_variables(graph::Session& session, const std::map<std::string, Arra
     const graph::Tensor v = g.find_variable(name);
     std::string problem;
     if (!v.valid()) problem = "the graph has no variable " + name;
-    else if (value.dtype() != v.dtype() || value.shape().dims() != v.dims())
+    else if (!graph::has_type(value, v.type()))
       problem = "variable " + name + " is " + graph::to_string(v.type()) + " in the graph, " + describe(value) + " in " + source;
     if (const NonFinite bad = non_finite(value); bad.count > 0 && problem.empty()) {
       const std::string what = "variable " + name + " in " + source + " has " + std::to_string(bad.count) +

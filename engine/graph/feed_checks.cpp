@@ -31,7 +31,7 @@ FeedChecks::FeedChecks(std::vector<FeedSpec> feeds, const Graph& graph, const st
 void FeedChecks::check(std::size_t index, const Array& value) const {
   VKP_CHECK(index < feeds_.size(), fmt::format("feed {} of a program of {} feeds", index, feeds_.size()));
   const TensorType& want = feeds_[index].type;
-  if (value.dtype() != want.dtype || value.shape().dims() != want.dims)
+  if (!has_type(value, want))
     throw Error(ErrorCode::invalid_argument, "feed for '" + names_[index] + "' is " + describe(value) +
                                                  "; this program was compiled for " + to_string(want));
   const IndexLimit& bound = index_limits_[index];

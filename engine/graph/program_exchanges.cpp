@@ -17,13 +17,12 @@ void ProgramExchanges::check(int e, bool pending, const char* call) const {
 
 void ProgramExchanges::read(int e, Array& value) const {
   const Point& x = point(e);
-  if (value.dtype() != x.type.dtype || value.shape().dims() != x.type.dims) value = Array(x.type.dtype, x.type.shape());
-  std::memcpy(value.bytes().data(), x.input, value.nbytes());
+  copy_value(x.type, x.input, value);
 }
 
 int ProgramExchanges::write(int e, const Array& value) {
   const Point& x = point(e);
-  if (value.dtype() != x.type.dtype || value.shape().dims() != x.type.dims)
+  if (!has_type(value, x.type))
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("exchange {} takes {}, got {}", e, to_string(x.type), describe(value)));
   std::memcpy(x.value, value.bytes().data(), value.nbytes());

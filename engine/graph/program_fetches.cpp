@@ -1,7 +1,6 @@
 #include "engine/graph/program_fetches.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace vkp::graph {
 
@@ -14,25 +13,20 @@ void ProgramFetches::set_buckets(std::vector<std::vector<int>> buckets) { bucket
 
 void ProgramFetches::begin_run() { std::fill(delivered_.begin(), delivered_.end(), 0); }
 
-void ProgramFetches::copy(std::size_t i, std::vector<Array>& outputs) const {
-  const TensorType& t = types_[i];
-  if (outputs[i].dtype() != t.dtype || outputs[i].shape().dims() != t.dims) outputs[i] = Array(t.dtype, t.shape());
-  std::memcpy(outputs[i].bytes().data(), hosts_[i], outputs[i].nbytes());
-}
-
 void ProgramFetches::copy_bucket(int s, std::vector<Array>& outputs) {
   if (delivered_.empty()) delivered_.assign(types_.size(), 0);
   outputs.resize(types_.size());
-  for (int i : bucket(s)) {
-    copy(static_cast<std::size_t>(i), outputs);
-    delivered_[static_cast<std::size_t>(i)] = 1;
+  for (int b : bucket(s)) {
+    const auto i = static_cast<std::size_t>(b);
+    copy_value(types_[i], hosts_[i], outputs[i]);
+    delivered_[i] = 1;
   }
 }
 
 void ProgramFetches::copy_rest(std::vector<Array>& outputs) {
   outputs.resize(types_.size());
   for (std::size_t i = 0; i < types_.size(); ++i)
-    if (delivered_.empty() || !delivered_[i]) copy(i, outputs);
+    if (delivered_.empty() || !delivered_[i]) copy_value(types_[i], hosts_[i], outputs[i]);
   begin_run();
 }
 

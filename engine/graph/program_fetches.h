@@ -36,8 +36,6 @@ class ProgramFetches {
   void copy_rest(std::vector<Array>& outputs);
 
  private:
-  void copy(std::size_t i, std::vector<Array>& outputs) const;
-
   std::vector<TensorType> types_;
   std::vector<const std::byte*> hosts_;
   std::vector<std::vector<int>> buckets_;

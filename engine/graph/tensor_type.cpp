@@ -1,5 +1,8 @@
 #include "engine/graph/tensor_type.h"
 
+#include <cstring>
+
+#include "core/array.h"
 #include "core/error.h"
 
 namespace vkp::graph {
@@ -35,5 +38,14 @@ std::string dims_string(const std::vector<std::int64_t>& dims) {
 }
 
 std::string to_string(const TensorType& type) { return std::string(to_string(type.dtype)) + dims_string(type.dims); }
+
+bool has_type(const Array& value, const TensorType& type) {
+  return value.dtype() == type.dtype && value.shape().dims() == type.dims;
+}
+
+void copy_value(const TensorType& type, const std::byte* src, Array& out) {
+  if (!has_type(out, type)) out = Array(type.dtype, type.shape());
+  std::memcpy(out.bytes().data(), src, out.nbytes());
+}
 
 }  // namespace vkp::graph

@@ -3,12 +3,17 @@
 // makes every extent concrete from the input shapes it is given.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
 #include "core/shape.h"
+
+namespace vkp {
+class Array;
+}  // namespace vkp
 
 namespace vkp::graph {
 
@@ -36,5 +41,11 @@ TensorType i32(std::vector<std::int64_t> dims);
 std::string to_string(const TensorType& type);
 // "[?, 784]"
 std::string dims_string(const std::vector<std::int64_t>& dims);
+
+// Whether `value` has `type`'s dtype and extents.
+bool has_type(const Array& value, const TensorType& type);
+// Copies a value of `type` (every extent known) from host memory at `src` into `out`,
+// which is reallocated only when it does not already have that type.
+void copy_value(const TensorType& type, const std::byte* src, Array& out);
 
 }  // namespace vkp::graph

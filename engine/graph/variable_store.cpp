@@ -66,7 +66,7 @@ void VariableStore::write(const std::vector<std::string>& names, const std::vect
                                                  std::to_string(values.size()) + " values");
   for (std::size_t i = 0; i < names.size(); ++i) {
     const TensorType& type = slots[i]->type;
-    if (values[i].dtype() != type.dtype || values[i].shape().dims() != type.dims)
+    if (!has_type(values[i], type))
       throw Error(ErrorCode::invalid_argument,
                   "variable " + names[i] + " is " + to_string(type) + ", the value is " + describe(values[i]));
   }

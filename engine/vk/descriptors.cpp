@@ -21,6 +21,15 @@ std::uint64_t max_texels(const DeviceLimits& l) {
   return std::min<std::uint64_t>(l.max_texel_buffer_elements, std::uint64_t{1} << 29);
 }
 
+// The rule both texel_readable()s apply: `elements` float16 or float32 values, from a
+// byte offset that is a multiple of `alignment`, as one view of whole vec4 texels.
+bool texel_view_fits(std::uint64_t elements, bool f16, std::uint64_t alignment, const Device& device) {
+  const DeviceLimits& l = device.limits();
+  return (f16 ? device.features().half_texels : device.features().texel_buffers) && elements > 0 && elements % 4 == 0 &&
+         elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
+         alignment % l.min_texel_buffer_offset_alignment == 0;
+}
+
 // The view of texel binding `i`, in the format its fetches return (float16 values as
 // R16G16B16A16), after checking that the slice can be one.
 VkBufferViewCreateInfo texel_view(const Kernel& kernel, std::size_t i, const BufferSlice& b, std::string_view label,
@@ -31,7 +40,7 @@ VkBufferViewCreateInfo texel_view(const Kernel& kernel, std::size_t i, const Buf
                 fmt::format("kernel {} ({}): binding {} ({} bytes at byte {}{}) cannot be read as a texel buffer "
                             "(whole vec4s, offset a multiple of {}, at most {} texels)",
                             kernel.name(), label, i, b.size, b.offset, b.f16 ? ", float16" : "",
-                            limits.min_texel_buffer_offset_alignment, limits.max_texel_buffer_elements));
+                            limits.min_texel_buffer_offset_alignment, max_texels(limits)));
   const TexelSampled sampled = kernel.bindings()[i].sampled;
   if (b.f16 && sampled != TexelSampled::float32)
     throw Error(ErrorCode::invalid_argument,
@@ -67,19 +76,6 @@ std::vector<VkWriteDescriptorSet> descriptor_writes(VkDescriptorSet set, const s
     writes.push_back(w);
   }
   return writes;
-}
-
-}  // namespace
-
-namespace {
-
-// The rule both texel_readable()s apply: `elements` float16 or float32 values, from a
-// byte offset that is a multiple of `alignment`, as one view of whole vec4 texels.
-bool texel_view_fits(std::uint64_t elements, bool f16, std::uint64_t alignment, const Device& device) {
-  const DeviceLimits& l = device.limits();
-  return (f16 ? device.features().half_texels : device.features().texel_buffers) && elements > 0 && elements % 4 == 0 &&
-         elements / 4 <= max_texels(l) && l.min_texel_buffer_offset_alignment > 0 &&
-         alignment % l.min_texel_buffer_offset_alignment == 0;
 }
 
 }  // namespace

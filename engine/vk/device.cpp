@@ -200,15 +200,14 @@ DeviceTraits describe_device(const PhysicalDeviceInfo& info, int index, const De
 }  // namespace
 
 Device::Device(const Instance& instance, int index, DeviceOptions options) : staging_bytes_(options.staging_bytes) {
-  const PhysicalDeviceInfo& physical = instance.device(index);
+  const PhysicalDeviceInfo& info = instance.device(index);
   const LimitsProfile* profile = requested_profile(options.limits_profile);
-  traits_ = describe_device(physical, index, options, profile);
+  traits_ = describe_device(info, index, options, profile);
   const std::string& label = traits_.label;
   if (staging_bytes_ < 4096)
     throw Error(ErrorCode::invalid_argument,
                 label + ": DeviceOptions::staging_bytes is " + std::to_string(staging_bytes_) + "; at least 4096");
   const MemoryMode mode = requested_memory_mode(options.memory);
-  const PhysicalDeviceInfo& info = *traits_.info;
   require_vulkan_12(info, label);
   const InstanceFns& ifn = instance.fns();
   const std::vector<VkQueueFamilyProperties> families = queue_families(ifn, info);
